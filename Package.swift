@@ -1,0 +1,23 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "ButtonArbiter",
+    products: [
+        .executable(name: "arbiter", targets: ["arbiter"]),
+    ],
+    targets: [
+        // Pure state: no Foundation, no Dispatch, no clock reads.
+        .target(name: "ArbiterCore"),
+        // Pure byte codecs: no sockets.
+        .target(name: "ArbiterWire", dependencies: ["ArbiterCore"]),
+        // The only place with sockets, Dispatch, timers, files and signals.
+        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire"]),
+        .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
+        .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
+        .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
+        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ArbiterWire"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,28 @@
+/// One panel: its buttons, their groups and its keys.
+public struct PanelConfig: Sendable, Equatable {
+    public var id: String
+    public var title: String
+    public var buttons: [ButtonConfig]
+    public var keys: PanelKeys
+
+    public init(id: String, title: String? = nil, buttons: [ButtonConfig], keys: PanelKeys = PanelKeys()) {
+        self.id = id
+        self.title = title ?? id
+        self.buttons = buttons
+        self.keys = keys
+    }
+
+    /// The panel served when no `--config` is given (PROTOCOL.md section 8).
+    public static let demo = PanelConfig(
+        id: "demo",
+        title: "Demo",
+        buttons: [
+            ButtonConfig(id: "b1", label: "Button 1", kind: .tap),
+            ButtonConfig(id: "b2", label: "Button 2", kind: .tap),
+            ButtonConfig(id: "b3", label: "Button 3", kind: .tap),
+            // Its own group, so the emergency button can always be pressed.
+            ButtonConfig(id: "sos", label: "緊急", kind: .hold, group: "emergency"),
+            ButtonConfig(id: "talk", label: "Talk", kind: .talk, group: "talk"),
+        ]
+    )
+}

@@ -1,0 +1,68 @@
+extension PanelCore {
+    func groupOf(_ button: Int) -> Int { groupIndex[button] }
+
+    func grantOf(group g: Int) -> Grant? { grants[g] }
+
+    func endedGrant(button b: Int, session: SessionID) -> EndedGrant? {
+        ended[b].isEmpty ? nil : ended[b][session]
+    }
+
+    /// Appends an event with the panel's next seq.
+    mutating func emit(_ kind: PanelEvent.Kind, into out: inout PanelOutput) {
+        seq += 1
+        out.items.append(.event(PanelEvent(seq: seq, kind: kind)))
+    }
+
+    /// Takes the group of `button` for `session` with the next fence.
+    mutating func newGrant(button b: Int, session: SessionID, name: String, now: Instant) -> Grant {
+        lastFence += 1
+        let button = config.buttons[b]
+        let phase: Grant.Phase
+        switch button.kind {
+        case .tap:
+            phase = .tap(timeoutAt: button.timeoutMs > 0 ? now + button.timeoutMs : nil)
+        case .hold:
+            phase = .hold(HoldClock(since: now, holdMs: button.holdMs, progressMs: button.progressMs))
+        case .talk:
+            phase = .talk(TalkClock(
+                since: now, longMs: button.longMs, timeoutMs: button.timeoutMs, minTalkMs: button.minTalkMs))
+        }
+        let grant = Grant(owner: Owner(name: name, session: session, fence: lastFence), button: b, since: now, phase: phase)
+        grants[groupOf(b)] = grant
+        noteDeadline(grant.deadline)
+        return grant
+    }
+
+    /// Ends the group's grant for `reason`, with the kind's closing events first.
+    mutating func end(group g: Int, reason: ReleaseReason, now: Instant, into out: inout PanelOutput) {
+        guard let grant = grants[g] else { return }
+        if case .talk(let clock) = grant.phase {
+            if clock.startedAt != nil {
+                switch reason {
+                case .up, .timeout:
+                    let held = clock.heldMs(at: now, timedOut: reason == .timeout)
+                    emit(.stopped(button: grant.button, owner: grant.owner, heldMs: held,
+                                  discarded: clock.isDiscarded(heldMs: held), reason: reason), into: &out)
+                case .cancel, .disconnect, .reset, .shutdown, .fired:
+                    emit(.cancelled(button: grant.button, owner: grant.owner), into: &out)
+                }
+            } else if reason == .up {
+                emit(.tapped(button: grant.button, owner: grant.owner), into: &out)
+            }
+        }
+        finish(group: g, grant: grant, reason: reason, into: &out)
+    }
+
+    /// Frees the group and broadcasts RELEASED.
+    mutating func finish(group g: Int, grant: Grant, reason: ReleaseReason, into out: inout PanelOutput) {
+        grants[g] = nil
+        ended[grant.button][grant.owner.session] = EndedGrant(fence: grant.owner.fence, reason: reason)
+        emit(.released(button: grant.button, reason: reason, owner: grant.owner), into: &out)
+    }
+
+    mutating func endAll(reason: ReleaseReason, now: Instant, into out: inout PanelOutput) {
+        for g in 0..<groupCount where grants[g] != nil {
+            end(group: g, reason: reason, now: now, into: &out)
+        }
+    }
+}

@@ -1,0 +1,211 @@
+/// The arbiter of one panel: the server-side `ExclusiveButtonState`.
+///
+/// Pure and deterministic: it is given every command with `now` and appends what it
+/// decided to a `PanelOutput`; it never reads a clock and never touches a socket. One
+/// instance is owned by one serial queue, which is what makes a panel's decisions a
+/// total order.
+///
+/// The seed report on exclusive buttons reset its state on a timer after the action and
+/// decided on touch-up, so two fingers landing together both lit up. Here a group is
+/// taken at touch-down (`DOWN`), by exactly one grant, and freed only by an ending of
+/// that grant.
+public struct PanelCore: Sendable {
+    public let config: PanelConfig
+    private let buttonIndex: [String: Int]
+    /// Group index of every button.
+    let groupIndex: [Int]
+    let groupCount: Int
+    /// The live grant of every group.
+    var grants: [Grant?]
+    /// Per button, each session's last ended grant, so a finger lifted after a hold
+    /// fired (or a timeout) gets `OK UP ... ended=` instead of an error.
+    var ended: [[SessionID: EndedGrant]]
+    var memberNames: [SessionID: String] = [:]
+    /// No live grant has a deadline before this; may be early, never late.
+    var earliestDeadline: Instant?
+
+    public internal(set) var lastFence: UInt64
+    public internal(set) var seq: UInt64 = 0
+
+    struct EndedGrant: Sendable, Equatable {
+        var fence: UInt64
+        var reason: ReleaseReason
+    }
+
+    /// - Parameter lastFence: the highest fence ever handed out for this panel (from the
+    ///   journal), so fences keep increasing across restarts.
+    public init(config: PanelConfig, lastFence: UInt64 = 0) {
+        self.config = config
+        var index: [String: Int] = [:]
+        var groups: [String: Int] = [:]
+        var groupOf: [Int] = []
+        for (i, button) in config.buttons.enumerated() {
+            if index[button.id] == nil { index[button.id] = i }
+            let g = groups[button.group] ?? groups.count
+            groups[button.group] = g
+            groupOf.append(g)
+        }
+        self.buttonIndex = index
+        self.groupIndex = groupOf
+        self.groupCount = groups.count
+        self.grants = Array(repeating: nil, count: groups.count)
+        self.ended = Array(repeating: [:], count: config.buttons.count)
+        self.lastFence = lastFence
+    }
+
+    public var memberCount: Int { memberNames.count }
+
+    public func isMember(_ session: SessionID) -> Bool { memberNames[session] != nil }
+
+    public func buttonIndex(of id: String) -> Int? { buttonIndex[id] }
+
+    /// When the core next needs to be woken; a wake-up is only a hint, `advance`
+    /// re-checks against the time it is given.
+    public var nextDeadline: Instant? { earliestDeadline }
+
+    // MARK: Commands
+
+    public mutating func handle(
+        _ request: PanelRequest, session: SessionID, name: String, access: Access,
+        now: Instant, into out: inout PanelOutput
+    ) {
+        switch request {
+        case .join:
+            join(session: session, name: name, access: access, now: now, into: &out)
+        case .leave:
+            advance(to: now, into: &out)
+            if let leftName = memberNames.removeValue(forKey: session) {
+                out.items.append(.reply(.left))
+                emit(.left(name: leftName, session: session), into: &out)
+            } else {
+                out.items.append(.reply(.left))
+            }
+        case .down(let id):
+            down(id, session: session, name: name, access: access, now: now, into: &out)
+        case .up(let id, let fence):
+            release(.up, id, fence: fence, session: session, access: access, now: now, into: &out)
+        case .cancel(let id, let fence):
+            release(.cancel, id, fence: fence, session: session, access: access, now: now, into: &out)
+        case .reset:
+            guard access >= .admin else {
+                return out.items.append(.reply(.error(.forbidden, "RESET needs the admin key of panel \(config.id)")))
+            }
+            advance(to: now, into: &out)
+            out.items.append(.reply(.reset))
+            endAll(reason: .reset, now: now, into: &out)
+        }
+    }
+
+    /// Releases what `session` owns (`reason=disconnect`) and removes it from the members.
+    public mutating func disconnect(session: SessionID, now: Instant, into out: inout PanelOutput) {
+        advance(to: now, into: &out)
+        for g in 0..<groupCount {
+            if let grant = grants[g], grant.owner.session == session {
+                end(group: g, reason: .disconnect, now: now, into: &out)
+            }
+        }
+        for b in ended.indices where !ended[b].isEmpty {
+            ended[b].removeValue(forKey: session)
+        }
+        if let leftName = memberNames.removeValue(forKey: session) {
+            emit(.left(name: leftName, session: session), into: &out)
+        }
+    }
+
+    /// Releases every button with `reason=shutdown`.
+    public mutating func shutdown(now: Instant, into out: inout PanelOutput) {
+        advance(to: now, into: &out)
+        endAll(reason: .shutdown, now: now, into: &out)
+    }
+
+    /// The state at `now`, as a JOIN shows it. Call after `advance(to:)`.
+    public func snapshot(at now: Instant) -> PanelSnapshot {
+        var buttons: [ButtonSnapshot] = []
+        buttons.reserveCapacity(config.buttons.count)
+        for b in config.buttons.indices {
+            let grant = grants[groupIndex[b]]
+            guard let grant else {
+                buttons.append(ButtonSnapshot(button: b, state: .idle, owner: nil, permille: 0))
+                continue
+            }
+            var permille = 0
+            if grant.button == b, case .hold(let clock) = grant.phase {
+                permille = min(clock.permille(at: now), 999)
+            }
+            buttons.append(ButtonSnapshot(
+                button: b, state: grant.button == b ? .pressed : .locked,
+                owner: grant.owner.name, permille: permille))
+        }
+        return PanelSnapshot(buttons: buttons, members: memberNames.count, fence: lastFence, seq: seq)
+    }
+
+    // MARK: Time
+
+    /// Performs everything the clock owes up to `now`, earliest deadline first.
+    public mutating func advance(to now: Instant, into out: inout PanelOutput) {
+        guard let earliest = earliestDeadline, earliest <= now else { return }
+        // Each step either ends a grant or moves its deadline past `now`, except a talk
+        // that starts and times out in the same late tick: two steps. Bounded anyway.
+        var budget = 2 * groupCount + 2
+        while budget > 0 {
+            budget -= 1
+            var due: Int?
+            var dueAt = now
+            for g in 0..<groupCount {
+                if let d = grants[g]?.deadline, d <= dueAt, due == nil || d < dueAt {
+                    due = g
+                    dueAt = d
+                }
+            }
+            guard let g = due else { break }
+            step(group: g, now: now, into: &out)
+        }
+        recomputeEarliestDeadline()
+    }
+
+    private mutating func step(group g: Int, now: Instant, into out: inout PanelOutput) {
+        guard var grant = grants[g] else { return }
+        switch grant.phase {
+        case .tap:
+            end(group: g, reason: .timeout, now: now, into: &out)
+        case .hold(var clock):
+            let step = clock.step(at: now)
+            grant.phase = .hold(clock)
+            grants[g] = grant
+            if step.midway { emit(.midway(button: grant.button), into: &out) }
+            if let permille = step.progressPermille {
+                emit(.progress(button: grant.button, permille: permille), into: &out)
+            }
+            if step.completed { complete(group: g, into: &out) }
+        case .talk(var clock):
+            if clock.startIfDue(at: now) {
+                grant.phase = .talk(clock)
+                grants[g] = grant
+                emit(.started(button: grant.button, owner: grant.owner), into: &out)
+            } else if clock.timedOut(at: now) {
+                end(group: g, reason: .timeout, now: now, into: &out)
+            }
+        }
+    }
+
+    /// A hold reached `holdMs`: the completion events, with nothing in between.
+    mutating func complete(group g: Int, into out: inout PanelOutput) {
+        guard let grant = grants[g] else { return }
+        emit(.progress(button: grant.button, permille: 1000), into: &out)
+        emit(.fired(button: grant.button, owner: grant.owner), into: &out)
+        finish(group: g, grant: grant, reason: .fired, into: &out)
+    }
+
+    private mutating func recomputeEarliestDeadline() {
+        var earliest: Instant?
+        for g in 0..<groupCount {
+            if let d = grants[g]?.deadline, earliest == nil || d < earliest! { earliest = d }
+        }
+        earliestDeadline = earliest
+    }
+
+    mutating func noteDeadline(_ d: Instant?) {
+        guard let d else { return }
+        if earliestDeadline == nil || d < earliestDeadline! { earliestDeadline = d }
+    }
+}

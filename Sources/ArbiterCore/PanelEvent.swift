@@ -1,0 +1,39 @@
+/// One event of a panel, delivered to every member (PROTOCOL.md section 5).
+public struct PanelEvent: Sendable, Equatable {
+    /// Per panel, from 1, each event one more than the last.
+    public var seq: UInt64
+    public var kind: Kind
+
+    public init(seq: UInt64, kind: Kind) {
+        self.seq = seq
+        self.kind = kind
+    }
+
+    /// Buttons are indexes into the panel's `config.buttons`.
+    public enum Kind: Sendable, Equatable {
+        case pressed(button: Int, owner: Owner)
+        case fired(button: Int, owner: Owner)
+        /// `permille` is the value times 1000, 0...1000.
+        case progress(button: Int, permille: Int)
+        case midway(button: Int)
+        case tapped(button: Int, owner: Owner)
+        case started(button: Int, owner: Owner)
+        case stopped(button: Int, owner: Owner, heldMs: Int64, discarded: Bool, reason: ReleaseReason)
+        case cancelled(button: Int, owner: Owner)
+        case released(button: Int, reason: ReleaseReason, owner: Owner)
+        case joined(name: String, session: SessionID)
+        case left(name: String, session: SessionID)
+    }
+
+    /// The button the event is about, if any.
+    public var button: Int? {
+        switch kind {
+        case .pressed(let b, _), .fired(let b, _), .progress(let b, _), .midway(let b),
+             .tapped(let b, _), .started(let b, _), .stopped(let b, _, _, _, _),
+             .cancelled(let b, _), .released(let b, _, _):
+            b
+        case .joined, .left:
+            nil
+        }
+    }
+}

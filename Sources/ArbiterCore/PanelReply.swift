@@ -1,0 +1,17 @@
+/// The reply to one panel command, kept apart from the events it causes.
+public enum PanelReply: Sendable, Equatable {
+    case granted(button: Int, fence: UInt64)
+    case deniedBusy(button: Int, owner: String, active: Int)
+    case deniedForbidden(button: Int)
+    /// `OK UP` / `OK CANCEL`; `ended` when the session's grant had already ended.
+    case released(verb: ReleaseVerb, button: Int, ended: ReleaseReason?)
+    case joined(PanelSnapshot)
+    case left
+    case reset
+    case error(ErrorCode, String)
+
+    public enum ReleaseVerb: String, Sendable {
+        case up = "UP"
+        case cancel = "CANCEL"
+    }
+}

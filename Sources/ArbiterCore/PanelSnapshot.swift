@@ -1,0 +1,16 @@
+/// The state a JOIN returns: every button, the member count, the last fence and seq.
+public struct PanelSnapshot: Sendable, Equatable {
+    public var buttons: [ButtonSnapshot]
+    public var members: Int
+    /// The last fence handed out (0 if none yet).
+    public var fence: UInt64
+    /// The last event the snapshot already contains.
+    public var seq: UInt64
+
+    public init(buttons: [ButtonSnapshot], members: Int, fence: UInt64, seq: UInt64) {
+        self.buttons = buttons
+        self.members = members
+        self.fence = fence
+        self.seq = seq
+    }
+}

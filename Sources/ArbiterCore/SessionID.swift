@@ -1,0 +1,16 @@
+/// A connection's session number, shown as `s<n>`.
+public struct SessionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var number: Int
+
+    public init(_ number: Int) { self.number = number }
+
+    public static func < (lhs: SessionID, rhs: SessionID) -> Bool { lhs.number < rhs.number }
+
+    public var description: String { "s\(number)" }
+
+    /// Parses `s<n>`; nil for anything else.
+    public init?(parsing text: some StringProtocol) {
+        guard text.first == "s", let n = Int(text.dropFirst()), n > 0, String(n) == text.dropFirst() else { return nil }
+        self.number = n
+    }
+}

@@ -1,0 +1,133 @@
+@testable import ArbiterCore
+
+/// Drives one `PanelCore` with a manual clock and renders its output compactly, so a
+/// test reads like the wire: `GRANTED b1 fence=1`, `PRESSED b1 alice s1 fence=1 #1`.
+struct CoreHarness {
+    var core: PanelCore
+    var now = Instant(milliseconds: 1_000)
+    var log: [String] = []
+
+    init(_ config: PanelConfig = .demo, lastFence: UInt64 = 0) {
+        core = PanelCore(config: config, lastFence: lastFence)
+    }
+
+    /// Runs one command and returns its rendered output (also appended to `log`).
+    @discardableResult
+    mutating func send(_ request: PanelRequest, _ session: Int, _ name: String? = nil, access: Access = .admin) -> [String] {
+        var out = PanelOutput()
+        core.handle(request, session: SessionID(session), name: name ?? "u\(session)", access: access, now: now, into: &out)
+        return record(out)
+    }
+
+    @discardableResult
+    mutating func down(_ b: String, _ session: Int, access: Access = .admin) -> [String] {
+        send(.down(button: b), session, access: access)
+    }
+
+    @discardableResult
+    mutating func up(_ b: String, _ session: Int, fence: UInt64? = nil) -> [String] {
+        send(.up(button: b, fence: fence), session)
+    }
+
+    @discardableResult
+    mutating func cancel(_ b: String, _ session: Int, fence: UInt64? = nil) -> [String] {
+        send(.cancel(button: b, fence: fence), session)
+    }
+
+    /// Moves the clock and delivers the timer wake-up, as the server's timer would.
+    @discardableResult
+    mutating func wait(_ ms: Int64) -> [String] {
+        now = now + ms
+        var out = PanelOutput()
+        core.advance(to: now, into: &out)
+        return record(out)
+    }
+
+    /// Moves the clock without any timer firing (a late tick).
+    mutating func skip(_ ms: Int64) {
+        now = now + ms
+    }
+
+    /// Fires the timer at every deadline the core asks for until `ms` have passed.
+    @discardableResult
+    mutating func runTimers(for ms: Int64) -> [String] {
+        let end = now + ms
+        var lines: [String] = []
+        for _ in 0..<100_000 {
+            guard let d = core.nextDeadline, d <= end else { break }
+            if d > now { now = d }
+            var out = PanelOutput()
+            core.advance(to: now, into: &out)
+            lines += record(out)
+        }
+        now = end
+        return lines
+    }
+
+    @discardableResult
+    mutating func disconnect(_ session: Int) -> [String] {
+        var out = PanelOutput()
+        core.disconnect(session: SessionID(session), now: now, into: &out)
+        return record(out)
+    }
+
+    private mutating func record(_ out: PanelOutput) -> [String] {
+        let lines = out.items.map { render($0) }
+        log += lines
+        return lines
+    }
+
+    func render(_ item: PanelOutput.Item) -> String {
+        switch item {
+        case .reply(let r): render(r)
+        case .event(let e): render(e)
+        }
+    }
+
+    func id(_ b: Int) -> String { core.config.buttons[b].id }
+
+    func render(_ r: PanelReply) -> String {
+        switch r {
+        case .granted(let b, let f): "GRANTED \(id(b)) fence=\(f)"
+        case .deniedBusy(let b, let o, let a): "DENIED \(id(b)) busy owner=\(o) active=\(id(a))"
+        case .deniedForbidden(let b): "DENIED \(id(b)) forbidden"
+        case .released(let v, let b, let e): "OK \(v.rawValue) \(id(b))" + (e.map { " ended=\($0.rawValue)" } ?? "")
+        case .joined(let s): "OK JOIN members=\(s.members) fence=\(s.fence) seq=\(s.seq)"
+        case .left: "OK LEAVE"
+        case .reset: "OK RESET"
+        case .error(let c, _): "ERROR \(c.rawValue)"
+        }
+    }
+
+    func render(_ e: PanelEvent) -> String {
+        func o(_ o: Owner) -> String { "\(o.name) \(o.session) fence=\(o.fence)" }
+        let body: String
+        switch e.kind {
+        case .pressed(let b, let w): body = "PRESSED \(id(b)) \(o(w))"
+        case .fired(let b, let w): body = "FIRED \(id(b)) \(o(w))"
+        case .progress(let b, let p): body = "PROGRESS \(id(b)) \(p)"
+        case .midway(let b): body = "MIDWAY \(id(b))"
+        case .tapped(let b, let w): body = "TAPPED \(id(b)) \(o(w))"
+        case .started(let b, let w): body = "STARTED \(id(b)) \(o(w))"
+        case .stopped(let b, let w, let h, let d, let r): body = "STOPPED \(id(b)) \(o(w)) held=\(h) discarded=\(d) \(r.rawValue)"
+        case .cancelled(let b, let w): body = "CANCELLED \(id(b)) \(o(w))"
+        case .released(let b, let r, let w): body = "RELEASED \(id(b)) \(r.rawValue) \(w.name) fence=\(w.fence)"
+        case .joined(let n, let s): body = "JOINED \(n) \(s)"
+        case .left(let n, let s): body = "LEFT \(n) \(s)"
+        }
+        return body + " #\(e.seq)"
+    }
+}
+
+extension PanelConfig {
+    /// A panel with short timings for tests.
+    static func testPanel(tapTimeout: Int64 = 10_000, holdMs: Int64 = 3000, progressMs: Int64 = 100,
+                          longMs: Int64 = 350, minTalkMs: Int64 = 300, talkTimeout: Int64 = 60_000) -> PanelConfig {
+        PanelConfig(id: "t", buttons: [
+            ButtonConfig(id: "b1", kind: .tap, timeoutMs: tapTimeout),
+            ButtonConfig(id: "b2", kind: .tap, timeoutMs: tapTimeout),
+            ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: holdMs, progressMs: progressMs),
+            ButtonConfig(id: "talk", kind: .talk, group: "talk", timeoutMs: talkTimeout, longMs: longMs, minTalkMs: minTalkMs),
+        ])
+    }
+}
