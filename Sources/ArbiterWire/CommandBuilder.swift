@@ -1,0 +1,66 @@
+import ArbiterCore
+
+/// Turns a verb with named arguments into a `Request`, validating every value.
+/// Both forms end here, so `DOWN demo b1` and `{"cmd":"down",...}` get the same checks
+/// and the same error messages.
+enum CommandBuilder {
+    typealias Args = [String: String]
+
+    static func build(_ syntax: CommandSyntax, _ args: Args, format: WireFormat, id: CommandID?) throws(RequestError) -> Request {
+        func fail(_ message: String) -> RequestError {
+            RequestError(.badSyntax, message, format: format, id: id)
+        }
+        func panel() throws(RequestError) -> String {
+            let p = args["panel"] ?? ""
+            guard Identifier.isValidID(p) else { throw fail("panel id must match [A-Za-z0-9_-]{1,64}; usage: \(syntax.usage)") }
+            return p
+        }
+        func button() throws(RequestError) -> String {
+            let b = args["button"] ?? ""
+            guard Identifier.isValidID(b) else { throw fail("button id must match [A-Za-z0-9_-]{1,64}; usage: \(syntax.usage)") }
+            return b
+        }
+        func fence() throws(RequestError) -> UInt64? {
+            guard let f = args["fence"] else { return nil }
+            guard let v = UInt64(f) else { throw fail("fence must be a non-negative integer, not \(f)") }
+            return v
+        }
+        switch syntax.verb {
+        case "HELLO":
+            let name = args["name"] ?? ""
+            guard Identifier.isValidName(name) else { throw fail("name must match [A-Za-z0-9_.-]{1,32}; usage: \(syntax.usage)") }
+            var format: WireFormat?
+            if let f = args["format"] {
+                guard let parsed = WireFormat(rawValue: f.lowercased()) else { throw fail("format must be text or json, not \(f)") }
+                format = parsed
+            }
+            if let key = args["key"], key.isEmpty || key.utf8.count > 256 {
+                throw fail("key must be 1 to 256 bytes")
+            }
+            return .hello(name: name, key: args["key"], format: format)
+        case "HELP": return .help
+        case "PANELS": return .panels
+        case "JOIN": return .join(panel: try panel())
+        case "LEAVE": return .leave(panel: try panel())
+        case "DOWN": return .down(panel: try panel(), button: try button())
+        case "UP": return .up(panel: try panel(), button: try button(), fence: try fence())
+        case "CANCEL": return .cancel(panel: try panel(), button: try button(), fence: try fence())
+        case "HISTORY":
+            var count = Request.defaultHistoryCount
+            if let n = args["n"] {
+                guard let v = Int(n), v >= 0 else { throw fail("n must be a non-negative integer, not \(n)") }
+                count = min(v, Request.maxHistoryCount)
+            }
+            return .history(panel: try panel(), count: count)
+        case "PING": return .ping(token: args["token"])
+        case "QUIT": return .quit
+        case "RESET": return .reset(panel: try panel())
+        case "KICK":
+            let s = args["session"] ?? ""
+            guard let session = SessionID(parsing: s) else { throw fail("session must look like s12, not \(s)") }
+            return .kick(session: session)
+        default:
+            throw RequestError(.unknownCommand, "unknown command", format: format, id: id)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import ArbiterCore
+
+/// The verbs, their arguments and options: one table shared by the text and JSON
+/// parsers and by HELP, so the three cannot drift apart.
+public struct CommandSyntax: Sendable {
+    public var verb: String
+    /// Positional argument names, as JSON fields name them.
+    public var required: [String]
+    public var optional: [String]
+    /// `key=value` options (JSON: fields).
+    public var options: [String]
+    public var summary: String
+
+    public var usage: String {
+        var parts = [verb]
+        parts += required.map { "<\($0)>" }
+        parts += optional.map { "[\($0)]" }
+        parts += options.map { "[\($0)=<\($0)>]" }
+        return parts.joined(separator: " ")
+    }
+
+    public static let all: [CommandSyntax] = [
+        CommandSyntax(verb: "HELLO", required: ["name"], optional: [], options: ["key", "format"],
+                      summary: "name yourself; key= unlocks keyed panels; format=json switches to JSON"),
+        CommandSyntax(verb: "HELP", required: [], optional: ["topic"], options: [], summary: "this list"),
+        CommandSyntax(verb: "PANELS", required: [], optional: [], options: [], summary: "list the panels"),
+        CommandSyntax(verb: "JOIN", required: ["panel"], optional: [], options: [],
+                      summary: "snapshot of a panel, then its events"),
+        CommandSyntax(verb: "LEAVE", required: ["panel"], optional: [], options: [], summary: "stop receiving its events"),
+        CommandSyntax(verb: "DOWN", required: ["panel", "button"], optional: [], options: [],
+                      summary: "press: GRANTED with a fence, or DENIED"),
+        CommandSyntax(verb: "UP", required: ["panel", "button"], optional: [], options: ["fence"],
+                      summary: "release what you pressed (the button's action, if any)"),
+        CommandSyntax(verb: "CANCEL", required: ["panel", "button"], optional: [], options: ["fence"],
+                      summary: "release without the action"),
+        CommandSyntax(verb: "HISTORY", required: ["panel"], optional: ["n"], options: [],
+                      summary: "the last n grants, fires and releases (default 20, max 1000)"),
+        CommandSyntax(verb: "PING", required: [], optional: ["token"], options: [], summary: "PONG [token]"),
+        CommandSyntax(verb: "QUIT", required: [], optional: [], options: [], summary: "say goodbye and close"),
+        CommandSyntax(verb: "RESET", required: ["panel"], optional: [], options: [],
+                      summary: "(admin) release every button of a panel"),
+        CommandSyntax(verb: "KICK", required: ["session"], optional: [], options: [],
+                      summary: "(admin) close a session, releasing what it owns"),
+    ]
+
+    static let byVerb: [String: CommandSyntax] = Dictionary(uniqueKeysWithValues: all.map { ($0.verb, $0) })
+
+    /// The verb nearest to a mistyped one, for `unknown-command`.
+    public static func closest(to word: String) -> String {
+        let w = Array(word.uppercased().utf8)
+        var best = "HELP"
+        var bestDistance = Int.max
+        for syntax in all {
+            let d = editDistance(w, Array(syntax.verb.utf8))
+            if d < bestDistance {
+                best = syntax.verb
+                bestDistance = d
+            }
+        }
+        return best
+    }
+
+    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = Array(repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}

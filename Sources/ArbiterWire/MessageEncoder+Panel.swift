@@ -1,0 +1,116 @@
+import ArbiterCore
+
+extension MessageEncoder {
+    static func describe<S: MessageSink>(_ reply: PanelReply, panel: PanelConfig, id: CommandID?, into s: inout S) {
+        func button(_ b: Int) -> String { panel.buttons[b].id }
+        switch reply {
+        case .granted(let b, let fence):
+            s.begin("GRANTED", "granted")
+            s.arg("panel", panel.id)
+            s.arg("button", button(b))
+            s.int("fence", fence)
+        case .deniedBusy(let b, let owner, let active):
+            s.begin("DENIED", "denied")
+            s.arg("panel", panel.id)
+            s.arg("button", button(b))
+            s.string("reason", "busy")
+            s.string("owner", owner)
+            s.string("active", button(active))
+        case .deniedForbidden(let b):
+            s.begin("DENIED", "denied")
+            s.arg("panel", panel.id)
+            s.arg("button", button(b))
+            s.string("reason", "forbidden")
+        case .released(let verb, let b, let ended):
+            switch verb {
+            case .up: s.beginOK("UP", "up")
+            case .cancel: s.beginOK("CANCEL", "cancel")
+            }
+            s.arg("panel", panel.id)
+            s.arg("button", button(b))
+            if let ended { s.string("ended", ended.rawValue) }
+        case .joined(let snapshot):
+            for b in snapshot.buttons {
+                let config = panel.buttons[b.button]
+                s.begin("BUTTON", "button")
+                s.arg("panel", panel.id)
+                s.arg("button", config.id)
+                s.string("kind", config.kind.rawValue)
+                s.string("group", config.group)
+                s.string("state", b.state.rawValue)
+                s.string("owner", b.owner ?? "-")
+                s.decimal("progress", permille: b.permille)
+                s.end(id: id)
+            }
+            s.beginOK("JOIN", "join")
+            s.arg("panel", panel.id)
+            s.int("members", snapshot.members)
+            s.int("fence", snapshot.fence)
+            s.int("seq", snapshot.seq)
+        case .left:
+            s.beginOK("LEAVE", "leave")
+            s.arg("panel", panel.id)
+        case .reset:
+            s.beginOK("RESET", "reset")
+            s.arg("panel", panel.id)
+        case .error(let code, let message):
+            describeError(code, message, into: &s)
+        }
+        s.end(id: id)
+    }
+
+    /// An event; with `fieldsOnly` the panel and button are left out (a RECORD line
+    /// writes them itself) but the verb is still announced.
+    static func describe<S: MessageSink>(_ event: PanelEvent, panel: PanelConfig, into s: inout S, fieldsOnly: Bool) {
+        func head(_ verb: StaticString, _ type: StaticString, _ b: Int) {
+            s.begin(verb, type)
+            if !fieldsOnly {
+                s.arg("panel", panel.id)
+                s.arg("button", panel.buttons[b].id)
+            }
+        }
+        func owner(_ o: Owner) {
+            s.string("owner", o.name)
+            s.string("session", o.session.description)
+            s.int("fence", o.fence)
+        }
+        switch event.kind {
+        case .pressed(let b, let o): head("PRESSED", "pressed", b); owner(o)
+        case .fired(let b, let o): head("FIRED", "fired", b); owner(o)
+        case .progress(let b, let permille): head("PROGRESS", "progress", b); s.decimal("value", permille: permille)
+        case .midway(let b): head("MIDWAY", "midway", b)
+        case .tapped(let b, let o): head("TAPPED", "tapped", b); owner(o)
+        case .started(let b, let o): head("STARTED", "started", b); owner(o)
+        case .stopped(let b, let o, let held, let discarded, let reason):
+            head("STOPPED", "stopped", b)
+            owner(o)
+            s.int("held_ms", held)
+            s.bool("discarded", discarded)
+            s.string("reason", reason.rawValue)
+        case .cancelled(let b, let o): head("CANCELLED", "cancelled", b); owner(o)
+        case .released(let b, let reason, let o):
+            head("RELEASED", "released", b)
+            s.string("reason", reason.rawValue)
+            s.string("owner", o.name)
+            s.int("fence", o.fence)
+        case .joined(let name, let session):
+            s.begin("JOINED", "joined")
+            s.arg("panel", panel.id)
+            s.string("name", name)
+            s.string("session", session.description)
+        case .left(let name, let session):
+            s.begin("LEFT", "left")
+            s.arg("panel", panel.id)
+            s.string("name", name)
+            s.string("session", session.description)
+        }
+        s.int("seq", event.seq)
+        if !fieldsOnly { s.end(id: nil) }
+    }
+
+    static func describeError<S: MessageSink>(_ code: ErrorCode, _ message: String, into s: inout S) {
+        s.begin("ERROR", "error")
+        s.arg("code", code.rawValue)
+        s.rest("message", message)
+    }
+}

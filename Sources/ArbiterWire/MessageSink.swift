@@ -1,0 +1,88 @@
+/// Where one server message is written, field by field.
+///
+/// Every message is described once, generically, and written by either the text sink
+/// or the JSON sink; that is how the JSON form stays a one-to-one mapping of the text
+/// form (PROTOCOL.md section 3) without a second description to keep in step.
+protocol MessageSink {
+    init()
+    /// The bytes written so far.
+    var out: [UInt8] { get set }
+    /// `VERB` in text, `{"type":"verb"` in JSON.
+    mutating func begin(_ verb: StaticString, _ type: StaticString)
+    /// `OK VERB` in text, `{"type":"ok","re":"verb"` in JSON.
+    mutating func beginOK(_ verb: StaticString, _ re: StaticString)
+    /// `OK VERB` for a verb only known at run time.
+    mutating func beginOK(verb: String)
+    /// A positional argument: `value` in text, `"name":"value"` in JSON.
+    mutating func arg(_ name: StaticString, _ value: String)
+    mutating func string(_ name: StaticString, _ value: String)
+    /// A string that text always quotes (`title="Demo"`).
+    mutating func quoted(_ name: StaticString, _ value: String)
+    mutating func int(_ name: StaticString, _ value: Int64)
+    mutating func bool(_ name: StaticString, _ value: Bool)
+    /// A value 0.000...1.000 given in thousandths; a JSON number with three decimals.
+    mutating func decimal(_ name: StaticString, permille: Int)
+    /// Free text to the end of the line in text (`ERROR code message`); a field in JSON.
+    mutating func rest(_ name: StaticString, _ value: String)
+    mutating func end(id: CommandID?)
+    /// Fields whose names are only known at run time (journal records).
+    mutating func dynamicString(_ name: String, _ value: String)
+    mutating func dynamicInt(_ name: String, _ value: Int64)
+    mutating func dynamicBool(_ name: String, _ value: Bool)
+}
+
+extension MessageSink {
+    mutating func int(_ name: StaticString, _ value: UInt64) { int(name, Int64(truncatingIfNeeded: value)) }
+    mutating func int(_ name: StaticString, _ value: Int) { int(name, Int64(value)) }
+}
+
+/// Byte helpers shared by both sinks.
+enum Bytes {
+    @inline(__always)
+    static func append(_ s: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 {
+            out.append(UInt8(ascii: "-"))
+            appendDecimal(UInt64(value.magnitude), to: &out)
+        } else {
+            appendDecimal(UInt64(value), to: &out)
+        }
+    }
+
+    static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
+        if value < 10 {
+            out.append(UInt8(truncatingIfNeeded: value) + 0x30)
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                     UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        var v = value
+        withUnsafeMutableBytes(of: &digits) { raw in
+            let d = raw.bindMemory(to: UInt8.self)
+            while v > 0 {
+                d[n] = UInt8(truncatingIfNeeded: v % 10) + 0x30
+                v /= 10
+                n += 1
+            }
+            while n > 0 {
+                n -= 1
+                out.append(d[n])
+            }
+        }
+    }
+
+    /// `0.500` from 500.
+    static func appendPermille(_ permille: Int, to out: inout [UInt8]) {
+        let p = min(max(permille, 0), 1000)
+        out.append(UInt8(p / 1000) + 0x30)
+        out.append(UInt8(ascii: "."))
+        out.append(UInt8(p / 100 % 10) + 0x30)
+        out.append(UInt8(p / 10 % 10) + 0x30)
+        out.append(UInt8(p % 10) + 0x30)
+    }
+}

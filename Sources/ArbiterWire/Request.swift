@@ -1,0 +1,70 @@
+import ArbiterCore
+
+/// One command a peer sent, in either form (PROTOCOL.md sections 2 and 3).
+public enum Request: Sendable, Equatable {
+    case hello(name: String, key: String?, format: WireFormat?)
+    case help
+    case panels
+    case join(panel: String)
+    case leave(panel: String)
+    case down(panel: String, button: String)
+    case up(panel: String, button: String, fence: UInt64?)
+    case cancel(panel: String, button: String, fence: UInt64?)
+    case history(panel: String, count: Int)
+    case ping(token: String?)
+    case quit
+    case reset(panel: String)
+    case kick(session: SessionID)
+
+    /// The panel the command is addressed to, for routing to that panel's queue.
+    public var panel: String? {
+        switch self {
+        case .join(let p), .leave(let p), .down(let p, _), .up(let p, _, _), .cancel(let p, _, _),
+             .history(let p, _), .reset(let p):
+            p
+        case .hello, .help, .panels, .ping, .quit, .kick:
+            nil
+        }
+    }
+
+    /// The verb, uppercased, as `OK <VERB>` names it.
+    public var verb: String {
+        switch self {
+        case .hello: "HELLO"
+        case .help: "HELP"
+        case .panels: "PANELS"
+        case .join: "JOIN"
+        case .leave: "LEAVE"
+        case .down: "DOWN"
+        case .up: "UP"
+        case .cancel: "CANCEL"
+        case .history: "HISTORY"
+        case .ping: "PING"
+        case .quit: "QUIT"
+        case .reset: "RESET"
+        case .kick: "KICK"
+        }
+    }
+
+    /// The part of the command a panel's core decides, if any.
+    public var panelRequest: PanelRequest? {
+        switch self {
+        case .join: .join
+        case .leave: .leave
+        case .down(_, let b): .down(button: b)
+        case .up(_, let b, let f): .up(button: b, fence: f)
+        case .cancel(_, let b, let f): .cancel(button: b, fence: f)
+        case .reset: .reset
+        case .hello, .help, .panels, .history, .ping, .quit, .kick: nil
+        }
+    }
+
+    public static let defaultHistoryCount = 20
+    public static let maxHistoryCount = 1000
+}
+
+/// How a connection's messages are written.
+public enum WireFormat: String, Sendable, Equatable {
+    case text
+    case json
+}

@@ -1,0 +1,18 @@
+import ArbiterCore
+
+/// The server's messages that are not a panel's reply or event.
+public enum ServerMessage: Sendable, Equatable {
+    case welcome(session: SessionID, name: String)
+    case hello(name: String, session: SessionID, role: String)
+    /// One `# ` line of HELP.
+    case helpLine(String)
+    /// `OK <VERB> [<panel>]`.
+    case ok(verb: String, panel: String?)
+    /// `OK PANELS count=<n>` / `OK HISTORY <p> count=<n>`.
+    case okCount(verb: String, panel: String?, count: Int)
+    case okKick(SessionID)
+    case panel(id: String, buttons: Int, members: Int, title: String)
+    case record(HistoryRecord)
+    case pong(token: String?)
+    case error(ErrorCode, String)
+}

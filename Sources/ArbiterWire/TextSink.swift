@@ -1,0 +1,107 @@
+/// Writes messages as text lines: `VERB arg key=value ...\n`.
+struct TextSink: MessageSink {
+    var out: [UInt8] = []
+
+    mutating func begin(_ verb: StaticString, _ type: StaticString) {
+        Bytes.append(verb, to: &out)
+    }
+
+    mutating func beginOK(_ verb: StaticString, _ re: StaticString) {
+        Bytes.append("OK ", to: &out)
+        Bytes.append(verb, to: &out)
+    }
+
+    mutating func beginOK(verb: String) {
+        Bytes.append("OK ", to: &out)
+        appendSanitized(verb)
+    }
+
+    mutating func arg(_ name: StaticString, _ value: String) {
+        out.append(0x20)
+        appendValue(value, alwaysQuote: false)
+    }
+
+    mutating func string(_ name: StaticString, _ value: String) {
+        key(name)
+        appendValue(value, alwaysQuote: false)
+    }
+
+    mutating func quoted(_ name: StaticString, _ value: String) {
+        key(name)
+        appendValue(value, alwaysQuote: true)
+    }
+
+    mutating func int(_ name: StaticString, _ value: Int64) {
+        key(name)
+        Bytes.appendDecimal(value, to: &out)
+    }
+
+    mutating func bool(_ name: StaticString, _ value: Bool) {
+        key(name)
+        Bytes.append(value ? "true" : "false", to: &out)
+    }
+
+    mutating func decimal(_ name: StaticString, permille: Int) {
+        key(name)
+        Bytes.appendPermille(permille, to: &out)
+    }
+
+    mutating func rest(_ name: StaticString, _ value: String) {
+        out.append(0x20)
+        appendSanitized(value)
+    }
+
+    mutating func end(id: CommandID?) {
+        out.append(0x0A)
+    }
+
+    mutating func dynamicString(_ name: String, _ value: String) {
+        dynamicKey(name)
+        appendValue(value, alwaysQuote: false)
+    }
+
+    mutating func dynamicInt(_ name: String, _ value: Int64) {
+        dynamicKey(name)
+        Bytes.appendDecimal(value, to: &out)
+    }
+
+    mutating func dynamicBool(_ name: String, _ value: Bool) {
+        dynamicKey(name)
+        Bytes.append(value ? "true" : "false", to: &out)
+    }
+
+    private mutating func dynamicKey(_ name: String) {
+        out.append(0x20)
+        appendSanitized(name)
+        out.append(UInt8(ascii: "="))
+    }
+
+    private mutating func key(_ name: StaticString) {
+        out.append(0x20)
+        Bytes.append(name, to: &out)
+        out.append(UInt8(ascii: "="))
+    }
+
+    /// Quotes values a reader would otherwise split or misread (PROTOCOL.md section 2).
+    private mutating func appendValue(_ value: String, alwaysQuote: Bool) {
+        var needsQuotes = alwaysQuote || value.isEmpty
+        if !needsQuotes {
+            for c in value.utf8 where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F {
+                needsQuotes = true
+                break
+            }
+        }
+        guard needsQuotes else { return out.append(contentsOf: value.utf8) }
+        out.append(0x22)
+        for c in value.utf8 {
+            if c == 0x22 || c == 0x5C { out.append(0x5C) }
+            out.append(c < 0x20 || c == 0x7F ? UInt8(ascii: "?") : c)
+        }
+        out.append(0x22)
+    }
+
+    /// A line may never be broken by what it carries, whoever typed it.
+    private mutating func appendSanitized(_ value: String) {
+        for c in value.utf8 { out.append(c < 0x20 || c == 0x7F ? UInt8(ascii: "?") : c) }
+    }
+}

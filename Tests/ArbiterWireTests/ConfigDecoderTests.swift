@@ -1,0 +1,45 @@
+import ArbiterCore
+import Testing
+@testable import ArbiterWire
+
+@Suite("config file")
+struct ConfigDecoderTests {
+    func decode(_ s: String) throws(ConfigDecoder.Failure) -> [PanelConfig] {
+        try ConfigDecoder.decode(Array(s.utf8))
+    }
+
+    func failure(_ s: String) -> String? {
+        do { _ = try decode(s); return nil } catch { return error.description }
+    }
+
+    @Test func protocolExample() throws {
+        let panels = try decode("""
+            { "panels": [ { "id": "demo", "title": "Demo", "buttons": [
+                { "id": "b1", "label": "Button 1", "kind": "tap", "timeout_ms": 10000 },
+                { "id": "sos", "label": "緊急", "kind": "hold", "hold_ms": 3000, "group": "emergency" },
+                { "id": "talk", "label": "Talk", "kind": "talk", "long_ms": 350, "min_talk_ms": 300, "group": "talk" } ],
+                "keys": { "press": "optional secret", "view": "optional", "admin": "optional2" } } ] }
+            """)
+        #expect(panels.count == 1)
+        #expect(panels[0].buttons.map(\.kind) == [.tap, .hold, .talk])
+        #expect(panels[0].buttons[1].label == "緊急")
+        #expect(panels[0].buttons[1].group == "emergency")
+        #expect(panels[0].buttons[0].group == "main")
+        #expect(panels[0].buttons[2].timeoutMs == 60_000)
+        #expect(panels[0].keys.press == "optional secret")
+    }
+
+    @Test func errorsNameThePathAndTheProblem() {
+        #expect(failure("{") != nil)
+        #expect(failure(#"{"panels":[]}"#) == "panels: must list at least one panel")
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"push"}]}]}"#)
+            == #"panels[0].buttons[0].kind: must be tap, hold or talk, not "push""#)
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a"},{"id":"a"}]}]}"#)
+            == #"panels[0].buttons[1].id: "a" is used twice"#)
+        #expect(failure(#"{"panels":[{"id":"p q","buttons":[{"id":"a"}]}]}"#)?.hasPrefix("panels[0].id:") == true)
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","hold_ms":-1}]}]}"#)?.hasPrefix("panels[0].buttons[0].hold_ms:") == true)
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","colour":"red"}]}]}"#)?.contains("unknown field \"colour\"") == true)
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","label":"x\ny"}]}]}"#)?.contains("control") == true)
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a"}]},{"id":"p","buttons":[{"id":"a"}]}]}"#) == #"panels[1].id: "p" is used twice"#)
+    }
+}
