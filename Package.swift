@@ -12,7 +12,9 @@ let package = Package(
         // Pure byte codecs: no sockets.
         .target(name: "ArbiterWire", dependencies: ["ArbiterCore"]),
         // The only place with sockets, Dispatch, timers, files and signals.
-        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire"]),
+        // epoll and accept4, which Swift's Glibc module does not export.
+        .target(name: "CSystem"),
+        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "CSystem"]),
         .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),

@@ -1,0 +1,95 @@
+import ArbiterWire
+import CSystem
+import Synchronization
+
+extension Connection {
+    enum AppendOutcome {
+        /// Added; already on someone's flush list.
+        case queued
+        /// Added; the caller must put the connection on its flush list.
+        case needsFlush
+        /// The peer is gone or not reading; nothing was added.
+        case dropped
+        /// This append passed the outbound bound: the peer must be disconnected.
+        case overflow
+    }
+
+    /// Appends output built by `body` while holding the lock, enforcing the bound.
+    func append(maxOutbound: Int, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        shared.withLock { s in
+            if s.closed { return .dropped }
+            if s.pending > maxOutbound { return .dropped }
+            body(&s.out, s.eventFormat)
+            if s.pending > maxOutbound { return .overflow }
+            if s.dirty { return .queued }
+            s.dirty = true
+            return .needsFlush
+        }
+    }
+
+    enum FlushOutcome {
+        case done
+        /// Everything is written and the connection asked to be closed afterwards.
+        case closeNow
+        /// The socket failed; the reactor will see it and close.
+        case failed
+    }
+
+    /// Writes pending output without blocking; what does not fit waits for EPOLLOUT.
+    func flush() -> FlushOutcome {
+        shared.withLock { s in
+            s.dirty = false
+            if s.closed { return .done }
+            if s.waitingWritable { return .done }
+            return Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+        }
+    }
+
+    /// The reactor saw EPOLLOUT.
+    func writable() -> FlushOutcome {
+        shared.withLock { s in
+            if s.closed { return .done }
+            s.waitingWritable = false
+            let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+            if !s.waitingWritable { Connection.updateInterest(s, fd: fd, epfd: reactor.epfd, data: epollData) }
+            return outcome
+        }
+    }
+
+    private static func write(_ s: inout Shared, fd: Int32, epfd: Int32, slotData: UInt64) -> FlushOutcome {
+        while s.pending > 0 {
+            let result = s.out.withUnsafeBytes { raw in
+                Sys.write(fd, UnsafeRawBufferPointer(rebasing: raw[s.outStart...]))
+            }
+            switch result {
+            case .bytes(let n):
+                s.outStart += n
+            case .wouldBlock:
+                s.waitingWritable = true
+                updateInterest(s, fd: fd, epfd: epfd, data: slotData)
+                return .done
+            case .eof, .failed:
+                return .failed
+            }
+        }
+        // Keep a small buffer for the next reply; give a big one back, so 10,000 quiet
+        // connections cost little.
+        s.out.removeAll(keepingCapacity: s.out.capacity <= 4096)
+        s.outStart = 0
+        return s.closeAfterFlush ? .closeNow : .done
+    }
+
+    /// Sets the epoll mask from the state. Called under the lock, so two threads
+    /// never race to set different masks.
+    static func updateInterest(_ s: Shared, fd: Int32, epfd: Int32, data: UInt64) {
+        var events = cs_EPOLLRDHUP
+        if !s.readPaused { events |= cs_EPOLLIN }
+        if s.waitingWritable { events |= cs_EPOLLOUT }
+        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, fd, events, data)
+    }
+
+    /// The value registered with epoll: slot and generation.
+    var epollData: UInt64 { UInt64(UInt32(truncatingIfNeeded: slot)) | UInt64(generation) << 32 }
+
+    var generation: UInt32 { UInt32(truncatingIfNeeded: session.number) }
+}

@@ -1,0 +1,77 @@
+import ArbiterCore
+import ArbiterWire
+import Synchronization
+
+/// One TCP peer of any kind.
+///
+/// Its fields have three owners, and each group says which: the reactor's queue (the
+/// socket's reading side), the run token (whoever is running its commands, on the
+/// reactor or on a panel's queue), and the lock in `shared` (output, the token itself,
+/// and everything another thread may touch).
+final class Connection: @unchecked Sendable {
+    let session: SessionID
+    let fd: Int32
+    let peer: String
+    let reactor: Reactor
+
+    // MARK: Owned by `reactor.queue`
+
+    /// Where in the reactor's table the connection sits; part of its epoll data.
+    var slot = -1
+    var mode: ConnectionMode = .detecting([])
+    let acceptedAt: Instant
+
+    // MARK: Owned by the run token (`Shared.busy`)
+
+    var name: String
+    var key: String?
+    /// Panels this session joined or pressed in; a disconnect visits each of them.
+    var touchedPanels: [Int] = []
+    /// After QUIT (or once closed) the remaining commands are dropped.
+    var stopsRunning = false
+
+    // MARK: Guarded by `shared`
+
+    struct Shared {
+        /// Unsent output; `outStart` bytes of it are already written.
+        var out: [UInt8] = []
+        var outStart = 0
+        /// The run token: true while some queue is running this connection's jobs.
+        var busy = false
+        /// Jobs that arrived while the token was taken, in order.
+        var inbox: [Job] = []
+        /// The descriptor is closed; nothing may be written or registered any more.
+        var closed = false
+        /// Output is waiting for EPOLLOUT.
+        var waitingWritable = false
+        /// Reading is paused because too many commands are queued.
+        var readPaused = false
+        /// Someone will flush soon (it is on a flush list).
+        var dirty = false
+        /// Close once everything pending is written (QUIT, HTTP errors).
+        var closeAfterFlush = false
+        /// The form events are written in.
+        var eventFormat: WireFormat = .text
+        var pending: Int { out.count - outStart }
+    }
+
+    let shared = Mutex(Shared())
+
+    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant) {
+        self.session = session
+        self.fd = fd
+        self.peer = peer
+        self.reactor = reactor
+        self.acceptedAt = acceptedAt
+        self.name = "guest-\(session.number)"
+    }
+}
+
+/// What the reactor does with a connection's bytes.
+enum ConnectionMode {
+    /// Not yet known to be HTTP or a line peer: the first bytes, kept for replay.
+    case detecting([UInt8])
+    case line(LineFramer)
+    /// Output only, then closed (an HTTP peer on this build).
+    case closing
+}

@@ -1,0 +1,35 @@
+import ArbiterWire
+
+/// The connections an executor appended output to during one batch, written once at
+/// its end: coalescing a batch's replies and events into one write per connection.
+struct FlushList {
+    private var connections: [Connection] = []
+
+    /// Appends output to `connection`, remembering to flush it or dropping a peer
+    /// whose unsent output passed the bound.
+    mutating func append(to connection: Connection, maxOutbound: Int, _ body: (inout [UInt8], WireFormat) -> Void) {
+        switch connection.append(maxOutbound: maxOutbound, body) {
+        case .needsFlush: connections.append(connection)
+        case .queued, .dropped: break
+        case .overflow:
+            connection.reactor.requestClose(connection, reason: "slow consumer: over \(maxOutbound) bytes unsent")
+        }
+    }
+
+    mutating func handle(_ outcome: Connection.FlushOutcome, of connection: Connection) {
+        switch outcome {
+        case .done: break
+        case .closeNow: connection.reactor.requestClose(connection, reason: "closed after reply")
+        case .failed: connection.reactor.requestClose(connection, reason: "write failed")
+        }
+    }
+
+    mutating func flushAll() {
+        guard !connections.isEmpty else { return }
+        let batch = connections
+        connections.removeAll(keepingCapacity: true)
+        for connection in batch {
+            handle(connection.flush(), of: connection)
+        }
+    }
+}

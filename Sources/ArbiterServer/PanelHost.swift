@@ -1,0 +1,196 @@
+import ArbiterCore
+import ArbiterWire
+import Dispatch
+import Synchronization
+
+/// One panel's core and everything that serves it, owned by one serial queue.
+///
+/// The queue is what makes a panel's decisions a total order, and independent panels
+/// run on different threads. Everything here belongs to `queue` unless marked.
+final class PanelHost: @unchecked Sendable {
+    let index: Int
+    let config: PanelConfig
+    let queue: DispatchQueue
+    private var core: PanelCore
+    private var members: [SessionID: Connection] = [:]
+    private var output = PanelOutput()
+    private var timer: DispatchSourceTimer?
+    private var timerDeadline: Instant?
+    private var history = HistoryRing(capacity: Request.maxHistoryCount)
+    private unowned(unsafe) var server: ServerState!
+    private var maxOutbound = 0
+    /// Read by PANELS from any queue.
+    let memberCount = Atomic<Int>(0)
+    /// Connections handed over with their pending jobs; guarded by its lock.
+    private let mailbox = Mutex<[(Connection, [Job])]>([])
+
+    init(index: Int, config: PanelConfig, lastFence: UInt64) {
+        self.index = index
+        self.config = config
+        self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
+        self.core = PanelCore(config: config, lastFence: lastFence)
+    }
+
+    func attach(to server: ServerState) {
+        self.server = server
+        self.maxOutbound = server.configuration.maxOutboundBytes
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [unowned self] in self.timerFired() }
+        timer.resume()
+        self.timer = timer
+    }
+
+    func stop() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    // MARK: Hand-over
+
+    /// Runs `jobs` of `connection` on this panel's queue, after what is already waiting.
+    func submit(_ connection: Connection, _ jobs: [Job]) {
+        let wasEmpty = mailbox.withLock { box -> Bool in
+            box.append((connection, jobs))
+            return box.count == 1
+        }
+        if wasEmpty { queue.async { self.drain() } }
+    }
+
+    private func drain() {
+        var flush = FlushList()
+        for _ in 0..<64 {
+            let batch = mailbox.withLock { box -> [(Connection, [Job])] in
+                let taken = box
+                box.removeAll(keepingCapacity: true)
+                return taken
+            }
+            if batch.isEmpty { break }
+            for (connection, jobs) in batch {
+                server.runner.run(connection, jobs, on: .panel(self), flush: &flush)
+            }
+        }
+        flush.flushAll()
+        scheduleTimer()
+        if mailbox.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
+    }
+
+    // MARK: Commands
+
+    func execute(_ command: ParsedCommand, from connection: Connection, flush: inout FlushList) {
+        let now = ServerClock.now()
+        let access = server.access(key: connection.key, on: config)
+        if case .history(_, let count) = command.request {
+            return replyHistory(count, access: access, to: connection, command, flush: &flush)
+        }
+        guard let request = command.request.panelRequest else { return }
+        output.removeAll()
+        core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
+        deliver(replyTo: connection, command, flush: &flush)
+    }
+
+    /// Releases what the session owned and removes it from the members.
+    func disconnect(_ connection: Connection, flush: inout FlushList) {
+        if members.removeValue(forKey: connection.session) != nil {
+            memberCount.subtract(1, ordering: .relaxed)
+        }
+        output.removeAll()
+        core.disconnect(session: connection.session, now: ServerClock.now(), into: &output)
+        deliver(replyTo: nil, nil, flush: &flush)
+    }
+
+    private func replyHistory(_ count: Int, access: Access, to connection: Connection, _ command: ParsedCommand, flush: inout FlushList) {
+        let format = command.format
+        let id = command.id
+        guard access >= .view else {
+            return flush.append(to: connection, maxOutbound: maxOutbound) { out, _ in
+                MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
+            }
+        }
+        let entries = history.last(count)
+        flush.append(to: connection, maxOutbound: maxOutbound) { out, _ in
+            for entry in entries {
+                guard let record = HistoryRecord(event: entry.event, panel: config, at: entry.at) else { continue }
+                MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
+            }
+            MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
+        }
+    }
+
+    // MARK: Output
+
+    /// Writes the core's decisions: the reply to its requester, each event to every
+    /// member, in the core's order.
+    private func deliver(replyTo requester: Connection?, _ command: ParsedCommand?, flush: inout FlushList) {
+        var wall: Int64?
+        for item in output.items {
+            switch item {
+            case .reply(let reply):
+                guard let requester, let command else { continue }
+                flush.append(to: requester, maxOutbound: maxOutbound) { out, _ in
+                    MessageEncoder.encode(reply, panel: config, format: command.format, id: command.id, into: &out)
+                }
+                // Membership changes at the reply: the joiner's first event is its
+                // own JOINED, and a leaver gets nothing after OK LEAVE.
+                switch reply {
+                case .joined:
+                    if members.updateValue(requester, forKey: requester.session) == nil {
+                        memberCount.add(1, ordering: .relaxed)
+                    }
+                case .left:
+                    if members.removeValue(forKey: requester.session) != nil {
+                        memberCount.subtract(1, ordering: .relaxed)
+                    }
+                default:
+                    break
+                }
+            case .event(let event):
+                if HistoryRecord.isJournaled(event.kind) {
+                    let at = wall ?? ServerClock.wallMilliseconds()
+                    wall = at
+                    history.append(HistoryRing.Entry(event: event, at: at))
+                }
+                broadcast(event, flush: &flush)
+            }
+        }
+    }
+
+    private func broadcast(_ event: PanelEvent, flush: inout FlushList) {
+        guard !members.isEmpty else { return }
+        var text: [UInt8] = []
+        var json: [UInt8] = []
+        for member in members.values {
+            flush.append(to: member, maxOutbound: maxOutbound) { out, format in
+                switch format {
+                case .text:
+                    if text.isEmpty { MessageEncoder.encode(event, panel: config, format: .text, into: &text) }
+                    out.append(contentsOf: text)
+                case .json:
+                    if json.isEmpty { MessageEncoder.encode(event, panel: config, format: .json, into: &json) }
+                    out.append(contentsOf: json)
+                }
+            }
+        }
+    }
+
+    // MARK: Time
+
+    private func timerFired() {
+        timerDeadline = nil
+        output.removeAll()
+        core.advance(to: ServerClock.now(), into: &output)
+        var flush = FlushList()
+        deliver(replyTo: nil, nil, flush: &flush)
+        flush.flushAll()
+        scheduleTimer()
+    }
+
+    /// Asks Dispatch to wake the core at its next deadline; a wake-up is only a hint.
+    private func scheduleTimer() {
+        let next = core.nextDeadline
+        guard next != timerDeadline else { return }
+        timerDeadline = next
+        guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }
+        let delay = max(0, next.since(ServerClock.now()))
+        timer?.schedule(deadline: .now() + .milliseconds(Int(delay)), leeway: .milliseconds(1))
+    }
+}

@@ -1,0 +1,76 @@
+import ArbiterCore
+import ArbiterWire
+
+extension Reactor {
+    /// Bytes arrived: detect the peer's kind once, then frame and decode.
+    func received(_ bytes: UnsafeBufferPointer<UInt8>, on connection: Connection, flush: inout FlushList) {
+        switch connection.mode {
+        case .detecting(var buffered):
+            connection.mode = .closing  // let go of the array so appending does not copy it
+            buffered.append(contentsOf: bytes)
+            switch ProtocolDetector.classify(buffered) {
+            case .line:
+                becomeLinePeer(connection, replaying: buffered, flush: &flush)
+            case .http:
+                refuseHTTP(connection, flush: &flush)
+            case .needMoreBytes:
+                if buffered.count > server.configuration.maxLineBytes {
+                    becomeLinePeer(connection, replaying: buffered, flush: &flush)
+                } else {
+                    connection.mode = .detecting(buffered)
+                }
+            }
+        case .line(var framer):
+            connection.mode = .closing
+            frame(bytes, with: &framer, on: connection, flush: &flush)
+            connection.mode = .line(framer)
+        case .closing:
+            return
+        }
+    }
+
+    /// The WELCOME deadline passed: a peer that has sent nothing is a line peer; one
+    /// whose first line has begun is awaited.
+    func greetIfSilent(_ connection: Connection, flush: inout FlushList) {
+        guard case .detecting(let buffered) = connection.mode, buffered.isEmpty else { return }
+        becomeLinePeer(connection, replaying: [], flush: &flush)
+    }
+
+    private func becomeLinePeer(_ connection: Connection, replaying buffered: [UInt8], flush: inout FlushList) {
+        let name = connection.name  // not yet shared: no run token can be out
+        flush.append(to: connection, maxOutbound: server.configuration.maxOutboundBytes) { out, format in
+            MessageEncoder.encode(.welcome(session: connection.session, name: name), format: format, into: &out)
+        }
+        var framer = LineFramer(maxLineBytes: server.configuration.maxLineBytes)
+        buffered.withUnsafeBufferPointer { frame($0, with: &framer, on: connection, flush: &flush) }
+        connection.mode = .line(framer)
+    }
+
+    private func refuseHTTP(_ connection: Connection, flush: inout FlushList) {
+        connection.mode = .closing
+        let body = "HTTP is not served yet\n"
+        let response = "HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        connection.shared.withLock { $0.closeAfterFlush = true }
+        flush.append(to: connection, maxOutbound: server.configuration.maxOutboundBytes) { out, _ in
+            out.append(contentsOf: response.utf8)
+        }
+    }
+
+    private func frame(_ bytes: UnsafeBufferPointer<UInt8>, with framer: inout LineFramer, on connection: Connection, flush: inout FlushList) {
+        var jobs: [Job] = []
+        let maxLine = framer.maxLineBytes
+        framer.feed(bytes) { piece in
+            switch piece {
+            case .line(let line):
+                switch TextCommandParser.parse(line) {
+                case .empty: break
+                case .command(let command): jobs.append(.command(command))
+                case .failure(let error): jobs.append(.failure(error))
+                }
+            case .tooLong:
+                jobs.append(.failure(RequestError(.lineTooLong, "line longer than \(maxLine) bytes; the rest of it was skipped")))
+            }
+        }
+        if !jobs.isEmpty { server.runner.submit(jobs, for: connection, on: .reactor(self), flush: &flush) }
+    }
+}

@@ -1,0 +1,215 @@
+import ArbiterCore
+import ArbiterWire
+import CSystem
+import Dispatch
+import Synchronization
+
+/// Reads sockets for a share of the connections.
+///
+/// One DispatchSource watches an epoll descriptor, and each wake-up drains the ready
+/// sockets in batches: a source per socket would cost several system calls and thread
+/// hand-offs per request. Everything not marked otherwise is owned by `queue`.
+final class Reactor: @unchecked Sendable {
+    let index: Int
+    let queue: DispatchQueue
+    let epfd: Int32
+    unowned let server: ServerState
+    private var source: DispatchSourceRead?
+    private var timer: DispatchSourceTimer?
+    private var timerDeadline: Instant?
+    private var slots: [Connection?] = []
+    private var freeSlots: [Int] = []
+    /// Connections waiting for their WELCOME deadline, in accept order.
+    private var greetings: [(deadline: Instant, connection: Connection)] = []
+    private var greetingsHead = 0
+    private let scratch: UnsafeMutableRawBufferPointer
+    private let readyEvents: UnsafeMutablePointer<UInt32>
+    private let readyData: UnsafeMutablePointer<UInt64>
+    private static let batch: Int32 = 256
+    static let listenerData = UInt64.max
+    private var listenerFD: Int32 = -1
+
+    init(index: Int, server: ServerState) throws(Sys.Failure) {
+        self.index = index
+        self.server = server
+        self.queue = DispatchQueue(label: "arbiter.reactor.\(index)")
+        self.epfd = try Sys.epollCreate()
+        self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        self.readyEvents = .allocate(capacity: Int(Reactor.batch))
+        self.readyData = .allocate(capacity: Int(Reactor.batch))
+    }
+
+    deinit {
+        scratch.deallocate()
+        readyEvents.deallocate()
+        readyData.deallocate()
+        Sys.close(epfd)
+    }
+
+    func start() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: epfd, queue: queue)
+        source.setEventHandler { [unowned self] in self.drainReadyEvents() }
+        source.resume()
+        self.source = source
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [unowned self] in self.timerFired() }
+        timer.resume()
+        self.timer = timer
+    }
+
+    /// Stops watching; called on `queue` during shutdown.
+    func stop() {
+        source?.cancel()
+        timer?.cancel()
+        source = nil
+        timer = nil
+        for case let connection? in slots { close(connection, reason: "server stopped") }
+        if listenerFD >= 0 {
+            Sys.close(listenerFD)
+            listenerFD = -1
+        }
+    }
+
+    func watchListener(_ fd: Int32) {
+        listenerFD = fd
+        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, fd, cs_EPOLLIN, Reactor.listenerData)
+    }
+
+    var connectionCount: Int { slots.count - freeSlots.count }
+
+    // MARK: Events
+
+    private func drainReadyEvents() {
+        var flush = FlushList()
+        // Bounded rounds: if sockets stay ready, the source fires again and other
+        // work on this queue (timers, hand-offs) gets its turn in between.
+        for _ in 0..<8 {
+            let n = Int(cs_epoll_wait(epfd, readyEvents, readyData, Reactor.batch, 0))
+            if n <= 0 { break }
+            for i in 0..<n {
+                let data = readyData[i]
+                if data == Reactor.listenerData {
+                    acceptConnections()
+                    continue
+                }
+                let slot = Int(UInt32(truncatingIfNeeded: data))
+                guard slot < slots.count, let connection = slots[slot], connection.epollData == data else { continue }
+                let events = readyEvents[i]
+                if events & cs_EPOLLOUT != 0 {
+                    flush.handle(connection.writable(), of: connection)
+                }
+                if events & (cs_EPOLLIN | cs_EPOLLRDHUP | cs_EPOLLHUP | cs_EPOLLERR) != 0 {
+                    readable(connection, flush: &flush)
+                }
+            }
+            flush.flushAll()
+            if n < Int(Reactor.batch) { break }
+        }
+        flush.flushAll()
+    }
+
+    private func acceptConnections() {
+        for _ in 0..<64 {
+            switch Sys.accept(listenerFD) {
+            case .accepted(let fd, let peer):
+                server.adopt(fd: fd, peer: peer)
+            case .wouldBlock:
+                return
+            case .failed(let e):
+                // EMFILE and friends: log and let the next readiness try again.
+                server.log.warning("accept failed", ["errno": "\(e)"])
+                return
+            }
+        }
+    }
+
+    /// Takes a new connection into this reactor's table. On `queue`.
+    func register(_ connection: Connection) {
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = connection
+        } else {
+            slot = slots.count
+            slots.append(connection)
+        }
+        connection.slot = slot
+        let err = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, connection.fd, cs_EPOLLIN | cs_EPOLLRDHUP, connection.epollData)
+        if err != 0 {
+            server.log.warning("epoll_ctl failed", ["errno": "\(err)"])
+            close(connection, reason: "epoll")
+            return
+        }
+        greetings.append((connection.acceptedAt + server.configuration.welcomeDelayMs, connection))
+        scheduleTimer()
+    }
+
+    private func readable(_ connection: Connection, flush: inout FlushList) {
+        switch Sys.read(connection.fd, into: scratch) {
+        case .bytes(let n):
+            let bytes = UnsafeBufferPointer(start: scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)
+            received(bytes, on: connection, flush: &flush)
+        case .wouldBlock:
+            return
+        case .eof:
+            close(connection, reason: "eof")
+        case .failed(let e):
+            close(connection, reason: "errno \(e)")
+        }
+    }
+
+    /// Closes the socket and starts the release of everything the session owned.
+    /// On `queue`; other queues use `requestClose`.
+    func close(_ connection: Connection, reason: String) {
+        let wasOpen = connection.shared.withLock { s -> Bool in
+            if s.closed { return false }
+            s.closed = true
+            s.out = []
+            s.outStart = 0
+            // Under the lock, so no writer can use the descriptor number once reused.
+            Sys.close(connection.fd)
+            return true
+        }
+        guard wasOpen else { return }
+        if connection.slot >= 0, connection.slot < slots.count, slots[connection.slot] === connection {
+            slots[connection.slot] = nil
+            freeSlots.append(connection.slot)
+        }
+        server.connectionClosed(connection, reason: reason)
+        var flush = FlushList()
+        server.runner.enqueueDisconnect(connection, on: .reactor(self), flush: &flush)
+        flush.flushAll()
+    }
+
+    func requestClose(_ connection: Connection, reason: String) {
+        queue.async { self.close(connection, reason: reason) }
+    }
+
+    // MARK: Timers
+
+    private func timerFired() {
+        let now = ServerClock.now()
+        var flush = FlushList()
+        while greetingsHead < greetings.count, greetings[greetingsHead].deadline <= now {
+            let connection = greetings[greetingsHead].connection
+            greetingsHead += 1
+            greetIfSilent(connection, flush: &flush)
+        }
+        if greetingsHead == greetings.count {
+            greetings.removeAll(keepingCapacity: greetings.count < 1024)
+            greetingsHead = 0
+        }
+        flush.flushAll()
+        timerDeadline = nil
+        scheduleTimer()
+    }
+
+    private func scheduleTimer() {
+        guard greetingsHead < greetings.count else { return }
+        let deadline = greetings[greetingsHead].deadline
+        if let current = timerDeadline, current <= deadline { return }
+        timerDeadline = deadline
+        timer?.schedule(deadline: .now() + .milliseconds(Int(max(0, deadline.since(ServerClock.now())))),
+                        leeway: .milliseconds(5))
+    }
+}

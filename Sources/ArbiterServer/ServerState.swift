@@ -1,0 +1,72 @@
+import Glibc
+import ArbiterCore
+import ArbiterWire
+import Dispatch
+import Synchronization
+
+/// What every queue of a running server shares. Immutable after `start`, apart from
+/// the fields that say what guards them.
+final class ServerState: @unchecked Sendable {
+    let configuration: ServerConfiguration
+    let log: ServerLog
+    let panels: [PanelHost]
+    let panelsByID: [String: PanelHost]
+    /// Set once before the listener opens.
+    private(set) var reactors: [Reactor] = []
+    private(set) lazy var runner = SessionRunner(server: self)
+    /// Open connections by session, for KICK.
+    let registry = Mutex<[SessionID: Connection]>([:])
+    private let nextSession = Atomic<Int>(1)
+    /// Whether any panel has keys at all: if none, every session is admin everywhere.
+    let hasKeys: Bool
+
+    init(configuration: ServerConfiguration, lastFences: [String: UInt64] = [:]) {
+        self.configuration = configuration
+        self.log = ServerLog(level: configuration.logLevel)
+        let hosts = configuration.panels.enumerated().map { i, panel in
+            PanelHost(index: i, config: panel, lastFence: lastFences[panel.id] ?? 0)
+        }
+        self.panels = hosts
+        self.panelsByID = Dictionary(uniqueKeysWithValues: hosts.map { ($0.config.id, $0) })
+        self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+    }
+
+    func makeReactors() throws(Sys.Failure) {
+        let count = configuration.reactorCount > 0 ? configuration.reactorCount : max(1, System.coreCount)
+        var made: [Reactor] = []
+        for i in 0..<count { made.append(try Reactor(index: i, server: self)) }
+        reactors = made
+        for panel in panels { panel.attach(to: self) }
+    }
+
+    /// A socket was accepted: number its session and hand it to a reactor.
+    func adopt(fd: Int32, peer: String) {
+        let number = nextSession.wrappingAdd(1, ordering: .relaxed).oldValue
+        let reactor = reactors[number % reactors.count]
+        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now())
+        registry.withLock { $0[connection.session] = connection }
+        log.info("connection opened", ["session": connection.session.description, "peer": peer])
+        reactor.queue.async { reactor.register(connection) }
+    }
+
+    func connectionClosed(_ connection: Connection, reason: String) {
+        registry.withLock { _ = $0.removeValue(forKey: connection.session) }
+        log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "reason": reason])
+    }
+
+    func connection(_ session: SessionID) -> Connection? {
+        registry.withLock { $0[session] }
+    }
+
+    /// The access a session presenting `key` has on `panel`.
+    func access(key: String?, on panel: PanelConfig) -> Access {
+        hasKeys ? panel.keys.access(forKey: key) : .admin
+    }
+}
+
+/// Facts about the machine.
+enum System {
+    static var coreCount: Int {
+        Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+}

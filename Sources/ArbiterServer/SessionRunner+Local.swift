@@ -1,0 +1,57 @@
+import ArbiterCore
+import ArbiterWire
+
+extension SessionRunner {
+    /// Commands that belong to no panel, run wherever the token is.
+    func runLocal(_ command: ParsedCommand, for connection: Connection, flush: inout FlushList) {
+        var format = command.format
+        let id = command.id
+        func send(_ message: ServerMessage) {
+            reply(message, format: format, id: id, to: connection, flush: &flush)
+        }
+        switch command.request {
+        case .hello(let name, let key, let newFormat):
+            if let key, !server.configuration.panels.contains(where: { $0.keys.recognizes(key) }) {
+                return send(.error(.forbidden, "that key matches no panel; nothing was changed"))
+            }
+            connection.name = name
+            if let key { connection.key = key }
+            if let newFormat {
+                // The new form applies from this reply on (PROTOCOL.md section 3).
+                format = newFormat
+                connection.shared.withLock { $0.eventFormat = newFormat }
+            }
+            let best = server.panels.map { server.access(key: connection.key, on: $0.config) }.max() ?? .none
+            send(.hello(name: name, session: connection.session, role: best.roleName))
+        case .help:
+            for syntax in CommandSyntax.all {
+                send(.helpLine("\(syntax.usage) - \(syntax.summary)"))
+            }
+            send(.helpLine("JSON: a line starting with { is a JSON command, e.g. {\"cmd\":\"down\",\"panel\":\"demo\",\"button\":\"b1\"}"))
+            send(.ok(verb: "HELP", panel: nil))
+        case .panels:
+            for host in server.panels {
+                send(.panel(id: host.config.id, buttons: host.config.buttons.count,
+                            members: host.memberCount.load(ordering: .relaxed), title: host.config.title))
+            }
+            send(.okCount(verb: "PANELS", panel: nil, count: server.panels.count))
+        case .ping(let token):
+            send(.pong(token: token))
+        case .quit:
+            send(.ok(verb: "QUIT", panel: nil))
+            connection.stopsRunning = true
+            connection.shared.withLock { $0.closeAfterFlush = true }
+        case .kick(let target):
+            let isAdmin = server.panels.contains { server.access(key: connection.key, on: $0.config) == .admin }
+            guard isAdmin else { return send(.error(.forbidden, "KICK needs an admin key")) }
+            guard let victim = server.connection(target) else {
+                return send(.error(.noSuchSession, "no session \(target) is connected"))
+            }
+            send(.okKick(target))
+            victim.reactor.requestClose(victim, reason: "kicked by \(connection.session)")
+        case .join, .leave, .down, .up, .cancel, .history, .reset:
+            // Routed to their panel before they get here.
+            send(.error(.badSyntax, "internal routing error"))
+        }
+    }
+}

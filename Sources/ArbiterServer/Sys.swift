@@ -1,0 +1,132 @@
+import CSystem
+import Glibc
+
+/// The system calls the server makes, wrapped once: EINTR is retried here, EAGAIN
+/// becomes `.wouldBlock`, and every other failure carries its errno.
+enum Sys {
+    enum IOResult: Equatable {
+        case bytes(Int)
+        case wouldBlock
+        case eof
+        case failed(Int32)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var call: String
+        var errno: Int32
+        var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    }
+
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n > 0 { return .bytes(n) }
+            if n == 0 { return .eof }
+            let e = errno
+            if e == EINTR { continue }
+            if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
+            return .failed(e)
+        }
+    }
+
+    static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> IOResult {
+        while true {
+            // MSG_NOSIGNAL: a peer that vanished must not kill the server with SIGPIPE.
+            let n = Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
+            if n >= 0 { return .bytes(n) }
+            let e = errno
+            if e == EINTR { continue }
+            if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
+            return .failed(e)
+        }
+    }
+
+    static func close(_ fd: Int32) {
+        // Never retried: on Linux the descriptor is gone even when close reports EINTR.
+        _ = Glibc.close(fd)
+    }
+
+    static func shutdownWrite(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    static func setNonBlocking(_ fd: Int32) throws(Failure) {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { throw Failure(call: "fcntl", errno: errno) }
+    }
+
+    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+        var v = value
+        _ = setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// A non-blocking IPv4 listening socket; returns it with the port actually bound.
+    static func listen(host: String, port: UInt16, backlog: Int32) throws(Failure) -> (fd: Int32, port: UInt16) {
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        let host = host == "localhost" ? "127.0.0.1" : host
+        guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else { throw Failure(call: "inet_pton(\(host))", errno: EINVAL) }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw Failure(call: "socket", errno: errno) }
+        setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            throw Failure(call: "bind(\(host):\(port))", errno: e)
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            throw Failure(call: "listen", errno: e)
+        }
+        var actual = sockaddr_in()
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+
+    enum AcceptResult {
+        case accepted(fd: Int32, peer: String)
+        case wouldBlock
+        case failed(Int32)
+    }
+
+    static func accept(_ listener: Int32) -> AcceptResult {
+        var peer = [CChar](repeating: 0, count: 64)
+        let fd = cs_accept(listener, &peer, Int32(peer.count))
+        if fd >= 0 {
+            setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            return .accepted(fd: fd, peer: peer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        }
+        if -fd == EAGAIN || -fd == EWOULDBLOCK { return .wouldBlock }
+        return .failed(-fd)
+    }
+
+    // MARK: epoll
+
+    static func epollCreate() throws(Failure) -> Int32 {
+        let fd = cs_epoll_create()
+        guard fd >= 0 else { throw Failure(call: "epoll_create1", errno: -fd) }
+        return fd
+    }
+
+    /// Milliseconds since the Unix epoch, for journal records.
+    static func wallClockMilliseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+    /// The monotonic clock the cores run on, in milliseconds.
+    static func monotonicMilliseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}

@@ -1,0 +1,62 @@
+#define _GNU_SOURCE
+#include "csystem.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+const int cs_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
+const int cs_EPOLL_CTL_MOD = EPOLL_CTL_MOD;
+const int cs_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
+const uint32_t cs_EPOLLIN = EPOLLIN;
+const uint32_t cs_EPOLLOUT = EPOLLOUT;
+const uint32_t cs_EPOLLERR = EPOLLERR;
+const uint32_t cs_EPOLLHUP = EPOLLHUP;
+const uint32_t cs_EPOLLRDHUP = EPOLLRDHUP;
+
+int cs_epoll_create(void) {
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int cs_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event ev;
+    ev.events = events;
+    ev.data.u64 = data;
+    return epoll_ctl(epfd, op, fd, &ev) == 0 ? 0 : errno;
+}
+
+int cs_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeout_ms) {
+    struct epoll_event evs[256];
+    if (max > 256) max = 256;
+    int n;
+    do {
+        n = epoll_wait(epfd, evs, max, timeout_ms);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return -errno;
+    for (int i = 0; i < n; i++) {
+        events[i] = evs[i].events;
+        data[i] = evs[i].data.u64;
+    }
+    return n;
+}
+
+int cs_accept(int listener, char *peer, int peer_len) {
+    struct sockaddr_in addr;
+    socklen_t len = sizeof(addr);
+    int fd;
+    do {
+        fd = accept4(listener, (struct sockaddr *)&addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    } while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
+    if (fd < 0) return -errno;
+    if (peer && peer_len > 0) {
+        char host[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &addr.sin_addr, host, sizeof(host));
+        snprintf(peer, (size_t)peer_len, "%s:%u", host, (unsigned)ntohs(addr.sin_port));
+    }
+    return fd;
+}

@@ -1,0 +1,27 @@
+#ifndef CSYSTEM_H
+#define CSYSTEM_H
+
+#include <stdint.h>
+
+// Thin wrappers for the Linux calls Swift's Glibc module does not export (they sit
+// behind _GNU_SOURCE or in headers it does not include). epoll_event is packed on
+// x86_64, so events cross the boundary as two plain arrays instead.
+
+int cs_epoll_create(void);
+/// Returns 0 or errno.
+int cs_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/// Waits up to timeout_ms (0: poll). Returns the count, or -errno.
+int cs_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeout_ms);
+/// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. Returns the fd or -errno.
+int cs_accept(int listener, char *peer, int peer_len);
+
+extern const int cs_EPOLL_CTL_ADD;
+extern const int cs_EPOLL_CTL_MOD;
+extern const int cs_EPOLL_CTL_DEL;
+extern const uint32_t cs_EPOLLIN;
+extern const uint32_t cs_EPOLLOUT;
+extern const uint32_t cs_EPOLLERR;
+extern const uint32_t cs_EPOLLHUP;
+extern const uint32_t cs_EPOLLRDHUP;
+
+#endif

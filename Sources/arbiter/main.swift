@@ -1,0 +1,58 @@
+import ArbiterServer
+import Dispatch
+import Foundation
+
+// The arbiter executable: flags, config, signals, start.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let options: ArbiterOptions
+do {
+    options = try ArbiterOptions.parse(arguments)
+} catch {
+    FileHandle.standardError.write(Data("error: \(error.message)\nRun 'arbiter --help' for usage.\n".utf8))
+    exit(64)
+}
+if options.showHelp {
+    print(ArbiterOptions.help)
+    exit(0)
+}
+
+var configuration = ServerConfiguration()
+configuration.host = options.host
+configuration.port = options.port
+configuration.logLevel = options.logLevel
+let log = ServerLog(level: options.logLevel)
+if let path = options.configPath {
+    do {
+        configuration.panels = try ConfigLoader.load(path: path)
+    } catch {
+        log.error("bad configuration; not starting", ["error": error.description])
+        FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
+        exit(78)
+    }
+}
+
+let server = ArbiterServer(configuration: configuration)
+do {
+    try server.start()
+} catch {
+    FileHandle.standardError.write(Data("error: cannot start: \(error)\n".utf8))
+    exit(1)
+}
+
+// Signals are taken by Dispatch sources, not async handlers, so stopping runs as
+// ordinary code on a queue.
+signal(SIGPIPE, SIG_IGN)
+var signalSources: [DispatchSourceSignal] = []
+for sig in [SIGINT, SIGTERM] {
+    signal(sig, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+    source.setEventHandler {
+        log.info("shutting down", ["signal": sig == SIGINT ? "SIGINT" : "SIGTERM"])
+        server.stop()
+        exit(0)
+    }
+    source.resume()
+    signalSources.append(source)
+}
+dispatchMain()
