@@ -5,6 +5,7 @@ let package = Package(
     name: "ButtonArbiter",
     products: [
         .executable(name: "arbiter", targets: ["arbiter"]),
+        .executable(name: "arbiter-load", targets: ["arbiter-load"]),
     ],
     targets: [
         // Pure state: no Foundation, no Dispatch, no clock reads.
@@ -20,6 +21,11 @@ let package = Package(
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ArbiterWire"]),
+        // The load generator and safety checker: real sockets, epoll via CSystem, the
+        // server's codecs for WebSocket frames and config; never the server itself.
+        .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "CSystem"], path: "clients/load/Kit"),
+        .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit"], path: "clients/load/Main"),
+        .testTarget(name: "ArbiterLoadTests", dependencies: ["ArbiterLoadKit", "ArbiterWire", "ArbiterCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

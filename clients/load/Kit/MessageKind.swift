@@ -1,0 +1,44 @@
+/// What one server message is, whichever form (text line or JSON) it came in.
+public enum MessageKind: UInt8, Sendable, Equatable {
+    case welcome, okHello, okJoin, okLeave, okUp, okCancel, okQuit, okOther
+    case granted, denied, button, error, pong, help, panelInfo, record
+    case pressed, fired, progress, midway, tapped, started, stopped, cancelled, released, joined, left
+    case unknown
+
+    /// Panel events carry a `seq` and go to every member.
+    public var isEvent: Bool { rawValue >= MessageKind.pressed.rawValue && self != .unknown }
+
+    /// The wire verb, for printing a message back.
+    public var verb: String {
+        switch self {
+        case .welcome: "WELCOME"
+        case .okHello: "OK HELLO"
+        case .okJoin: "OK JOIN"
+        case .okLeave: "OK LEAVE"
+        case .okUp: "OK UP"
+        case .okCancel: "OK CANCEL"
+        case .okQuit: "OK QUIT"
+        case .okOther: "OK"
+        case .granted: "GRANTED"
+        case .denied: "DENIED"
+        case .button: "BUTTON"
+        case .error: "ERROR"
+        case .pong: "PONG"
+        case .help: "#"
+        case .panelInfo: "PANEL"
+        case .record: "RECORD"
+        case .pressed: "PRESSED"
+        case .fired: "FIRED"
+        case .progress: "PROGRESS"
+        case .midway: "MIDWAY"
+        case .tapped: "TAPPED"
+        case .started: "STARTED"
+        case .stopped: "STOPPED"
+        case .cancelled: "CANCELLED"
+        case .released: "RELEASED"
+        case .joined: "JOINED"
+        case .left: "LEFT"
+        case .unknown: "?"
+        }
+    }
+}

@@ -1,0 +1,183 @@
+/// Checks everything the generator observed against the protocol's safety rules.
+///
+/// Fed every message each watched connection received, in the order it received them
+/// (`record`); connections may be interleaved in any way. Per connection it checks the
+/// seq chain and the order of its own replies and events; across connections it checks
+/// that all members saw the same event at each seq; and from the panel's total order,
+/// rebuilt one seq at a time, it checks ownership, fences and firing. Memory is bounded
+/// by the members' lag, not by the run's length. Not thread-safe: one owner feeds it.
+public final class SafetyChecker {
+    public let buttons: ButtonTable
+    /// Violations kept with their evidence; the rest are only counted.
+    public let maxViolations: Int
+    public private(set) var violations: [Violation] = []
+    public private(set) var violationCount = 0
+    /// Events read by all streams, and how many of them were compared with another
+    /// member's event at the same seq.
+    public private(set) var eventsChecked = 0
+    public private(set) var eventsCompared = 0
+    var streams: [CheckedStream] = []
+    var window = SeqWindow()
+    // The panel model, in seq order.
+    var modelStarted = false
+    var nextApply: Int64 = 0
+    /// Open grants per group: one at most, unless the two-owners rule was broken.
+    var open: [[OpenGrant]]
+    var lastFence: Int64 = 0
+    var lastPressed: (WireMessage, Int32)?
+    /// The highest seq of a snapshot in which every button was idle.
+    var idleSnapshotSeq: Int64 = -1
+    private var sinceTrim = 0
+    private var cachedOldest: Int64 = 0
+
+    public init(buttons: ButtonTable, maxViolations: Int = 50) {
+        self.buttons = buttons
+        self.maxViolations = maxViolations
+        self.open = Array(repeating: [], count: buttons.groupNames.count)
+    }
+
+    /// A new connection to watch; `name` identifies it in violation reports.
+    public func addStream(name: String) -> Int {
+        streams.append(CheckedStream(name: name))
+        return streams.count - 1
+    }
+
+    /// The connection is closed; it no longer holds back the window.
+    public func closeStream(_ stream: Int) {
+        streams[stream].active = false
+    }
+
+    public var isClean: Bool { violationCount == 0 }
+
+    /// One message `stream` received, in its order.
+    public func record(_ stream: Int, _ m: WireMessage) {
+        switch m.kind {
+        case .welcome, .okHello:
+            if m.session >= 0 { streams[stream].session = m.session }
+        case .button:
+            if m.state != .idle { streams[stream].snapshotBusy += 1 }
+            if m.state == .pressed, m.button >= 0 { streams[stream].snapshotPressed.append(m.button) }
+        case .okJoin:
+            joined(stream, m)
+        case .okLeave:
+            streams[stream].joined = false
+        case .granted:
+            if m.button >= 0 { streams[stream].own[m.button] = CheckedStream.OwnGrant(fence: m.fence) }
+        case .okUp, .okCancel:
+            guard m.button >= 0 else { return }
+            if m.reason == .none {
+                streams[stream].own[m.button]?.releaseReplied = true
+            } else {
+                // `ended=`: the grant ended on its own before this UP; no event follows.
+                streams[stream].own[m.button] = nil
+            }
+        default:
+            if m.kind.isEvent { event(stream, m) }
+        }
+    }
+
+    private func joined(_ stream: Int, _ m: WireMessage) {
+        var s = streams[stream]
+        if s.joined {
+            // A JOIN again: everything up to the snapshot's seq was sent before it.
+            if m.seq != s.expected - 1 {
+                let last = s.lastEvent.map { describe(stream, $0) } ?? "\(s.name): (no event yet)"
+                violate(.seqGap, "snapshot again at seq=\(m.seq) but the last event seen was seq=\(s.expected - 1)",
+                        [last, describe(stream, m)])
+                s.expected = m.seq + 1
+            }
+        } else {
+            s.joined = true
+            s.expected = m.seq + 1
+        }
+        if !modelStarted {
+            startModel(at: m.seq, fence: m.fence, pressed: s.snapshotPressed)
+        }
+        if s.snapshotBusy == 0, m.seq > idleSnapshotSeq { idleSnapshotSeq = m.seq }
+        s.snapshotBusy = 0
+        s.snapshotPressed = []
+        streams[stream] = s
+    }
+
+    private func event(_ stream: Int, _ m: WireMessage) {
+        eventsChecked += 1
+        guard streams[stream].joined else {
+            return violate(.seqGap, "event before the JOIN reply", [describe(stream, m)])
+        }
+        if m.seq != streams[stream].expected {
+            let last = streams[stream].lastEvent.map { describe(stream, $0) } ?? "\(streams[stream].name): OK JOIN seq=\(streams[stream].expected - 1)"
+            violate(.seqGap, "expected seq=\(streams[stream].expected), got seq=\(m.seq)", [last, describe(stream, m)])
+        }
+        streams[stream].expected = m.seq + 1
+        streams[stream].lastEvent = m
+        checkOwnOrder(stream, m)
+        if let first = window.entry(m.seq) {
+            eventsCompared += 1
+            if first.message != m {
+                violate(.seqDisagree, "two members saw different events at seq=\(m.seq)",
+                        [describe(Int(first.stream), first.message), describe(stream, m)])
+            }
+        } else if m.seq >= nextApply || !modelStarted {
+            window.insert(SeqWindow.Entry(seq: m.seq, message: m, stream: Int32(stream)), oldestNeeded: oldestNeeded)
+            applyReady()
+        }
+    }
+
+    /// The owner's own stream: a reply precedes the events its command causes.
+    private func checkOwnOrder(_ stream: Int, _ m: WireMessage) {
+        let s = streams[stream]
+        guard m.button >= 0 else { return }
+        let own = s.own[m.button]
+        switch m.kind {
+        case .pressed where m.session == s.session && s.session >= 0:
+            if own?.fence != m.fence {
+                violate(.replyOrder, "PRESSED of this connection's own grant before its GRANTED reply", [describe(stream, m)])
+            }
+        case .stopped where m.session == s.session && s.session >= 0 && m.reason == .up:
+            if own?.fence != m.fence || own?.releaseReplied != true {
+                violate(.stoppedBeforeUp, "STOPPED reason=up before the owner's OK UP reply", [describe(stream, m)])
+            }
+        case .released:
+            guard let own, own.fence == m.fence else { return }
+            if (m.reason == .up || m.reason == .cancel) && !own.releaseReplied {
+                violate(.replyOrder, "RELEASED reason=\(m.reason.word) before the owner's OK reply", [describe(stream, m)])
+            }
+            streams[stream].own[m.button] = nil
+        default:
+            break
+        }
+    }
+
+    /// Checks at the end of the run.
+    public func finish() {
+        // If the model reached a snapshot in which every button was idle, every
+        // PRESSED before it must have been RELEASED.
+        guard modelStarted, idleSnapshotSeq >= 0, nextApply - 1 == idleSnapshotSeq else { return }
+        for grant in open.joined() where !grant.preexisting {
+            violate(.pressRelease, "PRESSED never RELEASED, although the snapshot at seq=\(idleSnapshotSeq) shows every button idle",
+                    [describe(Int(grant.witness), grant.pressed)])
+        }
+    }
+
+    func oldestNeeded() -> Int64 {
+        sinceTrim += 1
+        if sinceTrim >= 256 || cachedOldest == 0 {
+            sinceTrim = 0
+            var oldest = nextApply
+            for s in streams where s.active && s.joined && s.expected < oldest { oldest = s.expected }
+            cachedOldest = oldest
+        }
+        return cachedOldest
+    }
+
+    func describe(_ stream: Int, _ m: WireMessage) -> String {
+        "\(streams[stream].name): \(m.describe(buttons))"
+    }
+
+    func violate(_ rule: SafetyRule, _ message: String, _ evidence: [String]) {
+        violationCount += 1
+        if violations.count < maxViolations {
+            violations.append(Violation(rule: rule, message: message, evidence: evidence))
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// The safety properties the checker holds a run's observed history to.
+public enum SafetyRule: String, Sendable, CaseIterable {
+    /// Never two owners of one group at once (in the panel's total order).
+    case twoOwners = "two-owners"
+    /// Fences strictly increase per panel (PRESSED after PRESSED, and above the
+    /// fence of the JOIN snapshot).
+    case fenceOrder = "fence-order"
+    /// Every member's `seq` is gapless: after `OK JOIN ... seq=S` come S+1, S+2, ...
+    /// and a later JOIN's snapshot seq equals the last event seen.
+    case seqGap = "seq-gap"
+    /// Every member sees the same event at the same seq (one order for all).
+    case seqDisagree = "seq-disagree"
+    /// Every PRESSED is closed by exactly one RELEASED (and RELEASED only closes an
+    /// open PRESSED of the same button and fence).
+    case pressRelease = "press-release"
+    /// Exactly one FIRED per completed hold (reason=fired), none for a hold released
+    /// early or for a talk button, exactly one per tap grant.
+    case firedCount = "fired-count"
+    /// In the owner's own stream, a STOPPED reason=up never precedes its OK UP reply.
+    case stoppedBeforeUp = "stopped-before-up"
+    /// In the owner's own stream, a reply precedes the events its command causes:
+    /// GRANTED before its PRESSED, OK UP/CANCEL before RELEASED reason=up/cancel.
+    case replyOrder = "reply-order"
+}

@@ -1,0 +1,31 @@
+/// One server message reduced to the numbers the generator and the checker need.
+///
+/// Fields a message does not carry keep their "absent" values (-1, `.none`, false).
+/// Built in place by `LineMessageParser` or `JSONMessageParser` from the same wire
+/// message, so text and JSON peers must decode to equal values.
+public struct WireMessage: Sendable, Equatable {
+    public var kind: MessageKind = .unknown
+    /// Index in the `ButtonTable`; -1 when absent or unknown.
+    public var button: Int32 = -1
+    public var fence: Int64 = -1
+    public var seq: Int64 = -1
+    /// The `session=` number (`s7` is 7).
+    public var session: Int64 = -1
+    /// `owner=` or `name=` as a name code (see `ByteText.nameCode`).
+    public var owner: Int64 = -1
+    /// `reason=` (events, DENIED) or `ended=` (OK UP/CANCEL).
+    public var reason: ReasonCode = .none
+    /// PROGRESS `value=` in thousandths.
+    public var permille: Int32 = -1
+    public var heldMs: Int64 = -1
+    public var discarded = false
+    public var members: Int64 = -1
+    /// BUTTON `state=`.
+    public var state: ButtonState = .unknown
+
+    public init() {}
+
+    public init(kind: MessageKind) {
+        self.kind = kind
+    }
+}
