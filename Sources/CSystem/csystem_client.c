@@ -59,8 +59,8 @@ uint64_t cs_raise_nofile(uint64_t want) {
     return (uint64_t)lim.rlim_cur;
 }
 
-void cs_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+void cs_atomic_store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
-uint64_t cs_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+uint64_t cs_atomic_load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
 int cs_isatty(int fd) { return isatty(fd); }

@@ -16,8 +16,9 @@ uint64_t cs_monotonic_ns(void);
 /// Raises the soft RLIMIT_NOFILE towards `want` (capped by the hard limit). Returns the
 /// soft limit now in force.
 uint64_t cs_raise_nofile(uint64_t want);
-/// Relaxed atomic access to plain words shared between generator threads (Swift's
-/// Atomic cannot live in a plain buffer).
+/// Atomic access to plain words shared between generator threads (Swift's Atomic
+/// cannot live in a plain buffer): a release store and an acquire load, so a word
+/// written before a release store is seen by whoever acquires the stored value.
 void cs_atomic_store_u64(uint64_t *p, uint64_t v);
 uint64_t cs_atomic_load_u64(const uint64_t *p);
 /// Whether fd is a terminal.
