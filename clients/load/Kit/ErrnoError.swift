@@ -10,5 +10,8 @@ public struct ErrnoError: Error, Equatable, CustomStringConvertible {
         self.code = code
     }
 
-    public var description: String { "\(call): \(String(cString: strerror(code)))" }
+    /// What went wrong, without the call (`Connection refused`).
+    public var reason: String { String(cString: strerror(code)) }
+
+    public var description: String { "\(call): \(reason)" }
 }

@@ -1,2 +1,36 @@
-// arbiter-load: filled in by the following commits.
-print("arbiter-load: not yet implemented")
+import ArbiterLoadKit
+import Foundation
+
+// arbiter-load: flags, the live progress line, the report and the exit status.
+
+let options: LoadOptions
+do {
+    options = try LoadOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("error: \(error.message)\nRun 'arbiter-load --help' for usage.\n".utf8))
+    exit(64)
+}
+if options.showHelp {
+    print(Help.text)
+    exit(0)
+}
+if options.workload == .config {
+    print(ConfigWriter.panelJSON(options), terminator: "")
+    exit(0)
+}
+// A peer that vanished must not kill the generator.
+signal(SIGPIPE, SIG_IGN)
+
+// The progress line only on a terminal, so logs and pipes get the report alone.
+let live = isatty(STDERR_FILENO) == 1
+let result = LoadRunner.run(options, onProgress: live ? { p in
+    let line = p.phase == "connecting"
+        ? "\r[\(LoadReport.fixed(p.elapsed, 1)) s] connecting \(p.ready)/\(p.total)"
+        : "\r[\(LoadReport.fixed(p.elapsed, 1)) s] \(p.phase) \(LoadReport.count(p.opsPerSecond)) ops/s  p99 \(LoadReport.ms(p.p99))  "
+            + "\(LoadReport.count(p.eventsPerSecond)) events/s  errors \(p.errors)"
+    FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+} : nil)
+if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+
+print(options.json ? LoadReport.json(result) : LoadReport.text(result))
+exit(result.exitCode)

@@ -1,0 +1,63 @@
+import Testing
+@testable import ArbiterLoadKit
+
+/// The generator against the real server binary over loopback: short bounded runs
+/// (by cycle count, not by time) whose safety checker must come out clean.
+@Suite(.serialized) struct IntegrationTests {
+    static func config() throws -> String {
+        ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--buttons", "8", "--holds", "2", "--talks", "2",
+                                                      "--hold-ms", "60", "--long-ms", "30", "--min-talk-ms", "20"]))
+    }
+
+    func options(_ arguments: [String], port: UInt16) throws -> LoadOptions {
+        var o = try LoadOptions.parse(arguments)
+        o.port = port
+        return o
+    }
+
+    @Test func contendFanoutHoldsAndIdleAgainstTheRealServer() throws {
+        let server = try ServerProcess(config: try Self.config())
+        defer { server.stop() }
+
+        let contend = LoadRunner.run(try options(["contend", "--connections", "12", "--buttons", "4", "--observers", "2",
+                                                  "--cycles", "3000", "--threads", "2"], port: server.port))
+        #expect(contend.failure == nil, "\(contend.failure ?? "")")
+        #expect(contend.exitCode == 0, "\(LoadReport.text(contend))")
+        #expect(contend.checked && contend.violationCount == 0)
+        #expect(contend.stats.cycles > 0 && contend.stats.denials > 0 && contend.stats.reply.count > 0)
+        #expect(contend.eventsCompared > 0, "two observers must be compared")
+
+        let fanout = LoadRunner.run(try options(["fanout", "--members", "20", "--pressers", "2", "--cycles", "300"], port: server.port))
+        #expect(fanout.exitCode == 0, "\(LoadReport.text(fanout))")
+        #expect(fanout.checked && fanout.violationCount == 0 && fanout.eventsCompared > 0)
+        #expect(fanout.stats.event.count > 0, "press->event latency measured at members")
+
+        let holds = LoadRunner.run(try options(["holds", "--connections", "6", "--cycles", "120", "--max-hold-ms", "120"], port: server.port))
+        #expect(holds.exitCode == 0, "\(LoadReport.text(holds))")
+        #expect(holds.checked && holds.violationCount == 0 && holds.eventsChecked > 0)
+
+        let idle = LoadRunner.run(try options(["idle", "--connections", "40", "--server-pid", "\(server.pid)"], port: server.port))
+        #expect(idle.exitCode == 0, "\(LoadReport.text(idle))")
+        #expect(idle.memoryBefore != nil && idle.memoryAfter != nil)
+    }
+
+    @Test func webSocketPeers() throws {
+        let server = try ServerProcess(config: try Self.config())
+        defer { server.stop() }
+        let mixed = LoadRunner.run(try options(["contend", "--connections", "4", "--cycles", "200", "--ws-fraction", "0.5"], port: server.port))
+        // Until WebSocket lands on the server it answers the upgrade with 501.
+        withKnownIssue("the server does not serve WebSocket yet (HTTP 501)", isIntermittent: true) {
+            #expect(mixed.exitCode == 0, "\(LoadReport.text(mixed))")
+        }
+        if let failure = mixed.failure {
+            #expect(failure.contains("WebSocket upgrade refused") && failure.contains("501"))
+        }
+    }
+
+    @Test func aServerThatIsNotThereFailsClearly() throws {
+        // Port 1 on loopback: nothing listens there.
+        let result = LoadRunner.run(try options(["contend", "--cycles", "10"], port: 1))
+        #expect(result.exitCode == 2)
+        #expect(result.failure?.hasPrefix("cannot connect to 127.0.0.1:1") == true)
+    }
+}

@@ -1,0 +1,59 @@
+import Testing
+import ArbiterCore
+import ArbiterWire
+@testable import ArbiterLoadKit
+
+@Suite struct LoadOptionsTests {
+    @Test func flagsAndDefaults() throws {
+        let o = try LoadOptions.parse(["fanout", "--members=1000", "--ws-fraction", "0.5", "--duration", "2.5", "--json"])
+        #expect(o.workload == .fanout && o.connectionCount == 1000 && o.wsFraction == 0.5 && o.duration == 2.5 && o.json)
+        #expect(try LoadOptions.parse(["contend"]).connectionCount == 10)
+        #expect(try LoadOptions.parse(["idle"]).connectionCount == 1000)
+        let redis = try LoadOptions.parse(["contend", "--redis", "127.0.0.1:6380"])
+        #expect(redis.redisHost == "127.0.0.1" && redis.redisPort == 6380 && !redis.checks)
+    }
+
+    @Test func mistakesAreExplained() {
+        #expect(throws: LoadOptions.UsageError(message: "unknown argument '--conections'; did you mean --connections?")) {
+            try LoadOptions.parse(["contend", "--conections", "3"])
+        }
+        #expect(throws: LoadOptions.UsageError(message: "unknown workload 'contention'; choose one of contend, fanout, holds, idle, config")) {
+            try LoadOptions.parse(["contention"])
+        }
+        #expect(throws: LoadOptions.UsageError(message: "--ws-fraction must be from 0 to 1, not '2'")) {
+            try LoadOptions.parse(["contend", "--ws-fraction", "2"])
+        }
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["holds", "--redis", "127.0.0.1:6379"]) }
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["--port", "7070"]) }
+    }
+
+    @Test func configIsAcceptedByTheServersDecoder() throws {
+        var o = try LoadOptions.parse(["config", "--buttons", "6", "--groups", "3", "--holds", "2", "--talks", "1", "--hold-ms", "50"])
+        o.panel = "bench"
+        let panels = try ConfigDecoder.decode(Array(ConfigWriter.panelJSON(o).utf8))
+        let panel = try #require(panels.first)
+        #expect(panel.id == "bench")
+        #expect(panel.buttons.map(\.id) == ["b1", "b2", "b3", "b4", "b5", "b6", "h1", "h2", "t1"])
+        #expect(panel.buttons.map(\.group) == ["g1", "g2", "g3", "g1", "g2", "g3", "hold1", "hold2", "talk1"])
+        #expect(panel.buttons[0].timeoutMs == 0 && panel.buttons[6].holdMs == 50 && panel.buttons[8].kind == .talk)
+        let plain = try ConfigDecoder.decode(Array(ConfigWriter.panelJSON(try LoadOptions.parse(["config"])).utf8))
+        #expect(plain[0].buttons.count == 100 && Set(plain[0].buttons.map(\.group)).count == 100)
+    }
+
+    @Test func memoryAndCPUParsing() {
+        #expect(ProcessMemory.parseVmRSS("Name:\tarbiter\nVmPeak:\t  9000 kB\nVmRSS:\t   18520 kB\n") == 18520 * 1024)
+        #expect(ProcessMemory.parseVmRSS("Name:\tx\n") == nil)
+        let stat = "4242 (my (odd) server) S 1 4242 4242 0 -1 4194560 500 0 0 0 150 50 0 0 20 0 3 0 100 0 0"
+        #expect(CPUClock.parseStat(stat, ticksPerSecond: 100) == 2.0)
+    }
+
+    @Test func reportFormatting() {
+        #expect(LoadReport.count(1_234_567.4) == "1,234,567")
+        #expect(LoadReport.fixed(2.0049, 2) == "2.00")
+        #expect(LoadReport.ms(1_500_000) == "1.500 ms")
+        var decimal: [UInt8] = []
+        CommandBook.appendDecimal(9_007_199_254_740_993, to: &decimal)
+        CommandBook.appendDecimal(0, to: &decimal)
+        #expect(String(decoding: decimal, as: UTF8.self) == "90071992547409930")
+    }
+}

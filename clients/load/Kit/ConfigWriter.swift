@@ -1,0 +1,29 @@
+/// Writes the `--config` JSON of a panel for load runs (PROTOCOL.md section 8).
+///
+/// Tap buttons `b1..bN` each get their own group `g1..gN` (or are spread over
+/// `groups`), with `timeout_ms` 0 so that no timeout ends a grant behind the
+/// generator's back. Hold buttons `h1..` and talk buttons `t1..` get their own groups
+/// too, and short times so that a run sees many firings and talks.
+public enum ConfigWriter {
+    public static func panelJSON(_ o: LoadOptions) -> String {
+        let taps = o.buttons ?? (o.holdButtons + o.talkButtons > 0 ? 0 : 100)
+        let groups = max(1, o.groups ?? taps)
+        var buttons: [String] = []
+        for i in 1...max(taps, 1) where taps > 0 {
+            buttons.append(#"{ "id": "b\#(i)", "kind": "tap", "group": "g\#((i - 1) % groups + 1)", "timeout_ms": 0 }"#)
+        }
+        for i in 1...max(o.holdButtons, 1) where o.holdButtons > 0 {
+            let progress = max(10, o.holdMs / 4)
+            buttons.append(#"{ "id": "h\#(i)", "kind": "hold", "group": "hold\#(i)", "hold_ms": \#(o.holdMs), "progress_ms": \#(progress) }"#)
+        }
+        for i in 1...max(o.talkButtons, 1) where o.talkButtons > 0 {
+            buttons.append(#"{ "id": "t\#(i)", "kind": "talk", "group": "talk\#(i)", "long_ms": \#(o.longMs), "min_talk_ms": \#(o.minTalkMs), "timeout_ms": 0 }"#)
+        }
+        return """
+            { "panels": [ { "id": "\(o.panel)", "title": "Load", "buttons": [
+                \(buttons.joined(separator: ",\n    "))
+            ] } ] }
+
+            """
+    }
+}

@@ -1,0 +1,230 @@
+extension Engine {
+    func greetLine(_ peer: Peer) {
+        // An idle peer sends nothing: the server greets it after its 200 ms wait.
+        guard peer.role != .idler else { return }
+        var hello = Array("HELLO \(peer.name)\n".utf8)
+        if peer.joins { hello += plan.commands.lineJoin }
+        send(peer, hello)
+    }
+
+    func greetWebSocket(_ peer: Peer) {
+        guard peer.role != .idler else { return }
+        var frames: [UInt8] = []
+        peer.ws?.appendText(Array(#"{"cmd":"hello","name":"\#(peer.name)"}"#.utf8), to: &frames)
+        if peer.joins { peer.ws?.appendText(plan.commands.jsonJoin, to: &frames) }
+        send(peer, frames)
+    }
+
+    func sendJoin(_ peer: Peer) {
+        switch peer.transport {
+        case .line:
+            send(peer, plan.commands.lineJoin)
+        case .webSocket:
+            var frame: [UInt8] = []
+            peer.ws?.appendText(plan.commands.jsonJoin, to: &frame)
+            send(peer, frame)
+        case .redis:
+            break
+        }
+    }
+
+    /// One message from the server, in the order the connection received it.
+    func handle(_ peer: Peer, _ m: WireMessage, _ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        if peer.stream >= 0 {
+            checkBatch.append((peer.stream, m))
+            if checkBatch.count >= 4096 { flushChecker() }
+        }
+        if m.kind.isEvent {
+            if m.kind == .released, peer.role == .presser, m.fence == peer.fence { peer.grantEnded = true }
+            return event(m)
+        }
+        switch peer.state {
+        case .greeting:
+            switch m.kind {
+            case .welcome:
+                peer.session = m.session
+                if peer.role == .idler { becomeReady(peer) }
+            case .okHello:
+                peer.session = m.session
+                if !peer.joins { becomeReady(peer) }
+            case .okJoin:
+                becomeReady(peer)
+            case .error, .unknown:
+                control.abort("\(peer.name) could not set up: \(Engine.text(raw, range))")
+            default:
+                break
+            }
+        case .ready, .finalJoin:
+            switch m.kind {
+            case .okJoin where peer.state == .finalJoin:
+                peer.state = .finished
+                finalPending -= 1
+            case .granted, .denied, .okUp, .okCancel, .error:
+                if peer.role == .presser {
+                    presserReply(peer, m, raw, range)
+                } else {
+                    stats.error("\(peer.name): \(Engine.text(raw, range))")
+                }
+            default:
+                break
+            }
+        default:
+            break
+        }
+    }
+
+    private func event(_ m: WireMessage) {
+        guard measuring else { return }
+        stats.events += 1
+        guard m.kind == .pressed else { return }
+        if let sent = plan.presses.sentAt(fence: m.fence) {
+            if now >= sent { stats.event.record(now - sent) }
+        } else if pendingPresses.count < 100_000 {
+            // Its presser's GRANTED has not been read yet (another socket, same batch).
+            pendingPresses.append((m.fence, now))
+        }
+    }
+
+    func resolvePendingPresses() {
+        guard !pendingPresses.isEmpty else { return }
+        var kept = 0
+        for (fence, at) in pendingPresses {
+            if let sent = plan.presses.sentAt(fence: fence) {
+                if measuring, at >= sent { stats.event.record(at - sent) }
+            } else if now &- at < 2 * LoadClock.second {
+                pendingPresses[kept] = (fence, at)
+                kept += 1
+            }
+        }
+        pendingPresses.removeLast(pendingPresses.count - kept)
+    }
+
+    /// Starts a press cycle if the run still wants one.
+    func startCycle(_ peer: Peer) {
+        peer.step = .idle
+        guard control.phase == .running, peer.state == .ready else { return }
+        guard control.takeCycle() else {
+            control.advance(from: .running, to: .draining)
+            return
+        }
+        if peer.transport == .redis { return startRedisCycle(peer) }
+        let b = peer.fixedButton >= 0 ? peer.fixedButton : plan.pressButtons[peer.random.below(plan.pressButtons.count)]
+        peer.button = b
+        peer.step = .awaitingDown
+        peer.sentAt = LoadClock.now()
+        switch peer.transport {
+        case .line:
+            send(peer, plan.commands.lineDown[Int(b)])
+        case .webSocket:
+            var frame: [UInt8] = []
+            peer.ws?.appendText(plan.commands.jsonDown[Int(b)], to: &frame)
+            send(peer, frame)
+        case .redis:
+            break
+        }
+    }
+
+    private func sendUp(_ peer: Peer) {
+        peer.step = .awaitingUp
+        peer.sentAt = LoadClock.now()
+        let b = Int(peer.button)
+        switch peer.transport {
+        case .line:
+            peer.output.append(contentsOf: plan.commands.lineUpPrefix[b])
+            CommandBook.appendDecimal(peer.fence, to: &peer.output)
+            peer.output.append(0x0A)
+            markDirty(peer)
+        case .webSocket:
+            var payload = plan.commands.jsonUpPrefix[b]
+            CommandBook.appendDecimal(peer.fence, to: &payload)
+            payload.append(UInt8(ascii: "}"))
+            var frame: [UInt8] = []
+            peer.ws?.appendText(payload, to: &frame)
+            send(peer, frame)
+        case .redis:
+            send(peer, plan.commands.redisDel[b])
+        }
+    }
+
+    @inline(__always)
+    func recordReply(_ peer: Peer) {
+        guard measuring, now >= peer.sentAt else { return }
+        let latency = now - peer.sentAt
+        stats.reply.record(latency)
+        stats.replies += 1
+        if control.showsProgress { progressInterval.record(latency) }
+    }
+
+    private func presserReply(_ peer: Peer, _ m: WireMessage, _ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        switch (m.kind, peer.step) {
+        case (.granted, .awaitingDown):
+            recordReply(peer)
+            if measuring { stats.grants += 1 }
+            plan.presses.store(fence: m.fence, sentAt: peer.sentAt)
+            peer.fence = m.fence
+            peer.grantEnded = false
+            if plan.options.workload == .holds && control.phase == .running {
+                peer.step = .holding
+                let ms = UInt64(peer.random.below(plan.options.maxHoldMs + 1))
+                schedule(peer, afterNanos: ms * LoadClock.millisecond)
+            } else {
+                sendUp(peer)
+            }
+        case (.denied, .awaitingDown):
+            recordReply(peer)
+            if measuring { stats.denials += 1 }
+            think(peer)
+        case (.okUp, .awaitingUp):
+            recordReply(peer)
+            if measuring { stats.cycles += 1 }
+            startCycle(peer)
+        case (.error, .awaitingUp) where peer.grantEnded && Engine.text(raw, range).hasPrefix("ERROR stale-fence"):
+            // The hold fired and someone else pressed before this UP: PROTOCOL.md checks
+            // the fence first, so a late finger-lift gets stale-fence, not ended=fired.
+            recordReply(peer)
+            if measuring {
+                stats.cycles += 1
+                stats.lateUps += 1
+            }
+            startCycle(peer)
+        default:
+            stats.error("\(peer.name) after \(peer.step == .awaitingUp ? "UP" : "DOWN"): \(Engine.text(raw, range))")
+            if stats.errors > 1000 { return control.abort("more than 1000 error replies; first: \(stats.errorSamples.first ?? "")") }
+            think(peer)
+        }
+    }
+
+    /// After a denial: holds waits a moment (many pressers, few buttons); the others
+    /// try again at once, which is what contention means.
+    private func think(_ peer: Peer) {
+        guard plan.options.workload == .holds, control.phase == .running else { return startCycle(peer) }
+        peer.step = .thinking
+        schedule(peer, afterNanos: UInt64(1 + peer.random.below(20)) * LoadClock.millisecond)
+    }
+
+    func timerFired(_ peer: Peer) {
+        switch peer.step {
+        case .holding: sendUp(peer)
+        case .thinking: startCycle(peer)
+        case .idle, .awaitingDown, .awaitingUp: break
+        }
+    }
+
+    /// The run is draining: a held press is released now, a pause ends.
+    func drain(_ peer: Peer) {
+        switch peer.step {
+        case .holding:
+            peer.timerGeneration &+= 1
+            sendUp(peer)
+        case .thinking:
+            peer.timerGeneration &+= 1
+            peer.step = .idle
+        case .idle, .awaitingDown, .awaitingUp:
+            break
+        }
+    }
+
+    static func text(_ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: raw[range]), as: UTF8.self)
+    }
+}

@@ -1,0 +1,236 @@
+import CSystem
+
+extension Engine {
+    /// Peers handed over already connected and greeted (the setup observer).
+    func adoptPreconnected() {
+        for peer in peers where peer.fd >= 0 {
+            _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
+            if !peer.input.isEmpty {
+                // Bytes the setup read past its last line: the first events.
+                let leftover = peer.input
+                peer.input = []
+                now = LoadClock.now()
+                leftover.withUnsafeBufferPointer { consume(peer, $0) }
+            }
+        }
+    }
+
+    /// Starts connects while fewer than `--connect-batch` peers are being set up.
+    func connectMore() {
+        let host = plan.options.redisHost ?? plan.options.host
+        let port = plan.options.isRedis ? plan.options.redisPort : plan.options.port
+        while settingUp < plan.options.connectBatch, nextToConnect < peers.count {
+            let peer = peers[nextToConnect]
+            nextToConnect += 1
+            guard peer.state == .notStarted else { continue }
+            switch ClientSocket.connect(host: host, port: port) {
+            case .success(let fd):
+                peer.fd = fd
+                peer.state = .connecting
+                settingUp += 1
+                let err = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, fd, cs_EPOLLOUT | cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
+                if err != 0 { return control.abort("epoll_ctl: errno \(err)") }
+            case .failure(let error):
+                return control.abort("\(peer.name): \(error)\(error.code == 24 ? " (raise ulimit -n)" : "")")
+            }
+        }
+    }
+
+    /// EPOLLOUT on a connecting socket: the connect finished one way or the other.
+    func connected(_ peer: Peer) {
+        let err = ClientSocket.pendingError(peer.fd)
+        guard err == 0 else {
+            let host = plan.options.redisHost ?? plan.options.host
+            let port = plan.options.isRedis ? plan.options.redisPort : plan.options.port
+            return control.abort("cannot connect to \(host):\(port): \(ErrnoError(call: "connect", code: err).reason)")
+        }
+        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
+        switch peer.transport {
+        case .line:
+            peer.state = .greeting
+            greetLine(peer)
+        case .webSocket:
+            peer.state = .upgrading
+            var nonce: [UInt8] = []
+            for _ in 0..<16 { nonce.append(UInt8(truncatingIfNeeded: peer.random.next())) }
+            let handshake = WebSocketClientHandshake(host: plan.options.host, port: plan.options.port, nonce: nonce)
+            peer.handshake = handshake
+            peer.ws = WebSocketClientCodec(seed: peer.random.next())
+            send(peer, handshake.request)
+        case .redis:
+            peer.state = .greeting
+            greetRedis(peer)
+        }
+    }
+
+    /// The peer finished its setup.
+    func becomeReady(_ peer: Peer) {
+        guard peer.state != .ready else { return }
+        peer.state = .ready
+        settingUp -= 1
+        control.readyPeers.wrappingAdd(1, ordering: .relaxed)
+        if control.phase == .running, peer.role == .presser { startCycle(peer) }
+    }
+
+    func readable(_ peer: Peer) {
+        switch ClientSocket.read(peer.fd, into: scratch) {
+        case .bytes(let n):
+            let bytes = UnsafeBufferPointer(start: scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)
+            consume(peer, bytes)
+        case .wouldBlock:
+            return
+        case .eof:
+            lost(peer, "the server closed the connection")
+        case .failed(let e):
+            lost(peer, ErrnoError(call: "read", code: e).description)
+        }
+    }
+
+    /// A connection ended that should not have.
+    func lost(_ peer: Peer, _ why: String) {
+        let phase = control.phase
+        close(peer)
+        guard phase != .done && phase != .aborted else { return }
+        control.abort("\(peer.name) (\(peer.role), \(peer.transport)): \(why) during \(phase)")
+    }
+
+    func consume(_ peer: Peer, _ bytes: UnsafeBufferPointer<UInt8>) {
+        switch peer.transport {
+        case .line: consumeLines(peer, bytes)
+        case .webSocket: consumeWebSocket(peer, bytes)
+        case .redis: consumeRedis(peer, bytes)
+        }
+    }
+
+    private func consumeLines(_ peer: Peer, _ bytes: UnsafeBufferPointer<UInt8>) {
+        if peer.input.isEmpty {
+            let used = lines(peer, bytes)
+            if used < bytes.count { peer.input.append(contentsOf: bytes[used...]) }
+        } else {
+            peer.input.append(contentsOf: bytes)
+            let buffered = peer.input
+            let used = buffered.withUnsafeBufferPointer { lines(peer, $0) }
+            peer.input.removeFirst(used)
+        }
+    }
+
+    /// Handles every complete line; returns how many bytes they used.
+    private func lines(_ peer: Peer, _ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var start = 0
+        for i in 0..<bytes.count where bytes[i] == 0x0A {
+            if i > start {
+                let range = start..<i
+                let m = bytes[start] == UInt8(ascii: "{")
+                    ? JSONMessageParser.parse(bytes, range, buttons: plan.table)
+                    : LineMessageParser.parse(bytes, range, buttons: plan.table)
+                handle(peer, m, bytes, range)
+                if peer.fd < 0 { return bytes.count }
+            }
+            start = i + 1
+        }
+        return start
+    }
+
+    private func consumeWebSocket(_ peer: Peer, _ bytes: UnsafeBufferPointer<UInt8>) {
+        if peer.state == .upgrading {
+            peer.input.append(contentsOf: bytes)
+            guard let handshake = peer.handshake else { return }
+            switch handshake.check(peer.input) {
+            case .needMore:
+                return
+            case .refused(let status):
+                return control.abort("WebSocket upgrade refused by \(plan.options.host):\(plan.options.port): \(status)")
+            case .accepted(let bodyStart):
+                peer.ws?.append(peer.input[bodyStart...])
+                peer.input = []
+                peer.state = .greeting
+                greetWebSocket(peer)
+            }
+        } else {
+            peer.ws?.append(bytes)
+        }
+        // Bounded: each turn consumes one complete message of the finite input.
+        while peer.fd >= 0 {
+            let message: WebSocketClientCodec.Incoming?
+            do {
+                message = try peer.ws?.next()
+            } catch {
+                return lost(peer, "WebSocket: \(error)")
+            }
+            guard let message else { return }
+            switch message {
+            case .text(let payload):
+                payload.withUnsafeBufferPointer { buffer in
+                    handle(peer, JSONMessageParser.parse(buffer, 0..<buffer.count, buttons: plan.table), buffer, 0..<buffer.count)
+                }
+            case .ping(let payload):
+                var frame: [UInt8] = []
+                peer.ws?.appendPong(payload, to: &frame)
+                send(peer, frame)
+            case .pong, .binary:
+                break
+            case .close:
+                return lost(peer, "the server sent a WebSocket close")
+            }
+        }
+    }
+
+    func send(_ peer: Peer, _ bytes: [UInt8]) {
+        peer.output.append(contentsOf: bytes)
+        markDirty(peer)
+    }
+
+    @inline(__always)
+    func markDirty(_ peer: Peer) {
+        guard !peer.dirty else { return }
+        peer.dirty = true
+        dirty.append(peer.slot)
+    }
+
+    func flushDirty() {
+        for slot in dirty {
+            let peer = peers[slot]
+            peer.dirty = false
+            if !peer.writeBlocked { write(peer) }
+        }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    func writable(_ peer: Peer) {
+        guard peer.writeBlocked else { return }
+        peer.writeBlocked = false
+        write(peer)
+        if !peer.writeBlocked, peer.fd >= 0 {
+            _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
+        }
+    }
+
+    private func write(_ peer: Peer) {
+        guard peer.fd >= 0 else { return }
+        while peer.outputStart < peer.output.count {
+            let result = peer.output.withUnsafeBytes { raw in
+                ClientSocket.write(peer.fd, UnsafeRawBufferPointer(rebasing: raw[peer.outputStart...]))
+            }
+            switch result {
+            case .bytes(let n):
+                peer.outputStart += n
+            case .wouldBlock:
+                peer.writeBlocked = true
+                _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLOUT | cs_EPOLLRDHUP, UInt64(peer.slot))
+                return
+            case .eof, .failed:
+                return lost(peer, "write failed")
+            }
+        }
+        peer.output.removeAll(keepingCapacity: peer.output.capacity <= 4096)
+        peer.outputStart = 0
+    }
+
+    func close(_ peer: Peer) {
+        guard peer.fd >= 0 else { return }
+        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, peer.fd, 0, 0)
+        ClientSocket.close(peer.fd)
+        peer.fd = -1
+        peer.state = .closed
+    }
+}

@@ -1,0 +1,210 @@
+import CSystem
+
+/// One generator thread: its share of the connections on one epoll set, driven through
+/// the run's phases together with the other engines.
+///
+/// Everything here belongs to the engine's thread (`run()`); the run's shared state is
+/// in `plan` (immutable, atomics, or locked). One epoll set and a 64 KiB read buffer
+/// serve thousands of sockets, so the generator costs far less per request than the
+/// server it loads.
+final class Engine: @unchecked Sendable {
+    let index: Int
+    let plan: RunPlan
+    var control: RunControl { plan.control }
+    var peers: [Peer] = []
+    var epfd: Int32 = -1
+    let scratch: UnsafeMutableRawBufferPointer
+    let readyEvents: UnsafeMutablePointer<UInt32>
+    let readyData: UnsafeMutablePointer<UInt64>
+    var stats = RunStats()
+    /// Samples are recorded only between measure start and the drain.
+    var measuring = false
+    var measured = false
+    var timers = TimerHeap()
+    var dirty: [Int] = []
+    var checkBatch: [(Int, WireMessage)] = []
+    /// PRESSED read before its presser's GRANTED was: (fence, read at).
+    var pendingPresses: [(Int64, UInt64)] = []
+    var nextToConnect = 0
+    var settingUp = 0
+    var presserSlots: [Int] = []
+    var reportedDrained = false
+    var reportedFinished = false
+    var finalPending = 0
+    /// Time of the read being handled; one clock read serves a whole read's messages.
+    var now: UInt64 = 0
+    var lastProgress: UInt64 = 0
+    var progressReplies = 0
+    var progressInterval = LatencyHistogram()
+    static let batch: Int32 = 256
+
+    init(index: Int, plan: RunPlan) {
+        self.index = index
+        self.plan = plan
+        scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
+        readyEvents = .allocate(capacity: Int(Engine.batch))
+        readyData = .allocate(capacity: Int(Engine.batch))
+    }
+
+    deinit {
+        scratch.deallocate()
+        readyEvents.deallocate()
+        readyData.deallocate()
+        if epfd >= 0 { ClientSocket.close(epfd) }
+    }
+
+    func add(id: Int, role: PeerRole, transport: PeerTransport) -> Peer {
+        let peer = Peer(id: id, slot: peers.count, role: role, transport: transport, seed: plan.options.seed)
+        peers.append(peer)
+        if role == .presser { presserSlots.append(peer.slot) }
+        return peer
+    }
+
+    /// The thread's body: returns when the run is done or aborted.
+    func run() {
+        epfd = cs_epoll_create()
+        guard epfd >= 0 else { return control.abort("epoll_create1 failed: errno \(-epfd)") }
+        adoptPreconnected()
+        var entered: RunPhase?
+        while true {
+            let phase = control.phase
+            now = LoadClock.now()
+            if phase != entered {
+                enter(phase)
+                entered = phase
+            }
+            if phase == .done || phase == .aborted { break }
+            advance(phase)
+            poll()
+            fireTimers()
+            resolvePendingPresses()
+            flushDirty()
+            flushChecker()
+            publishProgress()
+        }
+        for peer in peers where peer.fd >= 0 { close(peer) }
+        flushChecker()
+    }
+
+    /// Actions taken once when a phase begins.
+    private func enter(_ phase: RunPhase) {
+        switch phase {
+        case .connecting:
+            break
+        case .running:
+            for slot in presserSlots { startCycle(peers[slot]) }
+        case .draining:
+            measuring = false
+            for slot in presserSlots { drain(peers[slot]) }
+        case .finalJoin:
+            finalPending = 0
+            for peer in peers where peer.stream >= 0 && peer.state == .ready {
+                peer.state = .finalJoin
+                finalPending += 1
+                sendJoin(peer)
+            }
+        case .done, .aborted:
+            break
+        }
+    }
+
+    /// Checks that move the run on.
+    private func advance(_ phase: RunPhase) {
+        switch phase {
+        case .connecting:
+            connectMore()
+            if control.readyPeers.load(ordering: .relaxed) >= control.totalPeers {
+                control.advance(from: .connecting, to: .running)
+            }
+        case .running:
+            if !measured, now >= control.measureStart.load(ordering: .acquiring) {
+                // Warm-up over: forget what was counted so far, except errors.
+                measured = true
+                measuring = true
+                var fresh = RunStats()
+                fresh.errors = stats.errors
+                fresh.errorSamples = stats.errorSamples
+                stats = fresh
+            }
+            if now >= control.runDeadline.load(ordering: .relaxed) {
+                control.advance(from: .running, to: .draining)
+            }
+        case .draining:
+            guard !reportedDrained, presserSlots.allSatisfy({ peers[$0].step == .idle }) else { return }
+            reportedDrained = true
+            if control.drainedEngines.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == control.engineCount {
+                control.advance(from: .draining, to: .finalJoin)
+            }
+        case .finalJoin:
+            guard !reportedFinished, finalPending == 0 else { return }
+            reportedFinished = true
+            if control.finishedEngines.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == control.engineCount {
+                control.advance(from: .finalJoin, to: .done)
+            }
+        case .done, .aborted:
+            break
+        }
+    }
+
+    private func poll() {
+        var timeout: Int32 = 20
+        if let next = timers.nextDeadline {
+            timeout = next <= now ? 0 : Int32(min(20, (next - now) / LoadClock.millisecond))
+        }
+        let n = Int(cs_epoll_wait(epfd, readyEvents, readyData, Engine.batch, timeout))
+        guard n > 0 else { return }
+        now = LoadClock.now()
+        for i in 0..<n {
+            let slot = Int(readyData[i])
+            guard slot < peers.count else { continue }
+            let peer = peers[slot]
+            let events = readyEvents[i]
+            if events & cs_EPOLLOUT != 0 {
+                if peer.state == .connecting { connected(peer) } else { writable(peer) }
+            }
+            if peer.fd >= 0, events & (cs_EPOLLIN | cs_EPOLLHUP | cs_EPOLLERR | cs_EPOLLRDHUP) != 0 {
+                readable(peer)
+            }
+        }
+    }
+
+    private func fireTimers() {
+        guard !timers.isEmpty else { return }
+        now = LoadClock.now()
+        // Bounded by the heap's size: each turn removes one entry.
+        while let entry = timers.popDue(now) {
+            let peer = peers[Int(entry.slot)]
+            guard entry.generation == peer.timerGeneration else { continue }
+            timerFired(peer)
+        }
+    }
+
+    func schedule(_ peer: Peer, afterNanos delay: UInt64) {
+        peer.timerGeneration &+= 1
+        timers.push(TimerHeap.Entry(deadline: now + delay, slot: Int32(peer.slot), generation: peer.timerGeneration))
+    }
+
+    func flushChecker() {
+        guard !checkBatch.isEmpty else { return }
+        plan.checker?.withLock { c in
+            for (stream, m) in checkBatch { c.record(stream, m) }
+        }
+        checkBatch.removeAll(keepingCapacity: true)
+    }
+
+    private func publishProgress() {
+        guard control.showsProgress, now &- lastProgress >= 250 * LoadClock.millisecond else { return }
+        lastProgress = now
+        let replies = stats.replies
+        let events = stats.events
+        let errors = stats.errors
+        let interval = progressInterval
+        progressInterval = LatencyHistogram()
+        control.progress.withLock { slots in
+            slots[index].replies = replies
+            slots[index].events = events
+            slots[index].errors = errors
+            slots[index].interval.merge(interval)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+extension LoadOptions {
+    public struct UsageError: Error, Equatable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    static let flags = ["--host", "--port", "--redis", "--panel", "--connections", "--members", "--buttons", "--pressers",
+                        "--observers", "--ws-fraction", "--duration", "--warmup", "--cycles", "--threads", "--seed",
+                        "--server-pid", "--json", "--no-check", "--max-hold-ms", "--connect-batch", "--lock-ttl-ms",
+                        "--holds", "--talks", "--groups", "--hold-ms", "--long-ms", "--min-talk-ms", "--help"]
+
+    /// Parses `<workload> [flags]`; flags accept `--flag value` and `--flag=value`.
+    public static func parse(_ arguments: [String]) throws(UsageError) -> LoadOptions {
+        var o = LoadOptions()
+        var i = 0
+        var sawWorkload = false
+        func value(_ flag: String, _ inline: String?) throws(UsageError) -> String {
+            if let inline { return inline }
+            i += 1
+            guard i < arguments.count, !arguments[i].hasPrefix("--") else { throw UsageError(message: "missing value for \(flag)") }
+            return arguments[i]
+        }
+        func int(_ flag: String, _ inline: String?, min: Int = 0, max: Int = 10_000_000) throws(UsageError) -> Int {
+            let text = try value(flag, inline)
+            guard let n = Int(text), n >= min, n <= max else { throw UsageError(message: "\(flag) must be a whole number from \(min) to \(max), not '\(text)'") }
+            return n
+        }
+        func seconds(_ flag: String, _ inline: String?) throws(UsageError) -> Double {
+            let text = try value(flag, inline)
+            guard let s = Double(text), s >= 0, s <= 86_400 else { throw UsageError(message: "\(flag) must be seconds from 0 to 86400, not '\(text)'") }
+            return s
+        }
+        while i < arguments.count {
+            let argument = arguments[i]
+            var flag = argument
+            var inline: String?
+            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
+                flag = String(argument[..<eq])
+                inline = String(argument[argument.index(after: eq)...])
+            }
+            switch flag {
+            case "-h", "--help", "help": o.showHelp = true
+            case "--host": o.host = try value(flag, inline)
+            case "--port": o.port = UInt16(try int(flag, inline, min: 1, max: 65535))
+            case "--redis":
+                let text = try value(flag, inline)
+                guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else {
+                    throw UsageError(message: "--redis must be HOST:PORT such as 127.0.0.1:6379, not '\(text)'")
+                }
+                o.redisHost = String(text[..<colon])
+                o.redisPort = port
+            case "--panel": o.panel = try value(flag, inline)
+            case "--connections", "--members": o.connections = try int(flag, inline, min: 1, max: 1_000_000)
+            case "--buttons": o.buttons = try int(flag, inline, min: 1, max: 1000)
+            case "--pressers": o.pressers = try int(flag, inline, min: 1, max: 100_000)
+            case "--observers": o.observers = try int(flag, inline, max: 1000)
+            case "--ws-fraction":
+                let text = try value(flag, inline)
+                guard let f = Double(text), f >= 0, f <= 1 else { throw UsageError(message: "--ws-fraction must be from 0 to 1, not '\(text)'") }
+                o.wsFraction = f
+            case "--duration": o.duration = try seconds(flag, inline)
+            case "--warmup": o.warmup = try seconds(flag, inline)
+            case "--cycles": o.cycles = try int(flag, inline, min: 1, max: 1 << 40)
+            case "--threads": o.threads = try int(flag, inline, min: 1, max: 64)
+            case "--seed": o.seed = UInt64(try int(flag, inline, max: Int.max))
+            case "--server-pid": o.serverPID = Int32(try int(flag, inline, min: 1, max: Int(Int32.max)))
+            case "--json": o.json = true
+            case "--no-check": o.noCheck = true
+            case "--max-hold-ms": o.maxHoldMs = try int(flag, inline, max: 600_000)
+            case "--connect-batch": o.connectBatch = try int(flag, inline, min: 1, max: 100_000)
+            case "--lock-ttl-ms": o.lockTTLms = try int(flag, inline, min: 1, max: 86_400_000)
+            case "--holds": o.holdButtons = try int(flag, inline, max: 1000)
+            case "--talks": o.talkButtons = try int(flag, inline, max: 1000)
+            case "--groups": o.groups = try int(flag, inline, min: 1, max: 1000)
+            case "--hold-ms": o.holdMs = try int(flag, inline, min: 1, max: 86_400_000)
+            case "--long-ms": o.longMs = try int(flag, inline, min: 1, max: 86_400_000)
+            case "--min-talk-ms": o.minTalkMs = try int(flag, inline, max: 86_400_000)
+            default:
+                if !argument.hasPrefix("-"), !sawWorkload, let w = Workload(rawValue: argument) {
+                    o.workload = w
+                    sawWorkload = true
+                } else if !argument.hasPrefix("-") {
+                    throw UsageError(message: "unknown workload '\(argument)'; choose one of \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+                } else {
+                    let hint = closest(flag).map { "; did you mean \($0)?" } ?? ""
+                    throw UsageError(message: "unknown argument '\(argument)'\(hint)")
+                }
+            }
+            i += 1
+        }
+        guard sawWorkload || o.showHelp else {
+            throw UsageError(message: "name a workload: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if o.isRedis && o.workload == .holds {
+            throw UsageError(message: "holds has no Redis equivalent; --redis works with contend, fanout and idle")
+        }
+        if o.isRedis && o.wsFraction > 0 {
+            throw UsageError(message: "--ws-fraction does not apply to --redis")
+        }
+        let total = o.buttons.map { $0 } ?? 0
+        if o.workload == .config && total + o.holdButtons + o.talkButtons > 1000 {
+            throw UsageError(message: "a panel holds at most 1000 buttons")
+        }
+        return o
+    }
+
+    /// The known flag nearest to a mistyped one, if it is near enough.
+    static func closest(_ word: String) -> String? {
+        func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+            var previous = Array(0...b.count)
+            for i in 1...max(a.count, 1) where !a.isEmpty {
+                var current = [i] + Array(repeating: 0, count: b.count)
+                for j in 1...max(b.count, 1) where !b.isEmpty {
+                    current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                }
+                previous = current
+            }
+            return a.isEmpty ? b.count : previous[b.count]
+        }
+        let scored = flags.map { ($0, distance(Array(word.utf8), Array($0.utf8))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 3 else { return nil }
+        return best.0
+    }
+}

@@ -1,0 +1,138 @@
+/// Writes a `LoadResult` for people (text) or machines (`--json`).
+public enum LoadReport {
+    public static func text(_ r: LoadResult) -> String {
+        let o = r.options
+        var out = ["arbiter-load \(o.workload.rawValue) against \(r.target)" + (o.isRedis || o.workload == .idle ? "" : " (panel \(o.panel))")]
+        let line = r.connections - r.webSocketConnections
+        let forms = o.isRedis ? "RESP" : "\(line) line, \(r.webSocketConnections) WebSocket"
+        var who = "\(r.connections) (\(forms))"
+        if r.observers > 0 { who += " + \(r.observers) observer" + (r.observers == 1 ? "" : "s") }
+        if o.workload == .fanout {
+            who = "\(r.pressers) presser" + (r.pressers == 1 ? "" : "s") + ", \(r.connections) members (\(forms))"
+                + (r.observers > 0 ? " + \(r.observers) observer" + (r.observers == 1 ? "" : "s") : "")
+        }
+        out.append("  connections   \(who), \(o.threads) thread" + (o.threads == 1 ? "" : "s"))
+        // A run that failed before measuring has no figures worth printing.
+        if o.workload != .idle && !(r.failure != nil && r.measuredSeconds == 0) {
+            if r.buttons > 0 { out.append("  buttons       \(r.buttons)") }
+            out.append("  measured      \(fixed(r.measuredSeconds, 2)) s" + (o.warmup > 0 ? " after \(fixed(o.warmup, 2)) s warm-up" : ""))
+            out.append("  ops/s         \(count(r.opsPerSecond))   replies to timed requests")
+            out.append("  cycles/s      \(count(r.cyclesPerSecond))   " + (o.workload == .fanout && o.isRedis ? "PUBLISH answered" : "granted, then released"))
+            out.append("  grants        \(count(Double(r.stats.grants)))   denials \(count(Double(r.stats.denials)))   errors \(r.stats.errors)")
+            if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
+            out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members")
+            out.append("  request->reply  " + latency(r.stats.reply))
+            out.append("  press->event    " + latency(r.stats.event))
+            if let cpu = r.generatorCPU, r.measuredSeconds > 0 {
+                var text = "  cpu           generator \(percent(cpu / r.measuredSeconds)) of a core"
+                if let server = r.serverCPU { text += ", server \(percent(server / r.measuredSeconds))" }
+                out.append(text)
+            }
+        }
+        if let before = r.memoryBefore, let after = r.memoryAfter, let per = r.memoryPerConnection {
+            out.append("  server memory before \(mib(before)), after \(mib(after)): \(count(per)) bytes per connection")
+        } else if o.workload == .idle {
+            out.append("  server memory not measured (give --server-pid)")
+        }
+        for sample in r.stats.errorSamples { out.append("  error: \(sample)") }
+        if r.checked {
+            if r.violationCount == 0 {
+                out.append("  safety        clean: \(count(Double(r.eventsChecked))) events checked, \(count(Double(r.eventsCompared))) compared across members")
+            } else {
+                out.append("  safety        \(r.violationCount) VIOLATION" + (r.violationCount == 1 ? "" : "S") + " in \(count(Double(r.eventsChecked))) events")
+                out += r.violations.map(\.description)
+                if r.violationCount > r.violations.count { out.append("  ... and \(r.violationCount - r.violations.count) more") }
+            }
+        }
+        if let failure = r.failure { out.append("  FAILED: \(failure)") }
+        return out.joined(separator: "\n")
+    }
+
+    public static func json(_ r: LoadResult) -> String {
+        var f: [(String, String)] = [
+            ("workload", quote(r.options.workload.rawValue)), ("target", quote(r.target)),
+            ("connections", "\(r.connections)"), ("websocket_connections", "\(r.webSocketConnections)"),
+            ("pressers", "\(r.pressers)"), ("observers", "\(r.observers)"), ("threads", "\(r.options.threads)"),
+            ("buttons", "\(r.buttons)"), ("measured_s", fixed(r.measuredSeconds, 3)),
+            ("ops_per_s", fixed(r.opsPerSecond, 1)), ("cycles_per_s", fixed(r.cyclesPerSecond, 1)),
+            ("events_per_s", fixed(r.eventsPerSecond, 1)), ("grants", "\(r.stats.grants)"),
+            ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"),
+            ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
+        ]
+        if r.checked {
+            f.append(("safety", "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),\"events_compared\":\(r.eventsCompared)}"))
+        }
+        if let before = r.memoryBefore, let after = r.memoryAfter {
+            f.append(("memory", "{\"before_bytes\":\(before),\"after_bytes\":\(after),\"per_connection_bytes\":\(fixed(r.memoryPerConnection ?? 0, 1))}"))
+        }
+        if let cpu = r.generatorCPU { f.append(("generator_cpu_s", fixed(cpu, 2))) }
+        if let cpu = r.serverCPU { f.append(("server_cpu_s", fixed(cpu, 2))) }
+        if let failure = r.failure { f.append(("failure", quote(failure))) }
+        f.append(("exit_code", "\(r.exitCode)"))
+        return "{" + f.map { "\(quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    static func latency(_ h: LatencyHistogram) -> String {
+        guard h.count > 0 else { return "no samples" }
+        let parts = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)].map { "\($0.0) \(ms(h.value(atFraction: $0.1)))" }
+        return parts.joined(separator: "  ") + "  max \(ms(h.max))  (n=\(count(Double(h.count))))"
+    }
+
+    static func latencyJSON(_ h: LatencyHistogram) -> String {
+        func us(_ v: UInt64) -> String { fixed(Double(v) / 1000, 1) }
+        return "{\"count\":\(h.count),\"p50\":\(us(h.value(atFraction: 0.5))),\"p90\":\(us(h.value(atFraction: 0.9))),"
+            + "\"p99\":\(us(h.value(atFraction: 0.99))),\"p999\":\(us(h.value(atFraction: 0.999))),\"max\":\(us(h.max))}"
+    }
+
+    /// Milliseconds with three significant decimals for small values.
+    public static func ms(_ nanos: UInt64) -> String {
+        let v = Double(nanos) / 1e6
+        return (v < 10 ? fixed(v, 3) : fixed(v, 1)) + " ms"
+    }
+
+    static func percent(_ v: Double) -> String { "\(Int(v * 100 + 0.5))%" }
+
+    static func mib(_ bytes: Int) -> String { fixed(Double(bytes) / 1_048_576, 1) + " MiB" }
+
+    /// A whole number with thousands separators.
+    public static func count(_ v: Double) -> String {
+        let n = Int(v.isFinite ? v + 0.5 : 0)
+        let digits = Array(String(n))
+        var out = ""
+        for (i, d) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(d)
+        }
+        return out
+    }
+
+    /// `v` with `places` decimals, without Foundation.
+    public static func fixed(_ v: Double, _ places: Int) -> String {
+        guard v.isFinite else { return "0" }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let negative = v < 0
+        let scaled = Int((abs(v) * scale) + 0.5)
+        let whole = scaled / Int(scale)
+        let fraction = scaled % Int(scale)
+        var text = "\(negative ? "-" : "")\(whole)"
+        if places > 0 {
+            let f = String(fraction)
+            text += "." + String(repeating: "0", count: places - f.count) + f
+        }
+        return text
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            default: if c.value < 0x20 { out += "?" } else { out.unicodeScalars.append(c) }
+            }
+        }
+        return out + "\""
+    }
+}

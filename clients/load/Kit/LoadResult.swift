@@ -1,0 +1,56 @@
+/// Everything a run measured and found.
+public struct LoadResult: Sendable {
+    public var options: LoadOptions
+    /// `arbiter 127.0.0.1:7070` or `redis 127.0.0.1:6379`.
+    public var target: String
+    /// Load connections (pressers, members or idlers), of which WebSocket peers.
+    public var connections = 0
+    public var webSocketConnections = 0
+    public var pressers = 0
+    public var observers = 0
+    public var buttons = 0
+    public var measuredSeconds = 0.0
+    public var stats = RunStats()
+    /// Why the run stopped early, if it did.
+    public var failure: String?
+    public var checked = false
+    public var violations: [Violation] = []
+    public var violationCount = 0
+    public var eventsChecked = 0
+    public var eventsCompared = 0
+    /// Server VmRSS (bytes) before and after the idle connections were greeted.
+    public var memoryBefore: Int?
+    public var memoryAfter: Int?
+    /// CPU seconds used during the measured window by the generator and (with
+    /// --server-pid) by the server.
+    public var generatorCPU: Double?
+    public var serverCPU: Double?
+
+    public init(options: LoadOptions, target: String) {
+        self.options = options
+        self.target = target
+    }
+
+    private func perSecond(_ n: Int) -> Double { measuredSeconds > 0 ? Double(n) / measuredSeconds : 0 }
+
+    /// Replies to timed requests per second.
+    public var opsPerSecond: Double { perSecond(stats.replies) }
+    /// Completed cycles per second: DOWN granted and UP answered (Redis: SET NX won
+    /// and DEL answered; fanout: PUBLISH answered).
+    public var cyclesPerSecond: Double { perSecond(stats.cycles) }
+    /// Events (pub/sub messages) read by all members per second.
+    public var eventsPerSecond: Double { perSecond(stats.events) }
+
+    public var memoryPerConnection: Double? {
+        guard let before = memoryBefore, let after = memoryAfter, connections > 0 else { return nil }
+        return Double(after - before) / Double(connections)
+    }
+
+    /// 0 clean; 1 a safety violation; 2 the run failed; 3 the server answered errors.
+    public var exitCode: Int32 {
+        if violationCount > 0 { return 1 }
+        if failure != nil { return 2 }
+        if stats.errors > 0 { return 3 }
+        return 0
+    }
+}

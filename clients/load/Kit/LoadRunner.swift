@@ -1,0 +1,173 @@
+import Dispatch
+import Foundation
+
+/// Runs one workload end to end: setup, engines on their threads, phases, report.
+public enum LoadRunner {
+    /// Runs `o` and returns what it measured; `onProgress` is called about once a
+    /// second from the calling thread (for a live progress line).
+    public static func run(_ o: LoadOptions, onProgress: ((LiveProgress) -> Void)? = nil) -> LoadResult {
+        let target = o.isRedis ? "redis \(o.redisHost ?? ""):\(o.redisPort)" : "arbiter \(o.host):\(o.port)"
+        var result = LoadResult(options: o, target: target)
+        do {
+            try execute(o, &result, onProgress)
+        } catch {
+            result.failure = error.message
+        }
+        return result
+    }
+
+    private static func execute(_ o: LoadOptions, _ result: inout LoadResult, _ onProgress: ((LiveProgress) -> Void)?) throws(LoadError) {
+        let setup = try RunSetup.prepare(o)
+        result.buttons = setup.pressButtons.count
+        let wanted = setup.specs.count + 64
+        let limit = ClientSocket.raiseFileLimit(to: wanted)
+        guard limit >= wanted else { throw LoadError("\(setup.specs.count) connections need \(wanted) descriptors but ulimit -n is \(limit)") }
+        if o.workload == .idle, let pid = o.serverPID {
+            result.memoryBefore = ProcessMemory.residentBytes(pid: pid)
+            guard result.memoryBefore != nil else { throw LoadError("cannot read /proc/\(pid)/status (--server-pid)") }
+        }
+        let threads = max(1, min(o.threads, setup.specs.count))
+        let control = RunControl(engineCount: threads, totalPeers: setup.specs.count + (setup.probe == nil ? 0 : 1),
+                                 cycleBudget: o.cycles, warmup: o.warmup, duration: o.duration, showsProgress: onProgress != nil)
+        let checker = setup.makeChecker(o)
+        let plan = RunPlan(options: o, table: setup.table, pressButtons: setup.pressButtons, buttonNames: setup.buttonNames,
+                           control: control, checker: checker.checker)
+        let engines = (0..<threads).map { Engine(index: $0, plan: plan) }
+        if let probe = setup.probe {
+            let peer = engines[0].add(id: 0, role: .observer, transport: .line)
+            peer.joins = true
+            peer.fd = probe.fd
+            peer.state = .ready
+            peer.input = probe.leftover
+            peer.stream = checker.probeStream
+            control.readyPeers.store(1, ordering: .relaxed)
+            result.observers += 1
+        }
+        var ws = 0
+        for (k, spec) in setup.specs.enumerated() {
+            let transport: PeerTransport = o.isRedis ? .redis : (Int(Double(k + 1) * o.wsFraction) > Int(Double(k) * o.wsFraction) ? .webSocket : .line)
+            let peer = engines[k % threads].add(id: k + 1, role: spec.role, transport: transport)
+            peer.joins = spec.joins
+            peer.fixedButton = spec.fixedButton
+            if spec.checked { peer.stream = checker.streams[k] }
+            switch spec.role {
+            case .observer: result.observers += 1
+            case .presser: result.pressers += 1
+            case .member, .idler: break
+            }
+            // The connections a workload is sized by: its pressers, members or idlers.
+            let isLoad = switch (o.workload, spec.role) {
+            case (.fanout, .member), (.contend, .presser), (.holds, .presser), (.idle, .idler): true
+            default: false
+            }
+            if isLoad {
+                result.connections += 1
+                if transport == .webSocket { ws += 1 }
+            }
+        }
+        result.webSocketConnections = ws
+
+        let group = DispatchGroup()
+        for engine in engines {
+            group.enter()
+            let thread = Thread {
+                engine.run()
+                group.leave()
+            }
+            thread.name = "arbiter-load.\(engine.index)"
+            thread.start()
+        }
+        supervise(o, control, &result, onProgress)
+        group.wait()
+
+        for engine in engines { result.stats.merge(engine.stats) }
+        let from = control.measureStart.load(ordering: .acquiring)
+        let to = control.measureEnd.load(ordering: .acquiring)
+        result.measuredSeconds = from != .max && to > from ? Double(to - from) / 1e9 : 0
+        result.failure = control.failure.withLock { $0 }
+        plan.checker?.withLock { c in
+            c.finish()
+            result.checked = true
+            result.violations = c.violations
+            result.violationCount = c.violationCount
+            result.eventsChecked = c.eventsChecked
+            result.eventsCompared = c.eventsCompared
+        }
+    }
+
+    /// Watches the phases from the calling thread: measures idle memory, enforces
+    /// time limits, reports progress.
+    private static func supervise(_ o: LoadOptions, _ control: RunControl, _ result: inout LoadResult, _ onProgress: ((LiveProgress) -> Void)?) {
+        let start = LoadClock.now()
+        var lastPhase = control.phase
+        var phaseStart = start
+        var lastTick = start
+        var lastReplies = 0
+        var lastEvents = 0
+        var idleMeasured = false
+        var cpuStart: (own: Double, server: Double?)?
+        // Bounded by the phase time limits below; each turn waits up to 250 ms.
+        while true {
+            let phase = control.phase
+            let now = LoadClock.now()
+            if phase != lastPhase {
+                if phase == .draining, lastPhase == .running, let cpu = cpuStart {
+                    result.generatorCPU = CPUClock.ownSeconds() - cpu.own
+                    if let pid = o.serverPID, let before = cpu.server, let after = CPUClock.processSeconds(pid: pid) {
+                        result.serverCPU = after - before
+                    }
+                }
+                lastPhase = phase
+                phaseStart = now
+            }
+            let measureStart = control.measureStart.load(ordering: .acquiring)
+            if phase == .running, cpuStart == nil, now >= measureStart {
+                cpuStart = (CPUClock.ownSeconds(), o.serverPID.flatMap { CPUClock.processSeconds(pid: $0) })
+            }
+            if phase == .done || phase == .aborted { break }
+            if o.workload == .idle, phase == .running, !idleMeasured {
+                // Every connection has its WELCOME (or PONG): the server holds them all.
+                idleMeasured = true
+                if let pid = o.serverPID { result.memoryAfter = ProcessMemory.residentBytes(pid: pid) }
+                control.advance(from: .running, to: .draining)
+            }
+            let limitSeconds: UInt64 = switch phase {
+            case .connecting: 300
+            case .running: UInt64(o.warmup + o.duration) + 600
+            default: 60
+            }
+            if now - phaseStart > limitSeconds * LoadClock.second {
+                let ready = control.readyPeers.load(ordering: .relaxed)
+                control.abort("\(phase) did not finish within \(limitSeconds) s (\(ready) of \(control.totalPeers) connections ready)")
+            }
+            if let onProgress, now - lastTick >= LoadClock.second {
+                let slots = control.progress.withLock { slots -> [ProgressSlot] in
+                    let copy = slots
+                    for i in slots.indices { slots[i].interval = LatencyHistogram() }
+                    return copy
+                }
+                var interval = LatencyHistogram()
+                var replies = 0, events = 0, errors = 0
+                for s in slots {
+                    interval.merge(s.interval)
+                    replies += s.replies
+                    events += s.events
+                    errors += s.errors
+                }
+                let seconds = Double(now - lastTick) / 1e9
+                onProgress(LiveProgress(elapsed: Double(now - start) / 1e9, phase: "\(phase)",
+                                        opsPerSecond: Double(max(0, replies - lastReplies)) / seconds,
+                                        eventsPerSecond: Double(max(0, events - lastEvents)) / seconds,
+                                        p99: interval.value(atFraction: 0.99), errors: errors,
+                                        ready: control.readyPeers.load(ordering: .relaxed), total: control.totalPeers))
+                lastTick = now
+                lastReplies = replies
+                lastEvents = events
+            }
+            // Wake at the measure start, to sample CPU times on time.
+            var wait: UInt64 = 250 * LoadClock.millisecond
+            if phase == .running, cpuStart == nil, measureStart > now { wait = min(wait, measureStart - now) }
+            _ = control.wake.wait(timeout: .now() + .nanoseconds(Int(wait)))
+        }
+    }
+}

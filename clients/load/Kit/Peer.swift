@@ -1,0 +1,51 @@
+/// One generator connection and its protocol state. Owned by one `Engine` (its thread).
+final class Peer {
+    /// Global index; the connection calls itself `c<id>`.
+    let id: Int
+    /// Index in its engine's table (its epoll data).
+    let slot: Int
+    let role: PeerRole
+    let transport: PeerTransport
+    /// Sends JOIN after HELLO (observers, members, and holds pressers, whose own
+    /// stream the checker reads for reply order).
+    var joins = false
+    var fd: Int32 = -1
+    var state: PeerState = .notStarted
+    /// Unparsed bytes: a line, frame or reply not yet complete (or the HTTP head).
+    var input: [UInt8] = []
+    var output: [UInt8] = []
+    var outputStart = 0
+    /// Waiting for EPOLLOUT.
+    var writeBlocked = false
+    /// On the engine's flush list.
+    var dirty = false
+    var handshake: WebSocketClientHandshake?
+    var ws: WebSocketClientCodec?
+    /// The checker's stream for this connection, or -1.
+    var stream = -1
+    var session: Int64 = -1
+    // The press cycle.
+    var step: PressStep = .idle
+    var button: Int32 = -1
+    var fence: Int64 = -1
+    var sentAt: UInt64 = 0
+    /// The grant `fence` ended on its own (a hold fired): this member saw its RELEASED.
+    var grantEnded = false
+    /// Bumped to invalidate a scheduled timer.
+    var timerGeneration: UInt32 = 0
+    /// fanout: the one button this presser uses (-1: choose at random).
+    var fixedButton: Int32 = -1
+    var random: SplitMix64
+    /// Redis: this connection's lock owner value, as a RESP bulk string.
+    var ownerBulk: [UInt8] = []
+
+    init(id: Int, slot: Int, role: PeerRole, transport: PeerTransport, seed: UInt64) {
+        self.id = id
+        self.slot = slot
+        self.role = role
+        self.transport = transport
+        self.random = SplitMix64(seed: seed &+ UInt64(id) &* 0x9E37_79B9)
+    }
+
+    var name: String { "c\(id)" }
+}

@@ -1,0 +1,13 @@
+/// Where a presser is in its press cycle.
+enum PressStep: Equatable {
+    /// No request outstanding and nothing scheduled.
+    case idle
+    /// DOWN (or SET NX, or PUBLISH) sent, reply awaited.
+    case awaitingDown
+    /// Granted; the UP is scheduled on a timer (holds).
+    case holding
+    /// UP (or DEL) sent, reply awaited.
+    case awaitingUp
+    /// Denied; the next DOWN is scheduled on a timer (holds).
+    case thinking
+}

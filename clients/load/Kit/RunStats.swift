@@ -1,0 +1,40 @@
+/// What one engine measured; engines' stats are merged at the end.
+public struct RunStats: Sendable {
+    /// Request sent -> its reply read (DOWN, UP; SET, DEL; PUBLISH).
+    public var reply = LatencyHistogram()
+    /// DOWN sent by a presser -> PRESSED read by a member (Redis: PUBLISH -> message).
+    public var event = LatencyHistogram()
+    public var replies = 0
+    public var grants = 0
+    public var denials = 0
+    /// Complete press cycles: granted, then released with an OK reply.
+    public var cycles = 0
+    public var errors = 0
+    /// holds: UPs answered `ERROR stale-fence` because the hold had fired and another
+    /// press had begun (expected, not an error).
+    public var lateUps = 0
+    /// Events (or pub/sub messages) read by members and observers.
+    public var events = 0
+    /// A few error lines, for the report.
+    public var errorSamples: [String] = []
+
+    public init() {}
+
+    mutating func error(_ text: String) {
+        errors += 1
+        if errorSamples.count < 5 { errorSamples.append(text) }
+    }
+
+    public mutating func merge(_ o: RunStats) {
+        reply.merge(o.reply)
+        event.merge(o.event)
+        replies += o.replies
+        grants += o.grants
+        denials += o.denials
+        cycles += o.cycles
+        errors += o.errors
+        lateUps += o.lateUps
+        events += o.events
+        errorSamples += o.errorSamples.prefix(max(0, 5 - errorSamples.count))
+    }
+}
