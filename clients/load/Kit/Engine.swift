@@ -121,6 +121,7 @@ final class Engine: @unchecked Sendable {
                 // Warm-up over: forget what was counted so far, except errors.
                 measured = true
                 measuring = true
+                control.sampleCPU(into: control.cpuAtStart)
                 var fresh = RunStats()
                 fresh.errors = stats.errors
                 fresh.errorSamples = stats.errorSamples

@@ -28,20 +28,22 @@ public enum LoadRunner {
         }
         let threads = max(1, min(o.threads, setup.specs.count))
         let control = RunControl(engineCount: threads, totalPeers: setup.specs.count + (setup.probe == nil ? 0 : 1),
-                                 cycleBudget: o.cycles, warmup: o.warmup, duration: o.duration, showsProgress: onProgress != nil)
+                                 cycleBudget: o.cycles, warmup: o.warmup, duration: o.duration, showsProgress: onProgress != nil,
+                                 serverPID: o.workload == .idle ? nil : o.serverPID)
         let checker = setup.makeChecker(o)
         let plan = RunPlan(options: o, table: setup.table, pressButtons: setup.pressButtons, buttonNames: setup.buttonNames,
                            control: control, checker: checker.checker)
         let engines = (0..<threads).map { Engine(index: $0, plan: plan) }
         if let probe = setup.probe {
-            let peer = engines[0].add(id: 0, role: .observer, transport: .line)
+            let member = o.workload == .fanout
+            let peer = engines[0].add(id: 0, role: member ? .member : .observer, transport: .line)
             peer.joins = true
             peer.fd = probe.fd
             peer.state = .ready
             peer.input = probe.leftover
             peer.stream = checker.probeStream
             control.readyPeers.store(1, ordering: .relaxed)
-            result.observers += 1
+            if member { result.connections += 1 } else { result.observers += 1 }
         }
         var ws = 0
         for (k, spec) in setup.specs.enumerated() {
@@ -85,6 +87,10 @@ public enum LoadRunner {
         let to = control.measureEnd.load(ordering: .acquiring)
         result.measuredSeconds = from != .max && to > from ? Double(to - from) / 1e9 : 0
         result.failure = control.failure.withLock { $0 }
+        if let start = control.cpuAtStart.withLock({ $0 }), let end = control.cpuAtEnd.withLock({ $0 }) {
+            result.generatorCPU = end.0 - start.0
+            if let a = start.1, let b = end.1 { result.serverCPU = b - a }
+        }
         plan.checker?.withLock { c in
             c.finish()
             result.checked = true
@@ -105,25 +111,15 @@ public enum LoadRunner {
         var lastReplies = 0
         var lastEvents = 0
         var idleMeasured = false
-        var cpuStart: (own: Double, server: Double?)?
         // Bounded by the phase time limits below; each turn waits up to 250 ms.
         while true {
             let phase = control.phase
             let now = LoadClock.now()
             if phase != lastPhase {
-                if phase == .draining, lastPhase == .running, let cpu = cpuStart {
-                    result.generatorCPU = CPUClock.ownSeconds() - cpu.own
-                    if let pid = o.serverPID, let before = cpu.server, let after = CPUClock.processSeconds(pid: pid) {
-                        result.serverCPU = after - before
-                    }
-                }
                 lastPhase = phase
                 phaseStart = now
             }
-            let measureStart = control.measureStart.load(ordering: .acquiring)
-            if phase == .running, cpuStart == nil, now >= measureStart {
-                cpuStart = (CPUClock.ownSeconds(), o.serverPID.flatMap { CPUClock.processSeconds(pid: $0) })
-            }
+
             if phase == .done || phase == .aborted { break }
             if o.workload == .idle, phase == .running, !idleMeasured {
                 // Every connection has its WELCOME (or PONG): the server holds them all.
@@ -164,10 +160,7 @@ public enum LoadRunner {
                 lastReplies = replies
                 lastEvents = events
             }
-            // Wake at the measure start, to sample CPU times on time.
-            var wait: UInt64 = 250 * LoadClock.millisecond
-            if phase == .running, cpuStart == nil, measureStart > now { wait = min(wait, measureStart - now) }
-            _ = control.wake.wait(timeout: .now() + .nanoseconds(Int(wait)))
+            _ = control.wake.wait(timeout: .now() + .milliseconds(250))
         }
     }
 }

@@ -22,11 +22,18 @@ final class RunControl: Sendable {
     let runDeadline = Atomic<UInt64>(.max)
     let measureEnd = Atomic<UInt64>(0)
     let failure = Mutex<String?>(nil)
+    /// The server whose CPU time is sampled with ours at the measure start and end.
+    let serverPID: Int32?
+    /// CPU seconds (generator, server) when measuring started and when it ended.
+    let cpuAtStart = Mutex<(Double, Double?)?>(nil)
+    let cpuAtEnd = Mutex<(Double, Double?)?>(nil)
     let progress: Mutex<[ProgressSlot]>
     /// Signalled at every phase change, for the thread waiting on the run.
     let wake = DispatchSemaphore(value: 0)
 
-    init(engineCount: Int, totalPeers: Int, cycleBudget: Int?, warmup: Double, duration: Double, showsProgress: Bool) {
+    init(engineCount: Int, totalPeers: Int, cycleBudget: Int?, warmup: Double, duration: Double, showsProgress: Bool,
+         serverPID: Int32? = nil) {
+        self.serverPID = serverPID
         self.engineCount = engineCount
         self.totalPeers = totalPeers
         self.cycleBudget = cycleBudget ?? .max
@@ -54,11 +61,19 @@ final class RunControl: Sendable {
             measureStart.store(now + warmupNanos, ordering: .releasing)
         case .draining:
             measureEnd.store(now, ordering: .releasing)
+            sampleCPU(into: cpuAtEnd)
         default:
             break
         }
         wake.signal()
         return true
+    }
+
+    /// Records CPU times once; the first engine to see the measure start calls it
+    /// with `cpuAtStart`, the winner of the drain with `cpuAtEnd`.
+    func sampleCPU(into slot: borrowing Mutex<(Double, Double?)?>) {
+        let sample = (CPUClock.ownSeconds(), serverPID.flatMap { CPUClock.processSeconds(pid: $0) })
+        slot.withLock { if $0 == nil { $0 = sample } }
     }
 
     /// Stops the run with the first fatal error.

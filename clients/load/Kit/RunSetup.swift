@@ -58,7 +58,9 @@ struct RunSetup {
             for i in 0..<o.pressers {
                 s.specs.append(PeerSpec(role: .presser, joins: false, fixedButton: s.pressButtons[i % s.pressButtons.count]))
             }
-            s.specs += Array(repeating: PeerSpec(role: .member, joins: !o.isRedis, checked: true), count: n)
+            // The setup probe is a member already: it is one of the n.
+            let probeIsMember = s.probe == nil ? 0 : 1
+            s.specs += Array(repeating: PeerSpec(role: .member, joins: !o.isRedis, checked: true), count: max(0, n - probeIsMember))
         case .holds:
             s.specs = Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
                 + Array(repeating: PeerSpec(role: .presser, joins: true, checked: true), count: n)

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Reads the JSON lines of bench/compare.sh and prints the comparison table (Markdown):
+the median of each system's runs, their min-max spread, and arbiter / Redis."""
+import json
+import statistics
+import sys
+
+# (label, row, how to read the figure from one run, unit, higher is better)
+METRICS = [
+    ("lock cycles/s, 10 connections", "contend10", lambda r: r["cycles_per_s"], "/s", True),
+    ("lock cycles/s, 100 connections", "contend100", lambda r: r["cycles_per_s"], "/s", True),
+    ("lock cycles/s, 1000 connections", "contend1000", lambda r: r["cycles_per_s"], "/s", True),
+    ("fan-out deliveries/s, 1 presser -> 100 members", "fanout100", lambda r: r["events_per_s"], "/s", True),
+    ("fan-out deliveries/s, 1 presser -> 1000 members", "fanout1000", lambda r: r["events_per_s"], "/s", True),
+    ("p99 request->reply, 10 connections", "contend10", lambda r: r["reply_latency_us"]["p99"], "us", False),
+    ("server memory per idle connection, 10,000 connections", "idle10000",
+     lambda r: r["memory"]["per_connection_bytes"], "B", False),
+]
+
+
+def fmt(value, unit):
+    if unit == "us":
+        return f"{value / 1000:.3f} ms"
+    if unit == "B":
+        return f"{value:,.0f} B"
+    return f"{value:,.0f}"
+
+
+def main(path):
+    runs = [json.loads(line) for line in open(path) if line.strip()]
+    failures = [r for r in runs if r.get("status") != 0]
+    print("| figure | arbiter median (min-max) | Redis median (min-max) | arbiter / Redis |")
+    print("|---|---|---|---|")
+    for label, row, read, unit, higher in METRICS:
+        cells = []
+        medians = {}
+        for system in ("arbiter", "redis"):
+            values = []
+            for r in runs:
+                if r["row"] != row or r["system"] != system or r.get("status") != 0:
+                    continue
+                try:
+                    values.append(float(read(r)))
+                except (KeyError, TypeError):
+                    pass
+            if values:
+                medians[system] = statistics.median(values)
+                cells.append(f"{fmt(medians[system], unit)} ({fmt(min(values), unit)} - {fmt(max(values), unit)}), n={len(values)}")
+            else:
+                cells.append("no successful run")
+        ratio = "-"
+        if medians.get("redis"):
+            ratio = f"{medians['arbiter'] / medians['redis']:.2f}x" if "arbiter" in medians else "-"
+            ratio += " (higher is better)" if higher else " (lower is better)"
+        print(f"| {label} | {cells[0]} | {cells[1]} | {ratio} |")
+    print()
+    print("CPU during the measured window (median share of one core):")
+    for row in ("contend10", "contend100", "contend1000", "fanout100", "fanout1000"):
+        parts = []
+        for system in ("arbiter", "redis"):
+            sel = [r for r in runs if r["row"] == row and r["system"] == system and r.get("status") == 0 and r.get("measured_s")]
+            gen = [r["generator_cpu_s"] / r["measured_s"] for r in sel if "generator_cpu_s" in r]
+            srv = [r["server_cpu_s"] / r["measured_s"] for r in sel if "server_cpu_s" in r]
+            if gen and srv:
+                parts.append(f"{system}: server {statistics.median(srv) * 100:.0f}%, generator {statistics.median(gen) * 100:.0f}%")
+        print(f"- {row}: " + "; ".join(parts))
+    if failures:
+        print()
+        print(f"{len(failures)} run(s) failed or were not clean:")
+        for r in failures:
+            print(f"- {r['row']} {r['system']} exit {r['status']}: {r.get('failure', '')} ({r['command']})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
