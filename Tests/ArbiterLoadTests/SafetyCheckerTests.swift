@@ -76,6 +76,17 @@ import ArbiterLoadKit
         #expect(HistoryScript.broken(doctored) == [.stoppedBeforeUp])
     }
 
+    @Test func grantedToOneClientPressedForAnother() {
+        // q is told it holds b1 with fence 1, but the members saw p get fence 1.
+        let doctored = clean.replacing("q: DENIED load b2 reason=busy owner=c1 active=b1", with: "q: GRANTED load b1 fence=1")
+        #expect(HistoryScript.broken(doctored) == [.grantMismatch])
+    }
+
+    @Test func grantedButNeverAnnounced() {
+        let doctored = clean.replacing("q: DENIED load b2 reason=busy owner=c1 active=b1", with: "q: GRANTED load b2 fence=9")
+        #expect(HistoryScript.broken(doctored) == [.grantMismatch])
+    }
+
     @Test func pressedBeforeItsGranted() {
         let doctored = clean.moving("p: GRANTED load b1 fence=1", after: "p: PRESSED load b1 owner=c1 session=s2 fence=1 seq=3")
         #expect(HistoryScript.broken(doctored) == [.replyOrder])

@@ -98,7 +98,7 @@ final class Engine: @unchecked Sendable {
             for slot in presserSlots { drain(peers[slot]) }
         case .finalJoin:
             finalPending = 0
-            for peer in peers where peer.stream >= 0 && peer.state == .ready {
+            for peer in peers where peer.joins && peer.stream >= 0 && peer.state == .ready {
                 peer.state = .finalJoin
                 finalPending += 1
                 sendJoin(peer)

@@ -53,10 +53,11 @@ struct RunSetup {
         switch o.workload {
         case .contend:
             s.specs = Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
-                + Array(repeating: PeerSpec(role: .presser, joins: false), count: n)
+                // Checked too: their GRANTED replies must match the PRESSED members see.
+                + Array(repeating: PeerSpec(role: .presser, joins: false, checked: true), count: n)
         case .fanout:
             for i in 0..<o.pressers {
-                s.specs.append(PeerSpec(role: .presser, joins: false, fixedButton: s.pressButtons[i % s.pressButtons.count]))
+                s.specs.append(PeerSpec(role: .presser, joins: false, fixedButton: s.pressButtons[i % s.pressButtons.count], checked: true))
             }
             // The setup probe is a member already: it is one of the n.
             let probeIsMember = s.probe == nil ? 0 : 1

@@ -44,6 +44,7 @@ extension SafetyChecker {
             }
             // Kept beside the other, so each is still closed by its own RELEASED.
             open[g].append(OpenGrant(pressed: m, witness: witness))
+            pressedApplied(m, witness: witness)
         case .fired:
             guard let i = matching(g, m) else {
                 return violate(.firedCount, "FIRED without an open grant of that button and fence", [describe(Int(witness), m)])

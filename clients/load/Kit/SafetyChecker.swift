@@ -25,8 +25,15 @@ public final class SafetyChecker {
     var open: [[OpenGrant]]
     var lastFence: Int64 = 0
     var lastPressed: (WireMessage, Int32)?
+    /// GRANTED replies not yet matched by a PRESSED in the panel order, and PRESSED
+    /// events of watched sessions not yet matched by a GRANTED, by fence.
+    var unmatchedGrants: [Int64: (WireMessage, Int32)] = [:]
+    var unmatchedPresses: [Int64: (WireMessage, Int32)] = [:]
+    /// Sessions whose replies the checker reads (their GRANTED must match).
+    var watchedSessions: Set<Int64> = []
     /// The highest seq of a snapshot in which every button was idle.
     var idleSnapshotSeq: Int64 = -1
+    var lastMatchedFence: Int64 = 0
     private var sinceTrim = 0
     private var cachedOldest: Int64 = 0
 
@@ -54,6 +61,7 @@ public final class SafetyChecker {
         switch m.kind {
         case .welcome, .okHello:
             if m.session >= 0 { streams[stream].session = m.session }
+            if m.kind == .okHello, m.session >= 0 { watchedSessions.insert(m.session) }
         case .button:
             if m.state != .idle { streams[stream].snapshotBusy += 1 }
             if m.state == .pressed, m.button >= 0 { streams[stream].snapshotPressed.append(m.button) }
@@ -63,6 +71,7 @@ public final class SafetyChecker {
             streams[stream].joined = false
         case .granted:
             if m.button >= 0 { streams[stream].own[m.button] = CheckedStream.OwnGrant(fence: m.fence) }
+            granted(stream, m)
         case .okUp, .okCancel:
             guard m.button >= 0 else { return }
             if m.reason == .none {
@@ -151,11 +160,56 @@ public final class SafetyChecker {
     /// Checks at the end of the run.
     public func finish() {
         // If the model reached a snapshot in which every button was idle, every
-        // PRESSED before it must have been RELEASED.
+        // PRESSED before it must have been RELEASED, and every grant announced.
         guard modelStarted, idleSnapshotSeq >= 0, nextApply - 1 == idleSnapshotSeq else { return }
         for grant in open.joined() where !grant.preexisting {
             violate(.pressRelease, "PRESSED never RELEASED, although the snapshot at seq=\(idleSnapshotSeq) shows every button idle",
                     [describe(Int(grant.witness), grant.pressed)])
+        }
+        for (fence, (m, stream)) in unmatchedGrants.sorted(by: { $0.key < $1.key }) {
+            violate(.grantMismatch, "GRANTED fence=\(fence) but no member saw its PRESSED", [describe(Int(stream), m)])
+        }
+        for (fence, (m, stream)) in unmatchedPresses.sorted(by: { $0.key < $1.key }) {
+            violate(.grantMismatch, "PRESSED fence=\(fence) for session s\(m.session), which never read a GRANTED for it",
+                    [describe(Int(stream), m)])
+        }
+    }
+
+    /// A GRANTED reply: matched against the PRESSED of its fence, whichever comes first.
+    private func granted(_ stream: Int, _ m: WireMessage) {
+        guard m.button >= 0, m.fence > 0 else { return }
+        if let (pressed, witness) = unmatchedPresses.removeValue(forKey: m.fence) {
+            return compareGrant(stream, m, pressed, witness)
+        }
+        if let (earlier, _) = unmatchedGrants[m.fence] {
+            // DOWN on a button one already owns repeats the same GRANTED.
+            if earlier.button != m.button {
+                violate(.grantMismatch, "fence=\(m.fence) GRANTED for two buttons", [describe(stream, earlier), describe(stream, m)])
+            }
+            return
+        }
+        if m.fence <= lastMatchedFence - 100_000 { return }
+        unmatchedGrants[m.fence] = (m, Int32(stream))
+    }
+
+    /// A PRESSED applied in panel order: matched against its GRANTED.
+    func pressedApplied(_ m: WireMessage, witness: Int32) {
+        if let (grant, stream) = unmatchedGrants.removeValue(forKey: m.fence) {
+            return compareGrant(Int(stream), grant, m, witness)
+        }
+        guard watchedSessions.contains(m.session) else { return }
+        unmatchedPresses[m.fence] = (m, witness)
+        // A press whose grant reply never comes is reported at the end; a long run
+        // keeps only the recent ones.
+        if unmatchedPresses.count > 100_000 { unmatchedPresses.removeAll() }
+    }
+
+    private func compareGrant(_ stream: Int, _ grant: WireMessage, _ pressed: WireMessage, _ witness: Int32) {
+        lastMatchedFence = max(lastMatchedFence, grant.fence)
+        let session = streams[stream].session
+        if grant.button != pressed.button || (session >= 0 && session != pressed.session) {
+            violate(.grantMismatch, "GRANTED and PRESSED of fence=\(grant.fence) disagree on the button or the owner",
+                    [describe(stream, grant) + " (session s\(session))", describe(Int(witness), pressed)])
         }
     }
 

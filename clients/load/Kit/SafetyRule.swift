@@ -18,6 +18,10 @@ public enum SafetyRule: String, Sendable, CaseIterable {
     case firedCount = "fired-count"
     /// In the owner's own stream, a STOPPED reason=up never precedes its OK UP reply.
     case stoppedBeforeUp = "stopped-before-up"
+    /// Every GRANTED a connection reads is the PRESSED the members see: same fence,
+    /// same button, that connection's session (a grant nobody was told about, or told
+    /// to the wrong client, would be a second owner the events do not show).
+    case grantMismatch = "grant-mismatch"
     /// In the owner's own stream, a reply precedes the events its command causes:
     /// GRANTED before its PRESSED, OK UP/CANCEL before RELEASED reason=up/cancel.
     case replyOrder = "reply-order"
