@@ -75,12 +75,14 @@ final class Engine: @unchecked Sendable {
             }
             if phase == .done || phase == .aborted { break }
             advance(phase)
-            poll()
             fireTimers()
             resolvePendingPresses()
+            // Everything queued this turn (by a phase change, a timer or the last
+            // poll's replies) is written before the next wait, never after it.
             flushDirty()
             flushChecker()
             publishProgress()
+            poll()
         }
         for peer in peers where peer.fd >= 0 { close(peer) }
         flushChecker()

@@ -38,6 +38,9 @@ public enum LoadReport {
         if r.checked {
             if r.violationCount == 0 {
                 out.append("  safety        clean: \(count(Double(r.eventsChecked))) events checked, \(count(Double(r.eventsCompared))) compared across members")
+                if !r.orderCounts.isEmpty {
+                    out.append("  panel order   " + r.orderCounts.map { "\($0.0.verb) \(count(Double($0.1)))" }.joined(separator: ", "))
+                }
             } else {
                 out.append("  safety        \(r.violationCount) VIOLATION" + (r.violationCount == 1 ? "" : "S") + " in \(count(Double(r.eventsChecked))) events")
                 out += r.violations.map(\.description)

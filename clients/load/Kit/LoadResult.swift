@@ -18,6 +18,8 @@ public struct LoadResult: Sendable {
     public var violationCount = 0
     public var eventsChecked = 0
     public var eventsCompared = 0
+    /// The panel's total order by event kind, as the checker rebuilt it.
+    public var orderCounts: [(MessageKind, Int)] = []
     /// Server VmRSS (bytes) before and after the idle connections were greeted.
     public var memoryBefore: Int?
     public var memoryAfter: Int?

@@ -98,6 +98,9 @@ public enum LoadRunner {
             result.violationCount = c.violationCount
             result.eventsChecked = c.eventsChecked
             result.eventsCompared = c.eventsCompared
+            result.orderCounts = c.orderCounts.enumerated().compactMap { i, n in
+                n > 0 ? MessageKind(rawValue: UInt8(i)).map { ($0, n) } : nil
+            }
         }
     }
 

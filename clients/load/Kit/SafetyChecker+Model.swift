@@ -23,6 +23,7 @@ extension SafetyChecker {
     }
 
     private func apply(_ m: WireMessage, witness: Int32) {
+        orderCounts[Int(m.kind.rawValue)] += 1
         guard m.button >= 0, Int(m.button) < buttons.count else { return }
         let b = Int(m.button)
         let g = buttons.groups[b]

@@ -16,6 +16,8 @@ public final class SafetyChecker {
     /// member's event at the same seq.
     public private(set) var eventsChecked = 0
     public private(set) var eventsCompared = 0
+    /// The panel's events in its total order, counted by kind (each seq once).
+    public internal(set) var orderCounts = [Int](repeating: 0, count: Int(MessageKind.unknown.rawValue) + 1)
     var streams: [CheckedStream] = []
     var window = SeqWindow()
     // The panel model, in seq order.
