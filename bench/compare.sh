@@ -124,10 +124,12 @@ ROWS=(
 )
 
 log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+# Other work on the machine skews every figure; say how busy it was.
+log "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for entry in "${ROWS[@]}"; do
     row=${entry%%|*}
     args=${entry#*|}
-    log "row $row ($PAIRS pairs)"
+    log "row $row ($PAIRS pairs), load average $(cut -d' ' -f1 /proc/loadavg)"
     for _ in $(seq 1 "$PAIRS"); do
         # shellcheck disable=SC2086 # the arguments are meant to split
         run "$row" arbiter $args
@@ -136,5 +138,6 @@ for entry in "${ROWS[@]}"; do
     done
 done
 
+log "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$ROOT/bench/summarize.py" "$WORK/results.jsonl"
 log "raw results: $WORK/results.jsonl"
