@@ -54,6 +54,15 @@ import Testing
         }
     }
 
+    @Test func webSocketPeersUpgradeAndReadTheirWelcome() throws {
+        let fake = try FakeWebSocketServer(connections: 3)
+        defer { fake.stop() }
+        let idle = LoadRunner.run(try options(["idle", "--connections", "3", "--ws-fraction", "1"], port: fake.port))
+        #expect(idle.failure == nil, "\(idle.failure ?? "")")
+        #expect(idle.webSocketConnections == 3 && idle.exitCode == 0)
+        #expect(fake.refusals.withLock { $0 }.isEmpty)
+    }
+
     @Test func aServerThatIsNotThereFailsClearly() throws {
         // Port 1 on loopback: nothing listens there.
         let result = LoadRunner.run(try options(["contend", "--cycles", "10"], port: 1))
