@@ -18,8 +18,11 @@ let package = Package(
         .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
-        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ArbiterWire"]),
+        // Loopback clients and a port-0 server for the socket tests.
+        .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore"], path: "Tests/ArbiterTestSupport"),
+        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterTestSupport"]),
+        // Depends on the executable so `swift test` builds the binary it drives.
+        .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -25,6 +25,8 @@ final class Connection: @unchecked Sendable {
 
     var name: String
     var key: String?
+    /// The form replies to text commands are written in (JSON after `HELLO format=json`).
+    var format: WireFormat = .text
     /// Panels this session joined or pressed in; a disconnect visits each of them.
     var touchedPanels: [Int] = []
     /// After QUIT (or once closed) the remaining commands are dropped.

@@ -67,8 +67,11 @@ struct SessionRunner {
                 case .failure(let error):
                     i += 1
                     if connection.stopsRunning { continue }
-                    reply(.error(error.code, error.message), format: error.format, id: error.id, to: connection, flush: &flush)
-                case .command(let command):
+                    let format = error.format == .json ? .json : connection.format
+                    reply(.error(error.code, error.message), format: format, id: error.id, to: connection, flush: &flush)
+                case .command(var command):
+                    // A JSON command is answered in JSON; a text one in the connection's form.
+                    if command.format == .text { command.format = connection.format }
                     if connection.stopsRunning {
                         i += 1
                         continue
