@@ -59,6 +59,16 @@ public final class ArbiterProcess: @unchecked Sendable {
         return stderrText
     }
 
+    /// Whether standard error contains `text` within `timeout` (it is read asynchronously).
+    public func stderrContains(_ text: String, timeout: Double = 3) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if stderr.contains(text) { return true }
+            usleep(10_000)
+        }
+        return stderr.contains(text)
+    }
+
     /// Runs the binary to completion and returns its exit status, stdout and stderr.
     public static func run(_ arguments: [String], timeout: Double = 10) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = try ArbiterProcess(arguments, waitForPort: false)

@@ -54,8 +54,8 @@ struct NetcatSessionTests {
         _ = try alice.expect("OK QUIT")
         #expect(alice.waitForClose())
         _ = try bob.expect("LEFT demo name=alice")
-        #expect(arbiter.stderr.contains("msg=\"connection opened\""))
-        #expect(arbiter.stderr.contains("msg=\"connection closed\""))
+        #expect(arbiter.stderrContains("msg=\"connection opened\""))
+        #expect(arbiter.stderrContains("msg=\"connection closed\""))
         arbiter.terminate()
         #expect(try arbiter.waitForExit(timeout: 5) == 0)
     }
