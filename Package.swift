@@ -14,7 +14,10 @@ let package = Package(
         // The only place with sockets, Dispatch, timers, files and signals.
         // epoll and accept4, which Swift's Glibc module does not export.
         .target(name: "CSystem"),
-        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "CSystem"]),
+        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "CSystem"], plugins: ["EmbedKiosk"]),
+        // Build-time embedding of clients/kiosk into the server binary.
+        .executableTarget(name: "kiosk-embed"),
+        .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
         .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),

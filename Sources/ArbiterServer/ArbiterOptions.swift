@@ -4,6 +4,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var port: UInt16 = 7070
     public var configPath: String?
     public var logLevel: LogLevel = .info
+    public var webSocketEcho = false
     public var showHelp = false
 
     public struct UsageError: Error, Equatable, CustomStringConvertible {
@@ -19,13 +20,15 @@ public struct ArbiterOptions: Equatable, Sendable {
         Many people press the same buttons at once; the server decides who holds what and
         tells every member of the panel, in one order.
 
-        USAGE: arbiter [--host <host>] [--port <port>] [--config <file>] [--log-level <level>]
+        USAGE: arbiter [--host <host>] [--port <port>] [--config <file>] [--log-level <level>] [--ws-echo]
 
         OPTIONS:
           --host <host>         Address to listen on (default: 127.0.0.1; 0.0.0.0 serves a LAN).
           --port <port>         TCP port (default: 7070; 0 picks a free one).
           --config <file>       JSON panel configuration (default: the embedded panel "demo").
           --log-level <level>   debug, info, warn, error or off (default: info).
+          --ws-echo             Also serve /ws?echo=1, an echo endpoint on the same WebSocket
+                                code, for conformance suites such as Autobahn (default: off).
           -h, --help            Show help information.
 
         EXAMPLES:
@@ -37,7 +40,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         78 for a bad configuration, 1 when the server cannot start (e.g. port in use).
         """
 
-    static let flags = ["--host", "--port", "--config", "--log-level", "--help"]
+    static let flags = ["--host", "--port", "--config", "--log-level", "--ws-echo", "--help"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -71,6 +74,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 let text = try value(flag, inline)
                 guard let port = UInt16(text) else { throw UsageError(message: "--port must be a number from 0 to 65535, not '\(text)'") }
                 options.port = port
+            case "--ws-echo":
+                options.webSocketEcho = true
             case "--config":
                 options.configPath = try value(flag, inline)
             case "--log-level":

@@ -20,6 +20,12 @@ final class Connection: @unchecked Sendable {
     var slot = -1
     var mode: ConnectionMode = .detecting([])
     let acceptedAt: Instant
+    /// Since when a request head or first line has been arriving unfinished.
+    var waitingSince: Instant?
+    /// When bytes last arrived.
+    var lastReadAt: Instant
+    /// A ping sent to a silent WebSocket, waiting for any reply.
+    var pingSentAt: Instant?
 
     // MARK: Owned by the run token (`Shared.busy`)
 
@@ -52,19 +58,27 @@ final class Connection: @unchecked Sendable {
         var dirty = false
         /// Close once everything pending is written (QUIT, HTTP errors).
         var closeAfterFlush = false
+        /// The last thing was sent (a WebSocket close frame): later output is dropped.
+        var sealed = false
         /// The form events are written in.
         var eventFormat: WireFormat = .text
+        /// Unsent bytes allowed before the peer counts as not reading.
+        var outboundLimit: Int
+        /// Whether output lines are sent as they are or each as a WebSocket text frame.
+        var framing: Framing = .lines
         var pending: Int { out.count - outStart }
     }
 
-    let shared = Mutex(Shared())
+    let shared: Mutex<Shared>
 
-    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant) {
+    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, outboundLimit: Int) {
+        self.shared = Mutex(Shared(outboundLimit: outboundLimit))
         self.session = session
         self.fd = fd
         self.peer = peer
         self.reactor = reactor
         self.acceptedAt = acceptedAt
+        self.lastReadAt = acceptedAt
         self.name = "guest-\(session.number)"
     }
 }
@@ -74,6 +88,15 @@ enum ConnectionMode {
     /// Not yet known to be HTTP or a line peer: the first bytes, kept for replay.
     case detecting([UInt8])
     case line(LineFramer)
-    /// Output only, then closed (an HTTP peer on this build).
+    case http(HTTPRequestParser)
+    case websocket(WebSocketReader, echo: Bool)
+    /// Reading is over; output is drained, then the connection closes.
     case closing
+}
+
+/// How output lines reach the peer.
+enum Framing {
+    case lines
+    /// Each line becomes one WebSocket text frame, without its newline.
+    case websocket
 }

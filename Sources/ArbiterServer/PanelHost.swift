@@ -18,7 +18,7 @@ final class PanelHost: @unchecked Sendable {
     private var timerDeadline: Instant?
     private var history = HistoryRing(capacity: Request.maxHistoryCount)
     private unowned(unsafe) var server: ServerState!
-    private var maxOutbound = 0
+    var counters = PanelCounters()
     /// Read by PANELS from any queue.
     let memberCount = Atomic<Int>(0)
     /// Connections handed over with their pending jobs; guarded by its lock.
@@ -33,7 +33,6 @@ final class PanelHost: @unchecked Sendable {
 
     func attach(to server: ServerState) {
         self.server = server
-        self.maxOutbound = server.configuration.maxOutboundBytes
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [unowned self] in self.timerFired() }
         timer.resume()
@@ -76,7 +75,9 @@ final class PanelHost: @unchecked Sendable {
 
     // MARK: Commands
 
-    func execute(_ command: ParsedCommand, from connection: Connection, flush: inout FlushList) {
+    func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
+        defer { counters.latency.record(nanoseconds: Sys.monotonicNanoseconds() - receivedAt) }
+        counters.commands += 1
         let now = ServerClock.now()
         let access = server.access(key: connection.key, on: config)
         if case .history(_, let count) = command.request {
@@ -102,18 +103,28 @@ final class PanelHost: @unchecked Sendable {
         let format = command.format
         let id = command.id
         guard access >= .view else {
-            return flush.append(to: connection, maxOutbound: maxOutbound) { out, _ in
+            return flush.append(to: connection) { out, _ in
                 MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
             }
         }
         let entries = history.last(count)
-        flush.append(to: connection, maxOutbound: maxOutbound) { out, _ in
+        flush.append(to: connection) { out, _ in
             for entry in entries {
                 guard let record = HistoryRecord(event: entry.event, panel: config, at: entry.at) else { continue }
                 MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
             }
             MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
         }
+    }
+
+    /// The state now, after performing whatever the clock owed.
+    func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
+        let now = ServerClock.now()
+        output.removeAll()
+        core.advance(to: now, into: &output)
+        deliver(replyTo: nil, nil, flush: &flush)
+        scheduleTimer()
+        return core.snapshot(at: now)
     }
 
     // MARK: Output
@@ -126,12 +137,14 @@ final class PanelHost: @unchecked Sendable {
             switch item {
             case .reply(let reply):
                 guard let requester, let command else { continue }
-                flush.append(to: requester, maxOutbound: maxOutbound) { out, _ in
+                flush.append(to: requester) { out, _ in
                     MessageEncoder.encode(reply, panel: config, format: command.format, id: command.id, into: &out)
                 }
                 // Membership changes at the reply: the joiner's first event is its
                 // own JOINED, and a leaver gets nothing after OK LEAVE.
                 switch reply {
+                case .deniedBusy, .deniedForbidden:
+                    counters.denials += 1
                 case .joined:
                     if members.updateValue(requester, forKey: requester.session) == nil {
                         memberCount.add(1, ordering: .relaxed)
@@ -144,6 +157,7 @@ final class PanelHost: @unchecked Sendable {
                     break
                 }
             case .event(let event):
+                count(event)
                 if HistoryRecord.isJournaled(event.kind) {
                     let at = wall ?? ServerClock.wallMilliseconds()
                     wall = at
@@ -154,12 +168,22 @@ final class PanelHost: @unchecked Sendable {
         }
     }
 
+    private func count(_ event: PanelEvent) {
+        counters.events += 1
+        switch event.kind {
+        case .pressed: counters.grants += 1
+        case .fired: counters.fires += 1
+        case .released(_, let reason, _): counters.releases[reason.rawValue, default: 0] += 1
+        default: break
+        }
+    }
+
     private func broadcast(_ event: PanelEvent, flush: inout FlushList) {
         guard !members.isEmpty else { return }
         var text: [UInt8] = []
         var json: [UInt8] = []
         for member in members.values {
-            flush.append(to: member, maxOutbound: maxOutbound) { out, format in
+            flush.append(to: member) { out, format in
                 switch format {
                 case .text:
                     if text.isEmpty { MessageEncoder.encode(event, panel: config, format: .text, into: &text) }

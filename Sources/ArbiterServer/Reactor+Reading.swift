@@ -4,6 +4,8 @@ import ArbiterWire
 extension Reactor {
     /// Bytes arrived: detect the peer's kind once, then frame and decode.
     func received(_ bytes: UnsafeBufferPointer<UInt8>, on connection: Connection, flush: inout FlushList) {
+        connection.lastReadAt = ServerClock.now()
+        connection.pingSentAt = nil
         switch connection.mode {
         case .detecting(var buffered):
             connection.mode = .closing  // let go of the array so appending does not copy it
@@ -12,7 +14,9 @@ extension Reactor {
             case .line:
                 becomeLinePeer(connection, replaying: buffered, flush: &flush)
             case .http:
-                refuseHTTP(connection, flush: &flush)
+                var parser = HTTPRequestParser(maxHeadBytes: server.configuration.maxHTTPHeadBytes)
+                parser.append(buffered)
+                serveHTTP(connection, parser, flush: &flush)
             case .needMoreBytes:
                 if buffered.count > server.configuration.maxLineBytes {
                     becomeLinePeer(connection, replaying: buffered, flush: &flush)
@@ -24,6 +28,14 @@ extension Reactor {
             connection.mode = .closing
             frame(bytes, with: &framer, on: connection, flush: &flush)
             connection.mode = .line(framer)
+        case .http(var parser):
+            connection.mode = .closing
+            parser.append(bytes)
+            serveHTTP(connection, parser, flush: &flush)
+        case .websocket(var reader, let echo):
+            connection.mode = .closing
+            reader.append(bytes)
+            readWebSocket(connection, reader, echo: echo, flush: &flush)
         case .closing:
             return
         }
@@ -36,9 +48,9 @@ extension Reactor {
         becomeLinePeer(connection, replaying: [], flush: &flush)
     }
 
-    private func becomeLinePeer(_ connection: Connection, replaying buffered: [UInt8], flush: inout FlushList) {
-        let name = connection.name  // not yet shared: no run token can be out
-        flush.append(to: connection, maxOutbound: server.configuration.maxOutboundBytes) { out, format in
+    func becomeLinePeer(_ connection: Connection, replaying buffered: [UInt8], flush: inout FlushList) {
+        let name = connection.name  // no run token is out before the first command
+        flush.append(to: connection) { out, format in
             MessageEncoder.encode(.welcome(session: connection.session, name: name), format: format, into: &out)
         }
         var framer = LineFramer(maxLineBytes: server.configuration.maxLineBytes)
@@ -46,25 +58,16 @@ extension Reactor {
         connection.mode = .line(framer)
     }
 
-    private func refuseHTTP(_ connection: Connection, flush: inout FlushList) {
-        connection.mode = .closing
-        let body = "HTTP is not served yet\n"
-        let response = "HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-        connection.shared.withLock { $0.closeAfterFlush = true }
-        flush.append(to: connection, maxOutbound: server.configuration.maxOutboundBytes) { out, _ in
-            out.append(contentsOf: response.utf8)
-        }
-    }
-
     private func frame(_ bytes: UnsafeBufferPointer<UInt8>, with framer: inout LineFramer, on connection: Connection, flush: inout FlushList) {
         var jobs: [Job] = []
         let maxLine = framer.maxLineBytes
+        let receivedAt = Sys.monotonicNanoseconds()
         framer.feed(bytes) { piece in
             switch piece {
             case .line(let line):
                 switch TextCommandParser.parse(line) {
                 case .empty: break
-                case .command(let command): jobs.append(.command(command))
+                case .command(let command): jobs.append(.command(command, receivedAt: receivedAt))
                 case .failure(let error): jobs.append(.failure(error))
                 }
             case .tooLong:

@@ -16,6 +16,7 @@ final class Reactor: @unchecked Sendable {
     unowned let server: ServerState
     private var source: DispatchSourceRead?
     private var timer: DispatchSourceTimer?
+    private var sweepTimer: DispatchSourceTimer?
     private var timerDeadline: Instant?
     private var slots: [Connection?] = []
     private var freeSlots: [Int] = []
@@ -55,14 +56,21 @@ final class Reactor: @unchecked Sendable {
         timer.setEventHandler { [unowned self] in self.timerFired() }
         timer.resume()
         self.timer = timer
+        let sweep = DispatchSource.makeTimerSource(queue: queue)
+        sweep.setEventHandler { [unowned self] in self.sweep() }
+        sweep.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+        sweep.resume()
+        self.sweepTimer = sweep
     }
 
     /// Stops watching; called on `queue` during shutdown.
     func stop() {
         source?.cancel()
         timer?.cancel()
+        sweepTimer?.cancel()
         source = nil
         timer = nil
+        sweepTimer = nil
         for case let connection? in slots { close(connection, reason: "server stopped") }
         if listenerFD >= 0 {
             Sys.close(listenerFD)
@@ -202,6 +210,42 @@ final class Reactor: @unchecked Sendable {
         flush.flushAll()
         timerDeadline = nil
         scheduleTimer()
+    }
+
+    /// Once a second: heads that take too long, silent WebSockets to ping or drop.
+    private func sweep() {
+        let now = ServerClock.now()
+        let configuration = server.configuration
+        var flush = FlushList()
+        for case let connection? in slots {
+            switch connection.mode {
+            case .detecting(let buffered):
+                // A first line begun long ago and still undecided: not HTTP after all.
+                if !buffered.isEmpty, now.since(connection.acceptedAt) > configuration.headTimeoutMs {
+                    becomeLinePeer(connection, replaying: buffered, flush: &flush)
+                }
+            case .http:
+                if let since = connection.waitingSince, now.since(since) > configuration.headTimeoutMs {
+                    finishHTTP(connection, HTTPResponse.serialize(
+                        status: 408, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                        body: Array("request head not received in time\n".utf8), keepAlive: false), flush: &flush)
+                }
+            case .websocket:
+                if let pinged = connection.pingSentAt {
+                    if now.since(pinged) > configuration.webSocketPongTimeoutMs {
+                        close(connection, reason: "websocket silent after ping")
+                    }
+                } else if now.since(connection.lastReadAt) > configuration.webSocketPingIntervalMs {
+                    connection.pingSentAt = now
+                    flush.append(to: connection, raw: true) { out, _ in
+                        out.append(contentsOf: WebSocketFrameEncoder.pingFrame())
+                    }
+                }
+            case .line, .closing:
+                break
+            }
+        }
+        flush.flushAll()
     }
 
     private func scheduleTimer() {

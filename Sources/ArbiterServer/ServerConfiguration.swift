@@ -17,6 +17,23 @@ public struct ServerConfiguration: Sendable {
     public var welcomeDelayMs: Int64 = 200
     /// Commands parsed but not yet run, per connection, before its reading pauses.
     public var maxQueuedCommands = 4096
+    /// Longest HTTP request head; longer gets 431. Default 8 KiB.
+    public var maxHTTPHeadBytes = 8192
+    /// How long a request head (or an undecided first line) may take to arrive before
+    /// the peer is answered 408 and closed (or, before any line ends, treated as a
+    /// line peer). Default 10 s.
+    public var headTimeoutMs: Int64 = 10_000
+    /// Largest WebSocket message accepted; larger is closed with 1009. Default 64 KiB.
+    public var maxWebSocketMessageBytes = 64 * 1024
+    /// A WebSocket silent this long is pinged; default 30 s.
+    public var webSocketPingIntervalMs: Int64 = 30_000
+    /// A pinged WebSocket that sends nothing for this long is dropped; default 30 s.
+    public var webSocketPongTimeoutMs: Int64 = 30_000
+    /// Serve `/ws?echo=1`, which echoes messages instead of interpreting them: the same
+    /// WebSocket code, for conformance suites (Autobahn). Off by default.
+    public var webSocketEcho = false
+    /// Largest message in echo mode (Autobahn sends up to 16 MiB).
+    public var webSocketEchoMaxMessageBytes = 16 << 20
     /// Reactor threads reading sockets. Default: one per core.
     public var reactorCount = 0
     /// Minimum level of log lines written to standard error.

@@ -14,6 +14,7 @@ final class ServerState: @unchecked Sendable {
     /// Set once before the listener opens.
     private(set) var reactors: [Reactor] = []
     private(set) lazy var runner = SessionRunner(server: self)
+    let metrics = Metrics()
     /// Open connections by session, for KICK.
     let registry = Mutex<[SessionID: Connection]>([:])
     private let nextSession = Atomic<Int>(1)
@@ -43,14 +44,17 @@ final class ServerState: @unchecked Sendable {
     func adopt(fd: Int32, peer: String) {
         let number = nextSession.wrappingAdd(1, ordering: .relaxed).oldValue
         let reactor = reactors[number % reactors.count]
-        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now())
+        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
+                                    outboundLimit: configuration.maxOutboundBytes)
         registry.withLock { $0[connection.session] = connection }
+        metrics.add(.connectionsOpened)
         log.info("connection opened", ["session": connection.session.description, "peer": peer])
         reactor.queue.async { reactor.register(connection) }
     }
 
     func connectionClosed(_ connection: Connection, reason: String) {
         registry.withLock { _ = $0.removeValue(forKey: connection.session) }
+        metrics.add(.connectionsClosed)
         log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "reason": reason])
     }
 

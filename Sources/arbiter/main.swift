@@ -21,6 +21,7 @@ var configuration = ServerConfiguration()
 configuration.host = options.host
 configuration.port = options.port
 configuration.logLevel = options.logLevel
+configuration.webSocketEcho = options.webSocketEcho
 let log = ServerLog(level: options.logLevel)
 if let path = options.configPath {
     do {
