@@ -22,7 +22,7 @@ let package = Package(
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
         // Loopback clients and a port-0 server for the socket tests.
-        .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore"], path: "Tests/ArbiterTestSupport"),
+        .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
         .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterTestSupport"]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
