@@ -26,6 +26,11 @@ final class Connection: @unchecked Sendable {
     var lastReadAt: Instant
     /// A ping sent to a silent WebSocket, waiting for any reply.
     var pingSentAt: Instant?
+    /// Accepted past `maxConnections`: told so, then closed. Set before registration.
+    var overCapacity = false
+    /// The session's command token bucket.
+    var tokens: Double = 0
+    var tokensAt: Int64 = 0
 
     // MARK: Owned by the run token (`Shared.busy`)
 

@@ -7,7 +7,7 @@ extension PanelHost {
     func stateJSON() -> [UInt8] {
         var flush = FlushList()
         let snapshot = advancedSnapshot(flush: &flush)
-        flush.flushAll()
+        finishBatch(&flush)
         var j = JSONObjectWriter()
         j.string("id", config.id)
         j.string("title", config.title)

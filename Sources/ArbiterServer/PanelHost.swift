@@ -24,11 +24,20 @@ final class PanelHost: @unchecked Sendable {
     /// Connections handed over with their pending jobs; guarded by its lock.
     private let mailbox = Mutex<[(Connection, [Job])]>([])
 
-    init(index: Int, config: PanelConfig, lastFence: UInt64) {
+    private var journal: Journal?
+    /// Fences up to this one are durably reserved in the journal.
+    private var reservedFence: UInt64 = 0
+    /// This batch's journal lines, written before its replies are flushed.
+    private var journalBuffer: [UInt8] = []
+
+    init(index: Int, config: PanelConfig, lastFence: UInt64, history: [HistoryRecord] = [], journal: Journal? = nil) {
         self.index = index
         self.config = config
         self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
         self.core = PanelCore(config: config, lastFence: lastFence)
+        self.journal = journal
+        self.reservedFence = lastFence
+        for record in history.suffix(Request.maxHistoryCount) { self.history.append(.loaded(record)) }
     }
 
     func attach(to server: ServerState) {
@@ -68,8 +77,7 @@ final class PanelHost: @unchecked Sendable {
                 server.runner.run(connection, jobs, on: .panel(self), flush: &flush)
             }
         }
-        flush.flushAll()
-        scheduleTimer()
+        finishBatch(&flush)
         if mailbox.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
     }
 
@@ -84,9 +92,23 @@ final class PanelHost: @unchecked Sendable {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
         }
         guard let request = command.request.panelRequest else { return }
+        if case .down = request, let journal, core.lastFence + 1 > reservedFence {
+            // The fence this DOWN may take must be durable before anyone can see it.
+            reservedFence = core.lastFence + Journal.reservationBlock
+            journal.reserve(panel: config.id, upTo: reservedFence)
+        }
         output.removeAll()
         core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
         deliver(replyTo: connection, command, flush: &flush)
+    }
+
+    /// Releases every button with `reason=shutdown`. On `queue`.
+    func releaseAllForShutdown() {
+        var flush = FlushList()
+        output.removeAll()
+        core.shutdown(now: ServerClock.now(), into: &output)
+        deliver(replyTo: nil, nil, flush: &flush)
+        finishBatch(&flush)
     }
 
     /// Releases what the session owned and removes it from the members.
@@ -110,7 +132,12 @@ final class PanelHost: @unchecked Sendable {
         let entries = history.last(count)
         flush.append(to: connection) { out, _ in
             for entry in entries {
-                guard let record = HistoryRecord(event: entry.event, panel: config, at: entry.at) else { continue }
+                let record: HistoryRecord?
+                switch entry {
+                case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
+                case .loaded(let loaded): record = loaded
+                }
+                guard let record else { continue }
                 MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
             }
             MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
@@ -123,7 +150,6 @@ final class PanelHost: @unchecked Sendable {
         output.removeAll()
         core.advance(to: now, into: &output)
         deliver(replyTo: nil, nil, flush: &flush)
-        scheduleTimer()
         return core.snapshot(at: now)
     }
 
@@ -161,7 +187,10 @@ final class PanelHost: @unchecked Sendable {
                 if HistoryRecord.isJournaled(event.kind) {
                     let at = wall ?? ServerClock.wallMilliseconds()
                     wall = at
-                    history.append(HistoryRing.Entry(event: event, at: at))
+                    history.append(.live(event, at: at))
+                    if journal != nil, let record = HistoryRecord(event: event, panel: config, at: at) {
+                        MessageEncoder.encode(.record(record), format: .json, into: &journalBuffer)
+                    }
                 }
                 broadcast(event, flush: &flush)
             }
@@ -204,6 +233,15 @@ final class PanelHost: @unchecked Sendable {
         core.advance(to: ServerClock.now(), into: &output)
         var flush = FlushList()
         deliver(replyTo: nil, nil, flush: &flush)
+        finishBatch(&flush)
+    }
+
+    /// Ends a batch: journal lines first, then the replies and events they cover.
+    func finishBatch(_ flush: inout FlushList) {
+        if !journalBuffer.isEmpty {
+            journal?.append(journalBuffer)
+            journalBuffer.removeAll(keepingCapacity: true)
+        }
         flush.flushAll()
         scheduleTimer()
     }

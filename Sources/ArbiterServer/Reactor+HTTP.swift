@@ -17,6 +17,11 @@ extension Reactor {
             }
             guard let head else { break }
             server.metrics.add(.httpRequests)
+            if connection.overCapacity {
+                return finishHTTP(connection, HTTPResponse.serialize(
+                    status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5")],
+                    body: Array("the server is full; try again later\n".utf8), keepAlive: false), flush: &flush)
+            }
             if head.path == "/ws", head.header("Upgrade") != nil {
                 return upgrade(connection, head, leftover: parser.takeBufferedBytes(), flush: &flush)
             }

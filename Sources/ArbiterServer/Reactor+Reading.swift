@@ -49,6 +49,15 @@ extension Reactor {
     }
 
     func becomeLinePeer(_ connection: Connection, replaying buffered: [UInt8], flush: inout FlushList) {
+        if connection.overCapacity {
+            connection.mode = .closing
+            connection.shared.withLock { $0.closeAfterFlush = true }
+            let limit = server.configuration.maxConnections
+            flush.append(to: connection) { out, format in
+                MessageEncoder.encode(.error(.serverFull, "the server has its \(limit) connections; try again later"), format: format, into: &out)
+            }
+            return
+        }
         let name = connection.name  // no run token is out before the first command
         flush.append(to: connection) { out, format in
             MessageEncoder.encode(.welcome(session: connection.session, name: name), format: format, into: &out)
@@ -67,7 +76,8 @@ extension Reactor {
             case .line(let line):
                 switch TextCommandParser.parse(line) {
                 case .empty: break
-                case .command(let command): jobs.append(.command(command, receivedAt: receivedAt))
+                case .command(let command):
+                    jobs.append(admit(connection, at: receivedAt) ? .command(command, receivedAt: receivedAt) : rateLimited(command.format))
                 case .failure(let error): jobs.append(.failure(error))
                 }
             case .tooLong:
@@ -75,5 +85,25 @@ extension Reactor {
             }
         }
         if !jobs.isEmpty { server.runner.submit(jobs, for: connection, on: .reactor(self), flush: &flush) }
+    }
+
+    /// Takes a token from the session's bucket; false when the command must be dropped.
+    func admit(_ connection: Connection, at now: Int64) -> Bool {
+        let rate = server.configuration.commandsPerSecond
+        guard rate > 0 else { return true }
+        let burst = Double(server.configuration.commandBurst)
+        connection.tokens = min(burst, connection.tokens + Double(now - connection.tokensAt) * Double(rate) / 1e9)
+        connection.tokensAt = now
+        guard connection.tokens >= 1 else {
+            server.metrics.add(.rateLimited)
+            return false
+        }
+        connection.tokens -= 1
+        return true
+    }
+
+    func rateLimited(_ format: WireFormat) -> Job {
+        .failure(RequestError(.rateLimited, "more than \(server.configuration.commandsPerSecond) commands a second; this one was dropped",
+                              format: format))
     }
 }

@@ -72,10 +72,39 @@ final class Reactor: @unchecked Sendable {
         timer = nil
         sweepTimer = nil
         for case let connection? in slots { close(connection, reason: "server stopped") }
-        if listenerFD >= 0 {
-            Sys.close(listenerFD)
-            listenerFD = -1
+        stopListening()
+    }
+
+    /// Closes the listening socket: no new connections. On `queue`.
+    func stopListening() {
+        guard listenerFD >= 0 else { return }
+        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, listenerFD, 0, 0)
+        Sys.close(listenerFD)
+        listenerFD = -1
+    }
+
+    /// The last words of a shutdown: line peers get `OK BYE reason=shutdown`, WebSockets
+    /// a close 1001; each closes once that is written. Others close now. On `queue`.
+    func sayGoodbye() {
+        var flush = FlushList()
+        for case let connection? in slots {
+            switch connection.mode {
+            case .line:
+                connection.mode = .closing
+                flush.append(to: connection) { out, format in
+                    MessageEncoder.encode(.bye(reason: "shutdown"), format: format, into: &out)
+                }
+                connection.shared.withLock {
+                    $0.sealed = true
+                    $0.closeAfterFlush = true
+                }
+            case .websocket:
+                closeWebSocket(connection, code: 1001, reason: "server shutting down", flush: &flush)
+            case .detecting, .http, .closing:
+                close(connection, reason: "shutdown")
+            }
         }
+        flush.flushAll()
     }
 
     func watchListener(_ fd: Int32) {
@@ -124,8 +153,13 @@ final class Reactor: @unchecked Sendable {
             case .wouldBlock:
                 return
             case .failed(let e):
-                // EMFILE and friends: log and let the next readiness try again.
-                server.log.warning("accept failed", ["errno": "\(e)"])
+                // Out of descriptors: stop watching the listener for a moment, or the
+                // level-triggered readiness would spin.
+                server.log.warning("accept failed; pausing accepts for 100 ms", ["errno": "\(e)"])
+                _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, listenerFD, 0, 0)
+                queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
+                    if listenerFD >= 0 { _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, listenerFD, cs_EPOLLIN, Reactor.listenerData) }
+                }
                 return
             }
         }
@@ -241,7 +275,16 @@ final class Reactor: @unchecked Sendable {
                         out.append(contentsOf: WebSocketFrameEncoder.pingFrame())
                     }
                 }
-            case .line, .closing:
+            case .line:
+                let idle = configuration.idleTimeoutMs
+                if idle > 0, now.since(connection.lastReadAt) > idle {
+                    connection.mode = .closing
+                    connection.shared.withLock { $0.closeAfterFlush = true }
+                    flush.append(to: connection) { out, format in
+                        MessageEncoder.encode(.bye(reason: "idle"), format: format, into: &out)
+                    }
+                }
+            case .closing:
                 break
             }
         }

@@ -34,6 +34,26 @@ public struct ServerConfiguration: Sendable {
     public var webSocketEcho = false
     /// Largest message in echo mode (Autobahn sends up to 16 MiB).
     public var webSocketEchoMaxMessageBytes = 16 << 20
+    /// Open connections at most; past it a line peer gets `ERROR server-full` and an
+    /// HTTP peer 503, then the connection closes. Default 15 000.
+    public var maxConnections = 15_000
+    /// Commands per second each session may send (token bucket, refilled at this
+    /// rate); excess gets `ERROR rate-limited` and is dropped. 0 turns it off.
+    /// Default 1000.
+    public var commandsPerSecond = 1000
+    /// Commands a session may send in a burst above the rate. Default 2000.
+    public var commandBurst = 2000
+    /// A line peer that sends nothing for this long is said goodbye to and closed;
+    /// 0 (the default) keeps quiet peers forever. WebSockets are pinged instead.
+    public var idleTimeoutMs: Int64 = 0
+    /// Append every grant, fire and release to this file and continue fences above
+    /// it after a restart. Default: none (history in memory only).
+    public var journalPath: String?
+    /// Whether journal records are fsync'd before the replies of their batch go out.
+    /// Fence reservations are always fsync'd. Default: no.
+    public var journalSync = false
+    /// How long a graceful shutdown waits for goodbyes to be written. Default 1.5 s.
+    public var shutdownGraceMs: Int64 = 1500
     /// Reactor threads reading sockets. Default: one per core.
     public var reactorCount = 0
     /// Minimum level of log lines written to standard error.

@@ -21,16 +21,35 @@ final class ServerState: @unchecked Sendable {
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     let hasKeys: Bool
 
-    init(configuration: ServerConfiguration, lastFences: [String: UInt64] = [:]) {
+    let journal: Journal?
+    private let shuttingDownFlag = Atomic<Bool>(false)
+
+    init(configuration: ServerConfiguration) throws(Sys.Failure) {
         self.configuration = configuration
-        self.log = ServerLog(level: configuration.logLevel)
-        let hosts = configuration.panels.enumerated().map { i, panel in
-            PanelHost(index: i, config: panel, lastFence: lastFences[panel.id] ?? 0)
+        let log = ServerLog(level: configuration.logLevel)
+        self.log = log
+        var loaded = JournalLoader.Loaded()
+        if let path = configuration.journalPath {
+            loaded = JournalLoader.load(path: path, keep: Request.maxHistoryCount)
+            for warning in loaded.warnings { log.warning(warning) }
+            journal = try Journal(path: path, syncRecords: configuration.journalSync, log: log)
+            log.info("journal opened", ["path": path, "records": "\(loaded.records)",
+                                        "fences": loaded.lastFences.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
+        } else {
+            journal = nil
+        }
+        let hosts = configuration.panels.enumerated().map { [journal] i, panel in
+            PanelHost(index: i, config: panel, lastFence: loaded.lastFences[panel.id] ?? 0,
+                      history: loaded.history[panel.id] ?? [], journal: journal)
         }
         self.panels = hosts
         self.panelsByID = Dictionary(uniqueKeysWithValues: hosts.map { ($0.config.id, $0) })
         self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
     }
+
+    var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .relaxed) }
+
+    func beginShutdown() { shuttingDownFlag.store(true, ordering: .relaxed) }
 
     func makeReactors() throws(Sys.Failure) {
         let count = configuration.reactorCount > 0 ? configuration.reactorCount : max(1, System.coreCount)
@@ -46,7 +65,16 @@ final class ServerState: @unchecked Sendable {
         let reactor = reactors[number % reactors.count]
         let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
                                     outboundLimit: configuration.maxOutboundBytes)
-        registry.withLock { $0[connection.session] = connection }
+        connection.tokens = Double(configuration.commandBurst)
+        connection.tokensAt = Sys.monotonicNanoseconds()
+        let open = registry.withLock { r -> Int in
+            r[connection.session] = connection
+            return r.count
+        }
+        if open > configuration.maxConnections {
+            connection.overCapacity = true
+            metrics.add(.serverFull)
+        }
         metrics.add(.connectionsOpened)
         log.info("connection opened", ["session": connection.session.description, "peer": peer])
         reactor.queue.async { reactor.register(connection) }

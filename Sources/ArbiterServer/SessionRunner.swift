@@ -72,6 +72,12 @@ struct SessionRunner {
                 case .command(var command, let receivedAt):
                     // A JSON command is answered in JSON; a text one in the connection's form.
                     if command.format == .text { command.format = connection.format }
+                    if server.isShuttingDown {
+                        i += 1
+                        reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: command.format,
+                              id: command.id, to: connection, flush: &flush)
+                        continue
+                    }
                     if connection.stopsRunning {
                         i += 1
                         continue

@@ -15,9 +15,14 @@ public final class LineClient: @unchecked Sendable {
     /// Every line received, in order.
     public private(set) var received: [String] = []
 
-    public init(port: UInt16) throws {
+    /// - Parameter receiveBuffer: a small kernel receive buffer makes a peer that stops
+    ///   reading push back on the server sooner (slow-consumer tests).
+    public init(port: UInt16, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
@@ -96,6 +101,19 @@ public final class LineClient: @unchecked Sendable {
         return lines
     }
 
+    /// Reads whatever has arrived, without waiting; the lines go to `received`.
+    public func readAvailable() {
+        for _ in 0..<10_000 {
+            guard (try? fill(timeout: 0.001)) == true else { return }
+            var progressed = false
+            while let line = try? readLine(timeout: 0.000_001) {
+                _ = line
+                progressed = true
+            }
+            if !progressed { return }
+        }
+    }
+
     /// Whether the server closes the connection within `timeout`.
     public func waitForClose(timeout: Double = 5) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
@@ -118,7 +136,7 @@ public final class LineClient: @unchecked Sendable {
     /// Reads what is available; false on end of stream.
     private func fill(timeout: Double) throws -> Bool {
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pfd, 1, Int32(max(1, timeout * 1000)))
+        let ready = poll(&pfd, 1, timeout <= 0.001 ? 0 : Int32(timeout * 1000))
         if ready == 0 { return true }
         var chunk = [UInt8](repeating: 0, count: 65536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
