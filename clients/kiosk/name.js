@@ -25,7 +25,9 @@ window.KioskName = (() => {
   /// stored and handed to onName(name); an invalid one is reported in `note`.
   function bindForm(form, input, note, onName) {
     input.value = get();
-    input.setAttribute("pattern", PATTERN.source.slice(1, -1));
+    // The pattern attribute is compiled with the "v" flag, where a bare "-" in a class is
+    // a syntax error: escaped here.
+    input.setAttribute("pattern", "[A-Za-z0-9_.\\-]{1,32}");
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const name = input.value.trim();

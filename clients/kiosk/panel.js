@@ -500,7 +500,9 @@
   }
 
   function vibrate(pattern) {
-    if (typeof navigator.vibrate === "function") {
+    // Browsers refuse (and log) vibration before the user has touched the page.
+    const active = !navigator.userActivation || navigator.userActivation.hasBeenActive;
+    if (active && typeof navigator.vibrate === "function") {
       try { navigator.vibrate(pattern); } catch (_) { /* not allowed without a gesture */ }
     }
   }
@@ -536,7 +538,9 @@
     if (!view.live) return "offline";
     if (b.deniedText) return b.deniedText;
     const mine = isMine(b) ? " (you)" : "";
-    if (b.el.dataset.fired === "1" && b.kind === "hold") return `FIRED by ${b.firedBy}`;
+    if (b.el.dataset.fired === "1") {
+      return b.kind === "hold" ? `FIRED by ${b.firedBy}` : `FIRED · held by ${b.owner || b.firedBy}`;
+    }
     switch (b.state) {
       case "pressed":
         if (b.kind === "hold") return `${b.owner}${mine} holding · ${Math.round(b.progress * 100)}%`;
@@ -666,11 +670,7 @@
     status.className = "status";
     status.id = `status-${config.id}`;
     el.setAttribute("aria-describedby", status.id);
-    const flashText = document.createElement("span");
-    flashText.className = "flash";
-    flashText.textContent = "FIRED";
-    flashText.setAttribute("aria-hidden", "true");
-    el.append(label, status, flashText);
+    el.append(label, status);
     b.statusEl = status;
     buttons.set(config.id, b);
     attachInput(el, config.id);
