@@ -3,6 +3,7 @@
 "use strict";
 
 (() => {
+  if (!window.KioskName) return;  // name.js failed to load: index.html's guard reloads
   const list = document.getElementById("panels");
   const banner = document.getElementById("banner");
   const REFRESH_MS = 5000;

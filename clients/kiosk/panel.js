@@ -10,6 +10,8 @@
 "use strict";
 
 (() => {
+  // name.js failed to load: the inline guard in panel.html is reloading the page.
+  if (!window.KioskName) return;
   const panelId = decodeURIComponent(location.pathname.split("/")[2] || "");
   const $ = (id) => document.getElementById(id);
 
