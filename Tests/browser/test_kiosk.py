@@ -856,6 +856,27 @@ def run(binary, workdir):
         check(len(carol.since(mark, rf"^PRESSED {PANEL} ")) == 1, "Space produced more than one press")
         check([c[:2] for c in tablet.sent()] == [("down", "b3"), ("up", "b3")], f"Space sent {tablet.sent()}")
         ok("Space keydown -> DOWN, keyup -> UP")
+        # Auto-repeat and the long-press menu, with synthetic events (WebDriver cannot
+        # make a key repeat): one DOWN, one UP; the menu's default prevented.
+        tablet.record()
+        mark = carol.mark()
+        touch = tablet.js("""
+            const el = document.getElementById('button-b2');
+            el.focus();
+            const key = (type, repeat) => el.dispatchEvent(new KeyboardEvent(type,
+                {key: ' ', code: 'Space', repeat, bubbles: true, cancelable: true}));
+            key('keydown', false); key('keydown', true); key('keydown', true); key('keydown', true);
+            key('keyup', false);
+            const menu = new MouseEvent('contextmenu', {bubbles: true, cancelable: true});
+            el.dispatchEvent(menu);
+            const style = getComputedStyle(el);
+            return {menu: menu.defaultPrevented, touchAction: style.touchAction, select: style.userSelect};""")
+        carol.wait(rf"^RELEASED {PANEL} b2 reason=up owner=alice ", since=mark, what="RELEASED after the repeats")
+        check([c[:2] for c in tablet.sent()] == [("down", "b2"), ("up", "b2")],
+              f"auto-repeated keydowns sent {tablet.sent()}")
+        check(touch == {"menu": True, "touchAction": "none", "select": "none"},
+              f"buttons must block the context menu, touch panning and selection: {touch}")
+        ok("auto-repeated keydowns send nothing more; context menu blocked; touch-action and user-select none")
 
         section("a seq gap makes the page JOIN again")
         before = tablet.state()
