@@ -45,6 +45,9 @@ extension Reactor {
     /// whose first line has begun is awaited.
     func greetIfSilent(_ connection: Connection, flush: inout FlushList) {
         guard case .detecting(let buffered) = connection.mode, buffered.isEmpty else { return }
+        // Bytes already in the socket that this queue has not read yet: a browser's
+        // request on a socket it opened early must not meet a WELCOME. Read first.
+        if Sys.hasPendingBytes(connection.fd) { return }
         becomeLinePeer(connection, replaying: [], flush: &flush)
     }
 

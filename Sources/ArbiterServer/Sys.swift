@@ -41,6 +41,12 @@ enum Sys {
         }
     }
 
+    /// Whether bytes are waiting to be read, without taking them.
+    static func hasPendingBytes(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return Glibc.recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
+    }
+
     static func close(_ fd: Int32) {
         // Never retried: on Linux the descriptor is gone even when close reports EINTR.
         _ = Glibc.close(fd)
