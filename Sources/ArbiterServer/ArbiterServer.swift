@@ -7,7 +7,7 @@ import Synchronization
 /// panel's arbiter on its own serial queue.
 public final class ArbiterServer: Sendable {
     public let configuration: ServerConfiguration
-    private let running = Mutex<ServerState?>(nil)
+    private let running = Locked<ServerState?>(nil)
     private let boundPort = Atomic<Int>(0)
 
     public init(configuration: ServerConfiguration) {
@@ -32,6 +32,9 @@ public final class ArbiterServer: Sendable {
     }
 
     public var port: UInt16 { UInt16(boundPort.load(ordering: .relaxed)) }
+
+    /// The running state, for lifecycle tests.
+    var stateForTesting: ServerState? { running.withLock { $0 } }
 
     /// The graceful stop of SIGTERM/SIGINT: stop accepting, release every button with
     /// `reason=shutdown` (members see it), say goodbye (`OK BYE reason=shutdown` to line

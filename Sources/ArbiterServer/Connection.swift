@@ -74,10 +74,10 @@ final class Connection: @unchecked Sendable {
         var pending: Int { out.count - outStart }
     }
 
-    let shared: Mutex<Shared>
+    let shared: Locked<Shared>
 
     init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, outboundLimit: Int) {
-        self.shared = Mutex(Shared(outboundLimit: outboundLimit))
+        self.shared = Locked(Shared(outboundLimit: outboundLimit))
         self.session = session
         self.fd = fd
         self.peer = peer

@@ -22,7 +22,7 @@ final class PanelHost: @unchecked Sendable {
     /// Read by PANELS from any queue.
     let memberCount = Atomic<Int>(0)
     /// Connections handed over with their pending jobs; guarded by its lock.
-    private let mailbox = Mutex<[(Connection, [Job])]>([])
+    private let mailbox = Locked<[(Connection, [Job])]>([])
 
     private var journal: Journal?
     /// Fences up to this one are durably reserved in the journal.

@@ -2,6 +2,7 @@ import ArbiterCore
 import ArbiterWire
 import CSystem
 import Dispatch
+import Glibc
 import Synchronization
 
 /// Reads sockets for a share of the connections.
@@ -72,6 +73,9 @@ final class Reactor: @unchecked Sendable {
         timer = nil
         sweepTimer = nil
         for case let connection? in slots { close(connection, reason: "server stopped") }
+        // Connections point at their reactor; drop every reference back to them.
+        greetings.removeAll()
+        greetingsHead = 0
         stopListening()
     }
 
@@ -176,6 +180,9 @@ final class Reactor: @unchecked Sendable {
             slots.append(connection)
         }
         connection.slot = slot
+        if let size = server.configuration.socketSendBufferBytes {
+            Sys.setOption(connection.fd, SOL_SOCKET, SO_SNDBUF, size)
+        }
         let err = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, connection.fd, cs_EPOLLIN | cs_EPOLLRDHUP, connection.epollData)
         if err != 0 {
             server.log.warning("epoll_ctl failed", ["errno": "\(err)"])

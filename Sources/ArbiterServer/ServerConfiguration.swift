@@ -54,6 +54,9 @@ public struct ServerConfiguration: Sendable {
     public var journalSync = false
     /// How long a graceful shutdown waits for goodbyes to be written. Default 1.5 s.
     public var shutdownGraceMs: Int64 = 1500
+    /// Kernel send buffer of each accepted socket; nil (the default) leaves the kernel's
+    /// autotuning. Small values make a stalled reader reach `maxOutboundBytes` sooner.
+    public var socketSendBufferBytes: Int32?
     /// Reactor threads reading sockets. Default: one per core.
     public var reactorCount = 0
     /// Minimum level of log lines written to standard error.

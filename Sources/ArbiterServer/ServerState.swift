@@ -16,7 +16,7 @@ final class ServerState: @unchecked Sendable {
     private(set) lazy var runner = SessionRunner(server: self)
     let metrics = Metrics()
     /// Open connections by session, for KICK.
-    let registry = Mutex<[SessionID: Connection]>([:])
+    let registry = Locked<[SessionID: Connection]>([:])
     private let nextSession = Atomic<Int>(1)
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     let hasKeys: Bool

@@ -52,6 +52,7 @@ struct LimitTests {
         let server = try TestServer(panels: [Panels.quick]) {
             $0.maxOutboundBytes = 64 * 1024
             $0.commandsPerSecond = 0
+            $0.socketSendBufferBytes = 16 * 1024
         }
         let staller = try LineClient(port: server.port, receiveBuffer: 4096)
         staller.send("HELLO staller\nJOIN t\nDOWN t talk")
