@@ -4,9 +4,9 @@ import Glibc
 /// The append-only journal file (`--journal`): one JSON line per grant, fire and
 /// release, and a fence reservation line before any fence past the last one is used.
 ///
-/// Durability: every panel batch writes its records with one `write(2)` before the
-/// batch's replies are flushed, so they survive a crash of this process (kill -9)
-/// once the kernel has them. Against power loss, records are only safe with
+/// Durability: the records of each command's (or timer's) outcome are written with one
+/// `write(2)` before any reply or event of it is queued for a peer, so whatever a client
+/// saw survives a crash of this process (kill -9). Against power loss, records are only safe with
 /// `journalSync` (fdatasync per batch); fence reservations are always fdatasync'd before
 /// a fence they cover is handed out, so fences never go back, even after power loss.
 /// One descriptor is shared by every panel queue: with O_APPEND each write lands whole.

@@ -27,7 +27,7 @@ final class PanelHost: @unchecked Sendable {
     private var journal: Journal?
     /// Fences up to this one are durably reserved in the journal.
     private var reservedFence: UInt64 = 0
-    /// This batch's journal lines, written before its replies are flushed.
+    /// Journal lines of one command's output, written before any of it is sent.
     private var journalBuffer: [UInt8] = []
 
     init(index: Int, config: PanelConfig, lastFence: UInt64, history: [HistoryRecord] = [], journal: Journal? = nil) {
@@ -158,7 +158,24 @@ final class PanelHost: @unchecked Sendable {
     /// Writes the core's decisions: the reply to its requester, each event to every
     /// member, in the core's order.
     private func deliver(replyTo requester: Connection?, _ command: ParsedCommand?, flush: inout FlushList) {
-        var wall: Int64?
+        var wallReading: Int64?
+        func wall() -> Int64 {
+            if let w = wallReading { return w }
+            let w = ServerClock.wallMilliseconds()
+            wallReading = w
+            return w
+        }
+        if let journal {
+            // On disk (in the kernel) before any peer can see it: a connection that is
+            // draining through EPOLLOUT may send what is appended below at once.
+            for case .event(let event) in output.items {
+                if let record = HistoryRecord(event: event, panel: config, at: wall()) {
+                    MessageEncoder.encode(.record(record), format: .json, into: &journalBuffer)
+                }
+            }
+            journal.append(journalBuffer)
+            journalBuffer.removeAll(keepingCapacity: true)
+        }
         for item in output.items {
             switch item {
             case .reply(let reply):
@@ -185,12 +202,7 @@ final class PanelHost: @unchecked Sendable {
             case .event(let event):
                 count(event)
                 if HistoryRecord.isJournaled(event.kind) {
-                    let at = wall ?? ServerClock.wallMilliseconds()
-                    wall = at
-                    history.append(.live(event, at: at))
-                    if journal != nil, let record = HistoryRecord(event: event, panel: config, at: at) {
-                        MessageEncoder.encode(.record(record), format: .json, into: &journalBuffer)
-                    }
+                    history.append(.live(event, at: wall()))
                 }
                 broadcast(event, flush: &flush)
             }
@@ -236,12 +248,8 @@ final class PanelHost: @unchecked Sendable {
         finishBatch(&flush)
     }
 
-    /// Ends a batch: journal lines first, then the replies and events they cover.
+    /// Ends a batch: the replies and events go out, one write per connection.
     func finishBatch(_ flush: inout FlushList) {
-        if !journalBuffer.isEmpty {
-            journal?.append(journalBuffer)
-            journalBuffer.removeAll(keepingCapacity: true)
-        }
         flush.flushAll()
         scheduleTimer()
     }
