@@ -15,17 +15,24 @@ let package = Package(
         // The only place with sockets, Dispatch, timers, files and signals.
         // epoll and accept4, which Swift's Glibc module does not export.
         .target(name: "CSystem"),
-        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "CSystem"]),
+        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "CSystem"], plugins: ["EmbedKiosk"]),
+        // Build-time embedding of clients/kiosk into the server binary.
+        .executableTarget(name: "kiosk-embed"),
+        .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
         .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
-        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ArbiterWire"]),
+        // Loopback clients and a port-0 server for the socket tests.
+        .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
+        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterTestSupport"]),
+        // Depends on the executable so `swift test` builds the binary it drives.
+        .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
         // The load generator and safety checker: real sockets, epoll via CSystem, the
         // server's codecs for WebSocket frames and config; never the server itself.
         .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "CSystem"], path: "clients/load/Kit"),
         .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit"], path: "clients/load/Main"),
-        .testTarget(name: "ArbiterLoadTests", dependencies: ["ArbiterLoadKit", "ArbiterWire", "ArbiterCore"]),
+        // Depends on the executable too: the integration test starts the real binary.
+        .testTarget(name: "ArbiterLoadTests", dependencies: ["ArbiterLoadKit", "ArbiterWire", "ArbiterCore", "arbiter"]),
     ],
     swiftLanguageModes: [.v6]
 )

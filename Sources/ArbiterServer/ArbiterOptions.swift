@@ -4,7 +4,37 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var port: UInt16 = 7070
     public var configPath: String?
     public var logLevel: LogLevel = .info
+    public var webSocketEcho = false
     public var showHelp = false
+    /// Limits and journal, applied onto `ServerConfiguration` (defaults there).
+    public var maxConnections: Int?
+    public var commandsPerSecond: Int?
+    public var commandBurst: Int?
+    public var idleTimeoutSeconds: Int?
+    public var maxLineBytes: Int?
+    public var maxWebSocketMessageBytes: Int?
+    public var maxOutboundBytes: Int?
+    public var headTimeoutSeconds: Int?
+    public var journalPath: String?
+    public var journalSync = false
+
+    /// The server configuration these options describe (panels aside).
+    public func apply(to c: inout ServerConfiguration) {
+        c.host = host
+        c.port = port
+        c.logLevel = logLevel
+        c.webSocketEcho = webSocketEcho
+        if let v = maxConnections { c.maxConnections = v }
+        if let v = commandsPerSecond { c.commandsPerSecond = v }
+        if let v = commandBurst { c.commandBurst = v }
+        if let v = idleTimeoutSeconds { c.idleTimeoutMs = Int64(v) * 1000 }
+        if let v = maxLineBytes { c.maxLineBytes = v }
+        if let v = maxWebSocketMessageBytes { c.maxWebSocketMessageBytes = v }
+        if let v = maxOutboundBytes { c.maxOutboundBytes = v }
+        if let v = headTimeoutSeconds { c.headTimeoutMs = Int64(v) * 1000 }
+        c.journalPath = journalPath
+        c.journalSync = journalSync
+    }
 
     public struct UsageError: Error, Equatable, CustomStringConvertible {
         public var message: String
@@ -19,13 +49,31 @@ public struct ArbiterOptions: Equatable, Sendable {
         Many people press the same buttons at once; the server decides who holds what and
         tells every member of the panel, in one order.
 
-        USAGE: arbiter [--host <host>] [--port <port>] [--config <file>] [--log-level <level>]
+        USAGE: arbiter [--host <host>] [--port <port>] [--config <file>] [--journal <file>] [options]
 
         OPTIONS:
           --host <host>         Address to listen on (default: 127.0.0.1; 0.0.0.0 serves a LAN).
           --port <port>         TCP port (default: 7070; 0 picks a free one).
           --config <file>       JSON panel configuration (default: the embedded panel "demo").
           --log-level <level>   debug, info, warn, error or off (default: info).
+          --journal <file>      Append every grant, fire and release to <file>; fences continue
+                                above it after a restart, also after kill -9 (default: none).
+          --journal-sync        fsync journal records before the replies they belong to
+                                (default: off; fence reservations are always fsync'd).
+          --max-connections <n> Open connections at most (default: 15000); past it, line peers
+                                get ERROR server-full and HTTP peers 503.
+          --rate <n>            Commands per second per session, 0 = unlimited (default: 1000).
+          --burst <n>           Commands a session may send at once above --rate (default: 2000).
+          --idle-timeout <s>    Close line peers silent for <s> seconds, 0 = never (default: 0).
+          --max-line <bytes>    Longest text line (default: 4096).
+          --max-ws-message <bytes>
+                                Largest WebSocket message (default: 65536).
+          --max-outbound <bytes>
+                                Unsent output before a peer is cut off as not reading
+                                (default: 1048576).
+          --head-timeout <s>    Time allowed for an HTTP request head (default: 10).
+          --ws-echo             Also serve /ws?echo=1, an echo endpoint on the same WebSocket
+                                code, for conformance suites such as Autobahn (default: off).
           -h, --help            Show help information.
 
         EXAMPLES:
@@ -37,7 +85,9 @@ public struct ArbiterOptions: Equatable, Sendable {
         78 for a bad configuration, 1 when the server cannot start (e.g. port in use).
         """
 
-    static let flags = ["--host", "--port", "--config", "--log-level", "--help"]
+    static let flags = ["--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync",
+                        "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
+                        "--max-outbound", "--head-timeout"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -71,6 +121,28 @@ public struct ArbiterOptions: Equatable, Sendable {
                 let text = try value(flag, inline)
                 guard let port = UInt16(text) else { throw UsageError(message: "--port must be a number from 0 to 65535, not '\(text)'") }
                 options.port = port
+            case "--ws-echo":
+                options.webSocketEcho = true
+            case "--journal":
+                options.journalPath = try value(flag, inline)
+            case "--journal-sync":
+                options.journalSync = true
+            case "--max-connections":
+                options.maxConnections = try number(flag, try value(flag, inline), 1...1_000_000)
+            case "--rate":
+                options.commandsPerSecond = try number(flag, try value(flag, inline), 0...10_000_000)
+            case "--burst":
+                options.commandBurst = try number(flag, try value(flag, inline), 1...10_000_000)
+            case "--idle-timeout":
+                options.idleTimeoutSeconds = try number(flag, try value(flag, inline), 0...31_536_000)
+            case "--max-line":
+                options.maxLineBytes = try number(flag, try value(flag, inline), 64...1 << 20)
+            case "--max-ws-message":
+                options.maxWebSocketMessageBytes = try number(flag, try value(flag, inline), 125...64 << 20)
+            case "--max-outbound":
+                options.maxOutboundBytes = try number(flag, try value(flag, inline), 4096...1 << 30)
+            case "--head-timeout":
+                options.headTimeoutSeconds = try number(flag, try value(flag, inline), 1...3600)
             case "--config":
                 options.configPath = try value(flag, inline)
             case "--log-level":
@@ -86,6 +158,13 @@ public struct ArbiterOptions: Equatable, Sendable {
             i += 1
         }
         return options
+    }
+
+    static func number(_ flag: String, _ text: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+        guard let n = Int(text), range.contains(n) else {
+            throw UsageError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return n
     }
 
     static func isIPv4(_ s: String) -> Bool {

@@ -1,23 +1,24 @@
 import ArbiterCore
 import Dispatch
+import Glibc
 import Synchronization
 
-/// The button arbitration server: one port, line peers (and, later, HTTP and
-/// WebSocket peers), each panel's arbiter on its own serial queue.
+/// The button arbitration server: one port for line, HTTP and WebSocket peers, each
+/// panel's arbiter on its own serial queue.
 public final class ArbiterServer: Sendable {
     public let configuration: ServerConfiguration
-    private let running = Mutex<ServerState?>(nil)
+    private let running = Locked<ServerState?>(nil)
     private let boundPort = Atomic<Int>(0)
 
     public init(configuration: ServerConfiguration) {
         self.configuration = configuration
     }
 
-    /// Opens the listener and starts serving. Returns the port actually bound (useful
-    /// with port 0).
+    /// Opens the journal and the listener and starts serving. Returns the port actually
+    /// bound (useful with port 0).
     @discardableResult
     public func start() throws -> UInt16 {
-        let state = ServerState(configuration: configuration)
+        let state = try ServerState(configuration: configuration)
         try state.makeReactors()
         let listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: 1024)
         for reactor in state.reactors { reactor.start() }
@@ -32,16 +33,51 @@ public final class ArbiterServer: Sendable {
 
     public var port: UInt16 { UInt16(boundPort.load(ordering: .relaxed)) }
 
-    /// Stops listening and closes every connection (what they owned is released).
+    /// The running state, for lifecycle tests.
+    var stateForTesting: ServerState? { running.withLock { $0 } }
+
+    /// The graceful stop of SIGTERM/SIGINT: stop accepting, release every button with
+    /// `reason=shutdown` (members see it), say goodbye (`OK BYE reason=shutdown` to line
+    /// peers, close 1001 to WebSockets), wait up to `shutdownGraceMs` for that to be
+    /// written, then close everything and sync the journal.
+    public func shutdown() {
+        guard let state = take() else { return }
+        state.beginShutdown()
+        state.reactors[0].queue.sync { state.reactors[0].stopListening() }
+        for panel in state.panels { panel.queue.sync { panel.releaseAllForShutdown() } }
+        for reactor in state.reactors { reactor.queue.sync { reactor.sayGoodbye() } }
+        let deadline = Sys.monotonicMilliseconds() + state.configuration.shutdownGraceMs
+        while Sys.monotonicMilliseconds() < deadline {
+            let open = state.reactors.reduce(0) { sum, r in sum + r.queue.sync { r.connectionCount } }
+            if open == 0 { break }
+            usleep(5000)
+        }
+        finish(state)
+        state.log.info("shut down")
+    }
+
+    /// Stops at once: every connection is closed (what they owned is released with
+    /// `reason=disconnect`).
     public func stop() {
-        guard let state = running.withLock({ s -> ServerState? in
+        guard let state = take() else { return }
+        state.beginShutdown()
+        state.reactors[0].queue.sync { state.reactors[0].stopListening() }
+        finish(state)
+        state.log.info("stopped")
+    }
+
+    private func take() -> ServerState? {
+        running.withLock { s -> ServerState? in
             defer { s = nil }
             return s
-        }) else { return }
+        }
+    }
+
+    private func finish(_ state: ServerState) {
         for reactor in state.reactors { reactor.queue.sync { reactor.stop() } }
-        // Let the releases the closes started run to the end before the panels stop.
+        // Let the releases those closes started run to the end before the panels stop.
         for panel in state.panels { panel.queue.sync {} }
         for panel in state.panels { panel.queue.sync { panel.stop() } }
-        state.log.info("stopped")
+        state.journal?.close()
     }
 }

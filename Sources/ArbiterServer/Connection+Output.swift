@@ -15,12 +15,16 @@ extension Connection {
     }
 
     /// Appends output built by `body` while holding the lock, enforcing the bound.
-    func append(maxOutbound: Int, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+    /// `body` writes message lines; on a WebSocket each becomes a text frame, unless
+    /// `raw` (control frames, HTTP bytes).
+    func append(raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         shared.withLock { s in
-            if s.closed { return .dropped }
-            if s.pending > maxOutbound { return .dropped }
+            if s.closed || s.sealed { return .dropped }
+            if s.pending > s.outboundLimit { return .dropped }
+            let start = s.out.count
             body(&s.out, s.eventFormat)
-            if s.pending > maxOutbound { return .overflow }
+            if s.framing == .websocket, !raw { Connection.frameLines(&s.out, from: start) }
+            if s.pending > s.outboundLimit { return .overflow }
             if s.dirty { return .queued }
             s.dirty = true
             return .needsFlush
@@ -33,6 +37,18 @@ extension Connection {
         case closeNow
         /// The socket failed; the reactor will see it and close.
         case failed
+    }
+
+    /// Turns the lines appended from `start` into one WebSocket text frame each.
+    static func frameLines(_ out: inout [UInt8], from start: Int) {
+        guard start < out.count else { return }
+        let lines = Array(out[start...])
+        out.removeSubrange(start...)
+        var lineStart = 0
+        for i in lines.indices where lines[i] == 0x0A {
+            WebSocketFrameEncoder.encode(opcode: .text, payload: lines[lineStart..<i], into: &out)
+            lineStart = i + 1
+        }
     }
 
     /// Writes pending output without blocking; what does not fit waits for EPOLLOUT.

@@ -20,11 +20,24 @@ final class Connection: @unchecked Sendable {
     var slot = -1
     var mode: ConnectionMode = .detecting([])
     let acceptedAt: Instant
+    /// Since when a request head or first line has been arriving unfinished.
+    var waitingSince: Instant?
+    /// When bytes last arrived.
+    var lastReadAt: Instant
+    /// A ping sent to a silent WebSocket, waiting for any reply.
+    var pingSentAt: Instant?
+    /// Accepted past `maxConnections`: told so, then closed. Set before registration.
+    var overCapacity = false
+    /// The session's command token bucket.
+    var tokens: Double = 0
+    var tokensAt: Int64 = 0
 
     // MARK: Owned by the run token (`Shared.busy`)
 
     var name: String
     var key: String?
+    /// The form replies to text commands are written in (JSON after `HELLO format=json`).
+    var format: WireFormat = .text
     /// Panels this session joined or pressed in; a disconnect visits each of them.
     var touchedPanels: [Int] = []
     /// After QUIT (or once closed) the remaining commands are dropped.
@@ -50,19 +63,27 @@ final class Connection: @unchecked Sendable {
         var dirty = false
         /// Close once everything pending is written (QUIT, HTTP errors).
         var closeAfterFlush = false
+        /// The last thing was sent (a WebSocket close frame): later output is dropped.
+        var sealed = false
         /// The form events are written in.
         var eventFormat: WireFormat = .text
+        /// Unsent bytes allowed before the peer counts as not reading.
+        var outboundLimit: Int
+        /// Whether output lines are sent as they are or each as a WebSocket text frame.
+        var framing: Framing = .lines
         var pending: Int { out.count - outStart }
     }
 
-    let shared = Mutex(Shared())
+    let shared: Locked<Shared>
 
-    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant) {
+    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, outboundLimit: Int) {
+        self.shared = Locked(Shared(outboundLimit: outboundLimit))
         self.session = session
         self.fd = fd
         self.peer = peer
         self.reactor = reactor
         self.acceptedAt = acceptedAt
+        self.lastReadAt = acceptedAt
         self.name = "guest-\(session.number)"
     }
 }
@@ -72,6 +93,15 @@ enum ConnectionMode {
     /// Not yet known to be HTTP or a line peer: the first bytes, kept for replay.
     case detecting([UInt8])
     case line(LineFramer)
-    /// Output only, then closed (an HTTP peer on this build).
+    case http(HTTPRequestParser)
+    case websocket(WebSocketReader, echo: Bool)
+    /// Reading is over; output is drained, then the connection closes.
     case closing
+}
+
+/// How output lines reach the peer.
+enum Framing {
+    case lines
+    /// Each line becomes one WebSocket text frame, without its newline.
+    case websocket
 }

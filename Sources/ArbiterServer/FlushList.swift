@@ -7,12 +7,13 @@ struct FlushList {
 
     /// Appends output to `connection`, remembering to flush it or dropping a peer
     /// whose unsent output passed the bound.
-    mutating func append(to connection: Connection, maxOutbound: Int, _ body: (inout [UInt8], WireFormat) -> Void) {
-        switch connection.append(maxOutbound: maxOutbound, body) {
+    mutating func append(to connection: Connection, raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) {
+        switch connection.append(raw: raw, body) {
         case .needsFlush: connections.append(connection)
         case .queued, .dropped: break
         case .overflow:
-            connection.reactor.requestClose(connection, reason: "slow consumer: over \(maxOutbound) bytes unsent")
+            connection.reactor.server.metrics.add(.slowConsumerDrops)
+            connection.reactor.requestClose(connection, reason: "slow consumer: too much output unsent")
         }
     }
 

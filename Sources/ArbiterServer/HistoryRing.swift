@@ -1,12 +1,14 @@
 import ArbiterCore
+import ArbiterWire
 
 /// The last journaled events of a panel, for HISTORY. Events are kept compact and
 /// turned into records only when someone asks, so the press path pays almost nothing.
 struct HistoryRing {
-    struct Entry {
-        var event: PanelEvent
-        /// Wall time, Unix milliseconds.
-        var at: Int64
+    enum Entry {
+        /// An event of this run and its wall time (Unix milliseconds).
+        case live(PanelEvent, at: Int64)
+        /// A record read back from the journal at start.
+        case loaded(HistoryRecord)
     }
 
     private var entries: [Entry] = []

@@ -2,8 +2,8 @@ import ArbiterWire
 
 /// One unit of a connection's work, run in arrival order by whoever holds its run token.
 enum Job: Sendable {
-    /// A decoded command.
-    case command(ParsedCommand)
+    /// A decoded command and when its bytes were read (monotonic nanoseconds).
+    case command(ParsedCommand, receivedAt: Int64)
     /// A line that could not be decoded: its ERROR reply keeps its place among the replies.
     case failure(RequestError)
     /// The connection is gone: release what it owns in every panel it touched. Always last.

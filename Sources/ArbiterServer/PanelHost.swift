@@ -18,22 +18,30 @@ final class PanelHost: @unchecked Sendable {
     private var timerDeadline: Instant?
     private var history = HistoryRing(capacity: Request.maxHistoryCount)
     private unowned(unsafe) var server: ServerState!
-    private var maxOutbound = 0
+    var counters = PanelCounters()
     /// Read by PANELS from any queue.
     let memberCount = Atomic<Int>(0)
     /// Connections handed over with their pending jobs; guarded by its lock.
-    private let mailbox = Mutex<[(Connection, [Job])]>([])
+    private let mailbox = Locked<[(Connection, [Job])]>([])
 
-    init(index: Int, config: PanelConfig, lastFence: UInt64) {
+    private var journal: Journal?
+    /// Fences up to this one are durably reserved in the journal.
+    private var reservedFence: UInt64 = 0
+    /// Journal lines of one command's output, written before any of it is sent.
+    private var journalBuffer: [UInt8] = []
+
+    init(index: Int, config: PanelConfig, lastFence: UInt64, history: [HistoryRecord] = [], journal: Journal? = nil) {
         self.index = index
         self.config = config
         self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
         self.core = PanelCore(config: config, lastFence: lastFence)
+        self.journal = journal
+        self.reservedFence = lastFence
+        for record in history.suffix(Request.maxHistoryCount) { self.history.append(.loaded(record)) }
     }
 
     func attach(to server: ServerState) {
         self.server = server
-        self.maxOutbound = server.configuration.maxOutboundBytes
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [unowned self] in self.timerFired() }
         timer.resume()
@@ -69,23 +77,38 @@ final class PanelHost: @unchecked Sendable {
                 server.runner.run(connection, jobs, on: .panel(self), flush: &flush)
             }
         }
-        flush.flushAll()
-        scheduleTimer()
+        finishBatch(&flush)
         if mailbox.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
     }
 
     // MARK: Commands
 
-    func execute(_ command: ParsedCommand, from connection: Connection, flush: inout FlushList) {
+    func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
+        defer { counters.latency.record(nanoseconds: Sys.monotonicNanoseconds() - receivedAt) }
+        counters.commands += 1
         let now = ServerClock.now()
         let access = server.access(key: connection.key, on: config)
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
         }
         guard let request = command.request.panelRequest else { return }
+        if case .down = request, let journal, core.lastFence + 1 > reservedFence {
+            // The fence this DOWN may take must be durable before anyone can see it.
+            reservedFence = core.lastFence + Journal.reservationBlock
+            journal.reserve(panel: config.id, upTo: reservedFence)
+        }
         output.removeAll()
         core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
         deliver(replyTo: connection, command, flush: &flush)
+    }
+
+    /// Releases every button with `reason=shutdown`. On `queue`.
+    func releaseAllForShutdown() {
+        var flush = FlushList()
+        output.removeAll()
+        core.shutdown(now: ServerClock.now(), into: &output)
+        deliver(replyTo: nil, nil, flush: &flush)
+        finishBatch(&flush)
     }
 
     /// Releases what the session owned and removes it from the members.
@@ -102,18 +125,32 @@ final class PanelHost: @unchecked Sendable {
         let format = command.format
         let id = command.id
         guard access >= .view else {
-            return flush.append(to: connection, maxOutbound: maxOutbound) { out, _ in
+            return flush.append(to: connection) { out, _ in
                 MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
             }
         }
         let entries = history.last(count)
-        flush.append(to: connection, maxOutbound: maxOutbound) { out, _ in
+        flush.append(to: connection) { out, _ in
             for entry in entries {
-                guard let record = HistoryRecord(event: entry.event, panel: config, at: entry.at) else { continue }
+                let record: HistoryRecord?
+                switch entry {
+                case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
+                case .loaded(let loaded): record = loaded
+                }
+                guard let record else { continue }
                 MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
             }
             MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
         }
+    }
+
+    /// The state now, after performing whatever the clock owed.
+    func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
+        let now = ServerClock.now()
+        output.removeAll()
+        core.advance(to: now, into: &output)
+        deliver(replyTo: nil, nil, flush: &flush)
+        return core.snapshot(at: now)
     }
 
     // MARK: Output
@@ -121,17 +158,36 @@ final class PanelHost: @unchecked Sendable {
     /// Writes the core's decisions: the reply to its requester, each event to every
     /// member, in the core's order.
     private func deliver(replyTo requester: Connection?, _ command: ParsedCommand?, flush: inout FlushList) {
-        var wall: Int64?
+        var wallReading: Int64?
+        func wall() -> Int64 {
+            if let w = wallReading { return w }
+            let w = ServerClock.wallMilliseconds()
+            wallReading = w
+            return w
+        }
+        if let journal {
+            // On disk (in the kernel) before any peer can see it: a connection that is
+            // draining through EPOLLOUT may send what is appended below at once.
+            for case .event(let event) in output.items {
+                if let record = HistoryRecord(event: event, panel: config, at: wall()) {
+                    MessageEncoder.encode(.record(record), format: .json, into: &journalBuffer)
+                }
+            }
+            journal.append(journalBuffer)
+            journalBuffer.removeAll(keepingCapacity: true)
+        }
         for item in output.items {
             switch item {
             case .reply(let reply):
                 guard let requester, let command else { continue }
-                flush.append(to: requester, maxOutbound: maxOutbound) { out, _ in
+                flush.append(to: requester) { out, _ in
                     MessageEncoder.encode(reply, panel: config, format: command.format, id: command.id, into: &out)
                 }
                 // Membership changes at the reply: the joiner's first event is its
                 // own JOINED, and a leaver gets nothing after OK LEAVE.
                 switch reply {
+                case .deniedBusy, .deniedForbidden:
+                    counters.denials += 1
                 case .joined:
                     if members.updateValue(requester, forKey: requester.session) == nil {
                         memberCount.add(1, ordering: .relaxed)
@@ -144,13 +200,22 @@ final class PanelHost: @unchecked Sendable {
                     break
                 }
             case .event(let event):
+                count(event)
                 if HistoryRecord.isJournaled(event.kind) {
-                    let at = wall ?? ServerClock.wallMilliseconds()
-                    wall = at
-                    history.append(HistoryRing.Entry(event: event, at: at))
+                    history.append(.live(event, at: wall()))
                 }
                 broadcast(event, flush: &flush)
             }
+        }
+    }
+
+    private func count(_ event: PanelEvent) {
+        counters.events += 1
+        switch event.kind {
+        case .pressed: counters.grants += 1
+        case .fired: counters.fires += 1
+        case .released(_, let reason, _): counters.releases[reason.rawValue, default: 0] += 1
+        default: break
         }
     }
 
@@ -159,7 +224,7 @@ final class PanelHost: @unchecked Sendable {
         var text: [UInt8] = []
         var json: [UInt8] = []
         for member in members.values {
-            flush.append(to: member, maxOutbound: maxOutbound) { out, format in
+            flush.append(to: member) { out, format in
                 switch format {
                 case .text:
                     if text.isEmpty { MessageEncoder.encode(event, panel: config, format: .text, into: &text) }
@@ -180,6 +245,11 @@ final class PanelHost: @unchecked Sendable {
         core.advance(to: ServerClock.now(), into: &output)
         var flush = FlushList()
         deliver(replyTo: nil, nil, flush: &flush)
+        finishBatch(&flush)
+    }
+
+    /// Ends a batch: the replies and events go out, one write per connection.
+    func finishBatch(_ flush: inout FlushList) {
         flush.flushAll()
         scheduleTimer()
     }

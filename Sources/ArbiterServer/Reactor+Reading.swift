@@ -4,6 +4,8 @@ import ArbiterWire
 extension Reactor {
     /// Bytes arrived: detect the peer's kind once, then frame and decode.
     func received(_ bytes: UnsafeBufferPointer<UInt8>, on connection: Connection, flush: inout FlushList) {
+        connection.lastReadAt = ServerClock.now()
+        connection.pingSentAt = nil
         switch connection.mode {
         case .detecting(var buffered):
             connection.mode = .closing  // let go of the array so appending does not copy it
@@ -12,7 +14,9 @@ extension Reactor {
             case .line:
                 becomeLinePeer(connection, replaying: buffered, flush: &flush)
             case .http:
-                refuseHTTP(connection, flush: &flush)
+                var parser = HTTPRequestParser(maxHeadBytes: server.configuration.maxHTTPHeadBytes)
+                parser.append(buffered)
+                serveHTTP(connection, parser, flush: &flush)
             case .needMoreBytes:
                 if buffered.count > server.configuration.maxLineBytes {
                     becomeLinePeer(connection, replaying: buffered, flush: &flush)
@@ -24,6 +28,14 @@ extension Reactor {
             connection.mode = .closing
             frame(bytes, with: &framer, on: connection, flush: &flush)
             connection.mode = .line(framer)
+        case .http(var parser):
+            connection.mode = .closing
+            parser.append(bytes)
+            serveHTTP(connection, parser, flush: &flush)
+        case .websocket(var reader, let echo):
+            connection.mode = .closing
+            reader.append(bytes)
+            readWebSocket(connection, reader, echo: echo, flush: &flush)
         case .closing:
             return
         }
@@ -33,12 +45,24 @@ extension Reactor {
     /// whose first line has begun is awaited.
     func greetIfSilent(_ connection: Connection, flush: inout FlushList) {
         guard case .detecting(let buffered) = connection.mode, buffered.isEmpty else { return }
+        // Bytes already in the socket that this queue has not read yet: a browser's
+        // request on a socket it opened early must not meet a WELCOME. Read first.
+        if Sys.hasPendingBytes(connection.fd) { return }
         becomeLinePeer(connection, replaying: [], flush: &flush)
     }
 
-    private func becomeLinePeer(_ connection: Connection, replaying buffered: [UInt8], flush: inout FlushList) {
-        let name = connection.name  // not yet shared: no run token can be out
-        flush.append(to: connection, maxOutbound: server.configuration.maxOutboundBytes) { out, format in
+    func becomeLinePeer(_ connection: Connection, replaying buffered: [UInt8], flush: inout FlushList) {
+        if connection.overCapacity {
+            connection.mode = .closing
+            connection.shared.withLock { $0.closeAfterFlush = true }
+            let limit = server.configuration.maxConnections
+            flush.append(to: connection) { out, format in
+                MessageEncoder.encode(.error(.serverFull, "the server has its \(limit) connections; try again later"), format: format, into: &out)
+            }
+            return
+        }
+        let name = connection.name  // no run token is out before the first command
+        flush.append(to: connection) { out, format in
             MessageEncoder.encode(.welcome(session: connection.session, name: name), format: format, into: &out)
         }
         var framer = LineFramer(maxLineBytes: server.configuration.maxLineBytes)
@@ -46,25 +70,17 @@ extension Reactor {
         connection.mode = .line(framer)
     }
 
-    private func refuseHTTP(_ connection: Connection, flush: inout FlushList) {
-        connection.mode = .closing
-        let body = "HTTP is not served yet\n"
-        let response = "HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-        connection.shared.withLock { $0.closeAfterFlush = true }
-        flush.append(to: connection, maxOutbound: server.configuration.maxOutboundBytes) { out, _ in
-            out.append(contentsOf: response.utf8)
-        }
-    }
-
     private func frame(_ bytes: UnsafeBufferPointer<UInt8>, with framer: inout LineFramer, on connection: Connection, flush: inout FlushList) {
         var jobs: [Job] = []
         let maxLine = framer.maxLineBytes
+        let receivedAt = Sys.monotonicNanoseconds()
         framer.feed(bytes) { piece in
             switch piece {
             case .line(let line):
                 switch TextCommandParser.parse(line) {
                 case .empty: break
-                case .command(let command): jobs.append(.command(command))
+                case .command(let command):
+                    jobs.append(admit(connection, at: receivedAt) ? .command(command, receivedAt: receivedAt) : rateLimited(command.format))
                 case .failure(let error): jobs.append(.failure(error))
                 }
             case .tooLong:
@@ -72,5 +88,25 @@ extension Reactor {
             }
         }
         if !jobs.isEmpty { server.runner.submit(jobs, for: connection, on: .reactor(self), flush: &flush) }
+    }
+
+    /// Takes a token from the session's bucket; false when the command must be dropped.
+    func admit(_ connection: Connection, at now: Int64) -> Bool {
+        let rate = server.configuration.commandsPerSecond
+        guard rate > 0 else { return true }
+        let burst = Double(server.configuration.commandBurst)
+        connection.tokens = min(burst, connection.tokens + Double(now - connection.tokensAt) * Double(rate) / 1e9)
+        connection.tokensAt = now
+        guard connection.tokens >= 1 else {
+            server.metrics.add(.rateLimited)
+            return false
+        }
+        connection.tokens -= 1
+        return true
+    }
+
+    func rateLimited(_ format: WireFormat) -> Job {
+        .failure(RequestError(.rateLimited, "more than \(server.configuration.commandsPerSecond) commands a second; this one was dropped",
+                              format: format))
     }
 }

@@ -2,6 +2,7 @@ import ArbiterCore
 import ArbiterWire
 import CSystem
 import Dispatch
+import Glibc
 import Synchronization
 
 /// Reads sockets for a share of the connections.
@@ -16,6 +17,7 @@ final class Reactor: @unchecked Sendable {
     unowned let server: ServerState
     private var source: DispatchSourceRead?
     private var timer: DispatchSourceTimer?
+    private var sweepTimer: DispatchSourceTimer?
     private var timerDeadline: Instant?
     private var slots: [Connection?] = []
     private var freeSlots: [Int] = []
@@ -55,19 +57,58 @@ final class Reactor: @unchecked Sendable {
         timer.setEventHandler { [unowned self] in self.timerFired() }
         timer.resume()
         self.timer = timer
+        let sweep = DispatchSource.makeTimerSource(queue: queue)
+        sweep.setEventHandler { [unowned self] in self.sweep() }
+        sweep.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+        sweep.resume()
+        self.sweepTimer = sweep
     }
 
     /// Stops watching; called on `queue` during shutdown.
     func stop() {
         source?.cancel()
         timer?.cancel()
+        sweepTimer?.cancel()
         source = nil
         timer = nil
+        sweepTimer = nil
         for case let connection? in slots { close(connection, reason: "server stopped") }
-        if listenerFD >= 0 {
-            Sys.close(listenerFD)
-            listenerFD = -1
+        // Connections point at their reactor; drop every reference back to them.
+        greetings.removeAll()
+        greetingsHead = 0
+        stopListening()
+    }
+
+    /// Closes the listening socket: no new connections. On `queue`.
+    func stopListening() {
+        guard listenerFD >= 0 else { return }
+        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, listenerFD, 0, 0)
+        Sys.close(listenerFD)
+        listenerFD = -1
+    }
+
+    /// The last words of a shutdown: line peers get `OK BYE reason=shutdown`, WebSockets
+    /// a close 1001; each closes once that is written. Others close now. On `queue`.
+    func sayGoodbye() {
+        var flush = FlushList()
+        for case let connection? in slots {
+            switch connection.mode {
+            case .line:
+                connection.mode = .closing
+                flush.append(to: connection) { out, format in
+                    MessageEncoder.encode(.bye(reason: "shutdown"), format: format, into: &out)
+                }
+                connection.shared.withLock {
+                    $0.sealed = true
+                    $0.closeAfterFlush = true
+                }
+            case .websocket:
+                closeWebSocket(connection, code: 1001, reason: "server shutting down", flush: &flush)
+            case .detecting, .http, .closing:
+                close(connection, reason: "shutdown")
+            }
         }
+        flush.flushAll()
     }
 
     func watchListener(_ fd: Int32) {
@@ -116,8 +157,13 @@ final class Reactor: @unchecked Sendable {
             case .wouldBlock:
                 return
             case .failed(let e):
-                // EMFILE and friends: log and let the next readiness try again.
-                server.log.warning("accept failed", ["errno": "\(e)"])
+                // Out of descriptors: stop watching the listener for a moment, or the
+                // level-triggered readiness would spin.
+                server.log.warning("accept failed; pausing accepts for 100 ms", ["errno": "\(e)"])
+                _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, listenerFD, 0, 0)
+                queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
+                    if listenerFD >= 0 { _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, listenerFD, cs_EPOLLIN, Reactor.listenerData) }
+                }
                 return
             }
         }
@@ -134,6 +180,9 @@ final class Reactor: @unchecked Sendable {
             slots.append(connection)
         }
         connection.slot = slot
+        if let size = server.configuration.socketSendBufferBytes {
+            Sys.setOption(connection.fd, SOL_SOCKET, SO_SNDBUF, size)
+        }
         let err = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, connection.fd, cs_EPOLLIN | cs_EPOLLRDHUP, connection.epollData)
         if err != 0 {
             server.log.warning("epoll_ctl failed", ["errno": "\(err)"])
@@ -202,6 +251,51 @@ final class Reactor: @unchecked Sendable {
         flush.flushAll()
         timerDeadline = nil
         scheduleTimer()
+    }
+
+    /// Once a second: heads that take too long, silent WebSockets to ping or drop.
+    private func sweep() {
+        let now = ServerClock.now()
+        let configuration = server.configuration
+        var flush = FlushList()
+        for case let connection? in slots {
+            switch connection.mode {
+            case .detecting(let buffered):
+                // A first line begun long ago and still undecided: not HTTP after all.
+                if !buffered.isEmpty, now.since(connection.acceptedAt) > configuration.headTimeoutMs {
+                    becomeLinePeer(connection, replaying: buffered, flush: &flush)
+                }
+            case .http:
+                if let since = connection.waitingSince, now.since(since) > configuration.headTimeoutMs {
+                    finishHTTP(connection, HTTPResponse.serialize(
+                        status: 408, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                        body: Array("request head not received in time\n".utf8), keepAlive: false), flush: &flush)
+                }
+            case .websocket:
+                if let pinged = connection.pingSentAt {
+                    if now.since(pinged) > configuration.webSocketPongTimeoutMs {
+                        close(connection, reason: "websocket silent after ping")
+                    }
+                } else if now.since(connection.lastReadAt) > configuration.webSocketPingIntervalMs {
+                    connection.pingSentAt = now
+                    flush.append(to: connection, raw: true) { out, _ in
+                        out.append(contentsOf: WebSocketFrameEncoder.pingFrame())
+                    }
+                }
+            case .line:
+                let idle = configuration.idleTimeoutMs
+                if idle > 0, now.since(connection.lastReadAt) > idle {
+                    connection.mode = .closing
+                    connection.shared.withLock { $0.closeAfterFlush = true }
+                    flush.append(to: connection) { out, format in
+                        MessageEncoder.encode(.bye(reason: "idle"), format: format, into: &out)
+                    }
+                }
+            case .closing:
+                break
+            }
+        }
+        flush.flushAll()
     }
 
     private func scheduleTimer() {

@@ -17,6 +17,46 @@ public struct ServerConfiguration: Sendable {
     public var welcomeDelayMs: Int64 = 200
     /// Commands parsed but not yet run, per connection, before its reading pauses.
     public var maxQueuedCommands = 4096
+    /// Longest HTTP request head; longer gets 431. Default 8 KiB.
+    public var maxHTTPHeadBytes = 8192
+    /// How long a request head (or an undecided first line) may take to arrive before
+    /// the peer is answered 408 and closed (or, before any line ends, treated as a
+    /// line peer). Default 10 s.
+    public var headTimeoutMs: Int64 = 10_000
+    /// Largest WebSocket message accepted; larger is closed with 1009. Default 64 KiB.
+    public var maxWebSocketMessageBytes = 64 * 1024
+    /// A WebSocket silent this long is pinged; default 30 s.
+    public var webSocketPingIntervalMs: Int64 = 30_000
+    /// A pinged WebSocket that sends nothing for this long is dropped; default 30 s.
+    public var webSocketPongTimeoutMs: Int64 = 30_000
+    /// Serve `/ws?echo=1`, which echoes messages instead of interpreting them: the same
+    /// WebSocket code, for conformance suites (Autobahn). Off by default.
+    public var webSocketEcho = false
+    /// Largest message in echo mode (Autobahn sends up to 16 MiB).
+    public var webSocketEchoMaxMessageBytes = 16 << 20
+    /// Open connections at most; past it a line peer gets `ERROR server-full` and an
+    /// HTTP peer 503, then the connection closes. Default 15 000.
+    public var maxConnections = 15_000
+    /// Commands per second each session may send (token bucket, refilled at this
+    /// rate); excess gets `ERROR rate-limited` and is dropped. 0 turns it off.
+    /// Default 1000.
+    public var commandsPerSecond = 1000
+    /// Commands a session may send in a burst above the rate. Default 2000.
+    public var commandBurst = 2000
+    /// A line peer that sends nothing for this long is said goodbye to and closed;
+    /// 0 (the default) keeps quiet peers forever. WebSockets are pinged instead.
+    public var idleTimeoutMs: Int64 = 0
+    /// Append every grant, fire and release to this file and continue fences above
+    /// it after a restart. Default: none (history in memory only).
+    public var journalPath: String?
+    /// Whether journal records are fsync'd before the replies of their batch go out.
+    /// Fence reservations are always fsync'd. Default: no.
+    public var journalSync = false
+    /// How long a graceful shutdown waits for goodbyes to be written. Default 1.5 s.
+    public var shutdownGraceMs: Int64 = 1500
+    /// Kernel send buffer of each accepted socket; nil (the default) leaves the kernel's
+    /// autotuning. Small values make a stalled reader reach `maxOutboundBytes` sooner.
+    public var socketSendBufferBytes: Int32?
     /// Reactor threads reading sockets. Default: one per core.
     public var reactorCount = 0
     /// Minimum level of log lines written to standard error.

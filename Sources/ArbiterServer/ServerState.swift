@@ -14,22 +14,42 @@ final class ServerState: @unchecked Sendable {
     /// Set once before the listener opens.
     private(set) var reactors: [Reactor] = []
     private(set) lazy var runner = SessionRunner(server: self)
+    let metrics = Metrics()
     /// Open connections by session, for KICK.
-    let registry = Mutex<[SessionID: Connection]>([:])
+    let registry = Locked<[SessionID: Connection]>([:])
     private let nextSession = Atomic<Int>(1)
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     let hasKeys: Bool
 
-    init(configuration: ServerConfiguration, lastFences: [String: UInt64] = [:]) {
+    let journal: Journal?
+    private let shuttingDownFlag = Atomic<Bool>(false)
+
+    init(configuration: ServerConfiguration) throws(Sys.Failure) {
         self.configuration = configuration
-        self.log = ServerLog(level: configuration.logLevel)
-        let hosts = configuration.panels.enumerated().map { i, panel in
-            PanelHost(index: i, config: panel, lastFence: lastFences[panel.id] ?? 0)
+        let log = ServerLog(level: configuration.logLevel)
+        self.log = log
+        var loaded = JournalLoader.Loaded()
+        if let path = configuration.journalPath {
+            loaded = JournalLoader.load(path: path, keep: Request.maxHistoryCount)
+            for warning in loaded.warnings { log.warning(warning) }
+            journal = try Journal(path: path, syncRecords: configuration.journalSync, log: log)
+            log.info("journal opened", ["path": path, "records": "\(loaded.records)",
+                                        "fences": loaded.lastFences.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
+        } else {
+            journal = nil
+        }
+        let hosts = configuration.panels.enumerated().map { [journal] i, panel in
+            PanelHost(index: i, config: panel, lastFence: loaded.lastFences[panel.id] ?? 0,
+                      history: loaded.history[panel.id] ?? [], journal: journal)
         }
         self.panels = hosts
         self.panelsByID = Dictionary(uniqueKeysWithValues: hosts.map { ($0.config.id, $0) })
         self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
     }
+
+    var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .relaxed) }
+
+    func beginShutdown() { shuttingDownFlag.store(true, ordering: .relaxed) }
 
     func makeReactors() throws(Sys.Failure) {
         let count = configuration.reactorCount > 0 ? configuration.reactorCount : max(1, System.coreCount)
@@ -43,14 +63,26 @@ final class ServerState: @unchecked Sendable {
     func adopt(fd: Int32, peer: String) {
         let number = nextSession.wrappingAdd(1, ordering: .relaxed).oldValue
         let reactor = reactors[number % reactors.count]
-        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now())
-        registry.withLock { $0[connection.session] = connection }
+        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
+                                    outboundLimit: configuration.maxOutboundBytes)
+        connection.tokens = Double(configuration.commandBurst)
+        connection.tokensAt = Sys.monotonicNanoseconds()
+        let open = registry.withLock { r -> Int in
+            r[connection.session] = connection
+            return r.count
+        }
+        if open > configuration.maxConnections {
+            connection.overCapacity = true
+            metrics.add(.serverFull)
+        }
+        metrics.add(.connectionsOpened)
         log.info("connection opened", ["session": connection.session.description, "peer": peer])
         reactor.queue.async { reactor.register(connection) }
     }
 
     func connectionClosed(_ connection: Connection, reason: String) {
         registry.withLock { _ = $0.removeValue(forKey: connection.session) }
+        metrics.add(.connectionsClosed)
         log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "reason": reason])
     }
 

@@ -19,6 +19,7 @@ extension SessionRunner {
             if let newFormat {
                 // The new form applies from this reply on (PROTOCOL.md section 3).
                 format = newFormat
+                connection.format = newFormat
                 connection.shared.withLock { $0.eventFormat = newFormat }
             }
             let best = server.panels.map { server.access(key: connection.key, on: $0.config) }.max() ?? .none

@@ -67,8 +67,17 @@ struct SessionRunner {
                 case .failure(let error):
                     i += 1
                     if connection.stopsRunning { continue }
-                    reply(.error(error.code, error.message), format: error.format, id: error.id, to: connection, flush: &flush)
-                case .command(let command):
+                    let format = error.format == .json ? .json : connection.format
+                    reply(.error(error.code, error.message), format: format, id: error.id, to: connection, flush: &flush)
+                case .command(var command, let receivedAt):
+                    // A JSON command is answered in JSON; a text one in the connection's form.
+                    if command.format == .text { command.format = connection.format }
+                    if server.isShuttingDown {
+                        i += 1
+                        reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: command.format,
+                              id: command.id, to: connection, flush: &flush)
+                        continue
+                    }
                     if connection.stopsRunning {
                         i += 1
                         continue
@@ -85,9 +94,10 @@ struct SessionRunner {
                             return host.submit(connection, Array(jobs[i...]))
                         }
                         i += 1
-                        host.execute(command, from: connection, flush: &flush)
+                        host.execute(command, receivedAt: receivedAt, from: connection, flush: &flush)
                     } else {
                         i += 1
+                        server.metrics.add(.localCommands)
                         runLocal(command, for: connection, flush: &flush)
                     }
                 }
@@ -128,7 +138,7 @@ struct SessionRunner {
     }
 
     func reply(_ message: ServerMessage, format: WireFormat, id: CommandID?, to connection: Connection, flush: inout FlushList) {
-        flush.append(to: connection, maxOutbound: server.configuration.maxOutboundBytes) { out, _ in
+        flush.append(to: connection) { out, _ in
             MessageEncoder.encode(message, format: format, id: id, into: &out)
         }
     }

@@ -41,6 +41,12 @@ enum Sys {
         }
     }
 
+    /// Whether bytes are waiting to be read, without taking them.
+    static func hasPendingBytes(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return Glibc.recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
+    }
+
     static func close(_ fd: Int32) {
         // Never retried: on Linux the descriptor is gone even when close reports EINTR.
         _ = Glibc.close(fd)
@@ -121,6 +127,12 @@ enum Sys {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+    static func monotonicNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
     /// The monotonic clock the cores run on, in milliseconds.

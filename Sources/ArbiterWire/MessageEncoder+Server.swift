@@ -50,6 +50,9 @@ extension MessageEncoder {
             if let token { s.arg("token", token) }
         case .error(let code, let message):
             describeError(code, message, into: &s)
+        case .bye(let reason):
+            s.beginOK("BYE", "bye")
+            s.string("reason", reason)
         }
         s.end(id: id)
     }

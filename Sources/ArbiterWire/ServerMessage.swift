@@ -15,4 +15,7 @@ public enum ServerMessage: Sendable, Equatable {
     case record(HistoryRecord)
     case pong(token: String?)
     case error(ErrorCode, String)
+    /// The last line before the server closes a connection on its own:
+    /// `OK BYE reason=<shutdown|idle>`.
+    case bye(reason: String)
 }

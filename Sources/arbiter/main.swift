@@ -18,9 +18,13 @@ if options.showHelp {
 }
 
 var configuration = ServerConfiguration()
-configuration.host = options.host
-configuration.port = options.port
-configuration.logLevel = options.logLevel
+options.apply(to: &configuration)
+// Every connection is a descriptor: take all the kernel allows this process.
+var limit = rlimit()
+if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
 let log = ServerLog(level: options.logLevel)
 if let path = options.configPath {
     do {
@@ -49,7 +53,7 @@ for sig in [SIGINT, SIGTERM] {
     let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
     source.setEventHandler {
         log.info("shutting down", ["signal": sig == SIGINT ? "SIGINT" : "SIGTERM"])
-        server.stop()
+        server.shutdown()
         exit(0)
     }
     source.resume()

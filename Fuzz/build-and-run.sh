@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the three libFuzzer targets (with AddressSanitizer) from the package's own
+# sources and runs each for a bounded time. Usage: Fuzz/build-and-run.sh [SECONDS]
+# A crash leaves its input in Fuzz/findings/; rerun a target on it to reproduce.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH="${1:-60}"
+OUT=.build/fuzz
+mkdir -p "$OUT" Fuzz/findings
+FLAGS=(-parse-as-library -sanitize=fuzzer,address -O -g -I "$OUT" -L "$OUT")
+swiftc "${FLAGS[@]}" -module-name ArbiterCore -emit-module -emit-module-path "$OUT/ArbiterCore.swiftmodule" \
+  -emit-library -static -o "$OUT/libArbiterCore.a" Sources/ArbiterCore/*.swift 2>&1 | grep -v "ld.gold: warning" || true
+swiftc "${FLAGS[@]}" -module-name ArbiterWire -emit-module -emit-module-path "$OUT/ArbiterWire.swiftmodule" \
+  -emit-library -static -o "$OUT/libArbiterWire.a" $(find Sources/ArbiterWire -name '*.swift') 2>&1 | grep -v "ld.gold: warning" || true
+status=0
+for target in LineParserFuzz HTTPHeadFuzz WebSocketFrameFuzz; do
+  swiftc "${FLAGS[@]}" -lArbiterWire -lArbiterCore "Fuzz/$target.swift" -o "$OUT/$target" 2>&1 | grep -v "ld.gold: warning" || true
+  corpus="$OUT/corpus-$target"
+  mkdir -p "$corpus"
+  cp Fuzz/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
+  echo "fuzz: $target for ${SECONDS_EACH}s"
+  if ! "$OUT/$target" -max_total_time="$SECONDS_EACH" -timeout=5 -rss_limit_mb=2048 \
+       -artifact_prefix="Fuzz/findings/$target-" "$corpus" > "$OUT/$target.log" 2>&1; then
+    echo "fuzz: $target FAILED; see $OUT/$target.log and Fuzz/findings/" >&2
+    tail -30 "$OUT/$target.log" >&2
+    status=1
+  else
+    grep -E "^Done|stat::number_of_executed_units" "$OUT/$target.log" | tail -1
+  fi
+done
+exit $status

@@ -1,0 +1,85 @@
+import ArbiterCore
+import ArbiterWire
+
+/// Answers the plain HTTP requests of PROTOCOL.md section 7 (the WebSocket upgrade is
+/// the reactor's).
+struct HTTPRouter {
+    let server: ServerState
+
+    func response(to head: HTTPRequestHead, keepAlive: Bool) -> [UInt8] {
+        let headOnly = head.method == "HEAD"
+        func reply(_ status: Int, _ contentType: String, _ body: [UInt8], _ extra: [(String, String)] = []) -> [UInt8] {
+            HTTPResponse.serialize(status: status, headers: [("Content-Type", contentType)] + extra,
+                                   body: body, keepAlive: keepAlive, headOnly: headOnly)
+        }
+        func text(_ status: Int, _ message: String, _ extra: [(String, String)] = []) -> [UInt8] {
+            reply(status, "text/plain; charset=utf-8", Array((message + "\n").utf8), extra)
+        }
+        guard head.method == "GET" || headOnly else {
+            return text(405, "only GET and HEAD are served", [("Allow", "GET, HEAD")])
+        }
+        let path = head.path
+        switch path {
+        case "/", "/index.html":
+            return asset("index.html", reply) ?? text(404, "no kiosk index")
+        case "/healthz":
+            return text(200, "ok")
+        case "/metrics":
+            return reply(200, "text/plain; version=0.0.4; charset=utf-8", Array(MetricsPage(server: server).render().utf8))
+        case "/api/panels":
+            return reply(200, "application/json", apiPanels(), [("Cache-Control", "no-store")])
+        case "/ws":
+            return text(426, "this is the WebSocket endpoint: connect with Upgrade: websocket", [("Upgrade", "websocket")])
+        default:
+            break
+        }
+        if path.hasPrefix("/panel/") {
+            let id = String(path.dropFirst("/panel/".count))
+            guard server.panelsByID[id] != nil else { return text(404, "no panel \(id)") }
+            return asset("panel.html", reply) ?? text(404, "no kiosk page")
+        }
+        if path.hasPrefix("/kiosk/") {
+            let name = String(path.dropFirst("/kiosk/".count))
+            if let response = asset(name, reply) { return response }
+        }
+        return text(404, "not found: \(path)")
+    }
+
+    private func asset(_ name: String, _ reply: (Int, String, [UInt8], [(String, String)]) -> [UInt8]) -> [UInt8]? {
+        guard let file = KioskFiles.shared.file(named: name) else { return nil }
+        return reply(200, file.contentType, file.bytes, [("Cache-Control", "no-cache")])
+    }
+
+    /// Every panel and button state, each panel read on its own queue.
+    private func apiPanels() -> [UInt8] {
+        var out = Array(#"{"panels":["#.utf8)
+        for (i, host) in server.panels.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out += host.queue.sync { host.stateJSON() }
+        }
+        out += Array("]}".utf8)
+        return out
+    }
+}
+
+/// The embedded kiosk files, decoded once.
+final class KioskFiles: Sendable {
+    static let shared = KioskFiles()
+
+    struct File: Sendable {
+        var contentType: String
+        var bytes: [UInt8]
+    }
+
+    private let files: [String: File]
+
+    private init() {
+        var files: [String: File] = [:]
+        for (name, entry) in KioskAssets.files {
+            files[name] = File(contentType: entry.contentType, bytes: Base64.decode(entry.base64) ?? [])
+        }
+        self.files = files
+    }
+
+    func file(named name: String) -> File? { files[name] }
+}

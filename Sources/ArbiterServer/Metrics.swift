@@ -1,0 +1,91 @@
+import Synchronization
+
+/// Server-wide counters, updated from any queue. Per-panel counters live in each
+/// `PanelHost` (owned by its queue, no atomics on the press path) and are summed when
+/// /metrics is scraped.
+final class Metrics: Sendable {
+    let connectionsOpened = Atomic<Int>(0)
+    let connectionsClosed = Atomic<Int>(0)
+    let localCommands = Atomic<Int>(0)
+    let rejectedLines = Atomic<Int>(0)
+    let httpRequests = Atomic<Int>(0)
+    let webSocketUpgrades = Atomic<Int>(0)
+    let slowConsumerDrops = Atomic<Int>(0)
+    let rateLimited = Atomic<Int>(0)
+    let serverFull = Atomic<Int>(0)
+
+    enum Counter: CaseIterable {
+        case connectionsOpened, connectionsClosed, localCommands, rejectedLines, httpRequests
+        case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull
+    }
+
+    // Atomics cannot be reached through key paths, hence the switches.
+    private func atomic<R>(_ counter: Counter, _ body: (borrowing Atomic<Int>) -> R) -> R {
+        switch counter {
+        case .connectionsOpened: body(connectionsOpened)
+        case .connectionsClosed: body(connectionsClosed)
+        case .localCommands: body(localCommands)
+        case .rejectedLines: body(rejectedLines)
+        case .httpRequests: body(httpRequests)
+        case .webSocketUpgrades: body(webSocketUpgrades)
+        case .slowConsumerDrops: body(slowConsumerDrops)
+        case .rateLimited: body(rateLimited)
+        case .serverFull: body(serverFull)
+        }
+    }
+
+    func add(_ counter: Counter, _ n: Int = 1) {
+        _ = atomic(counter) { $0.add(n, ordering: .relaxed) }
+    }
+
+    func value(_ counter: Counter) -> Int {
+        atomic(counter) { $0.load(ordering: .relaxed) }
+    }
+}
+
+/// Counts of one panel's decisions, owned by the panel's queue.
+struct PanelCounters {
+    var commands = 0
+    var grants = 0
+    var denials = 0
+    var fires = 0
+    var events = 0
+    var releases: [ReleaseReasonIndex: Int] = [:]
+    var latency = LatencyHistogram()
+
+    typealias ReleaseReasonIndex = String
+
+    mutating func merge(_ other: PanelCounters) {
+        commands += other.commands
+        grants += other.grants
+        denials += other.denials
+        fires += other.fires
+        events += other.events
+        for (k, v) in other.releases { releases[k, default: 0] += v }
+        latency.merge(other.latency)
+    }
+}
+
+/// A fixed-bucket histogram of durations, in the shape Prometheus expects.
+struct LatencyHistogram {
+    /// Upper bounds in seconds.
+    static let bounds: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
+    private static let boundsNanos: [Int64] = bounds.map { Int64($0 * 1e9) }
+    var counts = [Int](repeating: 0, count: LatencyHistogram.bounds.count + 1)
+    var sumNanos: Int64 = 0
+    var total = 0
+
+    mutating func record(nanoseconds: Int64) {
+        var i = 0
+        while i < Self.boundsNanos.count, nanoseconds > Self.boundsNanos[i] { i += 1 }
+        counts[i] += 1
+        sumNanos &+= nanoseconds
+        total += 1
+    }
+
+    mutating func merge(_ other: LatencyHistogram) {
+        for i in counts.indices { counts[i] += other.counts[i] }
+        sumNanos &+= other.sumNanos
+        total += other.total
+    }
+}

@@ -1,0 +1,37 @@
+import ArbiterCore
+import Synchronization
+
+/// Gathers every counter (panels are read on their own queues) into /metrics text.
+struct MetricsPage {
+    let server: ServerState
+
+    func render() -> String {
+        var total = PanelCounters()
+        var members = 0
+        for host in server.panels {
+            total.merge(host.queue.sync { host.counters })
+            members += host.memberCount.load(ordering: .relaxed)
+        }
+        let m = server.metrics
+        func value(_ counter: Metrics.Counter) -> Int { m.value(counter) }
+        let opened = value(.connectionsOpened)
+        var p = PrometheusText()
+        p.gauge("arbiter_connections", "Open connections.", opened - value(.connectionsClosed))
+        p.counter("arbiter_connections_total", "Connections accepted.", opened)
+        p.gauge("arbiter_panel_members", "Members joined, summed over panels.", members)
+        p.counter("arbiter_commands_total", "Commands run (panel and session commands).", total.commands + value(.localCommands))
+        p.counter("arbiter_grants_total", "Buttons granted (PRESSED).", total.grants)
+        p.counter("arbiter_denials_total", "DOWNs denied (busy or forbidden).", total.denials)
+        p.counter("arbiter_fires_total", "Button actions fired (FIRED).", total.fires)
+        p.counter("arbiter_events_total", "Panel events broadcast.", total.events)
+        p.counters("arbiter_releases_total", "Ownerships ended, by reason.", label: "reason",
+                   ReleaseReason.allCases.map { ($0.rawValue, total.releases[$0.rawValue] ?? 0) })
+        p.counter("arbiter_slow_consumer_drops_total", "Peers disconnected for not reading their output.", value(.slowConsumerDrops))
+        p.counter("arbiter_rate_limited_total", "Commands refused by the per-session rate limit.", value(.rateLimited))
+        p.counter("arbiter_server_full_total", "Connections refused because the server was full.", value(.serverFull))
+        p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
+        p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
+        p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)
+        return p.text
+    }
+}

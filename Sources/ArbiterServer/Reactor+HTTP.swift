@@ -1,0 +1,51 @@
+import ArbiterCore
+import ArbiterWire
+
+extension Reactor {
+    /// Answers every complete request head buffered, in order (pipelining).
+    func serveHTTP(_ connection: Connection, _ parser: HTTPRequestParser, flush: inout FlushList) {
+        var parser = parser
+        for _ in 0..<100_000 {
+            let head: HTTPRequestHead?
+            do {
+                head = try parser.next()
+            } catch {
+                server.metrics.add(.httpRequests)
+                return finishHTTP(connection, HTTPResponse.serialize(
+                    status: error.status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                    body: Array("\(error)\n".utf8), keepAlive: false), flush: &flush)
+            }
+            guard let head else { break }
+            server.metrics.add(.httpRequests)
+            if connection.overCapacity {
+                return finishHTTP(connection, HTTPResponse.serialize(
+                    status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5")],
+                    body: Array("the server is full; try again later\n".utf8), keepAlive: false), flush: &flush)
+            }
+            if head.path == "/ws", head.header("Upgrade") != nil {
+                return upgrade(connection, head, leftover: parser.takeBufferedBytes(), flush: &flush)
+            }
+            // A chunked body cannot be skipped by this parser: answer, then close.
+            let keepAlive = head.keepAlive && !parser.isStopped
+            let response = HTTPRouter(server: server).response(to: head, keepAlive: keepAlive)
+            flush.append(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }
+            if !keepAlive {
+                connection.shared.withLock { $0.closeAfterFlush = true }
+                connection.mode = .closing
+                return
+            }
+        }
+        connection.waitingSince = parser.bufferedByteCount > 0 ? (connection.waitingSince ?? ServerClock.now()) : nil
+        connection.mode = .http(parser)
+    }
+
+    /// Sends a last response and closes once it is written.
+    func finishHTTP(_ connection: Connection, _ response: [UInt8], flush: inout FlushList) {
+        connection.mode = .closing
+        connection.waitingSince = nil
+        connection.shared.withLock { $0.closeAfterFlush = true }
+        flush.append(to: connection, raw: true) { out, _ in
+            out.append(contentsOf: response)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import ArbiterTestSupport
+import ArbiterWire
+import Foundation
+import Testing
+
+@Suite("HTTP peers on the same port")
+struct HTTPPeerTests {
+    @Test func healthzAndKeepAlivePipelining() throws {
+        let server = try TestServer()
+        let s = try RawSocket(port: server.port)
+        s.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\nHEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let first = try s.readResponse()
+        #expect(first.head.hasPrefix("HTTP/1.1 200"))
+        #expect(first.head.contains("Connection: keep-alive"))
+        #expect(first.body == "ok\n")
+        #expect(try s.readResponse().head.hasPrefix("HTTP/1.1 404"))
+        let head = try s.readHead()
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(!first.body.contains("WELCOME"), "an HTTP peer never sees WELCOME")
+    }
+
+    @Test func statusCodes() throws {
+        let server = try TestServer()
+        func status(_ request: String) throws -> String {
+            let s = try RawSocket(port: server.port)
+            s.send(request)
+            return String(try s.readHead().prefix(12))
+        }
+        #expect(try status("GET / HTTP/1.1\r\n\r\n") == "HTTP/1.1 200")
+        #expect(try status("GET /panel/demo HTTP/1.1\r\n\r\n") == "HTTP/1.1 200")
+        #expect(try status("GET /panel/nope HTTP/1.1\r\n\r\n") == "HTTP/1.1 404")
+        #expect(try status("POST /healthz HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi") == "HTTP/1.1 405")
+        #expect(try status("DELETE / HTTP/1.1\r\n\r\n") == "HTTP/1.1 405")
+        #expect(try status("GET /ws HTTP/1.1\r\n\r\n") == "HTTP/1.1 426")
+        #expect(try status("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 9000) + "\r\n\r\n") == "HTTP/1.1 431")
+        #expect(try status("GET / HTTP/1.1\r\nbad header\r\n\r\n") == "HTTP/1.1 400")
+    }
+
+    @Test func halfAHeadIsClosedAfterTheTimeout() throws {
+        let server = try TestServer { $0.headTimeoutMs = 300 }
+        let s = try RawSocket(port: server.port)
+        s.send("GET / HTTP/1.1\r\nHost: slow")
+        let started = Date()
+        let head = try s.readHead(timeout: 4)
+        #expect(head.hasPrefix("HTTP/1.1 408"))
+        #expect(s.waitForClose(timeout: 3))
+        #expect(Date().timeIntervalSince(started) < 3)
+    }
+
+    @Test func apiPanelsShowsLiveState() throws {
+        let server = try TestServer()
+        let alice = try server.client(name: "alice")
+        alice.send("DOWN demo b2")
+        _ = try alice.expect("GRANTED")
+        let s = try RawSocket(port: server.port)
+        s.send("GET /api/panels HTTP/1.1\r\n\r\n")
+        let response = try s.readResponse()
+        #expect(response.head.contains("Content-Type: application/json"))
+        let json = try JSONParser.parse(Array(response.body.utf8))
+        guard case .array(let panels)? = json["panels"], case .array(let buttons)? = panels.first?["buttons"] else {
+            Issue.record("no panels array: \(response.body)")
+            return
+        }
+        #expect(panels.first?["id"] == .string("demo"))
+        #expect(panels.first?["fence"] == .number("1"))
+        let b2 = buttons.first { $0["id"] == .string("b2") }
+        #expect(b2?["state"] == .string("pressed"))
+        #expect(b2?["owner"] == .string("alice"))
+        #expect(buttons.first { $0["id"] == .string("b1") }?["state"] == .string("locked"))
+        #expect(buttons.first { $0["id"] == .string("sos") }?["label"] == .string("緊急"))
+    }
+
+    @Test func metricsCountWhatHappened() throws {
+        let server = try TestServer()
+        let alice = try server.client(name: "alice")
+        alice.send("DOWN demo b1\nDOWN demo b1\nUP demo b1")
+        _ = try alice.expect("OK UP")
+        let bob = try server.client(name: "bob")
+        bob.send("DOWN demo b1\nDOWN demo b2")
+        _ = try bob.expect("DENIED")
+        let s = try RawSocket(port: server.port)
+        s.send("GET /metrics HTTP/1.1\r\n\r\n")
+        let body = try s.readResponse().body
+        #expect(body.contains("arbiter_grants_total 2"))
+        #expect(body.contains("arbiter_denials_total 1"))
+        #expect(body.contains("arbiter_releases_total{reason=\"up\"} 1"))
+        #expect(body.contains("# TYPE arbiter_command_seconds histogram"))
+        #expect(body.contains("arbiter_command_seconds_count 5"))
+        #expect(body.contains("arbiter_connections 3"))
+    }
+
+    @Test func kioskPageIsEmbedded() throws {
+        let server = try TestServer()
+        let s = try RawSocket(port: server.port)
+        s.send("GET / HTTP/1.1\r\n\r\n")
+        let response = try s.readResponse()
+        #expect(response.head.contains("text/html"))
+        #expect(response.body.contains("<html"))
+    }
+}

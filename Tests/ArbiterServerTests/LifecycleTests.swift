@@ -1,0 +1,40 @@
+import ArbiterTestSupport
+import Foundation
+import Testing
+@testable import ArbiterServer
+
+@Suite("server lifecycle")
+struct LifecycleTests {
+    /// A stopped server leaves nothing behind: its state, reactors, panels and
+    /// connections are all freed (no reference cycle survives `stop`).
+    @Test func stopFreesEverything() throws {
+        weak var state: ServerState?
+        weak var reactor: Reactor?
+        weak var panel: PanelHost?
+        weak var connection: Connection?
+        do {
+            let server = ArbiterServer(configuration: {
+                var c = ServerConfiguration()
+                c.port = 0
+                c.logLevel = .off
+                return c
+            }())
+            let port = try server.start()
+            let client = try LineClient(port: port)
+            client.send("HELLO a\nJOIN demo\nDOWN demo b1")
+            _ = try client.expect("GRANTED")
+            state = server.stateForTesting
+            reactor = state?.reactors.first
+            panel = state?.panels.first
+            connection = state?.registry.withLock { $0.values.first }
+            server.stop()
+        }
+        for _ in 0..<200 where state != nil || reactor != nil || panel != nil || connection != nil { usleep(10_000) }
+        // Booleans, not the objects: reflecting a half-torn-down object would crash.
+        let alive = (connection: connection != nil, panel: panel != nil, reactor: reactor != nil, state: state != nil)
+        #expect(!alive.connection, "connection leaked")
+        #expect(!alive.panel, "panel leaked")
+        #expect(!alive.reactor, "reactor leaked")
+        #expect(!alive.state, "server state leaked")
+    }
+}

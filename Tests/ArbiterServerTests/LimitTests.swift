@@ -1,0 +1,87 @@
+import ArbiterTestSupport
+import Foundation
+import Testing
+
+@Suite("limits: rate, connections, idle, slow consumers")
+struct LimitTests {
+    @Test func excessCommandsAreRateLimitedAndTheConnectionKept() throws {
+        let server = try TestServer {
+            $0.commandsPerSecond = 10
+            $0.commandBurst = 5
+        }
+        let c = try LineClient(port: server.port)
+        c.send((1...20).map { "PING \($0)" }.joined(separator: "\n"))
+        _ = try c.expect("WELCOME")
+        var replies: [String] = []
+        for _ in 0..<20 { replies.append(try c.readLine()) }
+        let pongs = replies.filter { $0.hasPrefix("PONG") }
+        #expect(pongs.count >= 5 && pongs.count <= 6)
+        #expect(pongs.first == "PONG 1")
+        #expect(replies.filter { $0.hasPrefix("ERROR rate-limited") }.count == 20 - pongs.count)
+        // The bucket refills at the configured rate.
+        usleep(300_000)
+        c.send("PING later")
+        #expect(try c.readLine() == "PONG later")
+    }
+
+    @Test func pastMaxConnectionsLinePeersAndHTTPAreTurnedAway() throws {
+        let server = try TestServer { $0.maxConnections = 2 }
+        let a = try server.client()
+        let b = try server.client()
+        let c = try LineClient(port: server.port)
+        c.send("PING")
+        #expect(try c.readLine().hasPrefix("ERROR server-full"))
+        #expect(c.waitForClose())
+        let h = try RawSocket(port: server.port)
+        h.send("GET /healthz HTTP/1.1\r\n\r\n")
+        #expect(try h.readHead().hasPrefix("HTTP/1.1 503"))
+        a.send("PING a")
+        b.send("PING b")
+        #expect(try a.readLine() == "PONG a")
+        #expect(try b.readLine() == "PONG b")
+    }
+
+    @Test func idleLinePeersAreSaidGoodbye() throws {
+        let server = try TestServer { $0.idleTimeoutMs = 300 }
+        let c = try server.client()
+        #expect(try c.readLine(timeout: 4) == "OK BYE reason=idle")
+        #expect(c.waitForClose())
+    }
+
+    @Test func aReaderThatStallsIsCutOffWhileOthersAreServed() throws {
+        let server = try TestServer(panels: [Panels.quick]) {
+            $0.maxOutboundBytes = 64 * 1024
+            $0.commandsPerSecond = 0
+            $0.socketSendBufferBytes = 16 * 1024
+        }
+        let staller = try LineClient(port: server.port, receiveBuffer: 4096)
+        staller.send("HELLO staller\nJOIN t\nDOWN t talk")
+        _ = try staller.expect("GRANTED t talk")
+        let watcher = try server.member("watcher", panel: "t")
+        let presser = try server.client(name: "presser")
+        // The staller stops reading; every press makes events for it, and its unsent
+        // output grows until it passes the bound.
+        var slowest = 0.0
+        var cut = false
+        let deadline = Date().addingTimeInterval(30)
+        for round in 0..<200_000 where Date() < deadline {
+            let started = Date()
+            // Fifty presses a round: several MB must pile up behind the kernel's buffers.
+            presser.send(String(repeating: "DOWN t b1\nUP t b1\n", count: 50) + "PING \(round)")
+            _ = try presser.expect("PONG \(round)")
+            slowest = max(slowest, Date().timeIntervalSince(started))
+            watcher.readAvailable()
+            if watcher.received.contains(where: { $0.hasPrefix("RELEASED t talk reason=disconnect owner=staller") }) {
+                cut = true
+                break
+            }
+        }
+        #expect(cut, "the stalled reader was disconnected and its talk button released")
+        #expect(slowest < 1.0, "the presser was never held up (slowest round trip \(slowest)s)")
+        presser.send("DOWN t talk")
+        #expect(try presser.expect("GRANTED").hasPrefix("GRANTED t talk"))
+        let metrics = try RawSocket(port: server.port)
+        metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
+        #expect(try metrics.readResponse().body.contains("arbiter_slow_consumer_drops_total 1"))
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback TCP socket for HTTP and WebSocket tests: raw bytes, bounded waits.
+public final class RawSocket: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public init(port: UInt16) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            Glibc.close(fd)
+            throw Failure(description: "connect failed")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    public func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    public func send(_ text: String) { send(Array(text.utf8)) }
+
+    /// Bytes available within `timeout`; empty at end of stream.
+    public func read(timeout: Double) throws -> [UInt8] {
+        if !buffer.isEmpty { return takeBuffered() }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, Int32(max(1, timeout * 1000))) > 0 else { throw Failure(description: "nothing within \(timeout)s") }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n < 0 { throw Failure(description: "recv errno \(errno)") }
+        return Array(chunk[..<n])
+    }
+
+    public func takeBuffered() -> [UInt8] {
+        defer { buffer = [] }
+        return buffer
+    }
+
+    /// Reads an HTTP response head (through the blank line); what follows stays buffered.
+    public func readHead(timeout: Double = 5) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var data: [UInt8] = []
+        while true {
+            if let end = Self.find([13, 10, 13, 10], in: data) {
+                buffer = Array(data[(end + 4)...])
+                return String(decoding: data[..<end], as: UTF8.self)
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw Failure(description: "no response head") }
+            let bytes = try read(timeout: remaining)
+            guard !bytes.isEmpty else { throw Failure(description: "closed before a head: \(String(decoding: data, as: UTF8.self))") }
+            data += bytes
+        }
+    }
+
+    /// One whole HTTP response: head and a Content-Length body.
+    public func readResponse(timeout: Double = 5) throws -> (head: String, body: String) {
+        let head = try readHead(timeout: timeout)
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        var body = takeBuffered()
+        let deadline = Date().addingTimeInterval(timeout)
+        while body.count < length, deadline.timeIntervalSinceNow > 0 {
+            let more = try read(timeout: deadline.timeIntervalSinceNow)
+            if more.isEmpty { break }
+            body += more
+        }
+        buffer = Array(body.dropFirst(length))
+        return (head, String(decoding: body.prefix(length), as: UTF8.self))
+    }
+
+    /// Whether the peer closes within `timeout` (bytes that arrive meanwhile are kept).
+    public func waitForClose(timeout: Double = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while deadline.timeIntervalSinceNow > 0 {
+            guard let bytes = try? read(timeout: deadline.timeIntervalSinceNow) else { return false }
+            if bytes.isEmpty { return true }
+        }
+        return false
+    }
+
+    static func find(_ needle: [UInt8], in hay: [UInt8]) -> Int? {
+        guard hay.count >= needle.count else { return nil }
+        for i in 0...(hay.count - needle.count) where hay[i] == needle[0] && Array(hay[i..<(i + needle.count)]) == needle {
+            return i
+        }
+        return nil
+    }
+}

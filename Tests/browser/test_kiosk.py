@@ -1,0 +1,999 @@
+#!/usr/bin/env python3
+"""Browser test of the ButtonArbiter kiosk page, in headless Chromium from Debian.
+
+    python3 Tests/browser/test_kiosk.py [path/to/arbiter]      (default .build/debug/arbiter)
+
+Starts the real arbiter binary on 127.0.0.1 (--port 0, a config with a 1.2 s hold written
+to a temp dir), opens two browser pages (two WebDriver sessions: a 1280x800 wall tablet
+with a mouse, a 360x640 phone with touch) and one netcat-style line peer on the panel,
+and checks what PROTOCOL.md and the kiosk issue promise. Screenshots go to artifacts/.
+Exit status 0 when every check passed, 1 on the first failure (with what was seen), 2
+when the environment is missing something.
+
+Needs: apt-get install chromium chromium-driver; pip install selenium. Only 127.0.0.1 is
+ever contacted: Chromium gets a dead proxy for everything that is not loopback.
+
+Why every gesture is ONE perform (down, pause, up), run in a thread: ChromeDriver does not
+keep a pointer pressed between two Perform Actions calls (a touch pointer's later
+actions are dropped; a mouse's next move arrives with no button down, which releases
+pointer capture). So a press is one action sequence whose pause is the time the finger
+stays down; meanwhile the other page and the socket peer are watched with bounded waits,
+and the pressing page's own view is read back from a recorder of its DOM changes.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+PANEL = "demo"
+HOLD_MS = 1200
+
+CONFIG = {
+    "panels": [
+        {
+            "id": PANEL,
+            "title": "Browser test",
+            "buttons": [
+                {"id": "b1", "label": "Button 1", "kind": "tap"},
+                {"id": "b2", "label": "Button 2", "kind": "tap"},
+                {"id": "b3", "label": "Button 3", "kind": "tap"},
+                {"id": "sos", "label": "緊急", "kind": "hold", "hold_ms": HOLD_MS,
+                 "progress_ms": 100, "group": "emergency"},
+                {"id": "talk", "label": "Talk", "kind": "talk", "long_ms": 350,
+                 "min_talk_ms": 300, "group": "talk"},
+            ],
+        },
+        {"id": "lobby", "title": "Second panel", "buttons": [{"id": "x", "label": "X"}]},
+    ]
+}
+
+
+class Failure(Exception):
+    """A check failed; the message says what was expected and what was seen."""
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def ok(message):
+    print(f"ok    {message}", flush=True)
+
+
+NOTES = []
+
+# A known server issue, reported, not the kiosk's: Chromium opens some sockets before it has
+# a request for them; one that stays silent for 200 ms is taken for a line peer and gets
+# WELCOME, and the request later sent on it fails (net::ERR_INVALID_HTTP_RESPONSE). The
+# pages reload themselves when a file fails to load; the test notes it and goes on.
+SERVER_ISSUE = "server issue: WELCOME sent on a browser's early-opened HTTP socket"
+
+
+def note(message):
+    NOTES.append(message)
+    print(f"NOTE  {message}", flush=True)
+
+
+def section(title):
+    print(f"\n## {title}", flush=True)
+
+
+# ------------------------------------------------------------------ the server
+
+class Arbiter:
+    """The real binary, restartable on the port it first picked."""
+
+    def __init__(self, binary, config_path, workdir):
+        self.binary = str(binary)
+        self.config_path = str(config_path)
+        self.workdir = Path(workdir)
+        self.proc = None
+        self.port = 0
+        self.runs = 0
+        self.log_path = None
+
+    def start(self, port=0, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.runs += 1
+            self.log_path = self.workdir / f"arbiter-{self.runs}.log"
+            with open(self.log_path, "wb") as log:
+                self.proc = subprocess.Popen(
+                    [self.binary, "--host", "127.0.0.1", "--port", str(port), "--config", self.config_path],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            while True:
+                text = self.log_path.read_text(errors="replace")
+                match = re.search(r"msg=listening\b.*\bport=(\d+)", text)
+                if match:
+                    self.port = int(match.group(1))
+                    return self.port
+                if self.proc.poll() is not None:
+                    break
+                if time.monotonic() > deadline:
+                    raise Failure(f"arbiter printed no listening line within {timeout} s:\n{text}")
+                time.sleep(0.05)  # polling the log file, bounded by the deadline
+            # It exited. A restart on a fixed port may race the old socket; retry that only.
+            if "in use" in text and port and time.monotonic() < deadline:
+                time.sleep(0.2)
+                continue
+            raise Failure(f"arbiter exited with status {self.proc.returncode}:\n{text}")
+
+    def kill(self):
+        """SIGKILL: the server gets no chance to say goodbye to anyone."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+    def log_tail(self, lines=25):
+        if not self.log_path or not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+# ------------------------------------------------------------------ the socket peer
+
+class Seen:
+    """A line the peer received: the regex match and the monotonic time it arrived."""
+
+    def __init__(self, match, at):
+        self.match = match
+        self.at = at
+
+    def group(self, *groups):
+        return self.match.group(*groups)
+
+
+class LinePeer:
+    """A netcat-style peer: text lines over TCP, every received line kept with its time."""
+
+    def __init__(self, port, name):
+        self.name = name
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.settimeout(None)
+        self.lines = []   # (monotonic time received, line)
+        self.closed = False
+        self.cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.send(f"HELLO {name}")
+        self.wait(rf"^OK HELLO name={re.escape(name)} ", what=f"{name}'s HELLO answered")
+
+    def _read(self):
+        buffer = b""
+        try:
+            while True:
+                data = self.sock.recv(65536)
+                if not data:
+                    break
+                buffer += data
+                *complete, buffer = buffer.split(b"\n")
+                with self.cond:
+                    for raw in complete:
+                        self.lines.append((time.monotonic(), raw.decode("utf-8", "replace").rstrip("\r")))
+                    self.cond.notify_all()
+        except OSError:
+            pass
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+    def send(self, line):
+        self.sock.sendall((line + "\n").encode())
+
+    def mark(self):
+        with self.cond:
+            return len(self.lines)
+
+    def wait(self, pattern, since=0, timeout=5.0, what=None):
+        """The first line from `since` on matching `pattern`; bounded by `timeout`."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            index = since
+            while True:
+                while index < len(self.lines):
+                    match = regex.search(self.lines[index][1])
+                    if match:
+                        return Seen(match, self.lines[index][0])
+                    index += 1
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.closed:
+                    tail = "\n    ".join(line for _, line in self.lines[-15:])
+                    raise Failure(f"socket peer {self.name}: no line /{pattern}/ "
+                                  f"({what or 'expected'}) within {timeout} s; last lines:\n    {tail}")
+                self.cond.wait(remaining)
+
+    def since(self, start, pattern=None):
+        with self.cond:
+            lines = [line for _, line in self.lines[start:]]
+        return [line for line in lines if pattern is None or re.search(pattern, line)]
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------ the browser pages
+
+BUTTON_JS = """
+const el = document.getElementById('button-' + arguments[0]);
+if (!el) return null;
+const ring = el.querySelector('.ring-fill');
+return {state: el.dataset.state, owner: el.dataset.owner, mine: el.dataset.mine,
+        progress: el.dataset.progress, midway: el.dataset.midway, fired: el.dataset.fired,
+        talk: el.dataset.talk, denied: el.dataset.denied, disabled: el.disabled,
+        ring: ring ? ring.style.strokeDashoffset : null,
+        label: el.querySelector('.label').textContent,
+        status: el.querySelector('.status').textContent};
+"""
+
+# Keeps every state the page showed: one entry per DOM change batch (a MutationObserver
+# callback runs after each WebSocket message has been rendered).
+RECORDER_JS = """
+if (!window.__rec) {
+  window.__rec = [];
+  window.__snap = () => {
+    const b = {};
+    for (const el of document.querySelectorAll('.btn')) {
+      const ring = el.querySelector('.ring-fill');
+      b[el.dataset.button] = {state: el.dataset.state, owner: el.dataset.owner, mine: el.dataset.mine,
+        progress: el.dataset.progress, midway: el.dataset.midway, fired: el.dataset.fired,
+        talk: el.dataset.talk, denied: el.dataset.denied, disabled: el.disabled,
+        ring: ring ? ring.style.strokeDashoffset : null,
+        status: el.querySelector('.status').textContent};
+    }
+    window.__rec.push({t: performance.now(), conn: document.body.dataset.conn,
+                       notice: (document.getElementById('name-note') || {}).textContent || '', b});
+  };
+  new MutationObserver(window.__snap).observe(document.body,
+    {subtree: true, attributes: true, childList: true, characterData: true});
+}
+window.__rec.length = 0;
+window.__snap();
+// And every command the page sends, by wrapping WebSocket.prototype.send (the page's
+// socket looks the method up on the prototype at each call).
+if (!WebSocket.prototype.__recorded) {
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) { window.__sent.push(String(data)); return send.call(this, data); };
+  WebSocket.prototype.__recorded = true;
+}
+window.__sent = [];
+"""
+
+CONTRAST_JS = """
+function rgba(text) {
+  const parts = text.match(/[\\d.]+/g).map(Number);
+  return [parts[0], parts[1], parts[2], parts.length > 3 ? parts[3] : 1];
+}
+function luminance(c) {
+  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+}
+function background(el) {
+  for (let e = el; e; e = e.parentElement) {
+    const c = rgba(getComputedStyle(e).backgroundColor);
+    if (c[3] >= 1) return c;
+    if (c[3] > 0) return null;  // translucent: cannot judge, reported
+  }
+  return rgba(getComputedStyle(document.documentElement).backgroundColor);
+}
+const bad = [];
+let checked = 0;
+for (const el of document.querySelectorAll('body *')) {
+  const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+  if (!own || !el.getClientRects().length) continue;
+  const style = getComputedStyle(el);
+  if (style.visibility === 'hidden' || style.display === 'none') continue;
+  const fg = rgba(style.color);
+  const bg = background(el);
+  const size = parseFloat(style.fontSize), bold = parseInt(style.fontWeight, 10) >= 700;
+  const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
+  checked += 1;
+  if (!bg || fg[3] < 1) { bad.push(`${el.className || el.tagName}: translucent colours`); continue; }
+  const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+  const ratio = (hi + 0.05) / (lo + 0.05);
+  if (ratio < need) bad.push(`${el.tagName}.${el.className} "${el.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)} < ${need}`);
+}
+return {checked, bad};
+"""
+
+LAYOUT_JS = """
+const vw = document.documentElement.clientWidth, vh = window.innerHeight;
+const buttons = [...document.querySelectorAll('.btn')].map((el) => {
+  const r = el.getBoundingClientRect();
+  return {id: el.dataset.button, w: r.width, h: r.height, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+});
+return {vw, vh, scrollWidth: document.documentElement.scrollWidth, buttons};
+"""
+
+
+class Page:
+    """One browser (its own WebDriver session and profile) showing one kiosk page."""
+
+    def __init__(self, label, width, height, mobile, base_url):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        self.label = label
+        self.base = base_url
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for argument in [
+            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+            f"--window-size={width},{height}", "--lang=en-US", "--no-first-run",
+            "--no-default-browser-check", "--disable-extensions", "--disable-sync",
+            "--disable-background-networking", "--disable-component-update",
+            "--disable-default-apps", "--disable-domain-reliability", "--no-pings",
+            "--disable-client-side-phishing-detection",
+            # Loopback bypasses proxies; everything else goes to a closed local port.
+            "--proxy-server=http://127.0.0.1:9",
+        ]:
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        self.d.set_page_load_timeout(20)
+        self.d.set_script_timeout(10)
+        # Exact CSS viewport (a headless window's size includes no-longer-drawn chrome).
+        self.d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 2 if mobile else 1, "mobile": mobile})
+        if mobile:
+            self.d.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+        self.console = []
+        self.hidden_target = None
+
+    # -- navigation and reading
+
+    def open(self, path):
+        """Loads a kiosk page; a load that did not produce it (see SERVER_ISSUE) is retried."""
+        for attempt in range(3):
+            self.d.get(self.base + path)
+            if self.js("return !!(document.getElementById('conn') || document.getElementById('panels'))"):
+                return
+            note(f"[{self.label}] loading {path} gave {self.js('return document.title')!r}; retrying ({SERVER_ISSUE})")
+        raise Failure(f"[{self.label}] {path} did not load in 3 tries")
+
+    def js(self, script, *args):
+        return self.d.execute_script(script, *args)
+
+    def button(self, button_id):
+        return self.js(BUTTON_JS, button_id)
+
+    def wait(self, predicate, timeout, what, show=None):
+        """Polls predicate(self) every 50 ms up to timeout (WebDriverWait); fails with `what`."""
+        from selenium.common.exceptions import TimeoutException
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        try:
+            return WebDriverWait(self.d, timeout, poll_frequency=0.05).until(lambda _: predicate(self))
+        except TimeoutException:
+            seen = show(self) if show else ""
+            raise Failure(f"[{self.label}] {what}: not seen within {timeout} s. {seen}") from None
+
+    def wait_button(self, button_id, timeout=5.0, what=None, **expected):
+        """Waits until every field of the button matches: a string for equality, a
+        function for a predicate."""
+        def matches(page):
+            b = page.button(button_id)
+            if b is None:
+                return False
+            for key, want in expected.items():
+                have = b.get(key)
+                if callable(want):
+                    if not want(have):
+                        return False
+                elif have != want:
+                    return False
+            return b
+        description = what or ", ".join(f"{k}={v if not callable(v) else '…'}" for k, v in expected.items())
+        return self.wait(matches, timeout, f"button {button_id}: {description}",
+                         show=lambda p: f"Last seen: {p.button(button_id)}")
+
+    def wait_live(self, timeout=15.0):
+        self.wait(lambda p: p.js("return document.body.dataset.conn") == "live", timeout,
+                  "page connected (data-conn=live)",
+                  show=lambda p: "conn={}, banner={!r}".format(*p.js(
+                      "return [document.body.dataset.conn, document.getElementById('banner').textContent]")))
+
+    def record(self):
+        """Starts (or restarts) the recorder of every state the page shows."""
+        self.js(RECORDER_JS)
+
+    def records(self):
+        return self.js("return window.__rec || []")
+
+    def sent(self, button=None):
+        """Commands sent since record(), as (cmd, button, fence) tuples; pings left out."""
+        commands = [json.loads(text) for text in self.js("return window.__sent || []")]
+        return [(c["cmd"], c.get("button"), c.get("fence")) for c in commands
+                if c["cmd"] != "ping" and (button is None or c.get("button") == button)]
+
+    def state(self):
+        return self.js("return window.kioskDebug.state()")
+
+    def notice(self):
+        return self.js("return document.getElementById('name-note').textContent")
+
+    def screenshot(self, name):
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / name
+        self.d.save_screenshot(str(path))
+        return path
+
+    def collect_console(self):
+        try:
+            self.console += self.d.get_log("browser")
+        except Exception:  # noqa: BLE001 - logs are a diagnostic; never the failure itself
+            pass
+        return self.console
+
+    # -- gestures
+
+    def gesture(self, build):
+        """Runs one W3C action sequence in a thread; build(ActionBuilder) adds the actions."""
+        from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+        page = self
+
+        class Gesture(threading.Thread):
+            error = None
+
+            def run(self):
+                try:
+                    builder = ActionBuilder(page.d)
+                    build(builder)
+                    builder.perform()
+                except Exception as error:  # noqa: BLE001 - reported by finish()
+                    self.error = error
+
+            def finish(self, timeout=15.0):
+                self.join(timeout)
+                check(not self.is_alive(), f"[{page.label}] the pointer actions did not finish in {timeout} s")
+                if self.error:
+                    raise Failure(f"[{page.label}] pointer actions failed: {self.error}")
+
+        thread = Gesture(daemon=True)
+        thread.start()
+        return thread
+
+    def press(self, button_id, hold_s, kind="mouse", name=None, drift_to=None):
+        """pointer down on the button, pause hold_s, pointer up, as one sequence. With
+        drift_to=(x, y) the pointer moves there (outside the button) after 0.25 s."""
+        from selenium.webdriver.common.actions import interaction
+        from selenium.webdriver.common.actions.pointer_actions import PointerActions
+
+        element = self.d.find_element("id", f"button-{button_id}")
+        pointer_kind = interaction.POINTER_TOUCH if kind == "touch" else interaction.POINTER_MOUSE
+
+        def build(builder):
+            actions = PointerActions(builder.add_pointer_input(pointer_kind, name or f"{kind}-{button_id}"))
+            actions.move_to(element).pointer_down()
+            if drift_to:
+                actions.pause(0.25).move_to_location(*drift_to).pause(max(0.0, hold_s - 0.25))
+            else:
+                actions.pause(hold_s)
+            actions.pointer_up()
+
+        return self.gesture(build)
+
+    # -- visibility, through the browser's own DevTools endpoint on localhost
+
+    def _devtools(self, method, params):
+        import websocket  # websocket-client, installed with selenium
+
+        address = self.d.capabilities["goog:chromeOptions"]["debuggerAddress"]
+        version = json.load(urllib.request.urlopen(f"http://{address}/json/version", timeout=5))
+        connection = websocket.create_connection(version["webSocketDebuggerUrl"], timeout=5, suppress_origin=True)
+        try:
+            connection.send(json.dumps({"id": 1, "method": method, "params": params}))
+            while True:
+                reply = json.loads(connection.recv())
+                if reply.get("id") == 1:
+                    return reply
+        finally:
+            connection.close()
+
+    def hide(self):
+        """Opens another tab in front of the page, as a phone switching apps would: the
+        page gets visibilitychange -> hidden. Works while this session is busy."""
+        reply = self._devtools("Target.createTarget", {"url": "about:blank"})
+        self.hidden_target = reply["result"]["targetId"]
+
+    def unhide(self):
+        if self.hidden_target:
+            self._devtools("Target.closeTarget", {"targetId": self.hidden_target})
+            self.hidden_target = None
+
+    def quit(self):
+        try:
+            self.d.quit()
+        except Exception:  # noqa: BLE001 - best effort at teardown
+            pass
+
+
+# ------------------------------------------------------------------ checks used more than once
+
+def check_layout(page, require_no_scroll=True):
+    layout = page.js(LAYOUT_JS)
+    check(layout["scrollWidth"] <= layout["vw"],
+          f"[{page.label}] page scrolls sideways: scrollWidth {layout['scrollWidth']} > {layout['vw']}")
+    for b in layout["buttons"]:
+        check(b["w"] >= 44 and b["h"] >= 44, f"[{page.label}] button {b['id']} is {b['w']:.0f}x{b['h']:.0f}, under 44x44")
+        check(b["left"] >= 0 and b["right"] <= layout["vw"] + 0.5, f"[{page.label}] button {b['id']} sticks out sideways: {b}")
+        if require_no_scroll:
+            check(b["bottom"] <= layout["vh"] + 0.5,
+                  f"[{page.label}] button {b['id']} is below the fold ({b['bottom']:.0f} > {layout['vh']})")
+    ok(f"[{page.label}] layout at {layout['vw']}x{layout['vh']}: every button at least 44x44 and on screen, no sideways scroll")
+
+
+def check_contrast(page, when):
+    result = page.js(CONTRAST_JS)
+    check(result["checked"] > 5, f"[{page.label}] contrast: only {result['checked']} text elements found")
+    check(not result["bad"], f"[{page.label}] text below WCAG AA contrast ({when}): {result['bad']}")
+    ok(f"[{page.label}] {result['checked']} text elements meet WCAG AA contrast ({when})")
+
+
+def float_eq(a, b):
+    return abs(float(a) - float(b)) < 1e-6
+
+
+# ------------------------------------------------------------------ the test
+
+def run(binary, workdir):
+    shots = []
+    config_path = Path(workdir) / "kiosk-test.json"
+    config_path.write_text(json.dumps(CONFIG, ensure_ascii=False, indent=2))
+    server = Arbiter(binary, config_path, workdir)
+    pages = []
+    peers = []
+    try:
+        port = server.start(0)
+        base = f"http://127.0.0.1:{port}"
+        print(f"arbiter {binary} on 127.0.0.1:{port}, config {config_path}")
+
+        carol = LinePeer(port, "carol")
+        peers.append(carol)
+        carol.send(f"JOIN {PANEL}")
+        carol.wait(rf"^OK JOIN {PANEL} ", what="JOIN answered")
+
+        section("panel list and names")
+        tablet = Page("tablet", 1280, 800, False, base)
+        pages.append(tablet)
+        tablet.open("/")
+        tablet.wait(lambda p: p.js("return document.querySelectorAll('#panels li[data-panel]').length") == 2,
+                    10, "the panel list shows both panels")
+        listed = tablet.js("""return [...document.querySelectorAll('#panels li[data-panel]')].map((li) => ({
+            id: li.dataset.panel, href: li.querySelector('a').getAttribute('href'),
+            title: li.querySelector('.panel-title').textContent,
+            members: li.querySelector('.panel-meta').dataset.members,
+            meta: li.querySelector('.panel-meta').textContent}))""")
+        demo = next(item for item in listed if item["id"] == PANEL)
+        check(demo["href"] == f"/panel/{PANEL}" and demo["title"] == "Browser test",
+              f"panel list entry for {PANEL}: {demo}")
+        check(demo["members"] == "1" and "1 member" in demo["meta"], f"panel list member count (carol joined): {demo}")
+        ok(f"/ lists {[item['id'] for item in listed]} with member counts and links ({demo['meta']!r})")
+        tablet.d.find_element("id", "name-input").clear()
+        tablet.d.find_element("id", "name-input").send_keys("alice\n")
+        tablet.wait(lambda p: p.js("return localStorage.getItem('buttonarbiter.name')") == "alice", 5,
+                    "the name alice stored in localStorage")
+        shots.append(tablet.screenshot("kiosk-index-tablet-1280x800.png"))
+        tablet.d.find_element("css selector", f"#panels li[data-panel={PANEL}] a").click()
+        tablet.wait(lambda p: p.d.current_url.endswith(f"/panel/{PANEL}"), 10, "the link opened the panel page")
+        tablet.wait_live()
+        tablet.wait(lambda p: p.js("return document.getElementById('whoami').textContent") == "You are alice.", 5,
+                    "the stored name used on the panel page (?name=alice)")
+        carol.wait(rf"^JOINED {PANEL} name=alice ", what="alice's page joined")
+        labels = {b: tablet.button(b)["label"] for b in ["b1", "b2", "b3", "sos", "talk"]}
+        check(labels == {"b1": "Button 1", "b2": "Button 2", "b3": "Button 3", "sos": "緊急", "talk": "Talk"},
+              f"button labels from /api/panels: {labels}")
+        ok("the name set on / is remembered (localStorage) and the panel page joins as alice; labels from /api/panels")
+
+        phone = Page("phone", 360, 640, True, base)
+        pages.append(phone)
+        phone.open(f"/panel/{PANEL}")
+        phone.wait_live()
+        mark = carol.mark()
+        phone.d.find_element("id", "name-input").clear()
+        phone.d.find_element("id", "name-input").send_keys("bob\n")
+        phone.wait(lambda p: p.js("return document.getElementById('whoami').textContent") == "You are bob.", 5,
+                   "HELLO bob answered on the live socket")
+        phone.open(f"/panel/{PANEL}")  # reload: the name must survive it
+        phone.wait_live()
+        phone.wait(lambda p: p.js("return document.getElementById('whoami').textContent") == "You are bob.", 5,
+                   "the name bob remembered across a reload")
+        carol.wait(rf"^JOINED {PANEL} name=bob ", since=mark, what="bob's reloaded page joined with its stored name")
+        tablet.wait(lambda p: p.js("return document.getElementById('members').textContent").strip() == "· 3 members",
+                    5, "the tablet counts 3 members (carol, alice, bob)",
+                    show=lambda p: p.js("return document.getElementById('members').textContent"))
+        ok("the phone renames itself with HELLO, keeps the name across a reload; member counts follow JOINED/LEFT")
+
+        section("layout and contrast")
+        for page in (tablet, phone):
+            check_layout(page)
+            check_contrast(page, "all idle")
+            page.record()
+
+        section("a mouse press on the tablet, seen by the phone and the socket peer")
+        mark = carol.mark()
+        press = tablet.press("b1", 2.0)
+        carol.wait(rf"^PRESSED {PANEL} b1 owner=alice ", since=mark, what="PRESSED b1 owner=alice")
+        phone.wait_button("b1", state="pressed", owner="alice", status=lambda s: "alice" in s)
+        for other in ("b2", "b3"):
+            phone.wait_button(other, state="locked", owner="alice",
+                              status=lambda s: "alice" in s and "Button 1" in s)
+        ok("phone: b1 held by alice, b2 and b3 locked showing 'alice holds Button 1'; peer saw PRESSED owner=alice")
+        press.finish()
+        carol.wait(rf"^RELEASED {PANEL} b1 reason=up owner=alice ", since=mark, what="RELEASED b1 reason=up")
+        phone.wait_button("b1", state="idle")
+        phone.wait_button("b2", state="idle")
+        own = [r["b"]["b1"] for r in tablet.records()]
+        check(any(b["state"] == "pressed" and b["mine"] == "1" and "alice (you)" in b["status"] for b in own),
+              f"tablet never showed b1 as held by alice (you): {own[-3:]}")
+        fence = int(carol.since(mark, rf"^PRESSED {PANEL} b1 ")[0].split("fence=")[1].split()[0])
+        check(tablet.sent() == [("down", "b1", None), ("up", "b1", fence)], f"tablet sent {tablet.sent()}")
+        ok("pointer up released it (RELEASED reason=up) with the grant's fence; the tablet showed 'held by alice (you)'")
+
+        section("a socket-peer DOWN, seen by both pages; a press into the busy group lights nothing")
+        for page in (tablet, phone):
+            page.record()
+        mark = carol.mark()
+        carol.send(f"DOWN {PANEL} b2")
+        carol.wait(rf"^GRANTED {PANEL} b2 fence=\d+", since=mark)
+        for page in (tablet, phone):
+            page.wait_button("b2", state="pressed", owner="carol", status=lambda s: "carol" in s)
+            page.wait_button("b1", state="locked", owner="carol", status=lambda s: "carol holds Button 2" in s)
+            page.wait_button("b3", state="locked", owner="carol")
+        ok("both pages: b2 held by carol, b1 and b3 locked by carol")
+        for page in (tablet, phone):  # the tap's short FIRED flash over, for the pictures
+            page.wait_button("b2", fired="0", status=lambda s: s == "held by carol")
+        shots.append(phone.screenshot("kiosk-panel-phone-360x640.png"))
+        shots.append(tablet.screenshot("kiosk-panel-tablet-1280x800.png"))
+        for page in (tablet, phone):
+            check_contrast(page, "one button held, its group locked")
+        mark = carol.mark()
+        tablet.press("b1", 0.6).finish()
+        tablet.wait(lambda p: any(r["b"]["b1"]["denied"] == "1" for r in p.records()), 5,
+                    "the refused press noted on b1")
+        seen = [r["b"]["b1"] for r in tablet.records()]
+        check(all(b["state"] != "pressed" for b in seen), f"tablet lit b1 although the server refused it: {seen}")
+        check(any("busy" in b["status"] and "carol holds Button 2" in b["status"] for b in seen),
+              f"the refusal does not say who holds the group: {seen[-3:]}")
+        check(not carol.since(mark, rf"^PRESSED {PANEL} b1 "), "the server granted b1 while carol held b2")
+        check(tablet.sent() == [("down", "b1", None)], f"the refused press sent {tablet.sent()}, not just its DOWN")
+        ok("tablet's press on b1 was DENIED: b1 never lit, it said 'busy · carol holds Button 2', no UP sent")
+        mark = carol.mark()
+        carol.send(f"UP {PANEL} b2")
+        carol.wait(rf"^RELEASED {PANEL} b2 reason=up ", since=mark)
+        for page in (tablet, phone):
+            for b in ("b1", "b2", "b3"):
+                page.wait_button(b, state="idle")
+        ok("peer UP: both pages idle again")
+
+        section("two fingers on two buttons of one group (phone, touch)")
+        for page in (tablet, phone):
+            page.record()
+        mark = carol.mark()
+        from selenium.webdriver.common.actions import interaction
+        from selenium.webdriver.common.actions.pointer_actions import PointerActions
+        b1 = phone.d.find_element("id", "button-b1")
+        b3 = phone.d.find_element("id", "button-b3")
+
+        def two_fingers(builder):
+            first = PointerActions(builder.add_pointer_input(interaction.POINTER_TOUCH, "finger1"))
+            second = PointerActions(builder.add_pointer_input(interaction.POINTER_TOUCH, "finger2"))
+            first.move_to(b1).pointer_down().pause(1.5).pointer_up()
+            second.move_to(b3).pointer_down().pause(1.5).pointer_up()
+
+        fingers = phone.gesture(two_fingers)
+        winner = carol.wait(rf"^PRESSED {PANEL} (b1|b3) owner=bob ", since=mark, what="one PRESSED").group(1)
+        loser = "b3" if winner == "b1" else "b1"
+        tablet.wait_button(winner, state="pressed", owner="bob")
+        tablet.wait_button(loser, state="locked", owner="bob")
+        fingers.finish()
+        carol.wait(rf"^RELEASED {PANEL} {winner} reason=up owner=bob ", since=mark)
+        pressed = carol.since(mark, rf"^PRESSED {PANEL} ")
+        check(len(pressed) == 1, f"two fingers on one group: the server granted {pressed}")
+        history = [r["b"] for r in phone.records()]
+        check(not any(h["b1"]["state"] == "pressed" and h["b3"]["state"] == "pressed" for h in history),
+              "the phone lit both buttons at once")
+        check(any(h[winner]["state"] == "pressed" for h in history), f"the phone never lit {winner}")
+        check(all(h[loser]["state"] != "pressed" for h in history), f"the phone lit {loser} as well")
+        sent = phone.sent()
+        check(sorted(sent[:2]) == [("down", "b1", None), ("down", "b3", None)] and len(sent) == 3
+              and sent[2][:2] == ("up", winner), f"two fingers sent {sent}: want both DOWNs, one UP ({winner})")
+        for page in (tablet, phone):
+            for b in ("b1", "b3"):
+                page.wait_button(b, state="idle")
+        ok(f"one grant ({winner}); {loser} never lit on the phone, showed locked on the tablet; both free after the lift")
+
+        section(f"the hold ring ({HOLD_MS} ms) drawn from the server's events; the finger drifts off the button")
+        for page in (tablet, phone):
+            page.record()
+        mark = carol.mark()
+        hold = tablet.press("sos", 2.4, drift_to=(5, 5))
+        pressed = carol.wait(rf"^PRESSED {PANEL} sos owner=alice \S+ fence=(\d+)", since=mark)
+        fence = pressed.group(1)
+        phone.wait_button("sos", state="pressed", progress=lambda v: v is not None and 0 < float(v) < 1,
+                          what="the phone's ring partly filled")
+        phone.wait_button("sos", midway="1", what="MIDWAY shown on the phone")
+        carol.wait(rf"^FIRED {PANEL} sos owner=alice \S+ fence={fence} ", since=mark, what="FIRED", timeout=HOLD_MS / 1000 + 5)
+        phone.wait_button("sos", fired="1", status=lambda s: "FIRED" in s and "alice" in s)
+        phone.wait(lambda p: p.js("return document.getAnimations().every((a) => a.playState !== 'running')"),
+                   2, "the FIRED pop animation settled (for the picture)")
+        shots.append(phone.screenshot("kiosk-hold-fired-phone-360x640.png"))
+        hold.finish()
+        carol.wait(rf"^RELEASED {PANEL} sos reason=fired owner=alice fence={fence} ", since=mark)
+        events = carol.since(mark, rf"^(PROGRESS|MIDWAY|FIRED|RELEASED) {PANEL} sos ")
+        check(sum(line.startswith("FIRED") for line in events) == 1, f"not exactly one FIRED: {events}")
+        server_values = [float(m) for m in re.findall(r"^PROGRESS \S+ sos value=([\d.]+)", "\n".join(events), re.M)]
+        check(server_values and server_values[-1] == 1.0, f"the server's PROGRESS values: {server_values}")
+        for page in (tablet, phone):
+            records = [r["b"]["sos"] for r in page.records()]
+            shown = [float(b["progress"]) for b in records if b["progress"] not in (None, "0")]
+            strange = [v for v in shown if not any(float_eq(v, s) for s in server_values)]
+            check(not strange, f"[{page.label}] ring values the server never sent (a timer of its own?): {strange}")
+            distinct = sorted(set(shown))
+            check(len([v for v in distinct if 0 < v < 1]) >= 3, f"[{page.label}] the ring did not fill step by step: {distinct}")
+            check(shown == sorted(shown), f"[{page.label}] the ring went backwards during one hold: {shown}")
+            first_midway = next((i for i, b in enumerate(records) if b["midway"] == "1"), None)
+            first_half = next((i for i, b in enumerate(records) if float(b["progress"] or 0) >= 0.5), None)
+            check(first_midway is not None and first_half is not None and first_midway <= first_half,
+                  f"[{page.label}] MIDWAY not shown before the ring passed half ({first_midway}, {first_half})")
+            fired = [b for b in records if b["fired"] == "1"]
+            check(fired and all(float(b["progress"]) == 1.0 and float(b["ring"]) == 0 for b in fired),
+                  f"[{page.label}] FIRED not shown, or shown without a full ring: {fired[:2]}")
+            ok(f"[{page.label}] ring showed only server values ({len(distinct)} steps, {distinct[0]:.3f}..{distinct[-1]:.3f}), "
+               f"MIDWAY before half, FIRED with a full ring")
+        check(tablet.sent("sos") == [("down", "sos", None), ("up", "sos", int(fence))], f"tablet sent {tablet.sent('sos')}")
+        check(not tablet.notice(), f"lifting the finger after the fire showed a notice: {tablet.notice()!r}")
+        ok("the hold fired although the pointer left the button at 0.25 s (pointer capture); lifting after FIRED is quiet")
+
+        section("an early release empties the ring and fires nothing (phone, touch)")
+        for page in (tablet, phone):
+            page.record()
+        mark = carol.mark()
+        phone.press("sos", 0.6, kind="touch").finish()
+        released = carol.wait(rf"^RELEASED {PANEL} sos reason=up owner=bob fence=(\d+)", since=mark)
+        check(not carol.since(mark, rf"^FIRED {PANEL} sos "), "an early release fired")
+        for page in (tablet, phone):
+            page.wait_button("sos", state="idle", progress="0", ring="100", what="ring emptied after the early release")
+            records = [r["b"]["sos"] for r in page.records()]
+            # From the press on (the previous hold's FIRED flash may still be on screen
+            # when recording starts; the new PRESSED clears it).
+            start = next((i for i, b in enumerate(records) if b["state"] == "pressed"), None)
+            check(start is not None, f"[{page.label}] never showed the early press")
+            records = records[start:]
+            check(any(b["progress"] not in (None, "0") for b in records), f"[{page.label}] the ring never moved during 0.6 s")
+            check(all(b["fired"] != "1" for b in records), f"[{page.label}] FIRED shown for an early release")
+        ok(f"RELEASED reason=up (fence {released.group(1)}), no FIRED: the ring emptied on both pages")
+
+        section("press-to-talk (phone, touch)")
+        mark = carol.mark()
+        phone.press("talk", 0.05, kind="touch").finish()
+        carol.wait(rf"^TAPPED {PANEL} talk owner=bob ", since=mark, what="TAPPED")
+        for page in (tablet, phone):
+            page.wait_button("talk", talk="tapped", status=lambda s: "tap" in s)
+        ok("a quick tap: TAPPED, shown as a tap on both pages")
+
+        for page in (tablet, phone):
+            page.record()
+        mark = carol.mark()
+        talk = phone.press("talk", 1.2, kind="touch")
+        started = carol.wait(rf"^STARTED {PANEL} talk owner=bob ", since=mark, what="STARTED")
+        tablet.wait_button("talk", talk="talking", status=lambda s: "bob" in s and "talking" in s)
+        talk.finish()
+        stopped = carol.wait(rf"^STOPPED {PANEL} talk owner=bob \S+ \S+ held_ms=(\d+) discarded=(\w+) reason=up ",
+                             since=mark, what="STOPPED at the release")
+        held_ms = int(stopped.group(1))
+        # Pressed 1.2 s, STARTED at 0.35 s: about 850 ms of talk. The seed report's bug
+        # (a stop at the long-press minimum, finger still down) would make this ~0.
+        check(held_ms >= 600 and stopped.group(2) == "false", f"STOPPED {held_ms} ms discarded={stopped.group(2)}")
+        check(stopped.at - started.at >= 0.6, f"STOPPED came {stopped.at - started.at:.2f} s after STARTED, before the lift")
+        seconds = f"{held_ms / 1000:.2f} s"
+        for page in (tablet, phone):
+            page.wait_button("talk", talk="stopped", status=lambda s, t=seconds: "stopped" in s and t in s)
+        history = [r["b"]["talk"]["talk"] for r in phone.records()]
+        check("talking" in history and "stopped" in history and history.index("talking") < history.index("stopped"),
+              f"phone talk states: {history}")
+        ok(f"a long press: STARTED, talking until the finger lifted, then STOPPED held_ms={held_ms} (shown '{seconds}')")
+
+        phone.record()
+        mark = carol.mark()
+        talk = phone.press("talk", 4.0, kind="touch")
+        carol.wait(rf"^STARTED {PANEL} talk owner=bob ", since=mark, what="STARTED")
+        phone.hide()
+        try:
+            carol.wait(rf"^CANCELLED {PANEL} talk owner=bob ", since=mark, what="CANCELLED when the page was hidden")
+            carol.wait(rf"^RELEASED {PANEL} talk reason=cancel owner=bob ", since=mark)
+            tablet.wait_button("talk", talk="cancelled", state="idle")
+        finally:
+            phone.unhide()
+        talk.finish()
+        phone.wait_button("talk", talk="cancelled", state="idle")
+        check(not carol.since(mark, rf"^STOPPED {PANEL} talk "), "a hidden page's talk was STOPPED, not CANCELLED")
+        check([c[:2] for c in phone.sent()] == [("down", "talk"), ("cancel", "talk")],
+              f"the phone sent {phone.sent()}: want DOWN, then CANCEL on hiding, and nothing at the later lift")
+        ok("the page hidden while talking sent CANCEL: CANCELLED + RELEASED reason=cancel; the later lift sent nothing")
+
+        section("keyboard (tablet): Space on a focused button")
+        from selenium.webdriver.common.keys import Keys
+        tablet.record()
+        mark = carol.mark()
+        tablet.js("document.getElementById('button-b3').focus()")
+
+        def space(builder):
+            builder.key_action.key_down(Keys.SPACE).pause(1.5).key_up(Keys.SPACE)
+
+        key = tablet.gesture(space)
+        carol.wait(rf"^PRESSED {PANEL} b3 owner=alice ", since=mark, what="PRESSED by Space")
+        phone.wait_button("b3", state="pressed", owner="alice")
+        key.finish()
+        carol.wait(rf"^RELEASED {PANEL} b3 reason=up owner=alice ", since=mark, what="RELEASED by Space keyup")
+        phone.wait_button("b3", state="idle")
+        check(len(carol.since(mark, rf"^PRESSED {PANEL} ")) == 1, "Space produced more than one press")
+        check([c[:2] for c in tablet.sent()] == [("down", "b3"), ("up", "b3")], f"Space sent {tablet.sent()}")
+        ok("Space keydown -> DOWN, keyup -> UP")
+        # Auto-repeat and the long-press menu, with synthetic events (WebDriver cannot
+        # make a key repeat): one DOWN, one UP; the menu's default prevented.
+        tablet.record()
+        mark = carol.mark()
+        touch = tablet.js("""
+            const el = document.getElementById('button-b2');
+            el.focus();
+            const key = (type, repeat) => el.dispatchEvent(new KeyboardEvent(type,
+                {key: ' ', code: 'Space', repeat, bubbles: true, cancelable: true}));
+            key('keydown', false); key('keydown', true); key('keydown', true); key('keydown', true);
+            key('keyup', false);
+            const menu = new MouseEvent('contextmenu', {bubbles: true, cancelable: true});
+            el.dispatchEvent(menu);
+            const style = getComputedStyle(el);
+            return {menu: menu.defaultPrevented, touchAction: style.touchAction, select: style.userSelect};""")
+        carol.wait(rf"^RELEASED {PANEL} b2 reason=up owner=alice ", since=mark, what="RELEASED after the repeats")
+        check([c[:2] for c in tablet.sent()] == [("down", "b2"), ("up", "b2")],
+              f"auto-repeated keydowns sent {tablet.sent()}")
+        check(touch == {"menu": True, "touchAction": "none", "select": "none"},
+              f"buttons must block the context menu, touch panning and selection: {touch}")
+        ok("auto-repeated keydowns send nothing more; context menu blocked; touch-action and user-select none")
+
+        section("a seq gap makes the page JOIN again")
+        before = tablet.state()
+        tablet.js("window.kioskDebug.forgetLastEvent()")
+        mark = carol.mark()
+        carol.send(f"DOWN {PANEL} b1")
+        carol.wait(rf"^PRESSED {PANEL} b1 owner=carol ", since=mark)
+        tablet.wait(lambda p: p.state()["snapshots"] == before["snapshots"] + 1, 5, "a fresh snapshot after the gap",
+                    show=lambda p: p.state())
+        tablet.wait_button("b1", state="pressed", owner="carol")
+        carol.send(f"UP {PANEL} b1")
+        last_seq = int(carol.wait(rf"^RELEASED {PANEL} b1 .* seq=(\d+)", since=mark).group(1))
+        tablet.wait_button("b1", state="idle")
+        tablet.wait(lambda p: p.state()["seq"] == last_seq, 5, f"the tablet at seq {last_seq}", show=lambda p: p.state())
+        ok(f"gap seen -> JOIN -> snapshot #{before['snapshots'] + 1}, in step again at seq {last_seq}")
+
+        section("the server is killed and restarted on the same port")
+        for page in (tablet, phone):
+            page.collect_console()
+        carol.send(f"DOWN {PANEL} b2")
+        for page in (tablet, phone):
+            page.wait_button("b2", state="pressed", owner="carol")
+        sessions = {page.label: page.state()["session"] for page in (tablet, phone)}
+        server.kill()
+        for page in (tablet, phone):
+            page.wait(lambda p: p.js("return document.body.dataset.conn") == "offline", 10, "shows disconnected")
+            page.wait(lambda p: all(p.button(b)["disabled"] for b in ("b1", "b2", "b3", "sos", "talk")), 5,
+                      "every button disabled while disconnected")
+            banner = page.js("const b = document.getElementById('banner'); return b.hidden ? '' : b.textContent")
+            check("Disconnected" in banner and "Reconnecting in" in banner, f"[{page.label}] banner: {banner!r}")
+        shots.append(phone.screenshot("kiosk-disconnected-phone-360x640.png"))
+        check_contrast(phone, "disconnected")
+        ok(f"both pages show 'disconnected' with every button disabled ({banner!r})")
+        carol.close()
+        server.start(port)
+        for page in (tablet, phone):
+            page.wait_live(timeout=25)
+            page.wait_button("b2", state="idle", disabled=False, what="fresh snapshot: b2 idle and enabled")
+            state = page.state()
+            check(state["session"] != sessions[page.label], f"[{page.label}] still on the old session")
+        check(tablet.js("return document.getElementById('whoami').textContent") == "You are alice.",
+              "the tablet lost its name over the restart")
+        ok("both pages reconnected by themselves with a fresh snapshot (b2 idle), names kept")
+        dave = LinePeer(port, "dave")
+        peers.append(dave)
+        dave.send(f"JOIN {PANEL}")
+        dave.wait(rf"^OK JOIN {PANEL} ")
+        mark = dave.mark()
+        again = tablet.press("b1", 1.5)
+        dave.wait(rf"^PRESSED {PANEL} b1 owner=alice ", since=mark)
+        phone.wait_button("b1", state="pressed", owner="alice")
+        again.finish()
+        dave.wait(rf"^RELEASED {PANEL} b1 reason=up owner=alice ", since=mark)
+        ok("pressing works again after the restart")
+
+        section("no external fetches, no page errors")
+        for page in (tablet, phone):
+            resources = page.js("return performance.getEntriesByType('resource').map((e) => e.name)")
+            foreign = [r for r in resources if not r.startswith(base)]
+            check(not foreign, f"[{page.label}] fetched outside the server: {foreign}")
+            logs = page.collect_console()
+            errors = [entry["message"] for entry in logs if entry.get("level") == "SEVERE"
+                      and not re.search(r"ERR_CONNECTION_REFUSED|WebSocket connection to .* failed", entry["message"])]
+            for message in [m for m in errors if "ERR_INVALID_HTTP_RESPONSE" in m]:
+                note(f"[{page.label}] {message} ({SERVER_ISSUE}; the page reloaded itself)")
+            errors = [m for m in errors if "ERR_INVALID_HTTP_RESPONSE" not in m]
+            check(not errors, f"[{page.label}] console errors: {errors}")
+        ok("every resource came from the arbiter; no console errors (other than refused connections while it was down)")
+        return shots
+    except Failure:
+        for page in pages:
+            try:
+                path = page.screenshot(f"failure-{page.label}.png")
+                print(f"(failure screenshot: {path})", file=sys.stderr)
+                print(f"[{page.label}] console: {[e['message'] for e in page.collect_console()][-10:]}", file=sys.stderr)
+            except Exception:  # noqa: BLE001 - diagnostics only
+                pass
+        print(f"arbiter log (last lines):\n{server.log_tail()}", file=sys.stderr)
+        raise
+    finally:
+        for peer in peers:
+            peer.close()
+        for page in pages:
+            page.quit()
+        server.stop()
+
+
+def main():
+    binary = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / ".build" / "debug" / "arbiter"
+    missing = [str(p) for p in (binary, Path(CHROMIUM), Path(CHROMEDRIVER)) if not p.exists()]
+    if missing:
+        print(f"test_kiosk: missing {', '.join(missing)} (swift build; apt-get install chromium chromium-driver)",
+              file=sys.stderr)
+        return 2
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        print("test_kiosk: selenium is not installed (pip install selenium)", file=sys.stderr)
+        return 2
+    # Selenium must use the Debian driver and browser given above, never fetch its own.
+    os.environ.setdefault("SE_OFFLINE", "true")
+    started = time.monotonic()
+    workdir = tempfile.mkdtemp(prefix="kiosk-test-")
+    try:
+        shots = run(binary.resolve(), workdir)
+    except Failure as failure:
+        print(f"\nFAIL: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if NOTES:
+        print(f"\n{len(NOTES)} note(s) above: {SERVER_ISSUE}.")
+    print(f"\nPASS: kiosk browser test in {time.monotonic() - started:.1f} s. Screenshots:")
+    for path in shots:
+        print(f"  {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,697 @@
+// The kiosk page of one panel (/panel/<id>): its buttons, as the server sees them.
+//
+// One rule shapes this file: the server is the single source of truth. The page sends
+// DOWN/UP/CANCEL for what the fingers do and draws only what the server says (the JOIN
+// snapshot and the events after it). It never lights a button, fills a ring, starts or
+// stops a talk, or decides a fire on its own. The field reports behind this rule: an
+// emergency hold whose ring filled but did not fire (ring and firing came from two
+// sources), a press-to-talk that stopped itself at 0.35 s (a timer, not the finger, ended
+// it), and exclusive buttons that both lit when pressed at once (each lit itself).
+"use strict";
+
+(() => {
+  // name.js failed to load: the inline guard in panel.html is reloading the page.
+  if (!window.KioskName) return;
+  const panelId = decodeURIComponent(location.pathname.split("/")[2] || "");
+  const $ = (id) => document.getElementById(id);
+
+  // Reconnect backoff: 0.5 s doubling to 10 s, each wait drawn from [half, full] of its
+  // step so that a room of kiosks does not reconnect in lockstep after a restart.
+  const BACKOFF_BASE_MS = 500;
+  const BACKOFF_MAX_MS = 10000;
+  // Browsers hide WebSocket ping frames from pages, so a half-open socket (a wall tablet
+  // whose Wi-Fi went away) would look live forever: after this much silence the page
+  // sends a PING command, and after twice as much it gives the socket up.
+  const QUIET_MS = 15000;
+  // How long the FIRED flash stays. A presentation timer only: the fire itself already
+  // happened on the server, this just decides how long the word stays on screen.
+  const FIRED_FLASH_MS = { hold: 2000, tap: 700 };
+  const DENIED_NOTE_MS = 1500;
+
+  // ---------------------------------------------------------------- server state
+
+  /** id -> button: config (label, kind, group) plus the server's current word on it. */
+  const buttons = new Map();
+  const view = {
+    title: panelId,
+    members: 0,
+    seq: 0,          // last event seq applied, or the seq the snapshot contains
+    live: false,     // a snapshot has been applied on the current socket
+    resyncing: false,
+    session: null,   // from WELCOME
+    name: null,      // from WELCOME / OK HELLO
+    snapshots: 0,    // snapshots applied (for the browser test and for curiosity)
+  };
+  let snapshotLines = [];
+
+  // ---------------------------------------------------------------- local presses
+
+  /**
+   * buttonId -> { sources: Set of "p<pointerId>" / "key:<code>", status: "pending" |
+   * "granted" | "denied", fence, downId }. One press per button however many fingers or
+   * keys are on it; it ends when the last of them lifts.
+   */
+  const presses = new Map();
+  /** buttonId -> fence of a grant this session got and has not seen released. */
+  const myGrants = new Map();
+
+  // ---------------------------------------------------------------- connection
+
+  let ws = null;
+  let attempt = 0;
+  let reconnectTimer = null;
+  let lastHeard = 0;
+  let nextId = 1;
+  /** command id -> command, until its reply arrives. */
+  const inFlight = new Map();
+
+  function setConn(state, text) {
+    const conn = $("conn");
+    conn.dataset.conn = state;
+    conn.textContent = text;
+    document.body.dataset.conn = state;
+    const banner = $("banner");
+    if (state === "live") {
+      banner.hidden = true;
+    } else if (state === "offline") {
+      banner.hidden = false;
+    }
+  }
+
+  function showBanner(text) {
+    const banner = $("banner");
+    banner.textContent = text;
+    banner.hidden = false;
+  }
+
+  async function fetchPanel() {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 5000);
+    try {
+      const response = await fetch("/api/panels", { cache: "no-store", signal: abort.signal });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const body = await response.json();
+      return (body.panels || []).find((p) => p.id === panelId) || null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function connect() {
+    reconnectTimer = null;
+    setConn("connecting", "connecting…");
+    // Labels and kinds come from /api/panels (the snapshot's BUTTON lines carry none);
+    // fetched on every connect because a restarted server may have a new config.
+    let panel;
+    try {
+      panel = await fetchPanel();
+    } catch (error) {
+      return retry("Disconnected: the server is unreachable.");
+    }
+    if (!panel) return retry(`Disconnected: this server has no panel "${panelId}".`);
+    build(panel);
+
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const name = KioskName.get();
+    let url = `${scheme}//${location.host}/ws?panel=${encodeURIComponent(panelId)}`;
+    if (name) url += `&name=${encodeURIComponent(name)}`;
+    const socket = new WebSocket(url);
+    ws = socket;
+    lastHeard = Date.now();
+    socket.onmessage = (event) => {
+      if (ws !== socket) return;
+      lastHeard = Date.now();
+      let message;
+      try { message = JSON.parse(event.data); } catch (_) { return; }
+      onMessage(message);
+    };
+    socket.onclose = () => { if (ws === socket) dropped(); };
+  }
+
+  /** The socket is gone: the server released whatever this session held. */
+  function dropped() {
+    if (ws) {
+      const old = ws;
+      ws = null;
+      try { old.close(); } catch (_) { /* already closing */ }
+    }
+    view.live = false;
+    view.resyncing = false;
+    snapshotLines = [];
+    presses.clear();
+    myGrants.clear();
+    inFlight.clear();
+    for (const b of buttons.values()) {
+      Object.assign(b, { state: "offline", owner: null, ownerSession: null, progress: 0, midway: false });
+      b.el.dataset.fired = "0";
+    }
+    renderAll();
+    retry("Disconnected from the server: buttons are off until it is back.");
+  }
+
+  function retry(text) {
+    clearTimeout(reconnectTimer);
+    const step = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
+    attempt += 1;
+    const delay = Math.round(step / 2 + Math.random() * step / 2);
+    setConn("offline", "disconnected");
+    showBanner(`${text} Reconnecting in ${(delay / 1000).toFixed(1)} s (attempt ${attempt}).`);
+    reconnectTimer = setTimeout(connect, delay);
+  }
+
+  /** Skip the rest of the wait (network back, page shown again). */
+  function reconnectNow() {
+    if (reconnectTimer !== null) {
+      clearTimeout(reconnectTimer);
+      connect();
+    }
+  }
+
+  function send(command) {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return null;
+    const id = `k${nextId++}`;
+    command.id = id;
+    inFlight.set(id, command);
+    ws.send(JSON.stringify(command));
+    return id;
+  }
+
+  setInterval(() => {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return;
+    const quiet = Date.now() - lastHeard;
+    if (quiet > 2 * QUIET_MS) {
+      dropped();
+    } else if (quiet > QUIET_MS) {
+      send({ cmd: "ping", token: "hb" });
+    }
+  }, QUIET_MS / 3);
+
+  // ---------------------------------------------------------------- messages
+
+  function onMessage(m) {
+    switch (m.type) {
+      case "welcome":
+        view.session = m.session;
+        view.name = m.name;
+        renderWho();
+        return;
+      case "button":
+        // One BUTTON line per button, then OK JOIN: collected, applied all at once.
+        if (m.panel === panelId) snapshotLines.push(m);
+        return;
+      case "ok":
+        inFlight.delete(m.id);
+        if (m.re === "join" && m.panel === panelId) applySnapshot(m);
+        if (m.re === "hello") {
+          view.name = m.name;
+          renderWho();
+          renderAll();
+        }
+        return;
+      case "granted":
+        onGranted(m);
+        return;
+      case "denied":
+        onDenied(m);
+        return;
+      case "error":
+        onError(m);
+        return;
+      case "pong":
+        inFlight.delete(m.id);
+        return;
+      default:
+        if (typeof m.seq === "number" && m.panel === panelId) onEvent(m);
+    }
+  }
+
+  function applySnapshot(ok) {
+    for (const line of snapshotLines) {
+      const b = buttons.get(line.button);
+      if (!b) continue;  // not in /api/panels: cannot be, within one server run
+      b.state = line.state;
+      b.owner = line.owner === "-" ? null : line.owner;
+      b.ownerSession = null;  // the snapshot names owners, not sessions
+      b.progress = b.kind === "hold" && line.state === "pressed" ? line.progress : 0;
+      b.midway = b.kind === "hold" && b.progress >= 0.5;
+      if (b.kind === "talk") {
+        b.talk = line.state === "pressed" ? "held" : (b.talk === "pressed" || b.talk === "talking" ? "idle" : b.talk);
+      }
+    }
+    snapshotLines = [];
+    view.seq = ok.seq;
+    view.members = ok.members;
+    view.live = true;
+    view.resyncing = false;
+    view.snapshots += 1;
+    attempt = 0;
+    setConn("live", "live");
+    renderAll();
+  }
+
+  /** Events are applied strictly in seq order; a gap means something was missed. */
+  function onEvent(m) {
+    if (!view.live || view.resyncing) return;  // the coming snapshot contains it
+    if (m.seq <= view.seq) return;             // the snapshot already contains it
+    if (m.seq !== view.seq + 1) {
+      // PROTOCOL.md section 5: a member that sees a gap JOINs again for a fresh snapshot
+      // (no new JOINED; the snapshot's seq is the last event it contains).
+      view.resyncing = true;
+      snapshotLines = [];
+      send({ cmd: "join", panel: panelId });
+      return;
+    }
+    view.seq = m.seq;
+    applyEvent(m);
+    renderAll();
+  }
+
+  function applyEvent(m) {
+    const b = buttons.get(m.button);
+    switch (m.type) {
+      case "joined":
+        // Our own JOINED follows a snapshot that already counted us.
+        if (m.session !== view.session) view.members += 1;
+        return;
+      case "left":
+        view.members = Math.max(0, view.members - 1);
+        return;
+    }
+    if (!b) return;
+    switch (m.type) {
+      case "pressed":
+        b.state = "pressed";
+        b.owner = m.owner;
+        b.ownerSession = m.session;
+        b.progress = 0;
+        b.midway = false;
+        clearFlash(b);
+        if (b.kind === "talk") { b.talk = "pressed"; b.talkText = ""; }
+        for (const other of groupOf(b)) {
+          if (other !== b) { other.state = "locked"; other.owner = m.owner; }
+        }
+        return;
+      case "progress":
+        // The ring's only input. value=1.000 arrives only as the first completion event.
+        b.progress = m.value;
+        return;
+      case "midway":
+        b.midway = true;
+        if (isMine(b)) vibrate(40);
+        return;
+      case "fired":
+        if (b.kind === "hold") b.progress = 1;
+        b.firedBy = m.owner;
+        flash(b);
+        if (isMine(b)) vibrate([60, 40, 60]);
+        return;
+      case "tapped":
+        b.talk = "tapped";
+        b.talkText = `${m.owner}: quick tap`;
+        return;
+      case "started":
+        b.talk = "talking";
+        return;
+      case "stopped": {
+        b.talk = "stopped";
+        const seconds = (m.held_ms / 1000).toFixed(2);
+        const why = m.reason === "timeout" ? " (time limit)" : "";
+        b.talkText = m.discarded
+          ? `${m.owner} stopped · ${seconds} s · discarded (too short)`
+          : `${m.owner} stopped · ${seconds} s${why}`;
+        b.heldMs = m.held_ms;
+        b.discarded = m.discarded;
+        return;
+      }
+      case "cancelled":
+        b.talk = "cancelled";
+        b.talkText = `${m.owner}: talk cancelled`;
+        return;
+      case "released":
+        b.state = "idle";
+        b.owner = null;
+        b.ownerSession = null;
+        for (const other of groupOf(b)) {
+          if (other !== b && other.state === "locked") { other.state = "idle"; other.owner = null; }
+        }
+        if (myGrants.get(b.id) === m.fence) myGrants.delete(b.id);
+        if (b.kind === "hold" && m.reason !== "fired") {
+          // An early release: the ring empties at once (the server sends no PROGRESS 0).
+          b.progress = 0;
+          b.midway = false;
+        }
+        if (b.kind === "talk" && (b.talk === "pressed" || b.talk === "held")) {
+          // Released before STARTED with no TAPPED: a cancel, disconnect, reset or shutdown.
+          b.talk = "cancelled";
+          b.talkText = `released (${m.reason})`;
+        }
+        return;
+    }
+  }
+
+  function onGranted(m) {
+    inFlight.delete(m.id);
+    myGrants.set(m.button, m.fence);
+    const press = presses.get(m.button);
+    if (press && press.downId === m.id) {
+      press.status = "granted";
+      press.fence = m.fence;
+    }
+    // Nothing lights here: the PRESSED event that follows does that, on every page alike.
+  }
+
+  function onDenied(m) {
+    inFlight.delete(m.id);
+    const press = presses.get(m.button);
+    if (press && press.downId === m.id) press.status = "denied";
+    const b = buttons.get(m.button);
+    if (!b) return;
+    b.deniedText = m.reason === "busy"
+      ? `busy · ${m.owner} holds ${labelOf(m.active)}`
+      : `not allowed (${m.reason})`;
+    b.el.dataset.denied = "1";
+    clearTimeout(b.deniedTimer);
+    b.deniedTimer = setTimeout(() => {
+      b.deniedText = "";
+      b.el.dataset.denied = "0";
+      render(b);
+    }, DENIED_NOTE_MS);
+    render(b);
+  }
+
+  function onError(m) {
+    const command = inFlight.get(m.id);
+    inFlight.delete(m.id);
+    if (command && (command.cmd === "up" || command.cmd === "cancel") && m.code === "not-owner") {
+      return;  // the DOWN it ends was denied after the finger had already lifted: nothing held
+    }
+    if (!command && m.code === "no-such-panel") {
+      dropped();  // the ?panel= JOIN failed: the server's config changed under us
+      return;
+    }
+    if (command && command.cmd === "join") view.resyncing = false;
+    notice(`${m.code}: ${m.message}`);
+  }
+
+  // ---------------------------------------------------------------- pressing
+
+  function startPress(id, source) {
+    if (!view.live) return;
+    const existing = presses.get(id);
+    if (existing) {
+      existing.sources.add(source);  // a second finger on the same button: still one press
+      return;
+    }
+    const downId = send({ cmd: "down", panel: panelId, button: id });
+    if (!downId) return;
+    presses.set(id, { sources: new Set([source]), status: "pending", fence: null, downId });
+  }
+
+  /**
+   * The finger (or key) lifted: how = "up"; or the system took it away: how = "cancel".
+   * The real release sends UP, never a timer: the seed report's press-to-talk stopped
+   * itself at 0.35 s because its gesture ended at the long-press minimum, finger still down.
+   */
+  function endPress(id, source, how) {
+    const press = presses.get(id);
+    if (!press || !press.sources.delete(source)) return;
+    if (press.sources.size > 0) return;
+    presses.delete(id);
+    if (press.status === "denied") return;  // the server gave us nothing to release
+    const command = { cmd: how, panel: panelId, button: id };
+    // With the grant's fence a late UP can never end a newer press of this button.
+    if (press.fence !== null) command.fence = press.fence;
+    send(command);
+  }
+
+  function cancelAll() {
+    for (const [id, press] of [...presses]) {
+      for (const source of [...press.sources]) endPress(id, source, "cancel");
+    }
+  }
+
+  function attachInput(el, id) {
+    el.addEventListener("pointerdown", (event) => {
+      if (event.pointerType === "mouse" && event.button !== 0) return;
+      if (!view.live) return;
+      event.preventDefault();
+      // Capture keeps pointerup/pointercancel coming to this button wherever the finger
+      // drifts. Leaving the button does not end a hold: the seed report's emergency
+      // button failed when a finger moved 10 pt during its 3 s (a default max distance).
+      try { el.setPointerCapture(event.pointerId); } catch (_) { /* pointer already gone */ }
+      startPress(id, `p${event.pointerId}`);
+    });
+    el.addEventListener("pointerup", (event) => endPress(id, `p${event.pointerId}`, "up"));
+    el.addEventListener("pointercancel", (event) => endPress(id, `p${event.pointerId}`, "cancel"));
+    // After a pointerup this finds no press; otherwise the capture was taken from us.
+    el.addEventListener("lostpointercapture", (event) => endPress(id, `p${event.pointerId}`, "cancel"));
+    // No context menu, callout or selection from a long press on touch screens.
+    el.addEventListener("contextmenu", (event) => event.preventDefault());
+    el.addEventListener("selectstart", (event) => event.preventDefault());
+
+    el.addEventListener("keydown", (event) => {
+      if (!isActivationKey(event)) return;
+      event.preventDefault();     // no page scroll on Space, no synthetic click
+      if (event.repeat) return;   // a held key auto-repeats keydown: still one press
+      startPress(id, `key:${event.code || event.key}`);
+    });
+    el.addEventListener("keyup", (event) => {
+      if (!isActivationKey(event)) return;
+      event.preventDefault();
+      endPress(id, `key:${event.code || event.key}`, "up");
+    });
+    // A key held while focus leaves would never see its keyup, and a hold has no
+    // timeout: it would fire. Losing focus cancels key presses.
+    el.addEventListener("blur", () => {
+      const press = presses.get(id);
+      if (!press) return;
+      for (const source of [...press.sources]) {
+        if (source.startsWith("key:")) endPress(id, source, "cancel");
+      }
+    });
+  }
+
+  function isActivationKey(event) {
+    return event.key === " " || event.key === "Enter" || event.code === "Space";
+  }
+
+  // The page going away mid-press (app switch, screen off, tab change) may never deliver
+  // the pointerup; the press-to-talk report backs its gesture with a scene-phase observer
+  // for the same reason. Hidden while pressing = CANCEL, which never fires a hold.
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden) cancelAll();
+    else if (!view.live) reconnectNow();
+  });
+  window.addEventListener("pagehide", cancelAll);
+  window.addEventListener("online", reconnectNow);
+
+  // ---------------------------------------------------------------- view
+
+  function groupOf(b) {
+    return [...buttons.values()].filter((other) => other.group === b.group);
+  }
+
+  function labelOf(id) {
+    const b = buttons.get(id);
+    return b ? b.label : id;
+  }
+
+  function isMine(b) {
+    if (b.ownerSession) return b.ownerSession === view.session;
+    return b.owner !== null && b.owner === view.name && myGrants.has(b.id);
+  }
+
+  function vibrate(pattern) {
+    // Browsers refuse (and log) vibration before the user has touched the page.
+    const active = !navigator.userActivation || navigator.userActivation.hasBeenActive;
+    if (active && typeof navigator.vibrate === "function") {
+      try { navigator.vibrate(pattern); } catch (_) { /* not allowed without a gesture */ }
+    }
+  }
+
+  function flash(b) {
+    clearTimeout(b.firedTimer);
+    b.el.dataset.fired = "1";
+    b.firedTimer = setTimeout(() => {
+      b.el.dataset.fired = "0";
+      if (b.kind === "hold" && b.state !== "pressed") { b.progress = 0; b.midway = false; }
+      render(b);
+    }, FIRED_FLASH_MS[b.kind] || 1000);
+  }
+
+  function clearFlash(b) {
+    clearTimeout(b.firedTimer);
+    b.el.dataset.fired = "0";
+  }
+
+  let noticeTimer = null;
+  function notice(text) {
+    const note = $("name-note");
+    note.textContent = text;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => { note.textContent = ""; }, 5000);
+  }
+
+  function renderWho() {
+    $("whoami").textContent = view.name ? `You are ${view.name}.` : "";
+  }
+
+  function statusText(b) {
+    if (!view.live) return "offline";
+    if (b.deniedText) return b.deniedText;
+    const mine = isMine(b) ? " (you)" : "";
+    if (b.el.dataset.fired === "1") {
+      return b.kind === "hold" ? `FIRED by ${b.firedBy}` : `FIRED · held by ${b.owner || b.firedBy}`;
+    }
+    switch (b.state) {
+      case "pressed":
+        if (b.kind === "hold") return `${b.owner}${mine} holding · ${Math.round(b.progress * 100)}%`;
+        if (b.kind === "talk") {
+          return b.talk === "talking" ? `${b.owner}${mine} talking…` : `held by ${b.owner}${mine}`;
+        }
+        return `held by ${b.owner}${mine}`;
+      case "locked": {
+        const active = groupOf(b).find((other) => other.state === "pressed");
+        return `locked · ${b.owner} holds ${active ? active.label : "this group"}`;
+      }
+      default:
+        if (b.kind === "talk") return b.talkText || "tap, or hold to talk";
+        if (b.kind === "hold") return `hold ${(b.holdMs / 1000).toFixed(1)} s`;
+        return "free";
+    }
+  }
+
+  function render(b) {
+    const el = b.el;
+    el.disabled = !view.live;
+    el.dataset.state = view.live ? b.state : "offline";
+    el.dataset.owner = b.owner || "";
+    el.dataset.mine = isMine(b) ? "1" : "0";
+    el.setAttribute("aria-pressed", b.state === "pressed" ? "true" : "false");
+    if (b.kind === "hold") {
+      el.dataset.progress = String(b.progress);
+      el.dataset.midway = b.midway ? "1" : "0";
+      b.ringFill.style.strokeDashoffset = String(100 * (1 - Math.min(1, Math.max(0, b.progress))));
+    }
+    if (b.kind === "talk") el.dataset.talk = b.talk;
+    b.statusEl.textContent = statusText(b);
+  }
+
+  function renderAll() {
+    for (const b of buttons.values()) render(b);
+    $("members").textContent = view.live ? ` · ${view.members} member${view.members === 1 ? "" : "s"}` : "";
+  }
+
+  // ---------------------------------------------------------------- building
+
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function ring() {
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("class", "ring");
+    svg.setAttribute("viewBox", "0 0 100 100");
+    svg.setAttribute("aria-hidden", "true");
+    const track = document.createElementNS(SVG, "circle");
+    const fill = document.createElementNS(SVG, "circle");
+    for (const [circle, cls] of [[track, "ring-track"], [fill, "ring-fill"]]) {
+      circle.setAttribute("class", cls);
+      circle.setAttribute("cx", "50");
+      circle.setAttribute("cy", "50");
+      circle.setAttribute("r", "44");
+      circle.setAttribute("pathLength", "100");
+      circle.setAttribute("transform", "rotate(-90 50 50)");  // start at the top, clockwise
+    }
+    fill.setAttribute("stroke-dasharray", "100");
+    fill.style.strokeDashoffset = "100";
+    // The midway mark sits half way round: at the bottom.
+    const mid = document.createElementNS(SVG, "circle");
+    mid.setAttribute("class", "ring-mid");
+    mid.setAttribute("cx", "50");
+    mid.setAttribute("cy", "94");
+    mid.setAttribute("r", "4.5");
+    svg.append(track, fill, mid);
+    return { svg, fill };
+  }
+
+  /** (Re)builds the buttons when the panel's configuration differs from what is shown. */
+  function build(panel) {
+    view.title = panel.title || panel.id;
+    $("title").textContent = view.title;
+    document.title = `${view.title} — ButtonArbiter`;
+    const signature = JSON.stringify(panel.buttons.map((b) => [b.id, b.label, b.kind, b.group, b.hold_ms]));
+    if (signature === build.signature) return;
+    build.signature = signature;
+
+    buttons.clear();
+    const groups = new Map();
+    for (const config of panel.buttons) {
+      if (!groups.has(config.group)) groups.set(config.group, []);
+      groups.get(config.group).push(config);
+    }
+    const sections = [];
+    for (const [group, configs] of groups) {
+      const section = document.createElement("section");
+      section.className = "group";
+      section.dataset.group = group;
+      // Wider groups take more of the row; single-button groups share a row on phones.
+      section.style.flex = `${configs.length} 1 ${configs.length * 6.5}rem`;
+      const heading = document.createElement("h2");
+      heading.textContent = group;
+      const grid = document.createElement("div");
+      grid.className = "grid";
+      for (const config of configs) grid.append(buttonElement(config));
+      section.append(heading, grid);
+      sections.push(section);
+    }
+    $("groups").replaceChildren(...sections);
+  }
+
+  function buttonElement(config) {
+    const el = document.createElement("button");
+    el.type = "button";
+    el.className = "btn";
+    el.id = `button-${config.id}`;
+    el.dataset.button = config.id;
+    el.dataset.kind = config.kind;
+    el.dataset.group = config.group;
+    const b = {
+      id: config.id, label: config.label || config.id, kind: config.kind, group: config.group,
+      holdMs: config.hold_ms || 0, state: "offline", owner: null, ownerSession: null,
+      progress: 0, midway: false, talk: "idle", talkText: "", firedBy: "", deniedText: "",
+      el, statusEl: null, ringFill: null, firedTimer: null, deniedTimer: null,
+    };
+    if (config.kind === "hold") {
+      const { svg, fill } = ring();
+      b.ringFill = fill;
+      el.append(svg);
+    }
+    const label = document.createElement("span");
+    label.className = "label";
+    label.textContent = b.label;
+    const status = document.createElement("span");
+    status.className = "status";
+    status.id = `status-${config.id}`;
+    el.setAttribute("aria-describedby", status.id);
+    el.append(label, status);
+    b.statusEl = status;
+    buttons.set(config.id, b);
+    attachInput(el, config.id);
+    render(b);
+    return el;
+  }
+
+  // ---------------------------------------------------------------- start
+
+  KioskName.bindForm($("name-form"), $("name-input"), $("name-note"), (name) => {
+    // On a live socket HELLO renames this session; otherwise the next connect uses it.
+    if (!send({ cmd: "hello", name })) notice(`Saved; you will be ${name} once connected.`);
+  });
+
+  // Read-only view for the browser test (Tests/browser), plus one way to provoke a seq gap.
+  window.kioskDebug = {
+    state: () => ({ ...view, presses: presses.size, conn: document.body.dataset.conn }),
+    forgetLastEvent: () => { view.seq -= 1; },
+  };
+
+  connect();
+})();
