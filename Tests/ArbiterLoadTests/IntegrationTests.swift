@@ -41,17 +41,17 @@ import Testing
         #expect(idle.memoryBefore != nil && idle.memoryAfter != nil)
     }
 
-    @Test func webSocketPeers() throws {
+    @Test func webSocketAndLinePeersTogether() throws {
         let server = try ServerProcess(config: try Self.config())
         defer { server.stop() }
-        let mixed = LoadRunner.run(try options(["contend", "--connections", "4", "--cycles", "200", "--ws-fraction", "0.5"], port: server.port))
-        // Until WebSocket lands on the server it answers the upgrade with 501.
-        withKnownIssue("the server does not serve WebSocket yet (HTTP 501)", isIntermittent: true) {
-            #expect(mixed.exitCode == 0, "\(LoadReport.text(mixed))")
-        }
-        if let failure = mixed.failure {
-            #expect(failure.contains("WebSocket upgrade refused") && failure.contains("501"))
-        }
+        let contend = LoadRunner.run(try options(["contend", "--connections", "6", "--cycles", "600", "--ws-fraction", "0.5",
+                                                  "--observers", "2"], port: server.port))
+        #expect(contend.exitCode == 0, "\(LoadReport.text(contend))")
+        #expect(contend.webSocketConnections == 3 && contend.violationCount == 0)
+        // Text and JSON members must decode every event to the same value.
+        let fanout = LoadRunner.run(try options(["fanout", "--members", "8", "--cycles", "100", "--ws-fraction", "0.5"], port: server.port))
+        #expect(fanout.exitCode == 0, "\(LoadReport.text(fanout))")
+        #expect(fanout.webSocketConnections == 4 && fanout.eventsCompared > 0 && fanout.violationCount == 0)
     }
 
     @Test func webSocketPeersUpgradeAndReadTheirWelcome() throws {

@@ -115,6 +115,16 @@ import ArbiterWire
         #expect(parsed[0].session == 31 && parsed[1].session == 31 && parsed[1].owner == 4)
     }
 
+    @Test func errorCodesInBothForms() {
+        var bytes: [UInt8] = []
+        MessageEncoder.encode(.error(.rateLimited, "more than 1000 commands a second"), format: .text, into: &bytes)
+        MessageEncoder.encode(.error(.rateLimited, "more than 1000 commands a second"), format: .json, into: &bytes)
+        MessageEncoder.encode(.error(.staleFence, "fence=3 is not the current grant"), format: .text, into: &bytes)
+        MessageEncoder.encode(.error(.notOwner, "b1 is not held by you"), format: .json, into: &bytes)
+        #expect(Self.parse(bytes).map(\.error) == [.rateLimited, .rateLimited, .staleFence, .other])
+        #expect(Self.parse(bytes).allSatisfy { $0.kind == .error })
+    }
+
     @Test func unknownButtonsAndCarriageReturns() {
         let parsed = Self.parse(Array("GRANTED load zz fence=3\r\nOK UP load b1\n".utf8))
         #expect(parsed[0].kind == .granted && parsed[0].button == -1 && parsed[0].fence == 3)

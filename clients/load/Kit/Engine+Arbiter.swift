@@ -108,16 +108,20 @@ extension Engine {
             return
         }
         if peer.transport == .redis { return startRedisCycle(peer) }
-        let b = peer.fixedButton >= 0 ? peer.fixedButton : plan.pressButtons[peer.random.below(plan.pressButtons.count)]
-        peer.button = b
+        peer.button = peer.fixedButton >= 0 ? peer.fixedButton : plan.pressButtons[peer.random.below(plan.pressButtons.count)]
+        sendDown(peer)
+    }
+
+    private func sendDown(_ peer: Peer) {
         peer.step = .awaitingDown
         peer.sentAt = LoadClock.now()
+        let b = Int(peer.button)
         switch peer.transport {
         case .line:
-            send(peer, plan.commands.lineDown[Int(b)])
+            send(peer, plan.commands.lineDown[b])
         case .webSocket:
             var frame: [UInt8] = []
-            peer.ws?.appendText(plan.commands.jsonDown[Int(b)], to: &frame)
+            peer.ws?.appendText(plan.commands.jsonDown[b], to: &frame)
             send(peer, frame)
         case .redis:
             break
@@ -178,7 +182,13 @@ extension Engine {
             recordReply(peer)
             if measuring { stats.cycles += 1 }
             startCycle(peer)
-        case (.error, .awaitingUp) where peer.grantEnded && Engine.text(raw, range).hasPrefix("ERROR stale-fence"):
+        case (.error, .awaitingDown) where m.error == .rateLimited, (.error, .awaitingUp) where m.error == .rateLimited:
+            // The server's per-session rate limit: not an answer. The same request is
+            // sent again after a pause; an UP must not be dropped, or the grant stays.
+            stats.rateLimited += 1
+            peer.step = peer.step == .awaitingDown ? .retryingDown : .retryingUp
+            schedule(peer, afterNanos: UInt64(1 + peer.random.below(10)) * LoadClock.millisecond)
+        case (.error, .awaitingUp) where peer.grantEnded && m.error == .staleFence:
             // The hold fired and someone else pressed before this UP: PROTOCOL.md checks
             // the fence first, so a late finger-lift gets stale-fence, not ended=fired.
             recordReply(peer)
@@ -204,8 +214,9 @@ extension Engine {
 
     func timerFired(_ peer: Peer) {
         switch peer.step {
-        case .holding: sendUp(peer)
+        case .holding, .retryingUp: sendUp(peer)
         case .thinking: startCycle(peer)
+        case .retryingDown: control.phase == .running ? sendDown(peer) : (peer.step = .idle)
         case .idle, .awaitingDown, .awaitingUp: break
         }
     }
@@ -213,10 +224,10 @@ extension Engine {
     /// The run is draining: a held press is released now, a pause ends.
     func drain(_ peer: Peer) {
         switch peer.step {
-        case .holding:
+        case .holding, .retryingUp:
             peer.timerGeneration &+= 1
             sendUp(peer)
-        case .thinking:
+        case .thinking, .retryingDown:
             peer.timerGeneration &+= 1
             peer.step = .idle
         case .idle, .awaitingDown, .awaitingUp:

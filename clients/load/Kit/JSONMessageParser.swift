@@ -49,6 +49,8 @@ public enum JSONMessageParser {
                 }
             } else if ByteText.equals(bytes, key, "re") {
                 re = value
+            } else if ByteText.equals(bytes, key, "code") {
+                m.error = WireErrorCode.decode(bytes, value)
             } else if ByteText.equals(bytes, key, "button") {
                 if let table = buttons { m.button = table.index(bytes, value) }
             } else {

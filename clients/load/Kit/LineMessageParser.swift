@@ -18,7 +18,11 @@ public enum LineMessageParser {
             m.kind = verbKind(bytes, verb)
         }
         switch m.kind {
-        case .error, .help, .record, .panelInfo, .unknown, .pong:
+        case .error:
+            // `ERROR <code> <free text>`: only the code is read.
+            m.error = nextToken(bytes, &i, end).map { WireErrorCode.decode(bytes, $0) } ?? .other
+            return m
+        case .help, .record, .panelInfo, .unknown, .pong:
             // Free text follows; nothing in it is needed.
             return m
         default:

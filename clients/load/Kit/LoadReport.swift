@@ -19,6 +19,9 @@ public enum LoadReport {
             out.append("  ops/s         \(count(r.opsPerSecond))   replies to timed requests")
             out.append("  cycles/s      \(count(r.cyclesPerSecond))   " + (o.workload == .fanout && o.isRedis ? "PUBLISH answered" : "granted, then released"))
             out.append("  grants        \(count(Double(r.stats.grants)))   denials \(count(Double(r.stats.denials)))   errors \(r.stats.errors)")
+            if r.stats.rateLimited > 0 {
+                out.append("  rate-limited  \(count(Double(r.stats.rateLimited)))   retried; the server's --rate limit (give it --rate 0 to measure capacity)")
+            }
             if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
             out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members")
             out.append("  request->reply  " + latency(r.stats.reply))
@@ -59,7 +62,7 @@ public enum LoadReport {
             ("buttons", "\(r.buttons)"), ("measured_s", fixed(r.measuredSeconds, 3)),
             ("ops_per_s", fixed(r.opsPerSecond, 1)), ("cycles_per_s", fixed(r.cyclesPerSecond, 1)),
             ("events_per_s", fixed(r.eventsPerSecond, 1)), ("grants", "\(r.stats.grants)"),
-            ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"),
+            ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"), ("rate_limited", "\(r.stats.rateLimited)"),
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]
         if r.checked {

@@ -10,4 +10,7 @@ enum PressStep: Equatable {
     case awaitingUp
     /// Denied; the next DOWN is scheduled on a timer (holds).
     case thinking
+    /// Rate-limited: the same DOWN, or the same UP, is sent again after a pause.
+    case retryingDown
+    case retryingUp
 }

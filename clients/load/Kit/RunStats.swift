@@ -13,6 +13,8 @@ public struct RunStats: Sendable {
     /// holds: UPs answered `ERROR stale-fence` because the hold had fired and another
     /// press had begun (expected, not an error).
     public var lateUps = 0
+    /// Requests the server refused with `rate-limited` (its `--rate`); each is retried.
+    public var rateLimited = 0
     /// Events (or pub/sub messages) read by members and observers.
     public var events = 0
     /// A few error lines, for the report.
@@ -34,6 +36,7 @@ public struct RunStats: Sendable {
         cycles += o.cycles
         errors += o.errors
         lateUps += o.lateUps
+        rateLimited += o.rateLimited
         events += o.events
         errorSamples += o.errorSamples.prefix(max(0, 5 - errorSamples.count))
     }

@@ -22,6 +22,8 @@ public struct WireMessage: Sendable, Equatable {
     public var members: Int64 = -1
     /// BUTTON `state=`.
     public var state: ButtonState = .unknown
+    /// ERROR's code.
+    public var error: WireErrorCode = .none
 
     public init() {}
 

@@ -56,8 +56,12 @@ enum Help {
           --long-ms <ms>          long_ms of the talk buttons (default: 100).
           --min-talk-ms <ms>      min_talk_ms of the talk buttons (default: 50).
 
+        A server's per-session rate limit (arbiter --rate, default 1000/s) is answered by
+        retrying after a pause and counted as rate-limited; use arbiter --rate 0 for
+        capacity runs.
+
         EXAMPLES:
-          arbiter-load config --buttons 100 > load.json && arbiter --config load.json &
+          arbiter-load config --buttons 100 > load.json && arbiter --config load.json --rate 0 &
           arbiter-load contend --connections 100 --duration 10
           arbiter-load fanout --members 1000 --ws-fraction 0.5
           arbiter-load idle --connections 10000 --server-pid $(pidof arbiter)

@@ -1,0 +1,15 @@
+/// The `<code>` of an `ERROR` (or the `code` of a JSON error) the generator acts on.
+public enum WireErrorCode: UInt8, Sendable, Equatable {
+    case none
+    /// The server's per-session rate limit (`--rate`): retry after a pause.
+    case rateLimited
+    /// UP/CANCEL with a fence that is not the current grant's.
+    case staleFence
+    case other
+
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> WireErrorCode {
+        if ByteText.equals(bytes, range, "rate-limited") { return .rateLimited }
+        if ByteText.equals(bytes, range, "stale-fence") { return .staleFence }
+        return .other
+    }
+}
