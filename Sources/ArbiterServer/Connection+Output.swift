@@ -98,8 +98,7 @@ extension Connection {
     /// Sets the epoll mask from the state. Called under the lock, so two threads
     /// never race to set different masks.
     static func updateInterest(_ s: Shared, fd: Int32, epfd: Int32, data: UInt64) {
-        var events = cs_EPOLLRDHUP
-        if !s.readPaused { events |= cs_EPOLLIN }
+        var events = cs_EPOLLRDHUP | cs_EPOLLIN
         if s.waitingWritable { events |= cs_EPOLLOUT }
         _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, fd, events, data)
     }

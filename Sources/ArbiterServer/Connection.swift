@@ -4,10 +4,9 @@ import Synchronization
 
 /// One TCP peer of any kind.
 ///
-/// Its fields have three owners, and each group says which: the reactor's queue (the
-/// socket's reading side), the run token (whoever is running its commands, on the
-/// reactor or on a panel's queue), and the lock in `shared` (output, the token itself,
-/// and everything another thread may touch).
+/// Its fields have two owners, and each group says which: the reactor's queue (the
+/// socket's reading side and the running of its commands), and the lock in `shared`
+/// (output, and everything another thread may touch).
 final class Connection: @unchecked Sendable {
     let session: SessionID
     let fd: Int32
@@ -32,7 +31,7 @@ final class Connection: @unchecked Sendable {
     var tokens: Double = 0
     var tokensAt: Int64 = 0
 
-    // MARK: Owned by the run token (`Shared.busy`)
+    // MARK: Also owned by `reactor.queue`: the session, as its commands see it
 
     var name: String
     var key: String?
@@ -49,16 +48,10 @@ final class Connection: @unchecked Sendable {
         /// Unsent output; `outStart` bytes of it are already written.
         var out: [UInt8] = []
         var outStart = 0
-        /// The run token: true while some queue is running this connection's jobs.
-        var busy = false
-        /// Jobs that arrived while the token was taken, in order.
-        var inbox: [Job] = []
         /// The descriptor is closed; nothing may be written or registered any more.
         var closed = false
         /// Output is waiting for EPOLLOUT.
         var waitingWritable = false
-        /// Reading is paused because too many commands are queued.
-        var readPaused = false
         /// Someone will flush soon (it is on a flush list).
         var dirty = false
         /// Close once everything pending is written (QUIT, HTTP errors).

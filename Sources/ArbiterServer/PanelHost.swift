@@ -21,8 +21,6 @@ final class PanelHost: @unchecked Sendable {
     var counters = PanelCounters()
     /// Read by PANELS from any queue.
     let memberCount = Atomic<Int>(0)
-    /// Connections handed over with their pending jobs; guarded by its lock.
-    private let mailbox = Locked<[(Connection, [Job])]>([])
 
     private var journal: Journal?
     /// Fences up to this one are durably reserved in the journal.
@@ -53,36 +51,9 @@ final class PanelHost: @unchecked Sendable {
         timer = nil
     }
 
-    // MARK: Hand-over
-
-    /// Runs `jobs` of `connection` on this panel's queue, after what is already waiting.
-    func submit(_ connection: Connection, _ jobs: [Job]) {
-        let wasEmpty = mailbox.withLock { box -> Bool in
-            box.append((connection, jobs))
-            return box.count == 1
-        }
-        if wasEmpty { queue.async { self.drain() } }
-    }
-
-    private func drain() {
-        var flush = FlushList()
-        for _ in 0..<64 {
-            let batch = mailbox.withLock { box -> [(Connection, [Job])] in
-                let taken = box
-                box.removeAll(keepingCapacity: true)
-                return taken
-            }
-            if batch.isEmpty { break }
-            for (connection, jobs) in batch {
-                server.runner.run(connection, jobs, on: .panel(self), flush: &flush)
-            }
-        }
-        finishBatch(&flush)
-        if mailbox.withLock({ !$0.isEmpty }) { queue.async { self.drain() } }
-    }
-
     // MARK: Commands
 
+    /// Runs one command of `connection`. On `queue` (inside `queue.sync`).
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
         defer { counters.latency.record(nanoseconds: Sys.monotonicNanoseconds() - receivedAt) }
         counters.commands += 1
@@ -248,7 +219,13 @@ final class PanelHost: @unchecked Sendable {
         finishBatch(&flush)
     }
 
-    /// Ends a batch: the replies and events go out, one write per connection.
+    /// Ends a visit to the queue: the timer follows the core's next deadline. The
+    /// caller writes what was appended, after leaving the queue.
+    func endVisit() {
+        scheduleTimer()
+    }
+
+    /// Ends work this queue started itself (a timer): the replies and events go out.
     func finishBatch(_ flush: inout FlushList) {
         flush.flushAll()
         scheduleTimer()

@@ -87,7 +87,7 @@ extension Reactor {
                 jobs.append(.failure(RequestError(.lineTooLong, "line longer than \(maxLine) bytes; the rest of it was skipped")))
             }
         }
-        if !jobs.isEmpty { server.runner.submit(jobs, for: connection, on: .reactor(self), flush: &flush) }
+        if !jobs.isEmpty { server.runner.run(jobs, for: connection, flush: &flush) }
     }
 
     /// Takes a token from the session's bucket; false when the command must be dropped.

@@ -57,7 +57,7 @@ extension Reactor {
         connection.waitingSince = nil
         let maxMessage = echo ? configuration.webSocketEchoMaxMessageBytes : configuration.maxWebSocketMessageBytes
         var reader = WebSocketReader(maxPayload: maxMessage, maxMessage: maxMessage)
-        if !jobs.isEmpty { server.runner.submit(jobs, for: connection, on: .reactor(self), flush: &flush) }
+        if !jobs.isEmpty { server.runner.run(jobs, for: connection, flush: &flush) }
         reader.append(leftover)
         readWebSocket(connection, reader, echo: echo, flush: &flush)
     }
@@ -69,7 +69,7 @@ extension Reactor {
         var jobs: [Job] = []
         let receivedAt = Sys.monotonicNanoseconds()
         defer {
-            if !jobs.isEmpty { server.runner.submit(jobs, for: connection, on: .reactor(self), flush: &flush) }
+            if !jobs.isEmpty { server.runner.run(jobs, for: connection, flush: &flush) }
         }
         for _ in 0..<1_000_000 {
             let message: WebSocketMessage?

@@ -15,8 +15,6 @@ public struct ServerConfiguration: Sendable {
     /// How long a silent new connection waits before it is greeted as a line peer.
     /// Default 200 ms (PROTOCOL.md section 1).
     public var welcomeDelayMs: Int64 = 200
-    /// Commands parsed but not yet run, per connection, before its reading pauses.
-    public var maxQueuedCommands = 4096
     /// Longest HTTP request head; longer gets 431. Default 8 KiB.
     public var maxHTTPHeadBytes = 8192
     /// How long a request head (or an undecided first line) may take to arrive before
