@@ -80,7 +80,7 @@ extension Reactor {
                 switch TextCommandParser.parse(line) {
                 case .empty: break
                 case .command(let command):
-                    jobs.append(admit(connection, at: receivedAt) ? .command(command, receivedAt: receivedAt) : rateLimited(command.format))
+                    jobs.append(admit(command.request, connection, at: receivedAt) ? .command(command, receivedAt: receivedAt) : rateLimited(command.format))
                 case .failure(let error): jobs.append(.failure(error))
                 }
             case .tooLong:
@@ -91,9 +91,16 @@ extension Reactor {
     }
 
     /// Takes a token from the session's bucket; false when the command must be dropped.
-    func admit(_ connection: Connection, at now: Int64) -> Bool {
+    /// Commands that only let go (UP, CANCEL, LEAVE, QUIT) always pass and cost no
+    /// token: dropping a release would leave a button held, and a flood of them can
+    /// take nothing from anyone.
+    func admit(_ request: Request, _ connection: Connection, at now: Int64) -> Bool {
         let rate = server.configuration.commandsPerSecond
         guard rate > 0 else { return true }
+        switch request {
+        case .up, .cancel, .leave, .quit: return true
+        default: break
+        }
         let burst = Double(server.configuration.commandBurst)
         connection.tokens = min(burst, connection.tokens + Double(now - connection.tokensAt) * Double(rate) / 1e9)
         connection.tokensAt = now

@@ -90,7 +90,7 @@ extension Reactor {
                 var copy = text
                 switch copy.withUTF8({ JSONCommandParser.parse($0) }) {
                 case .command(let command):
-                    jobs.append(admit(connection, at: receivedAt) ? .command(command, receivedAt: receivedAt) : rateLimited(.json))
+                    jobs.append(admit(command.request, connection, at: receivedAt) ? .command(command, receivedAt: receivedAt) : rateLimited(.json))
                 case .failure(let error): jobs.append(.failure(error))
                 case .empty: break
                 }

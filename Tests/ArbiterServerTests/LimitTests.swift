@@ -24,6 +24,26 @@ struct LimitTests {
         #expect(try c.readLine() == "PONG later")
     }
 
+    /// Found by arbiter-load: a rate-limited UP left the button held. Releases are
+    /// never limited.
+    @Test func releasesAreNeverRateLimited() throws {
+        let server = try TestServer {
+            $0.commandsPerSecond = 1
+            $0.commandBurst = 1
+        }
+        let c = try LineClient(port: server.port)
+        c.send("DOWN demo b1\nUP demo b1\nDOWN demo b2\nCANCEL demo b2")
+        _ = try c.expect("WELCOME")
+        #expect(try c.readLine() == "GRANTED demo b1 fence=1")
+        #expect(try c.readLine() == "OK UP demo b1")
+        #expect(try c.readLine().hasPrefix("ERROR rate-limited"))
+        #expect(try c.readLine() == "ERROR not-owner b2 is not held by you")
+        let other = try LineClient(port: server.port)
+        other.send("JOIN demo")
+        let snapshot = try other.readLines(through: "OK JOIN")
+        #expect(snapshot.contains("BUTTON demo b1 kind=tap group=main state=idle owner=- progress=0.000"))
+    }
+
     @Test func pastMaxConnectionsLinePeersAndHTTPAreTurnedAway() throws {
         let server = try TestServer { $0.maxConnections = 2 }
         let a = try server.client()
