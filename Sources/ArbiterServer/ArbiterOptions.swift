@@ -17,6 +17,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var headTimeoutSeconds: Int?
     public var journalPath: String?
     public var journalSync = false
+    public var reactors: Int?
 
     /// The server configuration these options describe (panels aside).
     public func apply(to c: inout ServerConfiguration) {
@@ -32,6 +33,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         if let v = maxWebSocketMessageBytes { c.maxWebSocketMessageBytes = v }
         if let v = maxOutboundBytes { c.maxOutboundBytes = v }
         if let v = headTimeoutSeconds { c.headTimeoutMs = Int64(v) * 1000 }
+        if let v = reactors { c.reactorCount = v }
         c.journalPath = journalPath
         c.journalSync = journalSync
     }
@@ -72,6 +74,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 Unsent output before a peer is cut off as not reading
                                 (default: 1048576).
           --head-timeout <s>    Time allowed for an HTTP request head (default: 10).
+          --reactors <n>        Threads reading sockets (default: one per core, at most one
+                                per panel).
           --ws-echo             Also serve /ws?echo=1, an echo endpoint on the same WebSocket
                                 code, for conformance suites such as Autobahn (default: off).
           -h, --help            Show help information.
@@ -87,7 +91,7 @@ public struct ArbiterOptions: Equatable, Sendable {
 
     static let flags = ["--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
-                        "--max-outbound", "--head-timeout"]
+                        "--max-outbound", "--head-timeout", "--reactors"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -141,6 +145,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.maxWebSocketMessageBytes = try number(flag, try value(flag, inline), 125...64 << 20)
             case "--max-outbound":
                 options.maxOutboundBytes = try number(flag, try value(flag, inline), 4096...1 << 30)
+            case "--reactors":
+                options.reactors = try number(flag, try value(flag, inline), 1...256)
             case "--head-timeout":
                 options.headTimeoutSeconds = try number(flag, try value(flag, inline), 1...3600)
             case "--config":

@@ -29,7 +29,6 @@ final class Reactor: @unchecked Sendable {
     private let readyData: UnsafeMutablePointer<UInt64>
     private static let batch: Int32 = 256
     static let listenerData = UInt64.max
-    static let spinLimit = Int(getenv("ARB_SPIN").map { String(cString: $0) } ?? "0") ?? 0
     private var listenerFD: Int32 = -1
 
     init(index: Int, server: ServerState) throws(Sys.Failure) {
@@ -130,16 +129,13 @@ final class Reactor: @unchecked Sendable {
         var flush = FlushList()
         let started = Sys.monotonicNanoseconds()
         var timeout: Int32 = 0
-        var spins = 0
         for _ in 0..<1_000_000 {
             let n = Int(cs_epoll_wait(epfd, readyEvents, readyData, Reactor.batch, timeout))
             if n <= 0 {
                 if timeout > 0 { break }
-                if spins < Reactor.spinLimit { spins += 1; continue }
                 timeout = 1
                 continue
             }
-            spins = 0
             timeout = 0
             for i in 0..<n {
                 let data = readyData[i]

@@ -55,7 +55,9 @@ public struct ServerConfiguration: Sendable {
     /// Kernel send buffer of each accepted socket; nil (the default) leaves the kernel's
     /// autotuning. Small values make a stalled reader reach `maxOutboundBytes` sooner.
     public var socketSendBufferBytes: Int32?
-    /// Reactor threads reading sockets. Default: one per core.
+    /// Reactor threads reading sockets. 0 (the default) means one per core, but no
+    /// more than there are panels: a panel's decisions are serial anyway, and a second
+    /// reactor on one panel only adds contention for its queue.
     public var reactorCount = 0
     /// Minimum level of log lines written to standard error.
     public var logLevel: LogLevel = .info

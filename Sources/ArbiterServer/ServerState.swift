@@ -52,8 +52,9 @@ final class ServerState: @unchecked Sendable {
     func beginShutdown() { shuttingDownFlag.store(true, ordering: .relaxed) }
 
     func makeReactors() throws(Sys.Failure) {
-        let env = Int(getenv("ARB_REACTORS").map { String(cString: $0) } ?? "") ?? 0
-        let count = env > 0 ? env : configuration.reactorCount > 0 ? configuration.reactorCount : max(1, System.coreCount)
+        let count = configuration.reactorCount > 0
+            ? configuration.reactorCount
+            : max(1, min(System.coreCount, configuration.panels.count))
         var made: [Reactor] = []
         for i in 0..<count { made.append(try Reactor(index: i, server: self)) }
         reactors = made

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# User-space instructions per DOWN/UP request, counted by valgrind's callgrind (counts,
+# not time: repeatable on a noisy machine). Two runs of the release server under
+# callgrind, identical but for the number of lock cycles the generator drives (N and
+# 2N, 10 connections, no observer); the difference divided by the 2N extra requests is
+# the cost of one request, with start-up, connection set-up and shutdown cancelled out.
+# Usage: bench/callgrind.sh [N]     (default 20000 cycles = 40000 requests)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N="${1:-20000}"
+command -v valgrind >/dev/null || { apt-get install -y valgrind >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y valgrind >/dev/null; }; }
+swift build -c release --product arbiter >/dev/null
+swift build -c release --product arbiter-load >/dev/null
+BIN=$(swift build -c release --show-bin-path)
+OUT=$(mktemp -d)
+"$BIN/arbiter-load" config --buttons 100 > "$OUT/load.json"
+# valgrind 3.19 cannot read Swift 6's DWARF 5: count a stripped copy.
+cp "$BIN/arbiter" "$OUT/arbiter" && strip --strip-debug "$OUT/arbiter"
+total() {   # cycles -> total instructions of the server
+  local cycles=$1 port=$((20000 + RANDOM % 20000))
+  valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$cycles" \
+    "$OUT/arbiter" --port "$port" --config "$OUT/load.json" --rate 0 --log-level warn 2>"$OUT/vg.$cycles" &
+  local pid=$!
+  for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  "$BIN/arbiter-load" contend --port "$port" --connections 10 --observers 0 --cycles "$cycles" >"$OUT/load.$cycles" 2>&1
+  kill -TERM $pid; wait $pid || true
+  grep -E "^(summary|totals):" "$OUT/cg.$cycles" | head -1 | awk '{print $2}'
+}
+A=$(total "$N")
+B=$(total $((2 * N)))
+echo "callgrind: server instructions $A for $N cycles, $B for $((2 * N)) cycles"
+echo "callgrind: $(( (B - A) / (2 * N) )) user-space instructions per DOWN/UP request ($(( (B - A) / N )) per lock cycle)"
+rm -rf "$OUT"
