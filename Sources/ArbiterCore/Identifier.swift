@@ -5,6 +5,18 @@ public enum Identifier {
         check(s.utf8, maxLength: 64, allowDot: false)
     }
 
+    /// The same check on bytes, for the parsers' hot path.
+    @inlinable
+    public static func isValidID(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count >= 1, bytes.count <= 64 else { return false }
+        for b in bytes {
+            let letter = (b | 0x20) &- 0x61 < 26
+            let digit = b &- 0x30 < 10
+            if !(letter || digit || b == 0x5F || b == 0x2D) { return false }
+        }
+        return true
+    }
+
     /// Names: `[A-Za-z0-9_.-]{1,32}`.
     public static func isValidName(_ s: some StringProtocol) -> Bool {
         check(s.utf8, maxLength: 32, allowDot: true)

@@ -54,11 +54,10 @@ extension PanelCore {
         }
         advance(to: now, into: &out)
         let current = grantOf(group: g).flatMap { $0.button == b ? $0 : nil }
-        let ownEnded = endedGrant(button: b, session: session)
         if let fence {
             if let current, current.owner.fence == fence {
                 // fall through to the ownership check
-            } else if current == nil, let ownEnded, ownEnded.fence == fence {
+            } else if current == nil, let ownEnded = endedGrant(button: b, session: session), ownEnded.fence == fence {
                 return out.items.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
             } else {
                 let now = current.map { "the current grant is fence=\($0.owner.fence)" } ?? "\(id) is not held"
@@ -68,7 +67,7 @@ extension PanelCore {
         if let current, current.owner.session == session {
             out.items.append(.reply(.released(verb: verb, button: b, ended: nil)))
             end(group: g, reason: verb == .up ? .up : .cancel, now: now, into: &out)
-        } else if let ownEnded {
+        } else if let ownEnded = endedGrant(button: b, session: session) {
             out.items.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
         } else if let current {
             out.items.append(.reply(.error(.notOwner, "\(id) is held by \(current.owner.name), not by you")))

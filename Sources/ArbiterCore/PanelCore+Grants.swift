@@ -56,7 +56,14 @@ extension PanelCore {
     /// Frees the group and broadcasts RELEASED.
     mutating func finish(group g: Int, grant: Grant, reason: ReleaseReason, into out: inout PanelOutput) {
         grants[g] = nil
-        ended[grant.button][grant.owner.session] = EndedGrant(fence: grant.owner.fence, reason: reason)
+        switch reason {
+        case .up, .cancel:
+            // The owner let go itself: nothing to tell it later (and an older end of
+            // its is no longer its last). The common case touches no table at all.
+            if !ended[grant.button].isEmpty { ended[grant.button].removeValue(forKey: grant.owner.session) }
+        case .timeout, .disconnect, .fired, .reset, .shutdown:
+            ended[grant.button][grant.owner.session] = EndedGrant(fence: grant.owner.fence, reason: reason)
+        }
         emit(.released(button: grant.button, reason: reason, owner: grant.owner), into: &out)
     }
 

@@ -11,14 +11,15 @@
 /// that grant.
 public struct PanelCore: Sendable {
     public let config: PanelConfig
-    private let buttonIndex: [String: Int]
+    private let buttonIndex: IDTable<Int>
     /// Group index of every button.
     let groupIndex: [Int]
     let groupCount: Int
     /// The live grant of every group.
     var grants: [Grant?]
-    /// Per button, each session's last ended grant, so a finger lifted after a hold
-    /// fired (or a timeout) gets `OK UP ... ended=` instead of an error.
+    /// Per button, each session's last grant that ended without its own UP/CANCEL
+    /// (fired, timeout, reset), so a finger lifted after a hold fired gets
+    /// `OK UP ... ended=` instead of an error.
     var ended: [[SessionID: EndedGrant]]
     var memberNames: [SessionID: String] = [:]
     /// No live grant has a deadline before this; may be early, never late.
@@ -36,16 +37,14 @@ public struct PanelCore: Sendable {
     ///   journal), so fences keep increasing across restarts.
     public init(config: PanelConfig, lastFence: UInt64 = 0) {
         self.config = config
-        var index: [String: Int] = [:]
         var groups: [String: Int] = [:]
         var groupOf: [Int] = []
-        for (i, button) in config.buttons.enumerated() {
-            if index[button.id] == nil { index[button.id] = i }
+        for button in config.buttons {
             let g = groups[button.group] ?? groups.count
             groups[button.group] = g
             groupOf.append(g)
         }
-        self.buttonIndex = index
+        self.buttonIndex = IDTable(config.buttons.enumerated().map { ($1.id, $0) })
         self.groupIndex = groupOf
         self.groupCount = groups.count
         self.grants = Array(repeating: nil, count: groups.count)

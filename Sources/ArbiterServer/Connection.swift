@@ -7,6 +7,8 @@ import Synchronization
 /// Its fields have two owners, and each group says which: the reactor's queue (the
 /// socket's reading side and the running of its commands), and the lock in `shared`
 /// (output, and everything another thread may touch).
+/// Hot properties are `@exclusivity(unchecked)`: their owner (named below) already
+/// serializes every access, and the runtime check was a large share of each request.
 final class Connection: @unchecked Sendable {
     let session: SessionID
     let fd: Int32
@@ -16,31 +18,31 @@ final class Connection: @unchecked Sendable {
     // MARK: Owned by `reactor.queue`
 
     /// Where in the reactor's table the connection sits; part of its epoll data.
-    var slot = -1
-    var mode: ConnectionMode = .detecting([])
+    @exclusivity(unchecked) var slot = -1
+    @exclusivity(unchecked) var mode: ConnectionMode = .detecting([])
     let acceptedAt: Instant
     /// Since when a request head or first line has been arriving unfinished.
-    var waitingSince: Instant?
+    @exclusivity(unchecked) var waitingSince: Instant?
     /// When bytes last arrived.
-    var lastReadAt: Instant
+    @exclusivity(unchecked) var lastReadAt: Instant
     /// A ping sent to a silent WebSocket, waiting for any reply.
-    var pingSentAt: Instant?
+    @exclusivity(unchecked) var pingSentAt: Instant?
     /// Accepted past `maxConnections`: told so, then closed. Set before registration.
     var overCapacity = false
     /// The session's command token bucket.
-    var tokens: Double = 0
-    var tokensAt: Int64 = 0
+    @exclusivity(unchecked) var tokens: Double = 0
+    @exclusivity(unchecked) var tokensAt: Int64 = 0
 
     // MARK: Also owned by `reactor.queue`: the session, as its commands see it
 
-    var name: String
-    var key: String?
+    @exclusivity(unchecked) var name: String
+    @exclusivity(unchecked) var key: String?
     /// The form replies to text commands are written in (JSON after `HELLO format=json`).
-    var format: WireFormat = .text
+    @exclusivity(unchecked) var format: WireFormat = .text
     /// Panels this session joined or pressed in; a disconnect visits each of them.
-    var touchedPanels: [Int] = []
+    @exclusivity(unchecked) var touchedPanels: [Int] = []
     /// After QUIT (or once closed) the remaining commands are dropped.
-    var stopsRunning = false
+    @exclusivity(unchecked) var stopsRunning = false
 
     // MARK: Guarded by `shared`
 

@@ -5,9 +5,10 @@ import Glibc
 /// Not `Synchronization.Mutex`: its lock lives in a precompiled runtime that
 /// ThreadSanitizer cannot see into, so every access it guards was reported as a race.
 /// A pthread mutex is intercepted by the sanitizers and costs the same uncontended.
+/// `state` is `@exclusivity(unchecked)`: the mutex is the exclusivity.
 final class Locked<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state: State
+    @exclusivity(unchecked) private var state: State
 
     init(_ state: State) {
         self.state = state

@@ -1,3 +1,4 @@
+import ArbiterCore
 import Synchronization
 
 /// Server-wide counters, updated from any queue. Per-panel counters live in each
@@ -50,10 +51,9 @@ struct PanelCounters {
     var denials = 0
     var fires = 0
     var events = 0
-    var releases: [ReleaseReasonIndex: Int] = [:]
+    /// Indexed like `ReleaseReason.allCases`.
+    var releases = [Int](repeating: 0, count: ReleaseReason.allCases.count)
     var latency = LatencyHistogram()
-
-    typealias ReleaseReasonIndex = String
 
     mutating func merge(_ other: PanelCounters) {
         commands += other.commands
@@ -61,7 +61,7 @@ struct PanelCounters {
         denials += other.denials
         fires += other.fires
         events += other.events
-        for (k, v) in other.releases { releases[k, default: 0] += v }
+        for i in releases.indices { releases[i] += other.releases[i] }
         latency.merge(other.latency)
     }
 }

@@ -25,7 +25,7 @@ struct MetricsPage {
         p.counter("arbiter_fires_total", "Button actions fired (FIRED).", total.fires)
         p.counter("arbiter_events_total", "Panel events broadcast.", total.events)
         p.counters("arbiter_releases_total", "Ownerships ended, by reason.", label: "reason",
-                   ReleaseReason.allCases.map { ($0.rawValue, total.releases[$0.rawValue] ?? 0) })
+                   ReleaseReason.allCases.map { ($0.rawValue, total.releases[$0.index]) })
         p.counter("arbiter_slow_consumer_drops_total", "Peers disconnected for not reading their output.", value(.slowConsumerDrops))
         p.counter("arbiter_rate_limited_total", "Commands refused by the per-session rate limit.", value(.rateLimited))
         p.counter("arbiter_server_full_total", "Connections refused because the server was full.", value(.serverFull))

@@ -7,18 +7,21 @@ import Synchronization
 ///
 /// The queue is what makes a panel's decisions a total order, and independent panels
 /// run on different threads. Everything here belongs to `queue` unless marked.
+/// Hot properties are `@exclusivity(unchecked)`: each is touched only on `queue`, which
+/// already rules out overlapping access, and the runtime check cost more per command than
+/// the arbitration itself.
 final class PanelHost: @unchecked Sendable {
     let index: Int
     let config: PanelConfig
     let queue: DispatchQueue
-    private var core: PanelCore
-    private var members: [SessionID: Connection] = [:]
-    private var output = PanelOutput()
+    @exclusivity(unchecked) private var core: PanelCore
+    @exclusivity(unchecked) private var members: [SessionID: Connection] = [:]
+    @exclusivity(unchecked) private var output = PanelOutput()
     private var timer: DispatchSourceTimer?
-    private var timerDeadline: Instant?
-    private var history = HistoryRing(capacity: Request.maxHistoryCount)
+    @exclusivity(unchecked) private var timerDeadline: Instant?
+    @exclusivity(unchecked) private var history = HistoryRing(capacity: Request.maxHistoryCount)
     private unowned(unsafe) var server: ServerState!
-    var counters = PanelCounters()
+    @exclusivity(unchecked) var counters = PanelCounters()
     /// Read by PANELS from any queue.
     let memberCount = Atomic<Int>(0)
 
@@ -26,7 +29,7 @@ final class PanelHost: @unchecked Sendable {
     /// Fences up to this one are durably reserved in the journal.
     private var reservedFence: UInt64 = 0
     /// Journal lines of one command's output, written before any of it is sent.
-    private var journalBuffer: [UInt8] = []
+    @exclusivity(unchecked) private var journalBuffer: [UInt8] = []
 
     init(index: Int, config: PanelConfig, lastFence: UInt64, history: [HistoryRecord] = [], journal: Journal? = nil) {
         self.index = index
@@ -185,7 +188,7 @@ final class PanelHost: @unchecked Sendable {
         switch event.kind {
         case .pressed: counters.grants += 1
         case .fired: counters.fires += 1
-        case .released(_, let reason, _): counters.releases[reason.rawValue, default: 0] += 1
+        case .released(_, let reason, _): counters.releases[reason.index] += 1
         default: break
         }
     }

@@ -10,6 +10,7 @@ import Synchronization
 /// One DispatchSource watches an epoll descriptor, and each wake-up drains the ready
 /// sockets in batches: a source per socket would cost several system calls and thread
 /// hand-offs per request. Everything not marked otherwise is owned by `queue`.
+/// Hot properties are `@exclusivity(unchecked)`: only `queue` touches them.
 final class Reactor: @unchecked Sendable {
     let index: Int
     let queue: DispatchQueue
@@ -18,12 +19,12 @@ final class Reactor: @unchecked Sendable {
     private var source: DispatchSourceRead?
     private var timer: DispatchSourceTimer?
     private var sweepTimer: DispatchSourceTimer?
-    private var timerDeadline: Instant?
-    private var slots: [Connection?] = []
-    private var freeSlots: [Int] = []
+    @exclusivity(unchecked) private var timerDeadline: Instant?
+    @exclusivity(unchecked) private var slots: [Connection?] = []
+    @exclusivity(unchecked) private var freeSlots: [Int] = []
     /// Connections waiting for their WELCOME deadline, in accept order.
-    private var greetings: [(deadline: Instant, connection: Connection)] = []
-    private var greetingsHead = 0
+    @exclusivity(unchecked) private var greetings: [(deadline: Instant, connection: Connection)] = []
+    @exclusivity(unchecked) private var greetingsHead = 0
     private let scratch: UnsafeMutableRawBufferPointer
     private let readyEvents: UnsafeMutablePointer<UInt32>
     private let readyData: UnsafeMutablePointer<UInt64>

@@ -10,7 +10,7 @@ final class ServerState: @unchecked Sendable {
     let configuration: ServerConfiguration
     let log: ServerLog
     let panels: [PanelHost]
-    let panelsByID: [String: PanelHost]
+    let panelsByID: IDTable<PanelHost>
     /// Set once before the listener opens.
     private(set) var reactors: [Reactor] = []
     private(set) lazy var runner = SessionRunner(server: self)
@@ -43,7 +43,7 @@ final class ServerState: @unchecked Sendable {
                       history: loaded.history[panel.id] ?? [], journal: journal)
         }
         self.panels = hosts
-        self.panelsByID = Dictionary(uniqueKeysWithValues: hosts.map { ($0.config.id, $0) })
+        self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
     }
 

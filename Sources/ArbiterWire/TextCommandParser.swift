@@ -19,6 +19,14 @@ public enum TextCommandParser {
         if line[start] == UInt8(ascii: "{") {
             return JSONCommandParser.parse(UnsafeBufferPointer(rebasing: line[start...]))
         }
+        if let request = FastLineParser.parse(line) {
+            return .command(ParsedCommand(request: request, format: .text))
+        }
+        return parseGeneral(line)
+    }
+
+    /// The general path: every command, every option, every error message.
+    static func parseGeneral(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
         let tokens: [LineToken]
         do {
             tokens = try LineTokenizer.tokenize(line)
@@ -26,6 +34,7 @@ public enum TextCommandParser {
             let what = error == .unterminatedQuote ? "a quote is not closed" : "only \\\" and \\\\ may follow a backslash"
             return .failure(RequestError(.badSyntax, what))
         }
+        if tokens.isEmpty { return .empty }
         do throws(RequestError) {
             return .command(ParsedCommand(request: try build(tokens), format: .text))
         } catch {

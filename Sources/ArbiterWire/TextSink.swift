@@ -84,14 +84,15 @@ struct TextSink: MessageSink {
 
     /// Quotes values a reader would otherwise split or misread (PROTOCOL.md section 2).
     private mutating func appendValue(_ value: String, alwaysQuote: Bool) {
-        var needsQuotes = alwaysQuote || value.isEmpty
-        if !needsQuotes {
-            for c in value.utf8 where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F {
-                needsQuotes = true
-                break
-            }
+        var value = value
+        // Ids and names never need quotes: copy their bytes in one go when so.
+        let plain = !alwaysQuote && value.withUTF8 { bytes -> Bool in
+            if bytes.isEmpty { return false }
+            for c in bytes where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F { return false }
+            out.append(contentsOf: bytes)
+            return true
         }
-        guard needsQuotes else { return out.append(contentsOf: value.utf8) }
+        if plain { return }
         out.append(0x22)
         for c in value.utf8 {
             if c == 0x22 || c == 0x5C { out.append(0x5C) }

@@ -44,22 +44,8 @@ do {
     exit(1)
 }
 
-// Signals are taken by Dispatch sources, not async handlers, so stopping runs as
-// ordinary code on a queue.
-signal(SIGPIPE, SIG_IGN)
-let signalQueue = DispatchQueue(label: "arbiter.signals")
-var signalSources: [DispatchSourceSignal] = []
-for sig in [SIGINT, SIGTERM] {
-    signal(sig, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
-    source.setEventHandler {
-        log.info("shutting down", ["signal": sig == SIGINT ? "SIGINT" : "SIGTERM"])
-        server.shutdown()
-        exit(0)
-    }
-    source.resume()
-    signalSources.append(source)
-}
+SignalShutdown.install(for: server, log: log)
+
 // The main thread only waits: everything runs on Dispatch queues. (Not dispatchMain():
 // it ends the main thread in a way valgrind cannot follow, and callgrind is how the
 // instructions per request are counted.)

@@ -1,0 +1,47 @@
+/// A fixed map from ids to values, built once, looked up on every command.
+///
+/// Swift's `Dictionary` hashes a `String` with per-process-seeded SipHash, which cost more
+/// than the rest of a DOWN's lookup path together. Ids here are short, come from our own
+/// configuration and never change after start, so FNV-1a over the UTF-8 bytes with open
+/// addressing is enough, and several times cheaper.
+public struct IDTable<Value: Sendable>: Sendable {
+    private var keys: [String?]
+    private var values: [Value?]
+    private let mask: Int
+
+    public init(_ entries: [(String, Value)]) {
+        var capacity = 8
+        while capacity < entries.count * 2 { capacity *= 2 }
+        keys = Array(repeating: nil, count: capacity)
+        values = Array(repeating: nil, count: capacity)
+        mask = capacity - 1
+        for (key, value) in entries where self[key] == nil {
+            var slot = Self.hash(key) & mask
+            while keys[slot] != nil { slot = (slot + 1) & mask }
+            keys[slot] = key
+            values[slot] = value
+        }
+    }
+
+    public subscript(key: String) -> Value? {
+        var slot = Self.hash(key) & mask
+        while let candidate = keys[slot] {
+            if candidate == key { return values[slot] }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
+    @inline(__always)
+    static func hash(_ key: String) -> Int {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        var key = key
+        key.withUTF8 { bytes in
+            for b in bytes {
+                h ^= UInt64(b)
+                h = h &* 0x0000_0100_0000_01B3
+            }
+        }
+        return Int(truncatingIfNeeded: h ^ (h >> 32))
+    }
+}
