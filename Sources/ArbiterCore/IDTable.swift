@@ -4,25 +4,37 @@
 /// than the rest of a DOWN's lookup path together. Ids here are short, come from our own
 /// configuration and never change after start, so FNV-1a over the UTF-8 bytes with open
 /// addressing is enough, and several times cheaper.
+@frozen
 public struct IDTable<Value: Sendable>: Sendable {
-    private var keys: [String?]
-    private var values: [Value?]
-    private let mask: Int
+    // Inlinable, so each user gets a version specialized to its Value: unspecialized
+    // generic code asked the runtime for Optional<Value>'s metadata on every lookup.
+    @usableFromInline let keys: [String?]
+    @usableFromInline let values: [Value?]
+    @usableFromInline let mask: Int
 
     public init(_ entries: [(String, Value)]) {
         var capacity = 8
         while capacity < entries.count * 2 { capacity *= 2 }
-        keys = Array(repeating: nil, count: capacity)
-        values = Array(repeating: nil, count: capacity)
-        mask = capacity - 1
-        for (key, value) in entries where self[key] == nil {
+        var keys = [String?](repeating: nil, count: capacity)
+        var values = [Value?](repeating: nil, count: capacity)
+        let mask = capacity - 1
+        for (key, value) in entries {
             var slot = Self.hash(key) & mask
-            while keys[slot] != nil { slot = (slot + 1) & mask }
+            var taken = false
+            while let existing = keys[slot] {
+                if existing == key { taken = true }
+                slot = (slot + 1) & mask
+            }
+            if taken { continue }
             keys[slot] = key
             values[slot] = value
         }
+        self.keys = keys
+        self.values = values
+        self.mask = mask
     }
 
+    @inlinable
     public subscript(key: String) -> Value? {
         var slot = Self.hash(key) & mask
         while let candidate = keys[slot] {
@@ -32,7 +44,7 @@ public struct IDTable<Value: Sendable>: Sendable {
         return nil
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     static func hash(_ key: String) -> Int {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         var key = key

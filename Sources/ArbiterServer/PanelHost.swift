@@ -14,6 +14,8 @@ final class PanelHost: @unchecked Sendable {
     let index: Int
     let config: PanelConfig
     let queue: DispatchQueue
+    /// The ids as bytes, for the fast text encoding of replies and events.
+    let names: PanelNames
     @exclusivity(unchecked) private var core: PanelCore
     @exclusivity(unchecked) private var members: [SessionID: Connection] = [:]
     @exclusivity(unchecked) private var output = PanelOutput()
@@ -30,11 +32,14 @@ final class PanelHost: @unchecked Sendable {
     private var reservedFence: UInt64 = 0
     /// Journal lines of one command's output, written before any of it is sent.
     @exclusivity(unchecked) private var journalBuffer: [UInt8] = []
+    /// Wall time read once per visit, for journal and history records.
+    @exclusivity(unchecked) private var wallReading: Int64?
 
     init(index: Int, config: PanelConfig, lastFence: UInt64, history: [HistoryRecord] = [], journal: Journal? = nil) {
         self.index = index
         self.config = config
         self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
+        self.names = PanelNames(config)
         self.core = PanelCore(config: config, lastFence: lastFence)
         self.journal = journal
         self.reservedFence = lastFence
@@ -58,9 +63,9 @@ final class PanelHost: @unchecked Sendable {
 
     /// Runs one command of `connection`. On `queue` (inside `queue.sync`).
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
-        defer { counters.latency.record(nanoseconds: Sys.monotonicNanoseconds() - receivedAt) }
         counters.commands += 1
-        let now = ServerClock.now()
+        // The command's time is when its bytes were read: one clock reading per batch.
+        let now = Instant(milliseconds: receivedAt / 1_000_000)
         let access = server.access(key: connection.key, on: config)
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
@@ -132,7 +137,6 @@ final class PanelHost: @unchecked Sendable {
     /// Writes the core's decisions: the reply to its requester, each event to every
     /// member, in the core's order.
     private func deliver(replyTo requester: Connection?, _ command: ParsedCommand?, flush: inout FlushList) {
-        var wallReading: Int64?
         func wall() -> Int64 {
             if let w = wallReading { return w }
             let w = ServerClock.wallMilliseconds()
@@ -155,7 +159,7 @@ final class PanelHost: @unchecked Sendable {
             case .reply(let reply):
                 guard let requester, let command else { continue }
                 flush.append(to: requester) { out, _ in
-                    MessageEncoder.encode(reply, panel: config, format: command.format, id: command.id, into: &out)
+                    MessageEncoder.encode(reply, names: names, panel: config, format: command.format, id: command.id, into: &out)
                 }
                 // Membership changes at the reply: the joiner's first event is its
                 // own JOINED, and a leaver gets nothing after OK LEAVE.
@@ -201,7 +205,7 @@ final class PanelHost: @unchecked Sendable {
             flush.append(to: member) { out, format in
                 switch format {
                 case .text:
-                    if text.isEmpty { MessageEncoder.encode(event, panel: config, format: .text, into: &text) }
+                    if text.isEmpty { MessageEncoder.encode(event, names: names, panel: config, format: .text, into: &text) }
                     out.append(contentsOf: text)
                 case .json:
                     if json.isEmpty { MessageEncoder.encode(event, panel: config, format: .json, into: &json) }
@@ -222,14 +226,21 @@ final class PanelHost: @unchecked Sendable {
         finishBatch(&flush)
     }
 
-    /// Ends a visit to the queue: the timer follows the core's next deadline. The
+    /// Ends a visit to the queue: the timer follows the core's next deadline, and the
+    /// handling time of the visit's commands (read to reply queued) is recorded. The
     /// caller writes what was appended, after leaving the queue.
-    func endVisit() {
+    func endVisit(commandsReadAt receivedAt: Int64? = nil, count: Int = 0) {
+        if let receivedAt, count > 0 {
+            let elapsed = Sys.monotonicNanoseconds() - receivedAt
+            for _ in 0..<count { counters.latency.record(nanoseconds: elapsed) }
+        }
+        wallReading = nil
         scheduleTimer()
     }
 
     /// Ends work this queue started itself (a timer): the replies and events go out.
     func finishBatch(_ flush: inout FlushList) {
+        wallReading = nil
         flush.flushAll()
         scheduleTimer()
     }

@@ -4,7 +4,7 @@ import ArbiterWire
 extension Reactor {
     /// Bytes arrived: detect the peer's kind once, then frame and decode.
     func received(_ bytes: UnsafeBufferPointer<UInt8>, on connection: Connection, flush: inout FlushList) {
-        connection.lastReadAt = ServerClock.now()
+        connection.lastReadAt = Instant(milliseconds: batchNanos / 1_000_000)
         connection.pingSentAt = nil
         switch connection.mode {
         case .detecting(var buffered):
@@ -71,9 +71,8 @@ extension Reactor {
     }
 
     private func frame(_ bytes: UnsafeBufferPointer<UInt8>, with framer: inout LineFramer, on connection: Connection, flush: inout FlushList) {
-        var jobs: [Job] = []
         let maxLine = framer.maxLineBytes
-        let receivedAt = Sys.monotonicNanoseconds()
+        let receivedAt = batchNanos
         framer.feed(bytes) { piece in
             switch piece {
             case .line(let line):
@@ -87,7 +86,10 @@ extension Reactor {
                 jobs.append(.failure(RequestError(.lineTooLong, "line longer than \(maxLine) bytes; the rest of it was skipped")))
             }
         }
-        if !jobs.isEmpty { server.runner.run(jobs, for: connection, flush: &flush) }
+        if !jobs.isEmpty {
+            server.runner.run(jobs, for: connection, flush: &flush)
+            jobs.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Takes a token from the session's bucket; false when the command must be dropped.

@@ -20,7 +20,7 @@ extension Reactor {
                 body: Array("echo mode is off; start the server with --ws-echo\n".utf8), keepAlive: false), flush: &flush)
         }
         var jobs: [Job] = []
-        let receivedAt = Sys.monotonicNanoseconds()
+        let receivedAt = batchNanos
         // No run token can be out for a connection that has only spoken HTTP, so the
         // reactor may set the token-owned fields here.
         if let name = head.queryValue("name") {

@@ -50,12 +50,14 @@ struct SessionRunner {
                 let first = i
                 i = end
                 host.queue.sync {
+                    var readAt: Int64?
                     for k in first..<end {
                         guard case .command(let command, let receivedAt) = jobs[k],
                               let command = admissible(command, for: connection, flush: &flush) else { continue }
+                        readAt = receivedAt
                         host.execute(command, receivedAt: receivedAt, from: connection, flush: &flush)
                     }
-                    host.endVisit()
+                    host.endVisit(commandsReadAt: readAt, count: end - first)
                 }
             }
         }

@@ -90,6 +90,7 @@ struct RecordFieldSink: MessageSink {
     mutating func string(_ name: StaticString, _ value: String) { fields.append((name.description, .string(value))) }
     mutating func quoted(_ name: StaticString, _ value: String) { string(name, value) }
     mutating func int(_ name: StaticString, _ value: Int64) { fields.append((name.description, .int(value))) }
+    mutating func unsigned(_ name: StaticString, _ value: UInt64) { fields.append((name.description, .int(Int64(clamping: value)))) }
     mutating func bool(_ name: StaticString, _ value: Bool) { fields.append((name.description, .bool(value))) }
     mutating func decimal(_ name: StaticString, permille: Int) { fields.append((name.description, .int(Int64(permille)))) }
     mutating func rest(_ name: StaticString, _ value: String) { string(name, value) }

@@ -33,6 +33,11 @@ struct JSONSink: MessageSink {
         Bytes.appendDecimal(value, to: &out)
     }
 
+    mutating func unsigned(_ name: StaticString, _ value: UInt64) {
+        key(name)
+        Bytes.appendDecimal(value, to: &out)
+    }
+
     mutating func bool(_ name: StaticString, _ value: Bool) {
         key(name)
         Bytes.append(value ? "true" : "false", to: &out)

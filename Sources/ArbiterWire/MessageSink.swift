@@ -19,6 +19,8 @@ protocol MessageSink {
     /// A string that text always quotes (`title="Demo"`).
     mutating func quoted(_ name: StaticString, _ value: String)
     mutating func int(_ name: StaticString, _ value: Int64)
+    /// Fences and seqs are unsigned and may exceed Int64.max.
+    mutating func unsigned(_ name: StaticString, _ value: UInt64)
     mutating func bool(_ name: StaticString, _ value: Bool)
     /// A value 0.000...1.000 given in thousandths; a JSON number with three decimals.
     mutating func decimal(_ name: StaticString, permille: Int)
@@ -32,7 +34,7 @@ protocol MessageSink {
 }
 
 extension MessageSink {
-    mutating func int(_ name: StaticString, _ value: UInt64) { int(name, Int64(truncatingIfNeeded: value)) }
+    mutating func int(_ name: StaticString, _ value: UInt64) { unsigned(name, value) }
     mutating func int(_ name: StaticString, _ value: Int) { int(name, Int64(value)) }
 }
 

@@ -36,6 +36,11 @@ struct TextSink: MessageSink {
         Bytes.appendDecimal(value, to: &out)
     }
 
+    mutating func unsigned(_ name: StaticString, _ value: UInt64) {
+        key(name)
+        Bytes.appendDecimal(value, to: &out)
+    }
+
     mutating func bool(_ name: StaticString, _ value: Bool) {
         key(name)
         Bytes.append(value ? "true" : "false", to: &out)

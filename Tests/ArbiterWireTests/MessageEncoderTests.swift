@@ -105,3 +105,32 @@ struct MessageEncoderTests {
         #expect(HistoryRecord(event: PanelEvent(seq: 1, kind: .midway(button: 3)), panel: panel, at: 0) == nil)
     }
 }
+
+@Suite("fast text encoding agrees with the general one")
+struct FastEncodingTests {
+    let panel = PanelConfig.demo
+    let owner = Owner(name: "alice.b-2", session: SessionID(31), fence: 18_446_744_073_709_551_615)
+
+    @Test func repliesAndEvents() {
+        let names = PanelNames(panel)
+        let replies: [PanelReply] = [.granted(button: 0, fence: 0), .granted(button: 4, fence: 987_654),
+                                     .released(verb: .up, button: 3, ended: nil), .released(verb: .cancel, button: 1, ended: nil),
+                                     .released(verb: .up, button: 3, ended: .fired), .deniedBusy(button: 1, owner: "x", active: 0)]
+        for r in replies {
+            var fast: [UInt8] = []
+            var general: [UInt8] = []
+            MessageEncoder.encode(r, names: names, panel: panel, format: .text, id: nil, into: &fast)
+            MessageEncoder.encode(r, panel: panel, format: .text, id: nil, into: &general)
+            #expect(fast == general, "\(r)")
+        }
+        let kinds: [PanelEvent.Kind] = [.pressed(button: 2, owner: owner), .fired(button: 3, owner: owner),
+                                        .released(button: 4, reason: .timeout, owner: owner), .midway(button: 3)]
+        for k in kinds {
+            var fast: [UInt8] = []
+            var general: [UInt8] = []
+            MessageEncoder.encode(PanelEvent(seq: 77, kind: k), names: names, panel: panel, format: .text, into: &fast)
+            MessageEncoder.encode(PanelEvent(seq: 77, kind: k), panel: panel, format: .text, into: &general)
+            #expect(fast == general, "\(k)")
+        }
+    }
+}
