@@ -10,9 +10,9 @@ extension PanelCore {
     }
 
     mutating func down(
-        _ id: String, session: SessionID, name: String, access: Access, now: Instant, into out: inout PanelOutput
+        _ ref: ButtonRef, session: SessionID, name: String, access: Access, now: Instant, into out: inout PanelOutput
     ) {
-        guard let b = buttonIndex(of: id) else { return noSuchButton(id, into: &out) }
+        guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
         guard access >= .press else { return out.items.append(.reply(.deniedForbidden(button: b))) }
         advance(to: now, into: &out)
         let g = groupOf(b)
@@ -35,10 +35,11 @@ extension PanelCore {
     }
 
     mutating func release(
-        _ verb: PanelReply.ReleaseVerb, _ id: String, fence: UInt64?, session: SessionID,
+        _ verb: PanelReply.ReleaseVerb, _ ref: ButtonRef, fence: UInt64?, session: SessionID,
         access: Access, now: Instant, into out: inout PanelOutput
     ) {
-        guard let b = buttonIndex(of: id) else { return noSuchButton(id, into: &out) }
+        guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
+        func id() -> String { config.buttons[b].id }
         guard access >= .press else {
             return out.items.append(.reply(.error(.forbidden, "\(verb.rawValue) needs the press key of panel \(config.id)")))
         }
@@ -60,8 +61,8 @@ extension PanelCore {
             } else if current == nil, let ownEnded = endedGrant(button: b, session: session), ownEnded.fence == fence {
                 return out.items.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
             } else {
-                let now = current.map { "the current grant is fence=\($0.owner.fence)" } ?? "\(id) is not held"
-                return out.items.append(.reply(.error(.staleFence, "fence=\(fence) is not the current grant of \(id): \(now)")))
+                let now = current.map { "the current grant is fence=\($0.owner.fence)" } ?? "\(id()) is not held"
+                return out.items.append(.reply(.error(.staleFence, "fence=\(fence) is not the current grant of \(id()): \(now)")))
             }
         }
         if let current, current.owner.session == session {
@@ -70,13 +71,13 @@ extension PanelCore {
         } else if let ownEnded = endedGrant(button: b, session: session) {
             out.items.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
         } else if let current {
-            out.items.append(.reply(.error(.notOwner, "\(id) is held by \(current.owner.name), not by you")))
+            out.items.append(.reply(.error(.notOwner, "\(id()) is held by \(current.owner.name), not by you")))
         } else {
-            out.items.append(.reply(.error(.notOwner, "\(id) is not held by you")))
+            out.items.append(.reply(.error(.notOwner, "\(id()) is not held by you")))
         }
     }
 
-    private func noSuchButton(_ id: String, into out: inout PanelOutput) {
-        out.items.append(.reply(.error(.noSuchButton, "no button \(id) on panel \(config.id)")))
+    private func noSuchButton(_ ref: ButtonRef, into out: inout PanelOutput) {
+        out.items.append(.reply(.error(.noSuchButton, "no button \(ref.text) on panel \(config.id)")))
     }
 }

@@ -58,6 +58,14 @@ public struct PanelCore: Sendable {
 
     public func buttonIndex(of id: String) -> Int? { buttonIndex[id] }
 
+    /// The index `ref` names, if it names a button of this panel.
+    func resolve(_ ref: ButtonRef) -> Int? {
+        switch ref {
+        case .index(let i): i >= 0 && i < config.buttons.count ? i : nil
+        case .id(let s): buttonIndex[s]
+        }
+    }
+
     /// When the core next needs to be woken; a wake-up is only a hint, `advance`
     /// re-checks against the time it is given.
     public var nextDeadline: Instant? { earliestDeadline }

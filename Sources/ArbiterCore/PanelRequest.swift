@@ -2,8 +2,27 @@
 public enum PanelRequest: Sendable, Equatable {
     case join
     case leave
-    case down(button: String)
-    case up(button: String, fence: UInt64?)
-    case cancel(button: String, fence: UInt64?)
+    case down(button: ButtonRef)
+    case up(button: ButtonRef, fence: UInt64?)
+    case cancel(button: ButtonRef, fence: UInt64?)
     case reset
+}
+
+/// A button named by its id, or already looked up (the server resolves ids once per
+/// command, so the core's press path handles plain integers).
+public enum ButtonRef: Sendable, Equatable, ExpressibleByStringLiteral {
+    case index(Int)
+    case id(String)
+
+    public init(stringLiteral value: String) {
+        self = .id(value)
+    }
+
+    /// How the button is named in an error message.
+    var text: String {
+        switch self {
+        case .index(let i): "#\(i)"
+        case .id(let s): s
+        }
+    }
 }

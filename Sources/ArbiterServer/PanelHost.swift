@@ -16,6 +16,8 @@ final class PanelHost: @unchecked Sendable {
     let queue: DispatchQueue
     /// The ids as bytes, for the fast text encoding of replies and events.
     let names: PanelNames
+    /// Button ids to indexes; immutable, so reactors read it without the queue.
+    let buttonIndex: IDTable<Int>
     @exclusivity(unchecked) private var core: PanelCore
     @exclusivity(unchecked) private var members: [SessionID: Connection] = [:]
     @exclusivity(unchecked) private var output = PanelOutput()
@@ -40,6 +42,7 @@ final class PanelHost: @unchecked Sendable {
         self.config = config
         self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
         self.names = PanelNames(config)
+        self.buttonIndex = IDTable(config.buttons.enumerated().map { ($1.id, $0) })
         self.core = PanelCore(config: config, lastFence: lastFence)
         self.journal = journal
         self.reservedFence = lastFence
@@ -70,7 +73,31 @@ final class PanelHost: @unchecked Sendable {
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
         }
-        guard let request = command.request.panelRequest else { return }
+        guard var request = command.request.panelRequest else { return }
+        // Ids looked up once here, so the core's press path only sees integers.
+        switch request {
+        case .down(.id(let b)): if let i = buttonIndex[b] { request = .down(button: .index(i)) }
+        case .up(.id(let b), let f): if let i = buttonIndex[b] { request = .up(button: .index(i), fence: f) }
+        case .cancel(.id(let b), let f): if let i = buttonIndex[b] { request = .cancel(button: .index(i), fence: f) }
+        default: break
+        }
+        run(request, access: access, now: now, replyFormat: command.format, id: command.id, from: connection, flush: &flush)
+    }
+
+    /// Runs a press command whose ids the reactor already looked up. On `queue`.
+    func executePress(_ press: PressJob, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+        counters.commands += 1
+        let request: PanelRequest = switch press.verb {
+        case .down: .down(button: .index(press.button))
+        case .up: .up(button: .index(press.button), fence: press.fence)
+        case .cancel: .cancel(button: .index(press.button), fence: press.fence)
+        }
+        run(request, access: server.access(key: connection.key, on: config), now: Instant(milliseconds: press.receivedAt / 1_000_000),
+            replyFormat: format, id: nil, from: connection, flush: &flush)
+    }
+
+    private func run(_ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
+                     from connection: Connection, flush: inout FlushList) {
         if case .down = request, let journal, core.lastFence + 1 > reservedFence {
             // The fence this DOWN may take must be durable before anyone can see it.
             reservedFence = core.lastFence + Journal.reservationBlock
@@ -78,7 +105,7 @@ final class PanelHost: @unchecked Sendable {
         }
         output.removeAll()
         core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
-        deliver(replyTo: connection, command, flush: &flush)
+        deliver(replyTo: connection, format: replyFormat, id: id, flush: &flush)
     }
 
     /// Releases every button with `reason=shutdown`. On `queue`.
@@ -86,7 +113,7 @@ final class PanelHost: @unchecked Sendable {
         var flush = FlushList()
         output.removeAll()
         core.shutdown(now: ServerClock.now(), into: &output)
-        deliver(replyTo: nil, nil, flush: &flush)
+        deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         finishBatch(&flush)
     }
 
@@ -97,7 +124,7 @@ final class PanelHost: @unchecked Sendable {
         }
         output.removeAll()
         core.disconnect(session: connection.session, now: ServerClock.now(), into: &output)
-        deliver(replyTo: nil, nil, flush: &flush)
+        deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
     }
 
     private func replyHistory(_ count: Int, access: Access, to connection: Connection, _ command: ParsedCommand, flush: inout FlushList) {
@@ -128,7 +155,7 @@ final class PanelHost: @unchecked Sendable {
         let now = ServerClock.now()
         output.removeAll()
         core.advance(to: now, into: &output)
-        deliver(replyTo: nil, nil, flush: &flush)
+        deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         return core.snapshot(at: now)
     }
 
@@ -136,7 +163,7 @@ final class PanelHost: @unchecked Sendable {
 
     /// Writes the core's decisions: the reply to its requester, each event to every
     /// member, in the core's order.
-    private func deliver(replyTo requester: Connection?, _ command: ParsedCommand?, flush: inout FlushList) {
+    private func deliver(replyTo requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
         func wall() -> Int64 {
             if let w = wallReading { return w }
             let w = ServerClock.wallMilliseconds()
@@ -157,9 +184,9 @@ final class PanelHost: @unchecked Sendable {
         for item in output.items {
             switch item {
             case .reply(let reply):
-                guard let requester, let command else { continue }
+                guard let requester else { continue }
                 flush.append(to: requester) { out, _ in
-                    MessageEncoder.encode(reply, names: names, panel: config, format: command.format, id: command.id, into: &out)
+                    MessageEncoder.encode(reply, names: names, panel: config, format: format, id: id, into: &out)
                 }
                 // Membership changes at the reply: the joiner's first event is its
                 // own JOINED, and a leaver gets nothing after OK LEAVE.
@@ -222,7 +249,7 @@ final class PanelHost: @unchecked Sendable {
         output.removeAll()
         core.advance(to: ServerClock.now(), into: &output)
         var flush = FlushList()
-        deliver(replyTo: nil, nil, flush: &flush)
+        deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         finishBatch(&flush)
     }
 

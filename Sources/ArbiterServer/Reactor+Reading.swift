@@ -79,7 +79,13 @@ extension Reactor {
                 switch TextCommandParser.parse(line) {
                 case .empty: break
                 case .command(let command):
-                    jobs.append(admit(command.request, connection, at: receivedAt) ? .command(command, receivedAt: receivedAt) : rateLimited(command.format))
+                    if !admit(command.request, connection, at: receivedAt) {
+                        jobs.append(rateLimited(command.format))
+                    } else if let press = server.resolvePress(command, receivedAt: receivedAt) {
+                        jobs.append(.press(press))
+                    } else {
+                        jobs.append(.command(command, receivedAt: receivedAt))
+                    }
                 case .failure(let error): jobs.append(.failure(error))
                 }
             case .tooLong:

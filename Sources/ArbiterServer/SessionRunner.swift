@@ -21,6 +21,28 @@ struct SessionRunner {
             case .disconnect:
                 i += 1
                 disconnect(connection, flush: &flush)
+            case .press(let first):
+                let host = server.panels[first.panel]
+                if !connection.touchedPanels.contains(host.index) { connection.touchedPanels.append(host.index) }
+                var end = i + 1
+                while end < jobs.count, case .press(let next) = jobs[end], next.panel == first.panel { end += 1 }
+                let start = i
+                i = end
+                let format = connection.format
+                host.queue.sync {
+                    var readAt: Int64?
+                    for k in start..<end {
+                        guard case .press(let press) = jobs[k], !connection.stopsRunning else { continue }
+                        if server.isShuttingDown {
+                            reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: format, id: nil,
+                                  to: connection, flush: &flush)
+                            continue
+                        }
+                        readAt = press.receivedAt
+                        host.executePress(press, format: format, from: connection, flush: &flush)
+                    }
+                    host.endVisit(commandsReadAt: readAt, count: end - start)
+                }
             case .failure(let error):
                 i += 1
                 if connection.stopsRunning { continue }

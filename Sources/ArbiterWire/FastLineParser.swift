@@ -9,12 +9,9 @@ import ArbiterCore
 /// `TextCommandParser`'s general path, which therefore decides every error message.
 /// Tests check that both paths agree on every line the fast one accepts.
 enum FastLineParser {
-    private static let maxTokens = 4
-
     static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Request? {
-        // Token boundaries, at most four tokens.
-        var starts = (0, 0, 0, 0)
-        var ends = (0, 0, 0, 0)
+        // Token boundaries in plain locals: at most four tokens.
+        var s0 = 0, e0 = 0, s1 = 0, e1 = 0, s2 = 0, e2 = 0, s3 = 0, e3 = 0
         var count = 0
         var i = 0
         let n = line.count
@@ -24,7 +21,6 @@ enum FastLineParser {
                 i += 1
                 continue
             }
-            if count == maxTokens { return nil }
             let start = i
             while i < n {
                 let b = line[i]
@@ -33,43 +29,44 @@ enum FastLineParser {
                 if b == 0x22 || b == 0x5C || b >= 0x80 || b < 0x20 { return nil }
                 i += 1
             }
-            withUnsafeMutableBytes(of: &starts) { $0.storeBytes(of: start, toByteOffset: count * 8, as: Int.self) }
-            withUnsafeMutableBytes(of: &ends) { $0.storeBytes(of: i, toByteOffset: count * 8, as: Int.self) }
+            switch count {
+            case 0: (s0, e0) = (start, i)
+            case 1: (s1, e1) = (start, i)
+            case 2: (s2, e2) = (start, i)
+            case 3: (s3, e3) = (start, i)
+            default: return nil
+            }
             count += 1
         }
         guard count > 0 else { return nil }
-        func token(_ k: Int) -> UnsafeBufferPointer<UInt8> {
-            let s = withUnsafeBytes(of: starts) { $0.load(fromByteOffset: k * 8, as: Int.self) }
-            let e = withUnsafeBytes(of: ends) { $0.load(fromByteOffset: k * 8, as: Int.self) }
-            return UnsafeBufferPointer(rebasing: line[s..<e])
-        }
-        func id(_ k: Int) -> String? {
-            let t = token(k)
-            guard Identifier.isValidID(bytes: t) else { return nil }
-            return String(decoding: t, as: UTF8.self)
-        }
-        let verb = token(0)
-        switch (Verb(verb), count) {
-        case (.down, 3):
-            guard let p = id(1), let b = id(2) else { return nil }
-            return .down(panel: p, button: b)
-        case (.up, 3), (.cancel, 3):
-            guard let p = id(1), let b = id(2) else { return nil }
-            return Verb(verb) == .up ? .up(panel: p, button: b, fence: nil) : .cancel(panel: p, button: b, fence: nil)
-        case (.up, 4), (.cancel, 4):
-            guard let p = id(1), let b = id(2), let fence = fenceOption(token(3)) else { return nil }
-            return Verb(verb) == .up ? .up(panel: p, button: b, fence: fence) : .cancel(panel: p, button: b, fence: fence)
-        case (.join, 2):
-            guard let p = id(1) else { return nil }
-            return .join(panel: p)
-        case (.leave, 2):
-            guard let p = id(1) else { return nil }
-            return .leave(panel: p)
+        let verb = Verb(UnsafeBufferPointer(rebasing: line[s0..<e0]))
+        switch (verb, count) {
         case (.ping, 1):
             return .ping(token: nil)
+        case (.join, 2), (.leave, 2):
+            guard let p = id(line, s1, e1) else { return nil }
+            return verb == .join ? .join(panel: p) : .leave(panel: p)
+        case (.down, 3):
+            guard let p = id(line, s1, e1), let b = id(line, s2, e2) else { return nil }
+            return .down(panel: p, button: b)
+        case (.up, 3), (.cancel, 3), (.up, 4), (.cancel, 4):
+            var fence: UInt64?
+            if count == 4 {
+                guard let f = fenceOption(UnsafeBufferPointer(rebasing: line[s3..<e3])) else { return nil }
+                fence = f
+            }
+            guard let p = id(line, s1, e1), let b = id(line, s2, e2) else { return nil }
+            return verb == .up ? .up(panel: p, button: b, fence: fence) : .cancel(panel: p, button: b, fence: fence)
         default:
             return nil
         }
+    }
+
+    @inline(__always)
+    private static func id(_ line: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> String? {
+        let t = UnsafeBufferPointer(rebasing: line[start..<end])
+        guard Identifier.isValidID(bytes: t) else { return nil }
+        return String(decoding: t, as: UTF8.self)
     }
 
     /// `fence=<digits>` (key in any case) as a number; nil for anything else.

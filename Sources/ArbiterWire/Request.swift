@@ -51,9 +51,9 @@ public enum Request: Sendable, Equatable {
         switch self {
         case .join: .join
         case .leave: .leave
-        case .down(_, let b): .down(button: b)
-        case .up(_, let b, let f): .up(button: b, fence: f)
-        case .cancel(_, let b, let f): .cancel(button: b, fence: f)
+        case .down(_, let b): .down(button: .id(b))
+        case .up(_, let b, let f): .up(button: .id(b), fence: f)
+        case .cancel(_, let b, let f): .cancel(button: .id(b), fence: f)
         case .reset: .reset
         case .hello, .help, .panels, .history, .ping, .quit, .kick: nil
         }

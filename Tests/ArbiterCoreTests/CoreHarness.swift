@@ -21,17 +21,17 @@ struct CoreHarness {
 
     @discardableResult
     mutating func down(_ b: String, _ session: Int, access: Access = .admin) -> [String] {
-        send(.down(button: b), session, access: access)
+        send(.down(button: .id(b)), session, access: access)
     }
 
     @discardableResult
     mutating func up(_ b: String, _ session: Int, fence: UInt64? = nil) -> [String] {
-        send(.up(button: b, fence: fence), session)
+        send(.up(button: .id(b), fence: fence), session)
     }
 
     @discardableResult
     mutating func cancel(_ b: String, _ session: Int, fence: UInt64? = nil) -> [String] {
-        send(.cancel(button: b, fence: fence), session)
+        send(.cancel(button: .id(b), fence: fence), session)
     }
 
     /// Moves the clock and delivers the timer wake-up, as the server's timer would.
