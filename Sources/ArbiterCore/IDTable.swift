@@ -9,6 +9,8 @@ public struct IDTable<Value: Sendable>: Sendable {
     // Inlinable, so each user gets a version specialized to its Value: unspecialized
     // generic code asked the runtime for Optional<Value>'s metadata on every lookup.
     @usableFromInline let keys: [String?]
+    /// The same keys as bytes, for lookups straight from a received line.
+    @usableFromInline let keyBytes: [[UInt8]]
     @usableFromInline let values: [Value?]
     @usableFromInline let mask: Int
 
@@ -30,8 +32,33 @@ public struct IDTable<Value: Sendable>: Sendable {
             values[slot] = value
         }
         self.keys = keys
+        self.keyBytes = keys.map { $0.map { Array($0.utf8) } ?? [] }
         self.values = values
         self.mask = mask
+    }
+
+    /// Looks up an id given as UTF-8 bytes, without making a `String` of them.
+    @inlinable
+    public subscript(bytes key: UnsafeBufferPointer<UInt8>) -> Value? {
+        var slot = Self.hash(bytes: key) & mask
+        while keys[slot] != nil {
+            let candidate = keyBytes[slot]
+            if candidate.count == key.count, candidate.withUnsafeBufferPointer({ $0.elementsEqual(key) }) {
+                return values[slot]
+            }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
+    @inlinable @inline(__always)
+    static func hash(bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for b in bytes {
+            h ^= UInt64(b)
+            h = h &* 0x0000_0100_0000_01B3
+        }
+        return Int(truncatingIfNeeded: h ^ (h >> 32))
     }
 
     @inlinable
@@ -46,14 +73,7 @@ public struct IDTable<Value: Sendable>: Sendable {
 
     @inlinable @inline(__always)
     static func hash(_ key: String) -> Int {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
         var key = key
-        key.withUTF8 { bytes in
-            for b in bytes {
-                h ^= UInt64(b)
-                h = h &* 0x0000_0100_0000_01B3
-            }
-        }
-        return Int(truncatingIfNeeded: h ^ (h >> 32))
+        return key.withUTF8 { hash(bytes: $0) }
     }
 }

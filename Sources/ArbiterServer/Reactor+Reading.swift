@@ -76,15 +76,19 @@ extension Reactor {
         framer.feed(bytes) { piece in
             switch piece {
             case .line(let line):
+                // The press path: ids looked up straight from the bytes.
+                if let press = FastLineParser.scanPress(line), let job = server.resolvePress(press, receivedAt: receivedAt),
+                   admitPress(connection, at: receivedAt, down: press.verb == .down) {
+                    jobs.append(.press(job))
+                    return
+                }
                 switch TextCommandParser.parse(line) {
                 case .empty: break
                 case .command(let command):
-                    if !admit(command.request, connection, at: receivedAt) {
-                        jobs.append(rateLimited(command.format))
-                    } else if let press = server.resolvePress(command, receivedAt: receivedAt) {
-                        jobs.append(.press(press))
-                    } else {
+                    if admit(command.request, connection, at: receivedAt) {
                         jobs.append(.command(command, receivedAt: receivedAt))
+                    } else {
+                        jobs.append(rateLimited(command.format))
                     }
                 case .failure(let error): jobs.append(.failure(error))
                 }
@@ -96,6 +100,12 @@ extension Reactor {
             server.runner.run(jobs, for: connection, flush: &flush)
             jobs.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// `admit` for a resolved press: releases always pass; a DOWN over the limit is
+    /// left to the general path, which answers it `rate-limited`.
+    func admitPress(_ connection: Connection, at now: Int64, down: Bool) -> Bool {
+        !down || admit(.down(panel: "", button: ""), connection, at: now)
     }
 
     /// Takes a token from the session's bucket; false when the command must be dropped.

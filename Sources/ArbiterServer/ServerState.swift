@@ -92,23 +92,16 @@ final class ServerState: @unchecked Sendable {
         registry.withLock { $0[session] }
     }
 
-    /// A text DOWN/UP/CANCEL on a known panel and button as a `PressJob`; nil for
-    /// anything else (which then takes the general path, errors included).
-    func resolvePress(_ command: ParsedCommand, receivedAt: Int64) -> PressJob? {
-        guard command.format == .text else { return nil }
-        switch command.request {
-        case .down(let p, let b):
-            guard let host = panelsByID[p], let i = host.buttonIndex[b] else { return nil }
-            return PressJob(panel: host.index, button: i, verb: .down, fence: nil, receivedAt: receivedAt)
-        case .up(let p, let b, let f):
-            guard let host = panelsByID[p], let i = host.buttonIndex[b] else { return nil }
-            return PressJob(panel: host.index, button: i, verb: .up, fence: f, receivedAt: receivedAt)
-        case .cancel(let p, let b, let f):
-            guard let host = panelsByID[p], let i = host.buttonIndex[b] else { return nil }
-            return PressJob(panel: host.index, button: i, verb: .cancel, fence: f, receivedAt: receivedAt)
-        default:
-            return nil
+    /// A scanned press on a known panel and button as a `PressJob`; nil otherwise (the
+    /// line then takes the general path, errors included).
+    func resolvePress(_ press: FastLineParser.Press, receivedAt: Int64) -> PressJob? {
+        guard let host = panelsByID[bytes: press.panel], let button = host.buttonIndex[bytes: press.button] else { return nil }
+        let verb: PressJob.Verb = switch press.verb {
+        case .down: .down
+        case .up: .up
+        case .cancel: .cancel
         }
+        return PressJob(panel: host.index, button: button, verb: verb, fence: press.fence, receivedAt: receivedAt)
     }
 
     /// The access a session presenting `key` has on `panel`.

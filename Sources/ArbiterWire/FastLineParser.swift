@@ -8,11 +8,47 @@ import ArbiterCore
 /// — quotes, options other than `fence=`, errors of any kind — returns nil and goes to
 /// `TextCommandParser`'s general path, which therefore decides every error message.
 /// Tests check that both paths agree on every line the fast one accepts.
-enum FastLineParser {
-    static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Request? {
-        // Token boundaries in plain locals: at most four tokens.
-        var s0 = 0, e0 = 0, s1 = 0, e1 = 0, s2 = 0, e2 = 0, s3 = 0, e3 = 0
+public enum FastLineParser {
+    /// A DOWN/UP/CANCEL line, its ids left as bytes of the line.
+    public struct Press {
+        public enum Verb: Sendable { case down, up, cancel }
+        public var verb: Verb
+        public var panel: UnsafeBufferPointer<UInt8>
+        public var button: UnsafeBufferPointer<UInt8>
+        public var fence: UInt64?
+    }
+
+    /// The press commands alone, their ids not even made into strings: the server
+    /// looks them up in its tables directly. Nil for anything else, or anything unusual.
+    public static func scanPress(_ line: UnsafeBufferPointer<UInt8>) -> Press? {
+        guard let t = tokens(line) else { return nil }
+        let verb: Press.Verb
+        switch (Verb(UnsafeBufferPointer(rebasing: line[t.s0..<t.e0])), t.count) {
+        case (.down, 3): verb = .down
+        case (.up, 3), (.up, 4): verb = .up
+        case (.cancel, 3), (.cancel, 4): verb = .cancel
+        default: return nil
+        }
+        var fence: UInt64?
+        if t.count == 4 {
+            guard let f = fenceOption(UnsafeBufferPointer(rebasing: line[t.s3..<t.e3])) else { return nil }
+            fence = f
+        }
+        let panel = UnsafeBufferPointer(rebasing: line[t.s1..<t.e1])
+        let button = UnsafeBufferPointer(rebasing: line[t.s2..<t.e2])
+        guard Identifier.isValidID(bytes: panel), Identifier.isValidID(bytes: button) else { return nil }
+        return Press(verb: verb, panel: panel, button: button, fence: fence)
+    }
+
+    private struct Tokens {
         var count = 0
+        var s0 = 0, e0 = 0, s1 = 0, e1 = 0, s2 = 0, e2 = 0, s3 = 0, e3 = 0
+    }
+
+    /// Up to four plain ASCII tokens; nil if there are more, or quotes or other bytes
+    /// the general parser must see.
+    private static func tokens(_ line: UnsafeBufferPointer<UInt8>) -> Tokens? {
+        var t = Tokens()
         var i = 0
         let n = line.count
         while i < n {
@@ -25,38 +61,39 @@ enum FastLineParser {
             while i < n {
                 let b = line[i]
                 if b == 0x20 || b == 0x09 { break }
-                // Quotes, escapes and non-ASCII bytes take the general path.
                 if b == 0x22 || b == 0x5C || b >= 0x80 || b < 0x20 { return nil }
                 i += 1
             }
-            switch count {
-            case 0: (s0, e0) = (start, i)
-            case 1: (s1, e1) = (start, i)
-            case 2: (s2, e2) = (start, i)
-            case 3: (s3, e3) = (start, i)
+            switch t.count {
+            case 0: (t.s0, t.e0) = (start, i)
+            case 1: (t.s1, t.e1) = (start, i)
+            case 2: (t.s2, t.e2) = (start, i)
+            case 3: (t.s3, t.e3) = (start, i)
             default: return nil
             }
-            count += 1
+            t.count += 1
         }
-        guard count > 0 else { return nil }
-        let verb = Verb(UnsafeBufferPointer(rebasing: line[s0..<e0]))
-        switch (verb, count) {
+        return t.count > 0 ? t : nil
+    }
+
+    static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Request? {
+        guard let t = tokens(line) else { return nil }
+        let verb = Verb(UnsafeBufferPointer(rebasing: line[t.s0..<t.e0]))
+        switch (verb, t.count) {
         case (.ping, 1):
             return .ping(token: nil)
         case (.join, 2), (.leave, 2):
-            guard let p = id(line, s1, e1) else { return nil }
+            guard let p = id(line, t.s1, t.e1) else { return nil }
             return verb == .join ? .join(panel: p) : .leave(panel: p)
-        case (.down, 3):
-            guard let p = id(line, s1, e1), let b = id(line, s2, e2) else { return nil }
-            return .down(panel: p, button: b)
-        case (.up, 3), (.cancel, 3), (.up, 4), (.cancel, 4):
-            var fence: UInt64?
-            if count == 4 {
-                guard let f = fenceOption(UnsafeBufferPointer(rebasing: line[s3..<e3])) else { return nil }
-                fence = f
+        case (.down, 3), (.up, 3), (.cancel, 3), (.up, 4), (.cancel, 4):
+            guard let press = scanPress(line) else { return nil }
+            let p = String(decoding: press.panel, as: UTF8.self)
+            let b = String(decoding: press.button, as: UTF8.self)
+            switch press.verb {
+            case .down: return .down(panel: p, button: b)
+            case .up: return .up(panel: p, button: b, fence: press.fence)
+            case .cancel: return .cancel(panel: p, button: b, fence: press.fence)
             }
-            guard let p = id(line, s1, e1), let b = id(line, s2, e2) else { return nil }
-            return verb == .up ? .up(panel: p, button: b, fence: fence) : .cancel(panel: p, button: b, fence: fence)
         default:
             return nil
         }
