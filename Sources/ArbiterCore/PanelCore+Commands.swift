@@ -1,11 +1,11 @@
 extension PanelCore {
     mutating func join(session: SessionID, name: String, access: Access, now: Instant, into out: inout PanelOutput) {
         guard access >= .view else {
-            return out.items.append(.reply(.error(.forbidden, "JOIN needs the view key of panel \(config.id)")))
+            return out.append(.reply(.error(.forbidden, "JOIN needs the view key of panel \(config.id)")))
         }
         advance(to: now, into: &out)
         let isNew = memberNames.updateValue(name, forKey: session) == nil
-        out.items.append(.reply(.joined(snapshot(at: now))))
+        out.append(.reply(.joined(snapshot(at: now))))
         if isNew { emit(.joined(name: name, session: session), into: &out) }
     }
 
@@ -13,21 +13,21 @@ extension PanelCore {
         _ ref: ButtonRef, session: SessionID, name: String, access: Access, now: Instant, into out: inout PanelOutput
     ) {
         guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
-        guard access >= .press else { return out.items.append(.reply(.deniedForbidden(button: b))) }
+        guard access >= .press else { return out.append(.reply(.deniedForbidden(button: b))) }
         advance(to: now, into: &out)
         let g = groupOf(b)
         if let grant = grantOf(group: g) {
             if grant.owner.session == session, grant.button == b {
                 // Idempotent: a repeated DOWN (a retry, a second finger on the same
                 // button) confirms the grant and changes nothing.
-                out.items.append(.reply(.granted(button: b, fence: grant.owner.fence)))
+                out.append(.reply(.granted(button: b, fence: grant.owner.fence)))
             } else {
-                out.items.append(.reply(.deniedBusy(button: b, owner: grant.owner.name, active: grant.button)))
+                out.append(.reply(.deniedBusy(button: b, owner: grant.owner.name, active: grant.button)))
             }
             return
         }
         let grant = newGrant(button: b, session: session, name: name, now: now)
-        out.items.append(.reply(.granted(button: b, fence: grant.owner.fence)))
+        out.append(.reply(.granted(button: b, fence: grant.owner.fence)))
         emit(.pressed(button: b, owner: grant.owner), into: &out)
         if config.buttons[b].kind == .tap {
             emit(.fired(button: b, owner: grant.owner), into: &out)
@@ -41,7 +41,7 @@ extension PanelCore {
         guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
         func id() -> String { config.buttons[b].id }
         guard access >= .press else {
-            return out.items.append(.reply(.error(.forbidden, "\(verb.rawValue) needs the press key of panel \(config.id)")))
+            return out.append(.reply(.error(.forbidden, "\(verb.rawValue) needs the press key of panel \(config.id)")))
         }
         let g = groupOf(b)
         // A hold that already lasted hold_ms fires on this UP even if its timer tick is
@@ -49,7 +49,7 @@ extension PanelCore {
         if let grant = grantOf(group: g), grant.button == b, grant.owner.session == session,
            fence == nil || fence == grant.owner.fence,
            case .hold(let clock) = grant.phase, clock.isComplete(at: now) {
-            out.items.append(.reply(.released(verb: verb, button: b, ended: nil)))
+            out.append(.reply(.released(verb: verb, button: b, ended: nil)))
             advance(to: now, into: &out)
             return
         }
@@ -59,25 +59,25 @@ extension PanelCore {
             if let current, current.owner.fence == fence {
                 // fall through to the ownership check
             } else if current == nil, let ownEnded = endedGrant(button: b, session: session), ownEnded.fence == fence {
-                return out.items.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
+                return out.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
             } else {
                 let now = current.map { "the current grant is fence=\($0.owner.fence)" } ?? "\(id()) is not held"
-                return out.items.append(.reply(.error(.staleFence, "fence=\(fence) is not the current grant of \(id()): \(now)")))
+                return out.append(.reply(.error(.staleFence, "fence=\(fence) is not the current grant of \(id()): \(now)")))
             }
         }
         if let current, current.owner.session == session {
-            out.items.append(.reply(.released(verb: verb, button: b, ended: nil)))
+            out.append(.reply(.released(verb: verb, button: b, ended: nil)))
             end(group: g, reason: verb == .up ? .up : .cancel, now: now, into: &out)
         } else if let ownEnded = endedGrant(button: b, session: session) {
-            out.items.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
+            out.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
         } else if let current {
-            out.items.append(.reply(.error(.notOwner, "\(id()) is held by \(current.owner.name), not by you")))
+            out.append(.reply(.error(.notOwner, "\(id()) is held by \(current.owner.name), not by you")))
         } else {
-            out.items.append(.reply(.error(.notOwner, "\(id()) is not held by you")))
+            out.append(.reply(.error(.notOwner, "\(id()) is not held by you")))
         }
     }
 
     private func noSuchButton(_ ref: ButtonRef, into out: inout PanelOutput) {
-        out.items.append(.reply(.error(.noSuchButton, "no button \(ref.text) on panel \(config.id)")))
+        out.append(.reply(.error(.noSuchButton, "no button \(ref.text) on panel \(config.id)")))
     }
 }

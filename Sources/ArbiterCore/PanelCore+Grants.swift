@@ -10,7 +10,7 @@ extension PanelCore {
     /// Appends an event with the panel's next seq.
     mutating func emit(_ kind: PanelEvent.Kind, into out: inout PanelOutput) {
         seq += 1
-        out.items.append(.event(PanelEvent(seq: seq, kind: kind)))
+        out.append(.event(PanelEvent(seq: seq, kind: kind)))
     }
 
     /// Takes the group of `button` for `session` with the next fence.

@@ -82,10 +82,10 @@ public struct PanelCore: Sendable {
         case .leave:
             advance(to: now, into: &out)
             if let leftName = memberNames.removeValue(forKey: session) {
-                out.items.append(.reply(.left))
+                out.append(.reply(.left))
                 emit(.left(name: leftName, session: session), into: &out)
             } else {
-                out.items.append(.reply(.left))
+                out.append(.reply(.left))
             }
         case .down(let id):
             down(id, session: session, name: name, access: access, now: now, into: &out)
@@ -95,10 +95,10 @@ public struct PanelCore: Sendable {
             release(.cancel, id, fence: fence, session: session, access: access, now: now, into: &out)
         case .reset:
             guard access >= .admin else {
-                return out.items.append(.reply(.error(.forbidden, "RESET needs the admin key of panel \(config.id)")))
+                return out.append(.reply(.error(.forbidden, "RESET needs the admin key of panel \(config.id)")))
             }
             advance(to: now, into: &out)
-            out.items.append(.reply(.reset))
+            out.append(.reply(.reset))
             endAll(reason: .reset, now: now, into: &out)
         }
     }

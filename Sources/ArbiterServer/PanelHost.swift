@@ -173,7 +173,7 @@ final class PanelHost: @unchecked Sendable {
         if let journal {
             // On disk (in the kernel) before any peer can see it: a connection that is
             // draining through EPOLLOUT may send what is appended below at once.
-            for case .event(let event) in output.items {
+            for event in output.events {
                 if let record = HistoryRecord(event: event, panel: config, at: wall()) {
                     MessageEncoder.encode(.record(record), format: .json, into: &journalBuffer)
                 }
@@ -181,36 +181,39 @@ final class PanelHost: @unchecked Sendable {
             journal.append(journalBuffer)
             journalBuffer.removeAll(keepingCapacity: true)
         }
-        for item in output.items {
-            switch item {
-            case .reply(let reply):
-                guard let requester else { continue }
-                flush.append(to: requester) { out, _ in
-                    MessageEncoder.encode(reply, names: names, panel: config, format: format, id: id, into: &out)
-                }
-                // Membership changes at the reply: the joiner's first event is its
-                // own JOINED, and a leaver gets nothing after OK LEAVE.
-                switch reply {
-                case .deniedBusy, .deniedForbidden:
-                    counters.denials += 1
-                case .joined:
-                    if members.updateValue(requester, forKey: requester.session) == nil {
-                        memberCount.add(1, ordering: .relaxed)
-                    }
-                case .left:
-                    if members.removeValue(forKey: requester.session) != nil {
-                        memberCount.subtract(1, ordering: .relaxed)
-                    }
-                default:
-                    break
-                }
-            case .event(let event):
-                count(event)
-                if HistoryRecord.isJournaled(event.kind) {
-                    history.append(.live(event, at: wall()))
-                }
-                broadcast(event, flush: &flush)
+        let events = output.events
+        for i in 0..<events.count {
+            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
+            let event = events[i]
+            count(event)
+            if HistoryRecord.isJournaled(event.kind) {
+                history.append(.live(event, at: wall()))
             }
+            broadcast(event, flush: &flush)
+        }
+        if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
+    }
+
+    private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
+        guard let reply = output.reply, let requester else { return }
+        flush.append(to: requester) { out, _ in
+            MessageEncoder.encode(reply, names: names, panel: config, format: format, id: id, into: &out)
+        }
+        // Membership changes at the reply: the joiner's first event is its own JOINED,
+        // and a leaver gets nothing after OK LEAVE.
+        switch reply {
+        case .deniedBusy, .deniedForbidden:
+            counters.denials += 1
+        case .joined:
+            if members.updateValue(requester, forKey: requester.session) == nil {
+                memberCount.add(1, ordering: .relaxed)
+            }
+        case .left:
+            if members.removeValue(forKey: requester.session) != nil {
+                memberCount.subtract(1, ordering: .relaxed)
+            }
+        default:
+            break
         }
     }
 
