@@ -20,6 +20,9 @@ final class Connection: @unchecked Sendable {
     /// Where in the reactor's table the connection sits; part of its epoll data.
     @exclusivity(unchecked) var slot = -1
     @exclusivity(unchecked) var mode: ConnectionMode = .detecting([])
+    /// A line peer's framing state (kept out of `mode` so that reading does not move it
+    /// in and out of an enum on every read).
+    @exclusivity(unchecked) var framer = LineFramer(maxLineBytes: 0)
     let acceptedAt: Instant
     /// Since when a request head or first line has been arriving unfinished.
     @exclusivity(unchecked) var waitingSince: Instant?
@@ -87,7 +90,8 @@ final class Connection: @unchecked Sendable {
 enum ConnectionMode {
     /// Not yet known to be HTTP or a line peer: the first bytes, kept for replay.
     case detecting([UInt8])
-    case line(LineFramer)
+    /// A line peer; its framer is `Connection.framer`.
+    case line
     case http(HTTPRequestParser)
     case websocket(WebSocketReader, echo: Bool)
     /// Reading is over; output is drained, then the connection closes.

@@ -92,7 +92,8 @@ final class PanelHost: @unchecked Sendable {
         case .up: .up(button: .index(press.button), fence: press.fence)
         case .cancel: .cancel(button: .index(press.button), fence: press.fence)
         }
-        run(request, access: server.access(key: connection.key, on: config), now: Instant(milliseconds: press.receivedAt / 1_000_000),
+        let access = server.hasKeys ? server.access(key: connection.key, on: config) : .admin
+        run(request, access: access, now: Instant(milliseconds: press.receivedAt / 1_000_000),
             replyFormat: format, id: nil, from: connection, flush: &flush)
     }
 
@@ -197,7 +198,7 @@ final class PanelHost: @unchecked Sendable {
     private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
         guard let reply = output.reply, let requester else { return }
         flush.append(to: requester) { out, _ in
-            MessageEncoder.encode(reply, names: names, panel: config, format: format, id: id, into: &out)
+            MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)
         }
         // Membership changes at the reply: the joiner's first event is its own JOINED,
         // and a leaver gets nothing after OK LEAVE.
@@ -235,10 +236,10 @@ final class PanelHost: @unchecked Sendable {
             flush.append(to: member) { out, format in
                 switch format {
                 case .text:
-                    if text.isEmpty { MessageEncoder.encode(event, names: names, panel: config, format: .text, into: &text) }
+                    if text.isEmpty { MessageEncoder.encode(event, names: names, format: .text, into: &text) }
                     out.append(contentsOf: text)
                 case .json:
-                    if json.isEmpty { MessageEncoder.encode(event, panel: config, format: .json, into: &json) }
+                    if json.isEmpty { MessageEncoder.encode(event, names: names, format: .json, into: &json) }
                     out.append(contentsOf: json)
                 }
             }

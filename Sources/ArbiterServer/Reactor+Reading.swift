@@ -24,10 +24,8 @@ extension Reactor {
                     connection.mode = .detecting(buffered)
                 }
             }
-        case .line(var framer):
-            connection.mode = .closing
-            frame(bytes, with: &framer, on: connection, flush: &flush)
-            connection.mode = .line(framer)
+        case .line:
+            frame(bytes, with: &connection.framer, on: connection, flush: &flush)
         case .http(var parser):
             connection.mode = .closing
             parser.append(bytes)
@@ -65,9 +63,9 @@ extension Reactor {
         flush.append(to: connection) { out, format in
             MessageEncoder.encode(.welcome(session: connection.session, name: name), format: format, into: &out)
         }
-        var framer = LineFramer(maxLineBytes: server.configuration.maxLineBytes)
-        buffered.withUnsafeBufferPointer { frame($0, with: &framer, on: connection, flush: &flush) }
-        connection.mode = .line(framer)
+        connection.framer = LineFramer(maxLineBytes: server.configuration.maxLineBytes)
+        connection.mode = .line
+        buffered.withUnsafeBufferPointer { frame($0, with: &connection.framer, on: connection, flush: &flush) }
     }
 
     private func frame(_ bytes: UnsafeBufferPointer<UInt8>, with framer: inout LineFramer, on connection: Connection, flush: inout FlushList) {

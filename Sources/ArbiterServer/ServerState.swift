@@ -105,6 +105,7 @@ final class ServerState: @unchecked Sendable {
     }
 
     /// The access a session presenting `key` has on `panel`.
+    @inline(__always)
     func access(key: String?, on panel: PanelConfig) -> Access {
         hasKeys ? panel.keys.access(forKey: key) : .admin
     }

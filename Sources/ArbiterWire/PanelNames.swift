@@ -3,11 +3,16 @@ import ArbiterCore
 /// A panel's ids as ready-made bytes, for the text replies and events of the press
 /// path: they are written on every command, and copying prepared bytes is much cheaper
 /// than going through `String` each time.
-public struct PanelNames: Sendable {
+///
+/// A class, holding the config too, so that handing it to the encoder is one reference
+/// and not a copy of every string of the configuration.
+public final class PanelNames: Sendable {
+    public let config: PanelConfig
     public let panel: [UInt8]
     public let buttons: [[UInt8]]
 
     public init(_ config: PanelConfig) {
+        self.config = config
         panel = Array(config.id.utf8)
         buttons = config.buttons.map { Array($0.id.utf8) }
     }
@@ -15,9 +20,8 @@ public struct PanelNames: Sendable {
 
 extension MessageEncoder {
     /// `encode(_:panel:format:id:into:)` with the common text replies written directly.
-    public static func encode(_ reply: PanelReply, names: PanelNames, panel: PanelConfig, format: WireFormat,
-                              id: CommandID?, into out: inout [UInt8]) {
-        guard format == .text else { return encode(reply, panel: panel, format: format, id: id, into: &out) }
+    public static func encode(_ reply: PanelReply, names: PanelNames, format: WireFormat, id: CommandID?, into out: inout [UInt8]) {
+        guard format == .text else { return encode(reply, panel: names.config, format: format, id: id, into: &out) }
         switch reply {
         case .granted(let b, let fence):
             Bytes.append("GRANTED ", to: &out)
@@ -30,14 +34,13 @@ extension MessageEncoder {
             head(names, b, &out)
             out.append(0x0A)
         default:
-            encode(reply, panel: panel, format: format, id: id, into: &out)
+            encode(reply, panel: names.config, format: format, id: id, into: &out)
         }
     }
 
     /// `encode(_:panel:format:into:)` with the common text events written directly.
-    public static func encode(_ event: PanelEvent, names: PanelNames, panel: PanelConfig, format: WireFormat,
-                              into out: inout [UInt8]) {
-        guard format == .text else { return encode(event, panel: panel, format: format, into: &out) }
+    public static func encode(_ event: PanelEvent, names: PanelNames, format: WireFormat, into out: inout [UInt8]) {
+        guard format == .text else { return encode(event, panel: names.config, format: format, into: &out) }
         switch event.kind {
         case .pressed(let b, let o), .fired(let b, let o):
             if case .pressed = event.kind { Bytes.append("PRESSED ", to: &out) } else { Bytes.append("FIRED ", to: &out) }
@@ -58,7 +61,7 @@ extension MessageEncoder {
             Bytes.append(" fence=", to: &out)
             Bytes.appendDecimal(o.fence, to: &out)
         default:
-            return encode(event, panel: panel, format: format, into: &out)
+            return encode(event, panel: names.config, format: format, into: &out)
         }
         Bytes.append(" seq=", to: &out)
         Bytes.appendDecimal(event.seq, to: &out)

@@ -119,7 +119,7 @@ struct FastEncodingTests {
         for r in replies {
             var fast: [UInt8] = []
             var general: [UInt8] = []
-            MessageEncoder.encode(r, names: names, panel: panel, format: .text, id: nil, into: &fast)
+            MessageEncoder.encode(r, names: names, format: .text, id: nil, into: &fast)
             MessageEncoder.encode(r, panel: panel, format: .text, id: nil, into: &general)
             #expect(fast == general, "\(r)")
         }
@@ -128,7 +128,7 @@ struct FastEncodingTests {
         for k in kinds {
             var fast: [UInt8] = []
             var general: [UInt8] = []
-            MessageEncoder.encode(PanelEvent(seq: 77, kind: k), names: names, panel: panel, format: .text, into: &fast)
+            MessageEncoder.encode(PanelEvent(seq: 77, kind: k), names: names, format: .text, into: &fast)
             MessageEncoder.encode(PanelEvent(seq: 77, kind: k), panel: panel, format: .text, into: &general)
             #expect(fast == general, "\(k)")
         }
