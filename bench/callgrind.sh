@@ -22,7 +22,7 @@ total() {   # cycles -> total instructions of the server
     "$OUT/arbiter" --port "$port" --config "$OUT/load.json" --rate 0 --log-level warn 2>"$OUT/vg.$cycles" &
   local pid=$!
   for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-  "$BIN/arbiter-load" contend --port "$port" --connections 10 --observers 0 --cycles "$cycles" >"$OUT/load.$cycles" 2>&1
+  "$BIN/arbiter-load" contend --port "$port" --connections "${CONNECTIONS:-10}" --observers 0 --cycles "$cycles" >"$OUT/load.$cycles" 2>&1
   kill -TERM $pid; wait $pid || true
   grep -E "^(summary|totals):" "$OUT/cg.$cycles" | head -1 | awk '{print $2}'
 }
