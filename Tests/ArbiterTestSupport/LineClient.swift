@@ -18,24 +18,11 @@ public final class LineClient: @unchecked Sendable {
     /// - Parameter receiveBuffer: a small kernel receive buffer makes a peer that stops
     ///   reading push back on the server sooner (slow-consumer tests).
     public init(port: UInt16, receiveBuffer: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket failed") }
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        do {
+            fd = try LoopbackSocket.connect(port: port, receiveBuffer: receiveBuffer)
+        } catch {
+            throw Failure(description: "\(error)")
         }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else {
-            Glibc.close(fd)
-            throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
-        }
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
     deinit { Glibc.close(fd) }
@@ -45,12 +32,7 @@ public final class LineClient: @unchecked Sendable {
     }
 
     public func sendRaw(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
-            offset += n
-        }
+        LoopbackSocket.send(fd, bytes)
     }
 
     /// The next line, waiting at most `timeout` seconds.

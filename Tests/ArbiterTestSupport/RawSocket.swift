@@ -13,29 +13,17 @@ public final class RawSocket: @unchecked Sendable {
     private var buffer: [UInt8] = []
 
     public init(port: UInt16) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else {
-            Glibc.close(fd)
-            throw Failure(description: "connect failed")
+        do {
+            fd = try LoopbackSocket.connect(port: port)
+        } catch {
+            throw Failure(description: "\(error)")
         }
     }
 
     deinit { Glibc.close(fd) }
 
     public func send(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
-            offset += n
-        }
+        LoopbackSocket.send(fd, bytes)
     }
 
     public func send(_ text: String) { send(Array(text.utf8)) }
