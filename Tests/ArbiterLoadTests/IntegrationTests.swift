@@ -41,6 +41,17 @@ import Testing
         #expect(idle.memoryBefore != nil && idle.memoryAfter != nil)
     }
 
+    @Test func contendAcrossPanels() throws {
+        let config = ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--panels", "3", "--buttons", "4"]))
+        let server = try ServerProcess(config: config)
+        defer { server.stop() }
+        // One observer per panel, each panel's events checked by its own checker.
+        let watched = LoadRunner.run(try options(["contend", "--panels", "3", "--connections", "9", "--cycles", "1500",
+                                                  "--threads", "2", "--ws-fraction", "0.3"], port: server.port))
+        #expect(watched.exitCode == 0, "\(LoadReport.text(watched))")
+        #expect(watched.checked && watched.observers == 3 && watched.panels == 3 && watched.buttons == 12 && watched.eventsChecked > 0)
+    }
+
     @Test func webSocketAndLinePeersTogether() throws {
         let server = try ServerProcess(config: try Self.config())
         defer { server.stop() }

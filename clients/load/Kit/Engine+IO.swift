@@ -116,13 +116,14 @@ extension Engine {
 
     /// Handles every complete line; returns how many bytes they used.
     private func lines(_ peer: Peer, _ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let table = plan.table(peer.panel)
         var start = 0
         for i in 0..<bytes.count where bytes[i] == 0x0A {
             if i > start {
                 let range = start..<i
                 let m = bytes[start] == UInt8(ascii: "{")
-                    ? JSONMessageParser.parse(bytes, range, buttons: plan.table)
-                    : LineMessageParser.parse(bytes, range, buttons: plan.table)
+                    ? JSONMessageParser.parse(bytes, range, buttons: table)
+                    : LineMessageParser.parse(bytes, range, buttons: table)
                 handle(peer, m, bytes, range)
                 if peer.fd < 0 { return bytes.count }
             }
@@ -161,7 +162,7 @@ extension Engine {
             switch message {
             case .text(let payload):
                 payload.withUnsafeBufferPointer { buffer in
-                    handle(peer, JSONMessageParser.parse(buffer, 0..<buffer.count, buttons: plan.table), buffer, 0..<buffer.count)
+                    handle(peer, JSONMessageParser.parse(buffer, 0..<buffer.count, buttons: plan.table(peer.panel)), buffer, 0..<buffer.count)
                 }
             case .ping(let payload):
                 var frame: [UInt8] = []

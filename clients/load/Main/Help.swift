@@ -24,14 +24,17 @@ enum Help {
           --port <port>           Server port (default: 7070).
           --redis <host:port>     Run against Redis instead (contend, fanout, idle).
           --panel <id>            Panel under load (default: load).
+          --panels <n>            contend: n independent panels <panel>1..<panel>n, the
+                                  connections spread over them round-robin (default: 1,
+                                  the one panel <panel>). config: print n such panels.
           --connections <n>       Pressers (contend, holds), members (fanout) or
                                   connections (idle). Defaults: 10, 100, 10, 1000.
           --members <n>           Same as --connections.
           --buttons <n>           contend: use the first n tap buttons (default: all;
                                   Redis: 100 keys). config: tap buttons to print.
           --pressers <n>          fanout: pressing connections (default: 1).
-          --observers <n>         contend, holds: watching members (default: 1; 0 turns
-                                  the safety checker's ownership view off).
+          --observers <n>         contend, holds: watching members per panel (default: 1;
+                                  0 turns the safety checker's ownership view off).
           --ws-fraction <f>       Share of connections that are WebSocket peers (default: 0).
           --duration <s>          Measured seconds (default: 5).
           --warmup <s>            Unmeasured seconds first (default: 0).
@@ -50,6 +53,8 @@ enum Help {
           --buttons <n>           Tap buttons b1..bn (default: 100, or 0 with --holds/--talks),
                                   each in its own group g1..gn unless --groups is given.
           --groups <n>            Spread the tap buttons over n groups.
+          --panels <n>            Panels load1..loadn (named after --panel), each with
+                                  these buttons.
           --holds <n>             Hold buttons h1..hn, each in its own group.
           --talks <n>             Talk buttons t1..tn, each in its own group.
           --hold-ms <ms>          hold_ms of the hold buttons (default: 200).
