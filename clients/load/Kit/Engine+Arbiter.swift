@@ -116,6 +116,9 @@ extension Engine {
     private func sendDown(_ peer: Peer) {
         peer.step = .awaitingDown
         peer.sentAt = LoadClock.now()
+        // Read before the DOWN is written: every fence in it was granted before this DOWN
+        // could reach the server.
+        if let overlap = plan.overlap { peer.fenceFloor = overlap.fenceFloor(panel: peer.panel) }
         let b = Int(peer.button)
         let commands = plan.panels[peer.panel].commands
         switch peer.transport {
@@ -133,6 +136,8 @@ extension Engine {
     private func sendUp(_ peer: Peer) {
         peer.step = .awaitingUp
         peer.sentAt = LoadClock.now()
+        // The overlap check's release time is stamped when these bytes are written.
+        peer.releasePending = plan.overlap != nil
         let b = Int(peer.button)
         let commands = plan.panels[peer.panel].commands
         switch peer.transport {
@@ -168,6 +173,7 @@ extension Engine {
             recordReply(peer)
             if measuring { stats.grants += 1 }
             plan.panels[peer.panel].presses.store(fence: m.fence, sentAt: peer.sentAt)
+            plan.overlap?.granted(button: globalButton(peer), by: peer.id, readAt: readAt, fence: m.fence, floor: peer.fenceFloor)
             peer.fence = m.fence
             peer.grantEnded = false
             if plan.options.workload == .holds && control.phase == .running {
@@ -189,6 +195,9 @@ extension Engine {
             // The server's per-session rate limit: not an answer. The same request is
             // sent again after a pause; an UP must not be dropped, or the grant stays.
             stats.rateLimited += 1
+            if peer.step == .awaitingUp {
+                plan.overlap?.releaseRefused(button: globalButton(peer), by: peer.id, readAt: readAt, fence: peer.fence)
+            }
             peer.step = peer.step == .awaitingDown ? .retryingDown : .retryingUp
             schedule(peer, afterNanos: UInt64(1 + peer.random.below(10)) * LoadClock.millisecond)
         case (.error, .awaitingUp) where peer.grantEnded && m.error == .staleFence:
@@ -236,6 +245,12 @@ extension Engine {
         case .idle, .awaitingDown, .awaitingUp:
             break
         }
+    }
+
+    /// The peer's current button in the run's global numbering (the overlap check's).
+    @inline(__always)
+    func globalButton(_ peer: Peer) -> Int {
+        plan.panels[peer.panel].buttonOffset + Int(peer.button)
     }
 
     static func text(_ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {

@@ -10,6 +10,7 @@ extension Engine {
                 let leftover = peer.input
                 peer.input = []
                 now = LoadClock.now()
+                readAt = now
                 leftover.withUnsafeBufferPointer { consume(peer, $0) }
             }
         }
@@ -75,6 +76,7 @@ extension Engine {
     func readable(_ peer: Peer) {
         switch ClientSocket.read(peer.fd, into: scratch) {
         case .bytes(let n):
+            if stampsReads { readAt = LoadClock.now() }
             let bytes = UnsafeBufferPointer(start: scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)
             consume(peer, bytes)
         case .wouldBlock:
@@ -208,6 +210,12 @@ extension Engine {
 
     private func write(_ peer: Peer) {
         guard peer.fd >= 0 else { return }
+        if peer.releasePending {
+            // Stamped before the write that carries the UP (DEL): the server cannot have
+            // received the release earlier, so no grant of the group may be read before.
+            peer.releasePending = false
+            plan.overlap?.released(button: globalButton(peer), by: peer.id, sentAt: LoadClock.now())
+        }
         while peer.outputStart < peer.output.count {
             let result = peer.output.withUnsafeBytes { raw in
                 ClientSocket.write(peer.fd, UnsafeRawBufferPointer(rebasing: raw[peer.outputStart...]))

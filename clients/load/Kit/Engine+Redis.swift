@@ -80,8 +80,11 @@ extension Engine {
             // SET ... NX answered OK: the lock is ours.
             recordReply(peer)
             if measuring { stats.grants += 1 }
+            plan.overlap?.granted(button: globalButton(peer), by: peer.id, readAt: readAt)
             peer.step = .awaitingUp
             peer.sentAt = LoadClock.now()
+            // The overlap check's release time is stamped when the DEL is written.
+            peer.releasePending = plan.overlap != nil
             send(peer, plan.panels[peer.panel].commands.redisDel[Int(peer.button)])
         case (.contend, .awaitingDown, .null):
             recordReply(peer)

@@ -34,6 +34,11 @@ final class Engine: @unchecked Sendable {
     var finalPending = 0
     /// Time of the poll being handled; one clock read serves all its reads' messages.
     var now: UInt64 = 0
+    /// contend: when the read being handled returned, for the overlap check. Taken
+    /// after each read, not per poll: a reply that arrived after the poll returned is
+    /// still in hand only once its read returns.
+    var readAt: UInt64 = 0
+    let stampsReads: Bool
     var lastProgress: UInt64 = 0
     var progressReplies = 0
     var progressInterval = LatencyHistogram()
@@ -43,6 +48,7 @@ final class Engine: @unchecked Sendable {
         self.index = index
         self.plan = plan
         checkBatches = Array(repeating: [], count: plan.panels.count)
+        stampsReads = plan.overlap != nil
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
         readyEvents = .allocate(capacity: Int(Engine.batch))
         readyData = .allocate(capacity: Int(Engine.batch))

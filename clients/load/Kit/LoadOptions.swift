@@ -78,4 +78,9 @@ public struct LoadOptions: Sendable, Equatable {
     public var checks: Bool {
         !noCheck && !isRedis && workload != .idle && workload != .config
     }
+
+    /// Whether the observer-free exclusivity check runs: contend, arbiter or Redis.
+    public var checksOverlap: Bool {
+        !noCheck && workload == .contend
+    }
 }

@@ -42,7 +42,7 @@ public enum LoadReport {
             out.append("  server memory not measured (give --server-pid)")
         }
         for sample in r.stats.errorSamples { out.append("  error: \(sample)") }
-        if r.checked { out += safety(r) }
+        if r.checked || r.overlapChecked { out += safety(r) }
         if let failure = r.failure { out.append("  FAILED: \(failure)") }
         return out.joined(separator: "\n")
     }
@@ -51,6 +51,9 @@ public enum LoadReport {
     static func safety(_ r: LoadResult) -> [String] {
         var what: [String] = []
         if r.checked { what.append("\(count(Double(r.eventsChecked))) events checked, \(count(Double(r.eventsCompared))) compared across members") }
+        if r.overlapChecked {
+            what.append("\(count(Double(r.grantsChecked))) grants checked for overlap" + (r.checked ? "" : " (no observer)"))
+        }
         var out: [String] = []
         if r.violationCount == 0 {
             out.append("  safety        clean: " + what.joined(separator: "; "))
@@ -76,8 +79,9 @@ public enum LoadReport {
             ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"), ("rate_limited", "\(r.stats.rateLimited)"),
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]
-        if r.checked {
-            f.append(("safety", "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),\"events_compared\":\(r.eventsCompared)}"))
+        if r.checked || r.overlapChecked {
+            f.append(("safety", "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),"
+                + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"observer_free\":\(!r.checked)}"))
         }
         if let before = r.memoryBefore, let after = r.memoryAfter {
             f.append(("memory", "{\"before_bytes\":\(before),\"after_bytes\":\(after),\"per_connection_bytes\":\(fixed(r.memoryPerConnection ?? 0, 1))}"))

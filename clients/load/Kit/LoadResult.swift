@@ -17,6 +17,9 @@ public struct LoadResult: Sendable {
     public var failure: String?
     /// The event checker ran (a member watched at least one panel).
     public var checked = false
+    /// The observer-free overlap check ran (contend), and how many grants it checked.
+    public var overlapChecked = false
+    public var grantsChecked = 0
     /// Both checkers' violations (the first 50 kept) and their count.
     public var violations: [Violation] = []
     public var violationCount = 0

@@ -39,7 +39,7 @@ public enum LoadRunner {
                                     lockTTLms: o.lockTTLms, checks: o.checks && setup.probes[p] != nil, buttonOffset: offset))
             offset += table?.count ?? 0
         }
-        let plan = RunPlan(options: o, panels: panels, control: control)
+        let plan = RunPlan(options: o, panels: panels, control: control, overlap: setup.makeOverlapChecker(o))
         let engines = (0..<threads).map { Engine(index: $0, plan: plan) }
         for (p, probe) in setup.probes.enumerated() {
             guard let probe else { continue }
@@ -115,7 +115,7 @@ public enum LoadRunner {
         collectSafety(plan, &result)
     }
 
-    /// Every panel's event checker finished and summed.
+    /// Every panel's event checker finished and summed, and the overlap check's findings.
     private static func collectSafety(_ plan: RunPlan, _ result: inout LoadResult) {
         var order = [Int](repeating: 0, count: Int(MessageKind.unknown.rawValue) + 1)
         for panel in plan.panels {
@@ -131,6 +131,12 @@ public enum LoadRunner {
         }
         result.orderCounts = order.enumerated().compactMap { i, n in
             n > 0 ? MessageKind(rawValue: UInt8(i)).map { ($0, n) } : nil
+        }
+        if let overlap = plan.overlap {
+            result.overlapChecked = true
+            result.grantsChecked = overlap.grantsChecked
+            result.violations += overlap.violations.prefix(max(0, 50 - result.violations.count))
+            result.violationCount += overlap.violationCount
         }
     }
 

@@ -31,6 +31,10 @@ final class Peer {
     var button: Int32 = -1
     var fence: Int64 = -1
     var sentAt: UInt64 = 0
+    /// Overlap check: a release (UP, DEL) is queued and is stamped when it is written;
+    /// and the panel's highest fence read before the pending DOWN was queued.
+    var releasePending = false
+    var fenceFloor: Int64 = -1
     /// The grant `fence` ended on its own (a hold fired): this member saw its RELEASED.
     var grantEnded = false
     /// Bumped to invalidate a scheduled timer.

@@ -108,4 +108,29 @@ struct RunSetup {
         }
         return specs
     }
+
+    /// The overlap check of a contend run: every panel's buttons numbered one after the
+    /// other, each group (each Redis key) its own slot.
+    func makeOverlapChecker(_ o: LoadOptions) -> OverlapChecker? {
+        guard o.checksOverlap else { return nil }
+        var labels: [String] = []
+        var groupLabels: [String] = []
+        var groups: [Int] = []
+        var panels: [Int] = []
+        var groupBase = 0
+        for (p, table) in tables.enumerated() {
+            guard let table else { continue }
+            for b in 0..<table.count {
+                labels.append(o.isRedis ? "lock:\(table.panel):\(table.ids[b])" : "\(table.panel) \(table.ids[b])")
+                groups.append(groupBase + table.groups[b])
+                panels.append(p)
+            }
+            groupBase += table.groupNames.count
+            // Redis: one key per button, and the made-up table gives each its own group.
+            groupLabels += o.isRedis ? table.ids.map { "lock:\(table.panel):\($0)" } : table.groupNames.map { "group \($0) of \(table.panel)" }
+        }
+        return o.isRedis
+            ? OverlapChecker(labels: labels, groups: groups, panels: panels, groupLabels: groupLabels, grantWord: "+OK to SET NX", releaseWord: "DEL")
+            : OverlapChecker(labels: labels, groups: groups, panels: panels, groupLabels: groupLabels)
+    }
 }

@@ -33,8 +33,9 @@ enum Help {
           --buttons <n>           contend: use the first n tap buttons (default: all;
                                   Redis: 100 keys). config: tap buttons to print.
           --pressers <n>          fanout: pressing connections (default: 1).
-          --observers <n>         contend, holds: watching members per panel (default: 1;
-                                  0 turns the safety checker's ownership view off).
+          --observers <n>         contend, holds: watching members per panel (default: 1).
+                                  0: no member receives events (as with Redis); contend
+                                  is then checked by the overlap check alone.
           --ws-fraction <f>       Share of connections that are WebSocket peers (default: 0).
           --duration <s>          Measured seconds (default: 5).
           --warmup <s>            Unmeasured seconds first (default: 0).
@@ -45,7 +46,8 @@ enum Help {
           --max-hold-ms <ms>      holds: a press is held 0..ms at random (default: 400).
           --connect-batch <n>     Connections set up at once (default: 256).
           --lock-ttl-ms <ms>      Redis contend: PX of the lock (default: 10000).
-          --no-check              Skip the safety checker.
+          --no-check              Skip the safety checks (the event checker, and contend's
+                                  overlap check of every grant, which needs no observer).
           --json                  Print the report as one JSON object.
           -h, --help              Show help information.
 
