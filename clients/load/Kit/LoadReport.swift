@@ -81,7 +81,9 @@ public enum LoadReport {
         ]
         if r.checked || r.overlapChecked {
             f.append(("safety", "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),"
-                + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"observer_free\":\(!r.checked)}"))
+                + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"observer_free\":\(!r.checked),"
+                // The evidence too, so that a script keeping only the JSON can show why.
+                + "\"first_violations\":[\(r.violations.prefix(5).map { quote($0.description) }.joined(separator: ","))]}"))
         }
         if let before = r.memoryBefore, let after = r.memoryAfter {
             f.append(("memory", "{\"before_bytes\":\(before),\"after_bytes\":\(after),\"per_connection_bytes\":\(fixed(r.memoryPerConnection ?? 0, 1))}"))
