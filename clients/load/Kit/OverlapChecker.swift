@@ -83,17 +83,18 @@ public final class OverlapChecker: Sendable {
         let by = hold.releasedBy.load(ordering: .relaxed)
         if by != 0 {
             let releasedAt = hold.releasedAt.load(ordering: .relaxed)
-            let previous = hold.releasedButton.load(ordering: .relaxed)
             let previousFence = hold.releasedFence.load(ordering: .relaxed)
-            let evidence = [
-                "c\(by - 1): \(grant(previous, previousFence)) read at \(time(hold.releasedGrantAt.load(ordering: .relaxed))), \(releaseWord) sent at \(time(releasedAt))",
-                "c\(connection): \(grant(button, fence)) read at \(time(readAt))",
-            ]
+            // Strings only for a violation: this runs for every grant of the run.
+            func evidence() -> [String] {
+                ["c\(by - 1): \(grant(hold.releasedButton.load(ordering: .relaxed), previousFence)) read at "
+                    + "\(time(hold.releasedGrantAt.load(ordering: .relaxed))), \(releaseWord) sent at \(time(releasedAt))",
+                 "c\(connection): \(grant(button, fence)) read at \(time(readAt))"]
+            }
             if readAt <= releasedAt {
-                violate(.grantOverlap, "c\(connection) read a grant of \(group(button)) not after c\(by - 1)'s \(releaseWord) of the previous grant was sent (equal times count as overlap)", evidence)
+                violate(.grantOverlap, "c\(connection) read a grant of \(group(button)) not after c\(by - 1)'s \(releaseWord) of the previous grant was sent (equal times count as overlap)", evidence())
             }
             if fence >= 0, previousFence >= 0, fence <= previousFence {
-                violate(.grantFence, "fence \(fence) of a grant of \(group(button)) is not above the fence \(previousFence) of the grant before it", evidence)
+                violate(.grantFence, "fence \(fence) of a grant of \(group(button)) is not above the fence \(previousFence) of the grant before it", evidence())
             }
         }
         if fence >= 0, fence <= floor {
