@@ -26,6 +26,15 @@ def fmt(value, unit):
     return f"{value:,.0f}"
 
 
+def observers(runs, row):
+    """How the row's arbiter runs were watched: bench/compare.sh runs the contend rows
+    with --observers 0 (older result files had one observer)."""
+    commands = {r["command"] for r in runs if r["row"] == row and r["system"] == "arbiter"}
+    if not row.startswith("contend") or not commands:
+        return ""
+    return ", no observer" if all("--observers 0" in c for c in commands) else ", 1 arbiter observer"
+
+
 def main(path):
     runs = [json.loads(line) for line in open(path) if line.strip()]
     failures = [r for r in runs if r.get("status") != 0]
@@ -52,7 +61,7 @@ def main(path):
         if medians.get("redis"):
             ratio = f"{medians['arbiter'] / medians['redis']:.2f}x" if "arbiter" in medians else "-"
             ratio += " (higher is better)" if higher else " (lower is better)"
-        print(f"| {label} | {cells[0]} | {cells[1]} | {ratio} |")
+        print(f"| {label}{observers(runs, row)} | {cells[0]} | {cells[1]} | {ratio} |")
     print()
     print("CPU during the measured window (median share of one core):")
     for row in ("contend10", "contend100", "contend1000", "fanout100", "fanout1000"):
@@ -64,11 +73,23 @@ def main(path):
             if gen and srv:
                 parts.append(f"{system}: server {statistics.median(srv) * 100:.0f}%, generator {statistics.median(gen) * 100:.0f}%")
         print(f"- {row}: " + "; ".join(parts))
+    print()
+    print("Safety checks (every run, both systems):")
+    for system in ("arbiter", "redis"):
+        sel = [r for r in runs if r["system"] == system and "safety" in r]
+        if not sel:
+            continue
+        grants = sum(r["safety"].get("grants_checked", 0) for r in sel)
+        events = sum(r["safety"].get("events_checked", 0) for r in sel)
+        bad = sum(r["safety"].get("violations", 0) for r in sel)
+        verdict = "clean" if bad == 0 else f"{bad:,} VIOLATIONS"
+        print(f"- {system}: {verdict} in {len(sel)} checked runs: {grants:,} grants checked for overlap, {events:,} events checked")
     if failures:
         print()
         print(f"{len(failures)} run(s) failed or were not clean:")
         for r in failures:
-            print(f"- {r['row']} {r['system']} exit {r['status']}: {r.get('failure', '')} ({r['command']})")
+            why = r.get("failure") or " / ".join(r.get("safety", {}).get("first_violations", [])[:1])
+            print(f"- {r['row']} {r['system']} exit {r['status']}: {why} ({r['command']})")
 
 
 if __name__ == "__main__":

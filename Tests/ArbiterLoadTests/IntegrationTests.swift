@@ -41,6 +41,24 @@ import Testing
         #expect(idle.memoryBefore != nil && idle.memoryAfter != nil)
     }
 
+    @Test func contendWithoutObserversIsCheckedAcrossPanels() throws {
+        let config = ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--panels", "3", "--buttons", "4"]))
+        let server = try ServerProcess(config: config)
+        defer { server.stop() }
+        // No member receives events: only the overlap check watches, over three panels. It
+        // also checks the grants answered while draining, which are not measured.
+        let bare = LoadRunner.run(try options(["contend", "--panels", "3", "--connections", "9", "--observers", "0",
+                                               "--cycles", "3000", "--threads", "2", "--ws-fraction", "0.3"], port: server.port))
+        #expect(bare.exitCode == 0, "\(LoadReport.text(bare))")
+        #expect(bare.overlapChecked && !bare.checked && bare.observers == 0 && bare.panels == 3 && bare.buttons == 12)
+        #expect(bare.stats.grants > 0 && bare.grantsChecked >= bare.stats.grants && bare.stats.events == 0)
+        #expect(LoadReport.text(bare).contains("grants checked for overlap (no observer)"))
+        // With observers: one per panel, each panel's events checked by its own checker.
+        let watched = LoadRunner.run(try options(["contend", "--panels", "3", "--connections", "9", "--cycles", "1500"], port: server.port))
+        #expect(watched.exitCode == 0, "\(LoadReport.text(watched))")
+        #expect(watched.checked && watched.overlapChecked && watched.observers == 3 && watched.eventsChecked > 0)
+    }
+
     @Test func webSocketAndLinePeersTogether() throws {
         let server = try ServerProcess(config: try Self.config())
         defer { server.stop() }

@@ -25,6 +25,22 @@ import ArbiterWire
         }
         #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["holds", "--redis", "127.0.0.1:6379"]) }
         #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["--port", "7070"]) }
+        #expect(throws: LoadOptions.UsageError(message: "--panels applies to contend and config, not fanout")) {
+            try LoadOptions.parse(["fanout", "--panels", "2"])
+        }
+    }
+
+    @Test func panelsAreNumberedAfterThePanelName() throws {
+        #expect(try LoadOptions.parse(["contend"]).panelIDs == ["load"])
+        #expect(try LoadOptions.parse(["contend", "--panels", "3", "--panel", "p"]).panelIDs == ["p1", "p2", "p3"])
+        let panels = try ConfigDecoder.decode(Array(ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--panels", "4", "--buttons", "5"])).utf8))
+        #expect(panels.map(\.id) == ["load1", "load2", "load3", "load4"])
+        #expect(panels.allSatisfy { $0.buttons.map(\.id) == ["b1", "b2", "b3", "b4", "b5"] })
+        let contend = try LoadOptions.parse(["contend", "--observers", "0"])
+        #expect(contend.checksOverlap)
+        #expect(try LoadOptions.parse(["contend", "--redis", "127.0.0.1:1"]).checksOverlap)
+        #expect(try !LoadOptions.parse(["contend", "--no-check"]).checksOverlap)
+        #expect(try !LoadOptions.parse(["fanout"]).checksOverlap)
     }
 
     @Test func configIsAcceptedByTheServersDecoder() throws {

@@ -2,8 +2,10 @@
 ///
 /// Tap buttons `b1..bN` each get their own group `g1..gN` (or are spread over
 /// `groups`), with `timeout_ms` 0 so that no timeout ends a grant behind the
-/// generator's back. Hold buttons `h1..` and talk buttons `t1..` get their own groups
-/// too, and short times so that a run sees many firings and talks.
+/// generator's back (the observer-free overlap check relies on it). Hold buttons
+/// `h1..` and talk buttons `t1..` get their own groups too, and short times so that a
+/// run sees many firings and talks. With `--panels N` every panel `<panel>1..N` gets
+/// the same buttons: independent panels, for the server's multi-core scaling.
 public enum ConfigWriter {
     public static func panelJSON(_ o: LoadOptions) -> String {
         let taps = o.buttons ?? (o.holdButtons + o.talkButtons > 0 ? 0 : 100)
@@ -19,10 +21,17 @@ public enum ConfigWriter {
         for i in 1...max(o.talkButtons, 1) where o.talkButtons > 0 {
             buttons.append(#"{ "id": "t\#(i)", "kind": "talk", "group": "talk\#(i)", "long_ms": \#(o.longMs), "min_talk_ms": \#(o.minTalkMs), "timeout_ms": 0 }"#)
         }
+        let ids = o.panelIDs
+        let panels = ids.enumerated().map { i, id in
+            let title = ids.count == 1 ? "Load" : "Load \(i + 1)"
+            return """
+                { "id": "\(id)", "title": "\(title)", "buttons": [
+                    \(buttons.joined(separator: ",\n    "))
+                ] }
+                """
+        }
         return """
-            { "panels": [ { "id": "\(o.panel)", "title": "Load", "buttons": [
-                \(buttons.joined(separator: ",\n    "))
-            ] } ] }
+            { "panels": [ \(panels.joined(separator: ",\n  ")) ] }
 
             """
     }

@@ -3,7 +3,7 @@ extension Engine {
         // An idle peer sends nothing: the server greets it after its 200 ms wait.
         guard peer.role != .idler else { return }
         var hello = Array("HELLO \(peer.name)\n".utf8)
-        if peer.joins { hello += plan.commands.lineJoin }
+        if peer.joins { hello += plan.panels[peer.panel].commands.lineJoin }
         send(peer, hello)
     }
 
@@ -11,17 +11,17 @@ extension Engine {
         guard peer.role != .idler else { return }
         var frames: [UInt8] = []
         peer.ws?.appendText(Array(#"{"cmd":"hello","name":"\#(peer.name)"}"#.utf8), to: &frames)
-        if peer.joins { peer.ws?.appendText(plan.commands.jsonJoin, to: &frames) }
+        if peer.joins { peer.ws?.appendText(plan.panels[peer.panel].commands.jsonJoin, to: &frames) }
         send(peer, frames)
     }
 
     func sendJoin(_ peer: Peer) {
         switch peer.transport {
         case .line:
-            send(peer, plan.commands.lineJoin)
+            send(peer, plan.panels[peer.panel].commands.lineJoin)
         case .webSocket:
             var frame: [UInt8] = []
-            peer.ws?.appendText(plan.commands.jsonJoin, to: &frame)
+            peer.ws?.appendText(plan.panels[peer.panel].commands.jsonJoin, to: &frame)
             send(peer, frame)
         case .redis:
             break
@@ -31,12 +31,12 @@ extension Engine {
     /// One message from the server, in the order the connection received it.
     func handle(_ peer: Peer, _ m: WireMessage, _ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
         if peer.stream >= 0 {
-            checkBatch.append((peer.stream, m))
-            if checkBatch.count >= 4096 { flushChecker() }
+            checkBatches[peer.panel].append((peer.stream, m))
+            if checkBatches[peer.panel].count >= 4096 { flushChecker() }
         }
         if m.kind.isEvent {
             if m.kind == .released, peer.role == .presser, m.fence == peer.fence { peer.grantEnded = true }
-            return event(m)
+            return event(peer.panel, m)
         }
         switch peer.state {
         case .greeting:
@@ -73,26 +73,26 @@ extension Engine {
         }
     }
 
-    private func event(_ m: WireMessage) {
+    private func event(_ panel: Int, _ m: WireMessage) {
         guard measuring else { return }
         stats.events += 1
         guard m.kind == .pressed else { return }
-        if let sent = plan.presses.sentAt(fence: m.fence) {
+        if let sent = plan.panels[panel].presses.sentAt(fence: m.fence) {
             if now >= sent { stats.event.record(now - sent) }
         } else if pendingPresses.count < 100_000 {
             // Its presser's GRANTED has not been read yet (another socket, same batch).
-            pendingPresses.append((m.fence, now))
+            pendingPresses.append((panel, m.fence, now))
         }
     }
 
     func resolvePendingPresses() {
         guard !pendingPresses.isEmpty else { return }
         var kept = 0
-        for (fence, at) in pendingPresses {
-            if let sent = plan.presses.sentAt(fence: fence) {
+        for (panel, fence, at) in pendingPresses {
+            if let sent = plan.panels[panel].presses.sentAt(fence: fence) {
                 if measuring, at >= sent { stats.event.record(at - sent) }
             } else if now &- at < 2 * LoadClock.second {
-                pendingPresses[kept] = (fence, at)
+                pendingPresses[kept] = (panel, fence, at)
                 kept += 1
             }
         }
@@ -108,20 +108,25 @@ extension Engine {
             return
         }
         if peer.transport == .redis { return startRedisCycle(peer) }
-        peer.button = peer.fixedButton >= 0 ? peer.fixedButton : plan.pressButtons[peer.random.below(plan.pressButtons.count)]
+        let buttons = plan.panels[peer.panel].pressButtons
+        peer.button = peer.fixedButton >= 0 ? peer.fixedButton : buttons[peer.random.below(buttons.count)]
         sendDown(peer)
     }
 
     private func sendDown(_ peer: Peer) {
         peer.step = .awaitingDown
         peer.sentAt = LoadClock.now()
+        // Read before the DOWN is written: every fence in it was granted before this DOWN
+        // could reach the server.
+        if let overlap = plan.overlap { peer.fenceFloor = overlap.fenceFloor(panel: peer.panel) }
         let b = Int(peer.button)
+        let commands = plan.panels[peer.panel].commands
         switch peer.transport {
         case .line:
-            send(peer, plan.commands.lineDown[b])
+            send(peer, commands.lineDown[b])
         case .webSocket:
             var frame: [UInt8] = []
-            peer.ws?.appendText(plan.commands.jsonDown[b], to: &frame)
+            peer.ws?.appendText(commands.jsonDown[b], to: &frame)
             send(peer, frame)
         case .redis:
             break
@@ -131,22 +136,25 @@ extension Engine {
     private func sendUp(_ peer: Peer) {
         peer.step = .awaitingUp
         peer.sentAt = LoadClock.now()
+        // The overlap check's release time is stamped when these bytes are written.
+        peer.releasePending = plan.overlap != nil
         let b = Int(peer.button)
+        let commands = plan.panels[peer.panel].commands
         switch peer.transport {
         case .line:
-            peer.output.append(contentsOf: plan.commands.lineUpPrefix[b])
+            peer.output.append(contentsOf: commands.lineUpPrefix[b])
             CommandBook.appendDecimal(peer.fence, to: &peer.output)
             peer.output.append(0x0A)
             markDirty(peer)
         case .webSocket:
-            var payload = plan.commands.jsonUpPrefix[b]
+            var payload = commands.jsonUpPrefix[b]
             CommandBook.appendDecimal(peer.fence, to: &payload)
             payload.append(UInt8(ascii: "}"))
             var frame: [UInt8] = []
             peer.ws?.appendText(payload, to: &frame)
             send(peer, frame)
         case .redis:
-            send(peer, plan.commands.redisDel[b])
+            send(peer, commands.redisDel[b])
         }
     }
 
@@ -164,7 +172,8 @@ extension Engine {
         case (.granted, .awaitingDown):
             recordReply(peer)
             if measuring { stats.grants += 1 }
-            plan.presses.store(fence: m.fence, sentAt: peer.sentAt)
+            plan.panels[peer.panel].presses.store(fence: m.fence, sentAt: peer.sentAt)
+            plan.overlap?.granted(button: globalButton(peer), by: peer.id, readAt: readAt, fence: m.fence, floor: peer.fenceFloor)
             peer.fence = m.fence
             peer.grantEnded = false
             if plan.options.workload == .holds && control.phase == .running {
@@ -186,6 +195,9 @@ extension Engine {
             // The server's per-session rate limit: not an answer. The same request is
             // sent again after a pause; an UP must not be dropped, or the grant stays.
             stats.rateLimited += 1
+            if peer.step == .awaitingUp {
+                plan.overlap?.releaseRefused(button: globalButton(peer), by: peer.id, readAt: readAt, fence: peer.fence)
+            }
             peer.step = peer.step == .awaitingDown ? .retryingDown : .retryingUp
             schedule(peer, afterNanos: UInt64(1 + peer.random.below(10)) * LoadClock.millisecond)
         case (.error, .awaitingUp) where peer.grantEnded && m.error == .staleFence:
@@ -233,6 +245,12 @@ extension Engine {
         case .idle, .awaitingDown, .awaitingUp:
             break
         }
+    }
+
+    /// The peer's current button in the run's global numbering (the overlap check's).
+    @inline(__always)
+    func globalButton(_ peer: Peer) -> Int {
+        plan.panels[peer.panel].buttonOffset + Int(peer.button)
     }
 
     static func text(_ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {

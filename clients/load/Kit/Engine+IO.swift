@@ -10,6 +10,7 @@ extension Engine {
                 let leftover = peer.input
                 peer.input = []
                 now = LoadClock.now()
+                readAt = now
                 leftover.withUnsafeBufferPointer { consume(peer, $0) }
             }
         }
@@ -75,6 +76,7 @@ extension Engine {
     func readable(_ peer: Peer) {
         switch ClientSocket.read(peer.fd, into: scratch) {
         case .bytes(let n):
+            if stampsReads { readAt = LoadClock.now() }
             let bytes = UnsafeBufferPointer(start: scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)
             consume(peer, bytes)
         case .wouldBlock:
@@ -116,13 +118,14 @@ extension Engine {
 
     /// Handles every complete line; returns how many bytes they used.
     private func lines(_ peer: Peer, _ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let table = plan.table(peer.panel)
         var start = 0
         for i in 0..<bytes.count where bytes[i] == 0x0A {
             if i > start {
                 let range = start..<i
                 let m = bytes[start] == UInt8(ascii: "{")
-                    ? JSONMessageParser.parse(bytes, range, buttons: plan.table)
-                    : LineMessageParser.parse(bytes, range, buttons: plan.table)
+                    ? JSONMessageParser.parse(bytes, range, buttons: table)
+                    : LineMessageParser.parse(bytes, range, buttons: table)
                 handle(peer, m, bytes, range)
                 if peer.fd < 0 { return bytes.count }
             }
@@ -161,7 +164,7 @@ extension Engine {
             switch message {
             case .text(let payload):
                 payload.withUnsafeBufferPointer { buffer in
-                    handle(peer, JSONMessageParser.parse(buffer, 0..<buffer.count, buttons: plan.table), buffer, 0..<buffer.count)
+                    handle(peer, JSONMessageParser.parse(buffer, 0..<buffer.count, buttons: plan.table(peer.panel)), buffer, 0..<buffer.count)
                 }
             case .ping(let payload):
                 var frame: [UInt8] = []
@@ -207,6 +210,12 @@ extension Engine {
 
     private func write(_ peer: Peer) {
         guard peer.fd >= 0 else { return }
+        if peer.releasePending {
+            // Stamped before the write that carries the UP (DEL): the server cannot have
+            // received the release earlier, so no grant of the group may be read before.
+            peer.releasePending = false
+            plan.overlap?.released(button: globalButton(peer), by: peer.id, sentAt: LoadClock.now())
+        }
         while peer.outputStart < peer.output.count {
             let result = peer.output.withUnsafeBytes { raw in
                 ClientSocket.write(peer.fd, UnsafeRawBufferPointer(rebasing: raw[peer.outputStart...]))

@@ -5,7 +5,8 @@ extension Engine {
         var owner: [UInt8] = []
         CommandBook.bulk(peer.name, into: &owner)
         peer.ownerBulk = owner
-        send(peer, peer.role == .member ? plan.commands.redisSubscribe : plan.commands.redisPing)
+        let commands = plan.panels[peer.panel].commands
+        send(peer, peer.role == .member ? commands.redisSubscribe : commands.redisPing)
     }
 
     func consumeRedis(_ peer: Peer, _ bytes: UnsafeBufferPointer<UInt8>) {
@@ -52,7 +53,7 @@ extension Engine {
             becomeReady(peer)
         case .ready:
             switch peer.role {
-            case .member: message(r, bytes)
+            case .member: message(peer, r, bytes)
             case .presser: presserRedisReply(peer, r)
             case .observer, .idler: break
             }
@@ -62,13 +63,13 @@ extension Engine {
     }
 
     /// A pub/sub message: `[message, channel, "<id> PRESSED ..."]`.
-    private func message(_ r: RESPReply, _ bytes: UnsafeBufferPointer<UInt8>) {
+    private func message(_ peer: Peer, _ r: RESPReply, _ bytes: UnsafeBufferPointer<UInt8>) {
         guard measuring, r.kind == .array, r.count == 3 else { return }
         stats.events += 1
         let payload = r.element(2).range
         var end = payload.lowerBound
         while end < payload.upperBound, bytes[end] != 0x20 { end += 1 }
-        if let id = ByteText.integer(bytes, payload.lowerBound..<end), let sent = plan.presses.sentAt(fence: id), now >= sent {
+        if let id = ByteText.integer(bytes, payload.lowerBound..<end), let sent = plan.panels[peer.panel].presses.sentAt(fence: id), now >= sent {
             stats.event.record(now - sent)
         }
     }
@@ -79,9 +80,12 @@ extension Engine {
             // SET ... NX answered OK: the lock is ours.
             recordReply(peer)
             if measuring { stats.grants += 1 }
+            plan.overlap?.granted(button: globalButton(peer), by: peer.id, readAt: readAt)
             peer.step = .awaitingUp
             peer.sentAt = LoadClock.now()
-            send(peer, plan.commands.redisDel[Int(peer.button)])
+            // The overlap check's release time is stamped when the DEL is written.
+            peer.releasePending = plan.overlap != nil
+            send(peer, plan.panels[peer.panel].commands.redisDel[Int(peer.button)])
         case (.contend, .awaitingDown, .null):
             recordReply(peer)
             if measuring { stats.denials += 1 }
@@ -103,27 +107,28 @@ extension Engine {
 
     func startRedisCycle(_ peer: Peer) {
         peer.step = .awaitingDown
+        let panel = plan.panels[peer.panel]
         switch plan.options.workload {
         case .fanout:
             let id = plan.publishCounter.wrappingAdd(1, ordering: .relaxed).oldValue
             var payload: [UInt8] = []
             CommandBook.appendDecimal(id, to: &payload)
-            payload += plan.commands.publishBody
+            payload += panel.commands.publishBody
             peer.sentAt = LoadClock.now()
-            plan.presses.store(fence: id, sentAt: peer.sentAt)
-            peer.output += plan.commands.redisPublishPrefix
+            panel.presses.store(fence: id, sentAt: peer.sentAt)
+            peer.output += panel.commands.redisPublishPrefix
             peer.output.append(UInt8(ascii: "$"))
             CommandBook.appendDecimal(Int64(payload.count), to: &peer.output)
             peer.output += [0x0D, 0x0A]
             peer.output += payload
             peer.output += [0x0D, 0x0A]
         default:
-            let b = peer.fixedButton >= 0 ? peer.fixedButton : plan.pressButtons[peer.random.below(plan.pressButtons.count)]
+            let b = peer.fixedButton >= 0 ? peer.fixedButton : panel.pressButtons[peer.random.below(panel.pressButtons.count)]
             peer.button = b
             peer.sentAt = LoadClock.now()
-            peer.output += plan.commands.redisSetPrefix[Int(b)]
+            peer.output += panel.commands.redisSetPrefix[Int(b)]
             peer.output += peer.ownerBulk
-            peer.output += plan.commands.redisSetTail
+            peer.output += panel.commands.redisSetTail
         }
         markDirty(peer)
     }

@@ -22,17 +22,23 @@ final class Engine: @unchecked Sendable {
     var measured = false
     var timers = TimerHeap()
     var dirty: [Int] = []
-    var checkBatch: [(Int, WireMessage)] = []
-    /// PRESSED read before its presser's GRANTED was: (fence, read at).
-    var pendingPresses: [(Int64, UInt64)] = []
+    /// Per panel: (stream, message) not yet handed to that panel's checker.
+    var checkBatches: [[(Int, WireMessage)]]
+    /// PRESSED read before its presser's GRANTED was: (panel, fence, read at).
+    var pendingPresses: [(Int, Int64, UInt64)] = []
     var nextToConnect = 0
     var settingUp = 0
     var presserSlots: [Int] = []
     var reportedDrained = false
     var reportedFinished = false
     var finalPending = 0
-    /// Time of the read being handled; one clock read serves a whole read's messages.
+    /// Time of the poll being handled; one clock read serves all its reads' messages.
     var now: UInt64 = 0
+    /// contend: when the read being handled returned, for the overlap check. Taken
+    /// after each read, not per poll: a reply that arrived after the poll returned is
+    /// still in hand only once its read returns.
+    var readAt: UInt64 = 0
+    let stampsReads: Bool
     var lastProgress: UInt64 = 0
     var progressReplies = 0
     var progressInterval = LatencyHistogram()
@@ -41,6 +47,8 @@ final class Engine: @unchecked Sendable {
     init(index: Int, plan: RunPlan) {
         self.index = index
         self.plan = plan
+        checkBatches = Array(repeating: [], count: plan.panels.count)
+        stampsReads = plan.overlap != nil
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
         readyEvents = .allocate(capacity: Int(Engine.batch))
         readyData = .allocate(capacity: Int(Engine.batch))
@@ -188,11 +196,13 @@ final class Engine: @unchecked Sendable {
     }
 
     func flushChecker() {
-        guard !checkBatch.isEmpty else { return }
-        plan.checker?.withLock { c in
-            for (stream, m) in checkBatch { c.record(stream, m) }
+        for p in checkBatches.indices where !checkBatches[p].isEmpty {
+            let batch = checkBatches[p]
+            plan.panels[p].checker?.withLock { c in
+                for (stream, m) in batch { c.record(stream, m) }
+            }
+            checkBatches[p].removeAll(keepingCapacity: true)
         }
-        checkBatch.removeAll(keepingCapacity: true)
     }
 
     private func publishProgress() {

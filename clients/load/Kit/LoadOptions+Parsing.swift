@@ -4,7 +4,7 @@ extension LoadOptions {
         public var description: String { message }
     }
 
-    static let flags = ["--host", "--port", "--redis", "--panel", "--connections", "--members", "--buttons", "--pressers",
+    static let flags = ["--host", "--port", "--redis", "--panel", "--panels", "--connections", "--members", "--buttons", "--pressers",
                         "--observers", "--ws-fraction", "--duration", "--warmup", "--cycles", "--threads", "--seed",
                         "--server-pid", "--json", "--no-check", "--max-hold-ms", "--connect-batch", "--lock-ttl-ms",
                         "--holds", "--talks", "--groups", "--hold-ms", "--long-ms", "--min-talk-ms", "--help"]
@@ -50,6 +50,7 @@ extension LoadOptions {
                 o.redisHost = String(text[..<colon])
                 o.redisPort = port
             case "--panel": o.panel = try value(flag, inline)
+            case "--panels": o.panels = try int(flag, inline, min: 1, max: 1000)
             case "--connections", "--members": o.connections = try int(flag, inline, min: 1, max: 1_000_000)
             case "--buttons": o.buttons = try int(flag, inline, min: 1, max: 1000)
             case "--pressers": o.pressers = try int(flag, inline, min: 1, max: 100_000)
@@ -96,6 +97,9 @@ extension LoadOptions {
         }
         if o.isRedis && o.wsFraction > 0 {
             throw UsageError(message: "--ws-fraction does not apply to --redis")
+        }
+        if o.panels > 1 && o.workload != .contend && o.workload != .config {
+            throw UsageError(message: "--panels applies to contend and config, not \(o.workload.rawValue)")
         }
         let total = o.buttons.map { $0 } ?? 0
         if o.workload == .config && total + o.holdButtons + o.talkButtons > 1000 {

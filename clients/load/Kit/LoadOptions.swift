@@ -10,6 +10,9 @@ public struct LoadOptions: Sendable, Equatable {
     public var redisPort: UInt16 = 6379
     /// The panel under load; default `load` (see `arbiter-load config`).
     public var panel = "load"
+    /// contend and config: N independent panels `<panel>1..<panel>N` (default 1: the
+    /// one panel `<panel>`). Connections are spread over them round-robin.
+    public var panels = 1
     /// Load connections: pressers (contend, holds), members (fanout), all (idle).
     public var connections: Int?
     /// Buttons used: contend picks among the first B tap buttons (default all);
@@ -17,7 +20,7 @@ public struct LoadOptions: Sendable, Equatable {
     public var buttons: Int?
     /// fanout: pressers (not members). Default 1.
     public var pressers = 1
-    /// contend and holds: extra members that only watch. Default 1.
+    /// contend and holds: members that only watch, per panel. Default 1.
     public var observers = 1
     /// Share of connections that are WebSocket peers (JSON form). Default 0.
     public var wsFraction = 0.0
@@ -65,8 +68,19 @@ public struct LoadOptions: Sendable, Equatable {
         }
     }
 
-    /// Whether the safety checker runs (arbiter workloads with a panel).
+    /// The ids of the panels under load: `panel` alone, or `panel1...panelN`.
+    public var panelIDs: [String] {
+        panels <= 1 ? [panel] : (1...panels).map { "\(panel)\($0)" }
+    }
+
+    /// Whether the event checker runs (arbiter workloads with a panel; it also needs
+    /// a member that watches, see `RunSetup`).
     public var checks: Bool {
         !noCheck && !isRedis && workload != .idle && workload != .config
+    }
+
+    /// Whether the observer-free exclusivity check runs: contend, arbiter or Redis.
+    public var checksOverlap: Bool {
+        !noCheck && workload == .contend
     }
 }

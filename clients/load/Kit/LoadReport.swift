@@ -2,7 +2,9 @@
 public enum LoadReport {
     public static func text(_ r: LoadResult) -> String {
         let o = r.options
-        var out = ["arbiter-load \(o.workload.rawValue) against \(r.target)" + (o.isRedis || o.workload == .idle ? "" : " (panel \(o.panel))")]
+        let ids = o.panelIDs
+        let panels = ids.count == 1 ? "panel \(ids[0])" : "panels \(ids[0])..\(ids[ids.count - 1])"
+        var out = ["arbiter-load \(o.workload.rawValue) against \(r.target)" + (o.isRedis || o.workload == .idle ? "" : " (\(panels))")]
         let line = r.connections - r.webSocketConnections
         let forms = o.isRedis ? "RESP" : "\(line) line, \(r.webSocketConnections) WebSocket"
         var who = "\(r.connections) (\(forms))"
@@ -14,7 +16,9 @@ public enum LoadReport {
         out.append("  connections   \(who), \(o.threads) thread" + (o.threads == 1 ? "" : "s"))
         // A run that failed before measuring has no figures worth printing.
         if o.workload != .idle && !(r.failure != nil && r.measuredSeconds == 0) {
-            if r.buttons > 0 { out.append("  buttons       \(r.buttons)") }
+            if r.buttons > 0 {
+                out.append("  buttons       \(r.buttons)" + (r.panels > 1 ? " (\(r.buttons / r.panels) on each of \(r.panels) panels)" : ""))
+            }
             out.append("  measured      \(fixed(r.measuredSeconds, 2)) s" + (o.warmup > 0 ? " after \(fixed(o.warmup, 2)) s warm-up" : ""))
             out.append("  ops/s         \(count(r.opsPerSecond))   replies to timed requests")
             out.append("  cycles/s      \(count(r.cyclesPerSecond))   " + (o.workload == .fanout && o.isRedis ? "PUBLISH answered" : "granted, then released"))
@@ -38,35 +42,48 @@ public enum LoadReport {
             out.append("  server memory not measured (give --server-pid)")
         }
         for sample in r.stats.errorSamples { out.append("  error: \(sample)") }
-        if r.checked {
-            if r.violationCount == 0 {
-                out.append("  safety        clean: \(count(Double(r.eventsChecked))) events checked, \(count(Double(r.eventsCompared))) compared across members")
-                if !r.orderCounts.isEmpty {
-                    out.append("  panel order   " + r.orderCounts.map { "\($0.0.verb) \(count(Double($0.1)))" }.joined(separator: ", "))
-                }
-            } else {
-                out.append("  safety        \(r.violationCount) VIOLATION" + (r.violationCount == 1 ? "" : "S") + " in \(count(Double(r.eventsChecked))) events")
-                out += r.violations.map(\.description)
-                if r.violationCount > r.violations.count { out.append("  ... and \(r.violationCount - r.violations.count) more") }
-            }
-        }
+        if r.checked || r.overlapChecked { out += safety(r) }
         if let failure = r.failure { out.append("  FAILED: \(failure)") }
         return out.joined(separator: "\n")
+    }
+
+    /// The safety section: what each checker looked at, then any violation.
+    static func safety(_ r: LoadResult) -> [String] {
+        var what: [String] = []
+        if r.checked { what.append("\(count(Double(r.eventsChecked))) events checked, \(count(Double(r.eventsCompared))) compared across members") }
+        if r.overlapChecked {
+            what.append("\(count(Double(r.grantsChecked))) grants checked for overlap" + (r.checked ? "" : " (no observer)"))
+        }
+        var out: [String] = []
+        if r.violationCount == 0 {
+            out.append("  safety        clean: " + what.joined(separator: "; "))
+            if !r.orderCounts.isEmpty {
+                out.append("  panel order   " + r.orderCounts.map { "\($0.0.verb) \(count(Double($0.1)))" }.joined(separator: ", "))
+            }
+        } else {
+            out.append("  safety        \(r.violationCount) VIOLATION" + (r.violationCount == 1 ? "" : "S") + " (" + what.joined(separator: "; ") + ")")
+            out += r.violations.map(\.description)
+            if r.violationCount > r.violations.count { out.append("  ... and \(r.violationCount - r.violations.count) more") }
+        }
+        return out
     }
 
     public static func json(_ r: LoadResult) -> String {
         var f: [(String, String)] = [
             ("workload", quote(r.options.workload.rawValue)), ("target", quote(r.target)),
             ("connections", "\(r.connections)"), ("websocket_connections", "\(r.webSocketConnections)"),
-            ("pressers", "\(r.pressers)"), ("observers", "\(r.observers)"), ("threads", "\(r.options.threads)"),
+            ("pressers", "\(r.pressers)"), ("observers", "\(r.observers)"), ("panels", "\(r.panels)"), ("threads", "\(r.options.threads)"),
             ("buttons", "\(r.buttons)"), ("measured_s", fixed(r.measuredSeconds, 3)),
             ("ops_per_s", fixed(r.opsPerSecond, 1)), ("cycles_per_s", fixed(r.cyclesPerSecond, 1)),
             ("events_per_s", fixed(r.eventsPerSecond, 1)), ("grants", "\(r.stats.grants)"),
             ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"), ("rate_limited", "\(r.stats.rateLimited)"),
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]
-        if r.checked {
-            f.append(("safety", "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),\"events_compared\":\(r.eventsCompared)}"))
+        if r.checked || r.overlapChecked {
+            f.append(("safety", "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),"
+                + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"observer_free\":\(!r.checked),"
+                // The evidence too, so that a script keeping only the JSON can show why.
+                + "\"first_violations\":[\(r.violations.prefix(5).map { quote($0.description) }.joined(separator: ","))]}"))
         }
         if let before = r.memoryBefore, let after = r.memoryAfter {
             f.append(("memory", "{\"before_bytes\":\(before),\"after_bytes\":\(after),\"per_connection_bytes\":\(fixed(r.memoryPerConnection ?? 0, 1))}"))

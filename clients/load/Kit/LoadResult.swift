@@ -8,12 +8,19 @@ public struct LoadResult: Sendable {
     public var webSocketConnections = 0
     public var pressers = 0
     public var observers = 0
+    /// Buttons pressed, over all panels.
     public var buttons = 0
+    public var panels = 1
     public var measuredSeconds = 0.0
     public var stats = RunStats()
     /// Why the run stopped early, if it did.
     public var failure: String?
+    /// The event checker ran (a member watched at least one panel).
     public var checked = false
+    /// The observer-free overlap check ran (contend), and how many grants it checked.
+    public var overlapChecked = false
+    public var grantsChecked = 0
+    /// Both checkers' violations (the first 50 kept) and their count.
     public var violations: [Violation] = []
     public var violationCount = 0
     public var eventsChecked = 0

@@ -18,8 +18,9 @@ public enum LoadRunner {
 
     private static func execute(_ o: LoadOptions, _ result: inout LoadResult, _ onProgress: ((LiveProgress) -> Void)?) throws(LoadError) {
         let setup = try RunSetup.prepare(o)
-        result.buttons = setup.pressButtons.count
-        let wanted = setup.specs.count + 64
+        result.buttons = setup.pressButtons.reduce(0) { $0 + $1.count }
+        result.panels = setup.panelCount
+        let wanted = setup.specs.count + setup.keptProbes + 64
         let limit = ClientSocket.raiseFileLimit(to: wanted)
         guard limit >= wanted else { throw LoadError("\(setup.specs.count) connections need \(wanted) descriptors but ulimit -n is \(limit)") }
         if o.workload == .idle, let pid = o.serverPID {
@@ -27,31 +28,51 @@ public enum LoadRunner {
             guard result.memoryBefore != nil else { throw LoadError("cannot read /proc/\(pid)/status (--server-pid)") }
         }
         let threads = max(1, min(o.threads, setup.specs.count))
-        let control = RunControl(engineCount: threads, totalPeers: setup.specs.count + (setup.probe == nil ? 0 : 1),
+        let control = RunControl(engineCount: threads, totalPeers: setup.specs.count + setup.keptProbes,
                                  cycleBudget: o.cycles, warmup: o.warmup, duration: o.duration, showsProgress: onProgress != nil,
                                  serverPID: o.workload == .idle ? nil : o.serverPID)
-        let checker = setup.makeChecker(o)
-        let plan = RunPlan(options: o, table: setup.table, pressButtons: setup.pressButtons, buttonNames: setup.buttonNames,
-                           control: control, checker: checker.checker)
+        var offset = 0
+        var panels: [PanelPlan] = []
+        for (p, table) in setup.tables.enumerated() {
+            // The event checker needs a member that watches: the panel's kept probe.
+            panels.append(PanelPlan(index: p, id: table?.panel ?? o.panel, table: table, pressButtons: setup.pressButtons[p],
+                                    lockTTLms: o.lockTTLms, checks: o.checks && setup.probes[p] != nil, buttonOffset: offset))
+            offset += table?.count ?? 0
+        }
+        let plan = RunPlan(options: o, panels: panels, control: control, overlap: setup.makeOverlapChecker(o))
         let engines = (0..<threads).map { Engine(index: $0, plan: plan) }
-        if let probe = setup.probe {
+        for (p, probe) in setup.probes.enumerated() {
+            guard let probe else { continue }
             let member = o.workload == .fanout
-            let peer = engines[0].add(id: 0, role: member ? .member : .observer, transport: .line)
+            let peer = engines[p % threads].add(id: p, role: member ? .member : .observer, transport: .line)
+            peer.panel = p
             peer.joins = true
             peer.fd = probe.fd
             peer.state = .ready
             peer.input = probe.leftover
-            peer.stream = checker.probeStream
-            control.readyPeers.store(1, ordering: .relaxed)
+            peer.stream = plan.panels[p].checker?.withLock { c in
+                let stream = c.addStream(name: peer.name)
+                for line in probe.lines {
+                    c.record(stream, line.withUnsafeBufferPointer { LineMessageParser.parse($0, 0..<$0.count, buttons: c.buttons) })
+                }
+                return stream
+            } ?? -1
+            control.readyPeers.wrappingAdd(1, ordering: .relaxed)
             if member { result.connections += 1 } else { result.observers += 1 }
         }
+        // Ids after the probes' (c0.. per panel), so that every connection's name is unique.
+        let firstID = setup.panelCount
         var ws = 0
         for (k, spec) in setup.specs.enumerated() {
             let transport: PeerTransport = o.isRedis ? .redis : (Int(Double(k + 1) * o.wsFraction) > Int(Double(k) * o.wsFraction) ? .webSocket : .line)
-            let peer = engines[k % threads].add(id: k + 1, role: spec.role, transport: transport)
+            let peer = engines[k % threads].add(id: firstID + k, role: spec.role, transport: transport)
+            peer.panel = spec.panel
             peer.joins = spec.joins
             peer.fixedButton = spec.fixedButton
-            if spec.checked { peer.stream = checker.streams[k] }
+            if spec.checked {
+                let name = peer.name
+                peer.stream = plan.panels[spec.panel].checker?.withLock { $0.addStream(name: name) } ?? -1
+            }
             switch spec.role {
             case .observer: result.observers += 1
             case .presser: result.pressers += 1
@@ -91,16 +112,31 @@ public enum LoadRunner {
             result.generatorCPU = end.0 - start.0
             if let a = start.1, let b = end.1 { result.serverCPU = b - a }
         }
-        plan.checker?.withLock { c in
-            c.finish()
-            result.checked = true
-            result.violations = c.violations
-            result.violationCount = c.violationCount
-            result.eventsChecked = c.eventsChecked
-            result.eventsCompared = c.eventsCompared
-            result.orderCounts = c.orderCounts.enumerated().compactMap { i, n in
-                n > 0 ? MessageKind(rawValue: UInt8(i)).map { ($0, n) } : nil
+        collectSafety(plan, &result)
+    }
+
+    /// Every panel's event checker finished and summed, and the overlap check's findings.
+    private static func collectSafety(_ plan: RunPlan, _ result: inout LoadResult) {
+        var order = [Int](repeating: 0, count: Int(MessageKind.unknown.rawValue) + 1)
+        for panel in plan.panels {
+            panel.checker?.withLock { c in
+                c.finish()
+                result.checked = true
+                result.violations += c.violations.prefix(max(0, 50 - result.violations.count))
+                result.violationCount += c.violationCount
+                result.eventsChecked += c.eventsChecked
+                result.eventsCompared += c.eventsCompared
+                for (i, n) in c.orderCounts.enumerated() { order[i] += n }
             }
+        }
+        result.orderCounts = order.enumerated().compactMap { i, n in
+            n > 0 ? MessageKind(rawValue: UInt8(i)).map { ($0, n) } : nil
+        }
+        if let overlap = plan.overlap {
+            result.overlapChecked = true
+            result.grantsChecked = overlap.grantsChecked
+            result.violations += overlap.violations.prefix(max(0, 50 - result.violations.count))
+            result.violationCount += overlap.violationCount
         }
     }
 

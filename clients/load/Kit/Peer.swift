@@ -6,6 +6,8 @@ final class Peer {
     let slot: Int
     let role: PeerRole
     let transport: PeerTransport
+    /// Index of its panel in the run's panels: it joins and presses only that one.
+    var panel = 0
     /// Sends JOIN after HELLO (observers, members, and holds pressers, whose own
     /// stream the checker reads for reply order).
     var joins = false
@@ -21,7 +23,7 @@ final class Peer {
     var dirty = false
     var handshake: WebSocketClientHandshake?
     var ws: WebSocketClientCodec?
-    /// The checker's stream for this connection, or -1.
+    /// The stream of this connection in its panel's checker, or -1.
     var stream = -1
     var session: Int64 = -1
     // The press cycle.
@@ -29,6 +31,10 @@ final class Peer {
     var button: Int32 = -1
     var fence: Int64 = -1
     var sentAt: UInt64 = 0
+    /// Overlap check: a release (UP, DEL) is queued and is stamped when it is written;
+    /// and the panel's highest fence read before the pending DOWN was queued.
+    var releasePending = false
+    var fenceFloor: Int64 = -1
     /// The grant `fence` ended on its own (a hold fired): this member saw its RELEASED.
     var grantEnded = false
     /// Bumped to invalidate a scheduled timer.

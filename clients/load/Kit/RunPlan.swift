@@ -1,31 +1,26 @@
 import Synchronization
 
-/// What every engine of a run reads and never changes: the options, the panel's
-/// buttons, the command bytes, and the shared press table, control and checker.
+/// What every engine of a run reads and never changes: the options, the panels (their
+/// buttons, command bytes, press tables and checkers), control and the overlap check.
 final class RunPlan: Sendable {
     let options: LoadOptions
-    let table: ButtonTable?
-    /// The buttons pressers choose among (indices into `table`, or Redis keys).
-    let pressButtons: [Int32]
-    let commands: CommandBook
-    let presses = PressTable()
+    let panels: [PanelPlan]
     let control: RunControl
-    /// Guarded by its lock; engines feed it in batches.
-    let checker: Mutex<SafetyChecker>?
+    /// contend: the observer-free exclusivity check (nil with --no-check).
+    let overlap: OverlapChecker?
     /// Ids of Redis publishes, unique across threads.
     let publishCounter = Atomic<Int64>(1)
 
-    init(options: LoadOptions, table: ButtonTable?, pressButtons: [Int32], buttonNames: [String],
-         control: RunControl, checker: sending SafetyChecker?) {
+    init(options: LoadOptions, panels: [PanelPlan], control: RunControl, overlap: OverlapChecker?) {
         self.options = options
-        self.table = table
-        self.pressButtons = pressButtons
-        self.commands = CommandBook(panel: options.panel, buttons: buttonNames, lockTTLms: options.lockTTLms)
+        self.panels = panels
         self.control = control
-        if let checker {
-            self.checker = Mutex(checker)
-        } else {
-            self.checker = nil
-        }
+        self.overlap = overlap
+    }
+
+    /// The button table of `panel`, if the run has one.
+    @inline(__always)
+    func table(_ panel: Int) -> ButtonTable? {
+        panels[panel].table
     }
 }

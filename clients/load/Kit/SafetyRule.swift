@@ -25,4 +25,11 @@ public enum SafetyRule: String, Sendable, CaseIterable {
     /// In the owner's own stream, a reply precedes the events its command causes:
     /// GRANTED before its PRESSED, OK UP/CANCEL before RELEASED reason=up/cancel.
     case replyOrder = "reply-order"
+    /// Observer-free (contend, `OverlapChecker`): no connection reads a grant of a group
+    /// while another's grant of it was read and its release (UP, DEL) not yet sent, and
+    /// each grant is read strictly after the previous holder's release was sent.
+    case grantOverlap = "grant-overlap"
+    /// Observer-free (contend, arbiter): a grant's fence is above its group's previous
+    /// grant's, and above every fence of the panel read before its DOWN was sent.
+    case grantFence = "grant-fence"
 }

@@ -24,14 +24,18 @@ enum Help {
           --port <port>           Server port (default: 7070).
           --redis <host:port>     Run against Redis instead (contend, fanout, idle).
           --panel <id>            Panel under load (default: load).
+          --panels <n>            contend: n independent panels <panel>1..<panel>n, the
+                                  connections spread over them round-robin (default: 1,
+                                  the one panel <panel>). config: print n such panels.
           --connections <n>       Pressers (contend, holds), members (fanout) or
                                   connections (idle). Defaults: 10, 100, 10, 1000.
           --members <n>           Same as --connections.
           --buttons <n>           contend: use the first n tap buttons (default: all;
                                   Redis: 100 keys). config: tap buttons to print.
           --pressers <n>          fanout: pressing connections (default: 1).
-          --observers <n>         contend, holds: watching members (default: 1; 0 turns
-                                  the safety checker's ownership view off).
+          --observers <n>         contend, holds: watching members per panel (default: 1).
+                                  0: no member receives events (as with Redis); contend
+                                  is then checked by the overlap check alone.
           --ws-fraction <f>       Share of connections that are WebSocket peers (default: 0).
           --duration <s>          Measured seconds (default: 5).
           --warmup <s>            Unmeasured seconds first (default: 0).
@@ -42,7 +46,8 @@ enum Help {
           --max-hold-ms <ms>      holds: a press is held 0..ms at random (default: 400).
           --connect-batch <n>     Connections set up at once (default: 256).
           --lock-ttl-ms <ms>      Redis contend: PX of the lock (default: 10000).
-          --no-check              Skip the safety checker.
+          --no-check              Skip the safety checks (the event checker, and contend's
+                                  overlap check of every grant, which needs no observer).
           --json                  Print the report as one JSON object.
           -h, --help              Show help information.
 
@@ -50,6 +55,8 @@ enum Help {
           --buttons <n>           Tap buttons b1..bn (default: 100, or 0 with --holds/--talks),
                                   each in its own group g1..gn unless --groups is given.
           --groups <n>            Spread the tap buttons over n groups.
+          --panels <n>            Panels load1..loadn (named after --panel), each with
+                                  these buttons.
           --holds <n>             Hold buttons h1..hn, each in its own group.
           --talks <n>             Talk buttons t1..tn, each in its own group.
           --hold-ms <ms>          hold_ms of the hold buttons (default: 200).

@@ -1,0 +1,35 @@
+import Synchronization
+
+/// One panel under load (one Redis key space with `--redis`): its buttons, the command
+/// bytes naming it, its fence->send-time table and its event checker. Fences and seqs
+/// are per panel, so none of these are shared between panels.
+final class PanelPlan: Sendable {
+    /// Position in `RunPlan.panels`; peers name their panel by it.
+    let index: Int
+    let id: String
+    /// nil for idle runs, which never read a button.
+    let table: ButtonTable?
+    /// The buttons pressers of this panel choose among (indices into `table`).
+    let pressButtons: [Int32]
+    let commands: CommandBook
+    let presses = PressTable()
+    /// Guarded by its lock; engines feed it in batches. nil without a watching member.
+    let checker: Mutex<SafetyChecker>?
+    /// Where this panel's buttons start in the run's global button numbering (the
+    /// overlap checker's).
+    let buttonOffset: Int
+
+    init(index: Int, id: String, table: ButtonTable?, pressButtons: [Int32], lockTTLms: Int, checks: Bool, buttonOffset: Int) {
+        self.index = index
+        self.id = id
+        self.table = table
+        self.pressButtons = pressButtons
+        self.commands = CommandBook(panel: id, buttons: table?.ids ?? [], lockTTLms: lockTTLms)
+        self.buttonOffset = buttonOffset
+        if checks, let table {
+            checker = Mutex(SafetyChecker(buttons: table))
+        } else {
+            checker = nil
+        }
+    }
+}
