@@ -31,6 +31,8 @@ let package = Package(
         // server's codecs for WebSocket frames and config; never the server itself.
         .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "CSystem"], path: "clients/load/Kit"),
         .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit"], path: "clients/load/Main"),
+        // The arbitration layer alone on 1..n cores (bench/scaling.sh's second part).
+        .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore"], path: "bench/cores"),
         // Depends on the executable too: the integration test starts the real binary.
         .testTarget(name: "ArbiterLoadTests", dependencies: ["ArbiterLoadKit", "ArbiterWire", "ArbiterCore", "arbiter"]),
     ],

@@ -28,6 +28,22 @@ total() {   # cycles -> total instructions of the server
 }
 A=$(total "$N")
 B=$(total $((2 * N)))
-echo "callgrind: server instructions $A for $N cycles, $B for $((2 * N)) cycles"
-echo "callgrind: $(( (B - A) / (2 * N) )) user-space instructions per DOWN/UP request ($(( (B - A) / N )) per lock cycle)"
+echo "callgrind: arbiter: $(( (B - A) / (2 * N) )) user-space instructions per DOWN/UP request ($A for $N cycles, $B for $((2 * N)))"
+
+# The same for redis-server, SET NX PX + DEL from the same generator, for scale.
+redis_total() {
+  local cycles=$1 port=$((20000 + RANDOM % 20000))
+  valgrind --tool=callgrind --callgrind-out-file="$OUT/rg.$cycles" redis-server --bind 127.0.0.1 --port "$port" \
+    --save '' --appendonly no --daemonize no --logfile "$OUT/redis.log" >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  "$BIN/arbiter-load" contend --redis "127.0.0.1:$port" --connections "${CONNECTIONS:-10}" --observers 0 --cycles "$cycles" >/dev/null 2>&1
+  kill -TERM $pid; wait $pid || true
+  grep -E "^(summary|totals):" "$OUT/rg.$cycles" | head -1 | awk '{print $2}'
+}
+if command -v redis-server >/dev/null; then
+  RA=$(redis_total "$N")
+  RB=$(redis_total $((2 * N)))
+  echo "callgrind: redis:   $(( (RB - RA) / (2 * N) )) user-space instructions per SET NX PX/DEL request"
+fi
 rm -rf "$OUT"

@@ -53,6 +53,30 @@ done
 log "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 log "raw results: $WORK/results.jsonl"
 
+# The arbitration layer alone (no sockets): 8 panels driven by 1 thread, then by as many
+# threads as there are cores, alternated. On 2 cores the loopback rows above cannot show
+# scaling (the generator needs a core of its own); this shows the part that must be serial
+# per panel is not serial across panels.
+log "arbitration layer alone (arbiter-cores), 8 panels"
+CORES=$(nproc)
+for _ in $(seq 1 "$PAIRS"); do
+    for t in 1 "$CORES"; do
+        "$BIN/arbiter-cores" 8 "$t" "${DURATION%.*}" | tee -a "$WORK/cores.txt" >&2
+    done
+done
+python3 - "$WORK/cores.txt" "$CORES" <<'PYC'
+import re, statistics, sys
+rates = {}
+for line in open(sys.argv[1]):
+    m = re.search(r"(\d+) thread\(s\).*: (\d+) lock cycles/s", line)
+    if m:
+        rates.setdefault(int(m.group(1)), []).append(int(m.group(2)))
+cores = int(sys.argv[2])
+one, many = statistics.median(rates.get(1, [0])), statistics.median(rates.get(cores, [0]))
+print(f"Arbitration layer alone, 8 panels: 1 thread {one:,.0f} lock cycles/s, {cores} threads {many:,.0f}"
+      f" ({many / one:.2f}x on {cores} cores), medians of {len(rates.get(1, []))}.")
+PYC
+
 python3 - "$WORK/results.jsonl" "reactors$REACTORS_A" "reactors$REACTORS_B" <<'PY'
 import json, statistics, sys
 path, a, b = sys.argv[1:4]
