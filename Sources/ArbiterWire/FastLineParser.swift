@@ -21,21 +21,39 @@ public enum FastLineParser {
     /// The press commands alone, their ids not even made into strings: the server
     /// looks them up in its tables directly. Nil for anything else, or anything unusual.
     public static func scanPress(_ line: UnsafeBufferPointer<UInt8>) -> Press? {
-        guard let t = tokens(line) else { return nil }
+        // One pass, token by token, giving up at the first thing that is not a press.
+        guard let base = line.baseAddress else { return nil }
+        let n = line.count
+        var i = 0
+        @inline(__always) func next() -> Range<Int>? {
+            while i < n, base[i] == 0x20 || base[i] == 0x09 { i += 1 }
+            guard i < n else { return nil }
+            let start = i
+            while i < n {
+                let b = base[i]
+                if b == 0x20 || b == 0x09 { break }
+                if b == 0x22 || b == 0x5C || b >= 0x80 || b < 0x20 { return start..<start }
+                i += 1
+            }
+            return start..<i
+        }
+        guard let v = next(), !v.isEmpty else { return nil }
         let verb: Press.Verb
-        switch (Verb(UnsafeBufferPointer(rebasing: line[t.s0..<t.e0])), t.count) {
-        case (.down, 3): verb = .down
-        case (.up, 3), (.up, 4): verb = .up
-        case (.cancel, 3), (.cancel, 4): verb = .cancel
+        switch Verb(UnsafeBufferPointer(start: base + v.lowerBound, count: v.count)) {
+        case .down: verb = .down
+        case .up: verb = .up
+        case .cancel: verb = .cancel
         default: return nil
         }
+        guard let p = next(), !p.isEmpty, let b = next(), !b.isEmpty else { return nil }
         var fence: UInt64?
-        if t.count == 4 {
-            guard let f = fenceOption(UnsafeBufferPointer(rebasing: line[t.s3..<t.e3])) else { return nil }
-            fence = f
+        if let f = next() {
+            guard verb != .down, !f.isEmpty, let value = fenceOption(UnsafeBufferPointer(start: base + f.lowerBound, count: f.count)),
+                  next() == nil else { return nil }
+            fence = value
         }
-        let panel = UnsafeBufferPointer(rebasing: line[t.s1..<t.e1])
-        let button = UnsafeBufferPointer(rebasing: line[t.s2..<t.e2])
+        let panel = UnsafeBufferPointer(start: base + p.lowerBound, count: p.count)
+        let button = UnsafeBufferPointer(start: base + b.lowerBound, count: b.count)
         guard Identifier.isValidID(bytes: panel), Identifier.isValidID(bytes: button) else { return nil }
         return Press(verb: verb, panel: panel, button: button, fence: fence)
     }
