@@ -94,10 +94,37 @@ extension Reactor {
                 jobs.append(.failure(RequestError(.lineTooLong, "line longer than \(maxLine) bytes; the rest of it was skipped")))
             }
         }
-        if !jobs.isEmpty {
-            server.runner.run(jobs, for: connection, flush: &flush)
-            jobs.removeAll(keepingCapacity: true)
+        guard !jobs.isEmpty else { return }
+        if deferPresses(of: connection) { return }
+        runDeferredPresses(flush: &flush)
+        server.runner.run(jobs, for: connection, flush: &flush)
+        jobs.removeAll(keepingCapacity: true)
+    }
+
+    /// When this read brought only press commands for one panel (the common case), they
+    /// wait until the end of the epoll round, so that every connection's presses for that
+    /// panel enter its queue in one visit. A connection's own order is kept: anything
+    /// else it sends runs the deferred presses first.
+    private func deferPresses(of connection: Connection) -> Bool {
+        guard case .press(let first) = jobs[0], deferredPanel == nil || deferredPanel == first.panel else { return false }
+        for job in jobs {
+            guard case .press(let p) = job, p.panel == first.panel else { return false }
         }
+        if !connection.touchedPanels.contains(first.panel) { connection.touchedPanels.append(first.panel) }
+        deferredPanel = first.panel
+        for job in jobs {
+            if case .press(let p) = job { deferred.append((connection, p)) }
+        }
+        jobs.removeAll(keepingCapacity: true)
+        return true
+    }
+
+    /// Runs the presses deferred in this round, in one visit to their panel's queue.
+    func runDeferredPresses(flush: inout FlushList) {
+        guard let panel = deferredPanel else { return }
+        server.runner.runPresses(deferred, on: server.panels[panel], flush: &flush)
+        deferred.removeAll(keepingCapacity: true)
+        deferredPanel = nil
     }
 
     /// `admit` for a resolved press: releases always pass; a DOWN over the limit is

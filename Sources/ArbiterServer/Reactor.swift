@@ -36,6 +36,9 @@ final class Reactor: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var batchNanos: Int64 = 0
     /// Commands decoded from one read, reused so a read allocates nothing.
     @exclusivity(unchecked) var jobs: [Job] = []
+    /// Press commands of this round waiting for one visit to their panel.
+    @exclusivity(unchecked) var deferred: [(Connection, PressJob)] = []
+    @exclusivity(unchecked) var deferredPanel: Int?
 
     init(index: Int, server: ServerState) throws(Sys.Failure) {
         self.index = index
@@ -160,6 +163,7 @@ final class Reactor: @unchecked Sendable {
                     readable(connection, flush: &flush)
                 }
             }
+            runDeferredPresses(flush: &flush)
             flush.flushAll()
             if batchNanos - started > 5_000_000 { break }
         }
@@ -227,6 +231,10 @@ final class Reactor: @unchecked Sendable {
     /// Closes the socket and starts the release of everything the session owned.
     /// On `queue`; other queues use `requestClose`.
     func close(_ connection: Connection, reason: String) {
+        // A press read before the close must not be granted after its release.
+        var pending = FlushList()
+        runDeferredPresses(flush: &pending)
+        pending.flushAll()
         let wasOpen = connection.shared.withLock { s -> Bool in
             if s.closed { return false }
             s.closed = true

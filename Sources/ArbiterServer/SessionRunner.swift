@@ -85,6 +85,23 @@ struct SessionRunner {
         }
     }
 
+    /// Presses of several connections for one panel, in one visit to its queue.
+    func runPresses(_ presses: [(Connection, PressJob)], on host: PanelHost, flush: inout FlushList) {
+        host.queue.sync {
+            var readAt: Int64?
+            for (connection, press) in presses where !connection.stopsRunning {
+                if server.isShuttingDown {
+                    reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
+                          to: connection, flush: &flush)
+                    continue
+                }
+                readAt = press.receivedAt
+                host.executePress(press, format: connection.format, from: connection, flush: &flush)
+            }
+            host.endVisit(commandsReadAt: readAt, count: presses.count)
+        }
+    }
+
     /// The command as it is to be answered, or nil when it must not run (after QUIT,
     /// or during a shutdown, which it is told).
     private func admissible(_ command: ParsedCommand, for connection: Connection, flush: inout FlushList) -> ParsedCommand? {
