@@ -77,7 +77,15 @@ extension Reactor {
                 // The press path: ids looked up straight from the bytes.
                 if let press = FastLineParser.scanPress(line), let job = server.resolvePress(press, receivedAt: receivedAt),
                    admitPress(connection, at: receivedAt, down: press.verb == .down) {
-                    jobs.append(.press(job))
+                    // Nothing of this read before it, and the round's deferred presses
+                    // are for the same panel: it joins them (see `deferPresses`).
+                    if jobs.isEmpty, deferredPanel == nil || deferredPanel == job.panel {
+                        if !connection.touchedPanels.contains(job.panel) { connection.touchedPanels.append(job.panel) }
+                        deferredPanel = job.panel
+                        deferred.append((connection, job))
+                    } else {
+                        jobs.append(.press(job))
+                    }
                     return
                 }
                 switch TextCommandParser.parse(line) {
@@ -95,29 +103,16 @@ extension Reactor {
             }
         }
         guard !jobs.isEmpty else { return }
-        if deferPresses(of: connection) { return }
         runDeferredPresses(flush: &flush)
         server.runner.run(jobs, for: connection, flush: &flush)
         jobs.removeAll(keepingCapacity: true)
     }
 
-    /// When this read brought only press commands for one panel (the common case), they
-    /// wait until the end of the epoll round, so that every connection's presses for that
-    /// panel enter its queue in one visit. A connection's own order is kept: anything
-    /// else it sends runs the deferred presses first.
-    private func deferPresses(of connection: Connection) -> Bool {
-        guard case .press(let first) = jobs[0], deferredPanel == nil || deferredPanel == first.panel else { return false }
-        for job in jobs {
-            guard case .press(let p) = job, p.panel == first.panel else { return false }
-        }
-        if !connection.touchedPanels.contains(first.panel) { connection.touchedPanels.append(first.panel) }
-        deferredPanel = first.panel
-        for job in jobs {
-            if case .press(let p) = job { deferred.append((connection, p)) }
-        }
-        jobs.removeAll(keepingCapacity: true)
-        return true
-    }
+    // Presses of one round wait until its end, so that every connection's presses for a
+    // panel enter its queue in one visit (each `queue.sync` costs a block allocation in
+    // the Dispatch overlay). A connection's own order is kept: a press joins the deferred
+    // ones only when nothing of its read came before it, and anything else a connection
+    // sends runs the deferred presses first.
 
     /// Runs the presses deferred in this round, in one visit to their panel's queue.
     func runDeferredPresses(flush: inout FlushList) {
