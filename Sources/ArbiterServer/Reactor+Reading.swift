@@ -125,20 +125,23 @@ extension Reactor {
     /// `admit` for a resolved press: releases always pass; a DOWN over the limit is
     /// left to the general path, which answers it `rate-limited`.
     func admitPress(_ connection: Connection, at now: Int64, down: Bool) -> Bool {
-        !down || admit(.down(panel: "", button: ""), connection, at: now)
+        !down || takeToken(connection, at: now)
+    }
+
+    /// Whether a command may run under the session's rate limit. Commands that only let
+    /// go (UP, CANCEL, LEAVE, QUIT) always pass and cost no token: dropping a release
+    /// would leave a button held, and a flood of them can take nothing from anyone.
+    func admit(_ request: Request, _ connection: Connection, at now: Int64) -> Bool {
+        switch request {
+        case .up, .cancel, .leave, .quit: true
+        default: takeToken(connection, at: now)
+        }
     }
 
     /// Takes a token from the session's bucket; false when the command must be dropped.
-    /// Commands that only let go (UP, CANCEL, LEAVE, QUIT) always pass and cost no
-    /// token: dropping a release would leave a button held, and a flood of them can
-    /// take nothing from anyone.
-    func admit(_ request: Request, _ connection: Connection, at now: Int64) -> Bool {
+    private func takeToken(_ connection: Connection, at now: Int64) -> Bool {
         let rate = server.configuration.commandsPerSecond
         guard rate > 0 else { return true }
-        switch request {
-        case .up, .cancel, .leave, .quit: return true
-        default: break
-        }
         let burst = Double(server.configuration.commandBurst)
         connection.tokens = min(burst, connection.tokens + Double(now - connection.tokensAt) * Double(rate) / 1e9)
         connection.tokensAt = now

@@ -26,23 +26,11 @@ struct SessionRunner {
                 if !connection.touchedPanels.contains(host.index) { connection.touchedPanels.append(host.index) }
                 var end = i + 1
                 while end < jobs.count, case .press(let next) = jobs[end], next.panel == first.panel { end += 1 }
-                let start = i
-                i = end
-                let format = connection.format
-                host.queue.sync {
-                    var readAt: Int64?
-                    for k in start..<end {
-                        guard case .press(let press) = jobs[k], !connection.stopsRunning else { continue }
-                        if server.isShuttingDown {
-                            reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: format, id: nil,
-                                  to: connection, flush: &flush)
-                            continue
-                        }
-                        readAt = press.receivedAt
-                        host.executePress(press, format: format, from: connection, flush: &flush)
-                    }
-                    host.endVisit(commandsReadAt: readAt, count: end - start)
+                let presses = jobs[i..<end].lazy.compactMap { job -> (Connection, PressJob)? in
+                    if case .press(let p) = job { (connection, p) } else { nil }
                 }
+                i = end
+                runPresses(presses, on: host, flush: &flush)
             case .failure(let error):
                 i += 1
                 if connection.stopsRunning { continue }
@@ -85,8 +73,8 @@ struct SessionRunner {
         }
     }
 
-    /// Presses of several connections for one panel, in one visit to its queue.
-    func runPresses(_ presses: [(Connection, PressJob)], on host: PanelHost, flush: inout FlushList) {
+    /// Presses (of one or several connections) for one panel, in one visit to its queue.
+    func runPresses(_ presses: some Collection<(Connection, PressJob)>, on host: PanelHost, flush: inout FlushList) {
         host.queue.sync {
             var readAt: Int64?
             for (connection, press) in presses where !connection.stopsRunning {
