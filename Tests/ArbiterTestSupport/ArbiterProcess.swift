@@ -40,8 +40,8 @@ public final class ArbiterProcess: @unchecked Sendable {
         }
         try process.run()
         guard waitForPort else { return }
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
+        let deadline = Deadline(after: 10)
+        while !deadline.hasPassed {
             if let line = stderr.split(separator: "\n").first(where: { $0.contains("msg=listening") }),
                let p = line.split(separator: " ").first(where: { $0.hasPrefix("port=") }), let port = UInt16(p.dropFirst(5)) {
                 self.port = port
@@ -61,8 +61,8 @@ public final class ArbiterProcess: @unchecked Sendable {
 
     /// Whether standard error contains `text` within `timeout` (it is read asynchronously).
     public func stderrContains(_ text: String, timeout: Double = 3) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        let deadline = Deadline(after: timeout)
+        while !deadline.hasPassed {
             if stderr.contains(text) { return true }
             usleep(10_000)
         }
@@ -80,9 +80,9 @@ public final class ArbiterProcess: @unchecked Sendable {
 
     /// Waits for the process to end; its exit status.
     public func waitForExit(timeout: Double) throws -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Deadline(after: timeout)
         while process.isRunning {
-            guard Date() < deadline else {
+            guard !deadline.hasPassed else {
                 process.interrupt()
                 throw Failure(description: "still running after \(timeout)s")
             }

@@ -37,7 +37,7 @@ public final class LineClient: @unchecked Sendable {
 
     /// The next line, waiting at most `timeout` seconds.
     public func readLine(timeout: Double = 5) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Deadline(after: timeout)
         while true {
             if let nl = buffer.firstIndex(of: 0x0A) {
                 var line = Array(buffer[..<nl])
@@ -47,7 +47,7 @@ public final class LineClient: @unchecked Sendable {
                 received.append(text)
                 return text
             }
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline.remaining
             guard remaining > 0 else { throw Failure(description: "no line within \(timeout)s; have \(received.suffix(5))") }
             guard try fill(timeout: remaining) else { throw Failure(description: "connection closed; last lines \(received.suffix(5))") }
         }
@@ -73,9 +73,9 @@ public final class LineClient: @unchecked Sendable {
     /// Whatever arrives within `seconds` (for checking that nothing does).
     public func drain(for seconds: Double) -> [String] {
         var lines: [String] = []
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = Deadline(after: seconds)
         for _ in 0..<100_000 {
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline.remaining
             if remaining <= 0 { break }
             guard let line = try? readLine(timeout: remaining) else { break }
             lines.append(line)
@@ -98,9 +98,9 @@ public final class LineClient: @unchecked Sendable {
 
     /// Whether the server closes the connection within `timeout`.
     public func waitForClose(timeout: Double = 5) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Deadline(after: timeout)
         for _ in 0..<100_000 {
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline.remaining
             if remaining <= 0 { return false }
             do {
                 if try !fill(timeout: remaining) { return true }

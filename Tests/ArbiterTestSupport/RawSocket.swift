@@ -46,14 +46,14 @@ public final class RawSocket: @unchecked Sendable {
 
     /// Reads an HTTP response head (through the blank line); what follows stays buffered.
     public func readHead(timeout: Double = 5) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Deadline(after: timeout)
         var data: [UInt8] = []
         while true {
             if let end = Self.find([13, 10, 13, 10], in: data) {
                 buffer = Array(data[(end + 4)...])
                 return String(decoding: data[..<end], as: UTF8.self)
             }
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline.remaining
             guard remaining > 0 else { throw Failure(description: "no response head") }
             let bytes = try read(timeout: remaining)
             guard !bytes.isEmpty else { throw Failure(description: "closed before a head: \(String(decoding: data, as: UTF8.self))") }
@@ -67,9 +67,9 @@ public final class RawSocket: @unchecked Sendable {
         let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
         var body = takeBuffered()
-        let deadline = Date().addingTimeInterval(timeout)
-        while body.count < length, deadline.timeIntervalSinceNow > 0 {
-            let more = try read(timeout: deadline.timeIntervalSinceNow)
+        let deadline = Deadline(after: timeout)
+        while body.count < length, !deadline.hasPassed {
+            let more = try read(timeout: deadline.remaining)
             if more.isEmpty { break }
             body += more
         }
@@ -79,9 +79,9 @@ public final class RawSocket: @unchecked Sendable {
 
     /// Whether the peer closes within `timeout` (bytes that arrive meanwhile are kept).
     public func waitForClose(timeout: Double = 5) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while deadline.timeIntervalSinceNow > 0 {
-            guard let bytes = try? read(timeout: deadline.timeIntervalSinceNow) else { return false }
+        let deadline = Deadline(after: timeout)
+        while !deadline.hasPassed {
+            guard let bytes = try? read(timeout: deadline.remaining) else { return false }
             if bytes.isEmpty { return true }
         }
         return false

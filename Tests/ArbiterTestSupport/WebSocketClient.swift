@@ -33,10 +33,10 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// The next frame from the server.
     public func readFrame(timeout: Double = 5) throws -> WebSocketFrame {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Deadline(after: timeout)
         while true {
             if let frame = try decoder.next() { return frame }
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline.remaining
             guard remaining > 0 else { throw RawSocket.Failure(description: "no frame within \(timeout)s") }
             let bytes = try socket.read(timeout: remaining)
             guard !bytes.isEmpty else { throw RawSocket.Failure(description: "connection closed") }
