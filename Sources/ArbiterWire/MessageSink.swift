@@ -38,6 +38,46 @@ extension MessageSink {
     mutating func int(_ name: StaticString, _ value: Int) { int(name, Int64(value)) }
 }
 
+/// A sink that writes bytes, which both forms do alike but for how a key is written:
+/// numbers and booleans are written here once for both.
+protocol ByteSink: MessageSink {
+    /// ` name=` in text, `,"name":` in JSON.
+    mutating func key(_ name: StaticString)
+    mutating func dynamicKey(_ name: String)
+}
+
+extension ByteSink {
+    mutating func int(_ name: StaticString, _ value: Int64) {
+        key(name)
+        Bytes.appendDecimal(value, to: &out)
+    }
+
+    mutating func unsigned(_ name: StaticString, _ value: UInt64) {
+        key(name)
+        Bytes.appendDecimal(value, to: &out)
+    }
+
+    mutating func bool(_ name: StaticString, _ value: Bool) {
+        key(name)
+        Bytes.append(value ? "true" : "false", to: &out)
+    }
+
+    mutating func decimal(_ name: StaticString, permille: Int) {
+        key(name)
+        Bytes.appendPermille(permille, to: &out)
+    }
+
+    mutating func dynamicInt(_ name: String, _ value: Int64) {
+        dynamicKey(name)
+        Bytes.appendDecimal(value, to: &out)
+    }
+
+    mutating func dynamicBool(_ name: String, _ value: Bool) {
+        dynamicKey(name)
+        Bytes.append(value ? "true" : "false", to: &out)
+    }
+}
+
 /// Byte helpers shared by both sinks.
 enum Bytes {
     @inline(__always)

@@ -1,5 +1,5 @@
 /// Writes messages as text lines: `VERB arg key=value ...\n`.
-struct TextSink: MessageSink {
+struct TextSink: ByteSink {
     var out: [UInt8] = []
 
     mutating func begin(_ verb: StaticString, _ type: StaticString) {
@@ -31,26 +31,6 @@ struct TextSink: MessageSink {
         appendValue(value, alwaysQuote: true)
     }
 
-    mutating func int(_ name: StaticString, _ value: Int64) {
-        key(name)
-        Bytes.appendDecimal(value, to: &out)
-    }
-
-    mutating func unsigned(_ name: StaticString, _ value: UInt64) {
-        key(name)
-        Bytes.appendDecimal(value, to: &out)
-    }
-
-    mutating func bool(_ name: StaticString, _ value: Bool) {
-        key(name)
-        Bytes.append(value ? "true" : "false", to: &out)
-    }
-
-    mutating func decimal(_ name: StaticString, permille: Int) {
-        key(name)
-        Bytes.appendPermille(permille, to: &out)
-    }
-
     mutating func rest(_ name: StaticString, _ value: String) {
         out.append(0x20)
         appendSanitized(value)
@@ -65,23 +45,13 @@ struct TextSink: MessageSink {
         appendValue(value, alwaysQuote: false)
     }
 
-    mutating func dynamicInt(_ name: String, _ value: Int64) {
-        dynamicKey(name)
-        Bytes.appendDecimal(value, to: &out)
-    }
-
-    mutating func dynamicBool(_ name: String, _ value: Bool) {
-        dynamicKey(name)
-        Bytes.append(value ? "true" : "false", to: &out)
-    }
-
-    private mutating func dynamicKey(_ name: String) {
+    mutating func dynamicKey(_ name: String) {
         out.append(0x20)
         appendSanitized(name)
         out.append(UInt8(ascii: "="))
     }
 
-    private mutating func key(_ name: StaticString) {
+    mutating func key(_ name: StaticString) {
         out.append(0x20)
         Bytes.append(name, to: &out)
         out.append(UInt8(ascii: "="))
