@@ -56,8 +56,6 @@ public struct PanelCore: Sendable {
 
     public func isMember(_ session: SessionID) -> Bool { memberNames[session] != nil }
 
-    public func buttonIndex(of id: String) -> Int? { buttonIndex[id] }
-
     /// The index `ref` names, if it names a button of this panel.
     func resolve(_ ref: ButtonRef) -> Int? {
         switch ref {

@@ -52,15 +52,6 @@ enum Sys {
         _ = Glibc.close(fd)
     }
 
-    static func shutdownWrite(_ fd: Int32) {
-        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
-    }
-
-    static func setNonBlocking(_ fd: Int32) throws(Failure) {
-        let flags = fcntl(fd, F_GETFL)
-        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { throw Failure(call: "fcntl", errno: errno) }
-    }
-
     static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
         var v = value
         _ = setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
