@@ -8,6 +8,7 @@
 #
 #   bench/compare.sh                 # defaults: PAIRS=3 DURATION=5 WARMUP=1
 #   PAIRS=5 DURATION=10 bench/compare.sh
+#   ONLY=contend10,contend100 bench/compare.sh   # just those rows
 #
 # Needs: swift (release build of arbiter and arbiter-load), python3 (free ports and
 # statistics), redis-server (installed with apt-get if missing).
@@ -64,6 +65,8 @@ machine_line
 for entry in "${ROWS[@]}"; do
     row=${entry%%|*}
     row_args=${entry#*|}
+    # ONLY=contend10,contend100 runs just those rows (for quick before/after checks).
+    if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$row,"* ]]; then continue; fi
     log "row $row ($PAIRS pairs), load average $(cut -d' ' -f1 /proc/loadavg)"
     for _ in $(seq 1 "$PAIRS"); do
         # shellcheck disable=SC2086 # the arguments are meant to split
