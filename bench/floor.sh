@@ -86,8 +86,8 @@ for line in open(sys.argv[1]):
 def cpu(r, key):
     return r[key] / r["measured_s"] * 100 if r.get("measured_s") else 0
 
-print("| row | system | lock cycles/s, median (min - max) | / Redis | server CPU | generator CPU | checked |")
-print("|---|---|---|---|---|---|---|")
+print("| row | system | lock cycles/s, median (min - max) | / Redis | per round / Redis, median (min - max) | server CPU | generator CPU | checked |")
+print("|---|---|---|---|---|---|---|---|")
 failed = False
 for row in sorted({k[0] for k in runs}, key=lambda s: int(s[len("contend"):])):
     good = {s: [r for r in runs[(row, s)] if r["status"] == 0] for s in ("floor", "arbiter", "redis")}
@@ -97,14 +97,19 @@ for row in sorted({k[0] for k in runs}, key=lambda s: int(s[len("contend"):])):
         if len(rs) < len(runs[(row, system)]):
             failed = True
         if not rs:
-            print(f"| {row} | {system} | no successful run | - | - | - | - |")
+            print(f"| {row} | {system} | no successful run | - | - | - | - | - |")
             continue
         c = [r["cycles_per_s"] for r in rs]
         med = statistics.median(c)
         ratio = f"{med / redis:.2f}x" if redis else "-"
+        # Each round runs the three back to back: a ratio within a round sees the same
+        # minute of a VM whose speed drifts.
+        rounds = [a["cycles_per_s"] / b["cycles_per_s"] for a, b in zip(runs[(row, system)], runs[(row, "redis")])
+                  if a["status"] == 0 and b["status"] == 0 and b["cycles_per_s"] > 0]
+        per_round = f"{statistics.median(rounds):.2f}x ({min(rounds):.2f} - {max(rounds):.2f})" if rounds else "-"
         clean = all(r["safety"]["clean"] for r in rs)
         failed |= not clean
-        print(f"| {row} | {system} | {med:,.0f} ({min(c):,.0f} - {max(c):,.0f}), n={len(c)} | {ratio} "
+        print(f"| {row} | {system} | {med:,.0f} ({min(c):,.0f} - {max(c):,.0f}), n={len(c)} | {ratio} | {per_round} "
               f"| {statistics.median(cpu(r, 'server_cpu_s') for r in rs):.0f}% "
               f"| {statistics.median(cpu(r, 'generator_cpu_s') for r in rs):.0f}% "
               f"| {'clean' if clean else 'VIOLATIONS'} |")

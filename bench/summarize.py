@@ -35,14 +35,27 @@ def observers(runs, row):
     return ", no observer" if all("--observers 0" in c for c in commands) else ", 1 arbiter observer"
 
 
+def pair_ratios(in_order):
+    """The runs alternate arbiter, Redis, arbiter, Redis...: the ratio within each pair
+    sees the same minute of a drifting VM, so its median is the steadier figure when the
+    machine's speed wanders between pairs. Only when every run of the row succeeded
+    (otherwise the pairs would no longer line up)."""
+    a, r = in_order.get("arbiter", []), in_order.get("redis", [])
+    if not a or len(a) != len(r) or any(v == 0 for v in r):
+        return "-"
+    ratios = [x / y for x, y in zip(a, r)]
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f} - {max(ratios):.2f})"
+
+
 def main(path):
     runs = [json.loads(line) for line in open(path) if line.strip()]
     failures = [r for r in runs if r.get("status") != 0]
-    print("| figure | arbiter median (min-max) | Redis median (min-max) | arbiter / Redis |")
-    print("|---|---|---|---|")
+    print("| figure | arbiter median (min-max) | Redis median (min-max) | arbiter / Redis | per pair (median, min-max) |")
+    print("|---|---|---|---|---|")
     for label, row, read, unit, higher in METRICS:
         cells = []
         medians = {}
+        in_order = {}
         for system in ("arbiter", "redis"):
             values = []
             for r in runs:
@@ -52,6 +65,7 @@ def main(path):
                     values.append(float(read(r)))
                 except (KeyError, TypeError):
                     pass
+            in_order[system] = values
             if values:
                 medians[system] = statistics.median(values)
                 cells.append(f"{fmt(medians[system], unit)} ({fmt(min(values), unit)} - {fmt(max(values), unit)}), n={len(values)}")
@@ -61,7 +75,7 @@ def main(path):
         if medians.get("redis"):
             ratio = f"{medians['arbiter'] / medians['redis']:.2f}x" if "arbiter" in medians else "-"
             ratio += " (higher is better)" if higher else " (lower is better)"
-        print(f"| {label}{observers(runs, row)} | {cells[0]} | {cells[1]} | {ratio} |")
+        print(f"| {label}{observers(runs, row)} | {cells[0]} | {cells[1]} | {ratio} | {pair_ratios(in_order)} |")
     print()
     print("CPU during the measured window (median share of one core):")
     for row in ("contend10", "contend100", "contend1000", "fanout100", "fanout1000"):
