@@ -63,13 +63,13 @@ run() {
 machine_line
 for connections in $CONNECTION_ROWS; do
     row="contend$connections"
-    args="contend --connections $connections --observers 0 --duration $DURATION --warmup $WARMUP"
-    [ "$connections" -ge 1000 ] && args="$args --connect-batch 500"
+    row_args="contend --connections $connections --observers 0 --duration $DURATION --warmup $WARMUP"
+    [ "$connections" -ge 1000 ] && row_args="$row_args --connect-batch 500"
     log "row $row ($PAIRS rounds), load average $(cut -d' ' -f1 /proc/loadavg)"
     for _ in $(seq 1 "$PAIRS"); do
         for system in floor arbiter redis; do
             # shellcheck disable=SC2086 # the arguments are meant to split
-            run "$row" "$system" $args
+            run "$row" "$system" $row_args
         done
     done
 done
