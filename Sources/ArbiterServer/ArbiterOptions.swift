@@ -1,3 +1,5 @@
+import Glibc
+
 /// The `arbiter` command line, parsed without running anything.
 public struct ArbiterOptions: Equatable, Sendable {
     public var host = "127.0.0.1"
@@ -54,7 +56,8 @@ public struct ArbiterOptions: Equatable, Sendable {
         USAGE: arbiter [--host <host>] [--port <port>] [--config <file>] [--journal <file>] [options]
 
         OPTIONS:
-          --host <host>         Address to listen on (default: 127.0.0.1; 0.0.0.0 serves a LAN).
+          --host <host>         Address to listen on (default: 127.0.0.1; 0.0.0.0 serves a LAN,
+                                :: serves it over IPv6 and IPv4, ::1 is IPv6 loopback).
           --port <port>         TCP port (default: 7070; 0 picks a free one).
           --config <file>       JSON panel configuration (default: the embedded panel "demo").
           --log-level <level>   debug, info, warn, error or off (default: info).
@@ -116,9 +119,11 @@ public struct ArbiterOptions: Equatable, Sendable {
             case "-h", "--help":
                 options.showHelp = true
             case "--host":
-                let host = try value(flag, inline)
-                guard isIPv4(host) || host == "localhost" else {
-                    throw UsageError(message: "--host must be an IPv4 address such as 127.0.0.1 or 0.0.0.0, not '\(host)'")
+                var host = try value(flag, inline)
+                // [::1] as in a URL is accepted too.
+                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                guard isIPv4(host) || isIPv6(host) || host == "localhost" else {
+                    throw UsageError(message: "--host must be an IP address such as 127.0.0.1, 0.0.0.0, ::1 or ::, not '\(host)'")
                 }
                 options.host = host
             case "--port":
@@ -171,6 +176,11 @@ public struct ArbiterOptions: Equatable, Sendable {
             throw UsageError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return n
+    }
+
+    static func isIPv6(_ s: String) -> Bool {
+        var address = in6_addr()
+        return s.contains(":") && inet_pton(AF_INET6, s, &address) == 1
     }
 
     static func isIPv4(_ s: String) -> Bool {

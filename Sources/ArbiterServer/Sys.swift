@@ -57,35 +57,51 @@ enum Sys {
         _ = setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// A non-blocking IPv4 listening socket; returns it with the port actually bound.
+    /// A non-blocking listening socket on an IPv4 or IPv6 address; returns it with the
+    /// port actually bound. `::` also takes IPv4 connections (dual stack).
     static func listen(host: String, port: UInt16, backlog: Int32) throws(Failure) -> (fd: Int32, port: UInt16) {
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
         let host = host == "localhost" ? "127.0.0.1" : host
-        guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else { throw Failure(call: "inet_pton(\(host))", errno: EINVAL) }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let v6 = host.contains(":")
+        var addr4 = sockaddr_in()
+        var addr6 = sockaddr_in6()
+        if v6 {
+            addr6.sin6_family = sa_family_t(AF_INET6)
+            addr6.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, host, &addr6.sin6_addr) == 1 else { throw Failure(call: "inet_pton(\(host))", errno: EINVAL) }
+        } else {
+            addr4.sin_family = sa_family_t(AF_INET)
+            addr4.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, host, &addr4.sin_addr) == 1 else { throw Failure(call: "inet_pton(\(host))", errno: EINVAL) }
+        }
+        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(call: "socket", errno: errno) }
         setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        // Explicit, not the net.ipv6.bindv6only default: `::` serves IPv4 peers too.
+        if v6 { setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0) }
+        let bound = v6
+            ? withUnsafePointer(to: &addr6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+            : withUnsafePointer(to: &addr4) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         guard bound == 0 else {
             let e = errno
             Glibc.close(fd)
-            throw Failure(call: "bind(\(host):\(port))", errno: e)
+            throw Failure(call: v6 ? "bind([\(host)]:\(port))" : "bind(\(host):\(port))", errno: e)
         }
         guard Glibc.listen(fd, backlog) == 0 else {
             let e = errno
             Glibc.close(fd)
             throw Failure(call: "listen", errno: e)
         }
-        var actual = sockaddr_in()
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        // The port sits at the same offset in both address layouts.
+        var actual = sockaddr_in6()
+        var len = socklen_t(MemoryLayout<sockaddr_in6>.size)
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
         }
-        return (fd, UInt16(bigEndian: actual.sin_port))
+        return (fd, UInt16(bigEndian: actual.sin6_port))
     }
 
     enum AcceptResult {

@@ -46,7 +46,7 @@ int cs_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeo
 }
 
 int cs_accept(int listener, char *peer, int peer_len) {
-    struct sockaddr_in addr;
+    struct sockaddr_storage addr;
     socklen_t len = sizeof(addr);
     int fd;
     do {
@@ -54,9 +54,22 @@ int cs_accept(int listener, char *peer, int peer_len) {
     } while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
     if (fd < 0) return -errno;
     if (peer && peer_len > 0) {
-        char host[INET_ADDRSTRLEN] = "?";
-        inet_ntop(AF_INET, &addr.sin_addr, host, sizeof(host));
-        snprintf(peer, (size_t)peer_len, "%s:%u", host, (unsigned)ntohs(addr.sin_port));
+        char host[INET6_ADDRSTRLEN] = "?";
+        if (addr.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
+            // An IPv4 peer of a dual-stack (::) listener reads as its IPv4 address.
+            if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+                inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], host, sizeof(host));
+                snprintf(peer, (size_t)peer_len, "%s:%u", host, (unsigned)ntohs(a6->sin6_port));
+            } else {
+                inet_ntop(AF_INET6, &a6->sin6_addr, host, sizeof(host));
+                snprintf(peer, (size_t)peer_len, "[%s]:%u", host, (unsigned)ntohs(a6->sin6_port));
+            }
+        } else {
+            struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
+            inet_ntop(AF_INET, &a4->sin_addr, host, sizeof(host));
+            snprintf(peer, (size_t)peer_len, "%s:%u", host, (unsigned)ntohs(a4->sin_port));
+        }
     }
     return fd;
 }

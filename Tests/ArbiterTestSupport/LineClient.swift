@@ -17,9 +17,9 @@ public final class LineClient: @unchecked Sendable {
 
     /// - Parameter receiveBuffer: a small kernel receive buffer makes a peer that stops
     ///   reading push back on the server sooner (slow-consumer tests).
-    public init(port: UInt16, receiveBuffer: Int32? = nil) throws {
+    public init(host: String = "127.0.0.1", port: UInt16, receiveBuffer: Int32? = nil) throws {
         do {
-            fd = try LoopbackSocket.connect(port: port, receiveBuffer: receiveBuffer)
+            fd = try LoopbackSocket.connect(host: host, port: port, receiveBuffer: receiveBuffer)
         } catch {
             throw Failure(description: "\(error)")
         }

@@ -9,24 +9,38 @@ enum LoopbackSocket {
         var description: String
     }
 
-    /// A connected descriptor to 127.0.0.1:`port`, with TCP_NODELAY.
-    static func connect(port: UInt16, receiveBuffer: Int32? = nil) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// A connected descriptor to `host`:`port` (127.0.0.1, or ::1 for the IPv6
+    /// tests: loopback only), with TCP_NODELAY.
+    static func connect(host: String = "127.0.0.1", port: UInt16, receiveBuffer: Int32? = nil) throws -> Int32 {
+        precondition(host == "127.0.0.1" || host == "::1", "tests only talk to loopback")
+        let v6 = host == "::1"
+        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket failed") }
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let rc: Int32
+        if v6 {
+            var addr = sockaddr_in6()
+            addr.sin6_family = sa_family_t(AF_INET6)
+            addr.sin6_port = port.bigEndian
+            addr.sin6_addr = in6addr_loopback
+            rc = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        } else {
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = port.bigEndian
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            rc = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         }
         guard rc == 0 else {
             let e = errno
             Glibc.close(fd)
-            throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(e)")
+            throw Failure(description: "connect to \(host) port \(port) failed: errno \(e)")
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))

@@ -71,6 +71,25 @@ struct NetcatSessionTests {
         let badPort = try ArbiterProcess.run(["--port", "70000"])
         #expect(badPort.status == 64)
         #expect(badPort.stderr.contains("--port must be a number"))
+        for host in ["10.0.0.300", "example.org", "::g", "[::1"] {
+            let badHost = try ArbiterProcess.run(["--host", host])
+            #expect(badHost.status == 64, "--host \(host)")
+            #expect(badHost.stderr.contains("--host must be an IP address"), "--host \(host)")
+        }
+    }
+
+    /// `--host ::1` (and `[::1]`, as written in URLs) serves IPv6 peers; the log names
+    /// them the way URLs do.
+    @Test(arguments: ["::1", "[::1]"]) func servesIPv6(host: String) throws {
+        let arbiter = try ArbiterProcess(["--host", host, "--port", "0"])
+        defer { arbiter.terminate() }
+        #expect(arbiter.stderrContains("msg=listening host=::1"))
+        let c = try LineClient(host: "::1", port: arbiter.port)
+        c.send("HELLO six")
+        _ = try c.expect("OK HELLO name=six")
+        c.send("DOWN demo b1")
+        _ = try c.expect("GRANTED demo b1 fence=")
+        #expect(arbiter.stderrContains("peer=[::1]:"))
     }
 
     @Test func badConfigIsRefusedWithFileAndPath() throws {
