@@ -8,7 +8,11 @@ struct JournalLoader {
     struct Loaded {
         var lastFences: [String: UInt64] = [:]
         var history: [String: [HistoryRecord]] = [:]
+        /// The journal lines of `history`, as they were read: what compaction keeps.
+        var historyLines: [String: [[UInt8]]] = [:]
         var records = 0
+        /// Non-empty lines read, good or not.
+        var lines = 0
         var warnings: [String] = []
     }
 
@@ -25,6 +29,7 @@ struct JournalLoader {
             let line = Array(bytes[lineStart..<i])
             lineStart = i + 1
             if line.isEmpty { continue }
+            loaded.lines += 1
             read(line, number: lineNumber, into: &loaded, keep: keep)
         }
         if lineStart < bytes.count {
@@ -54,8 +59,10 @@ struct JournalLoader {
             loaded.lastFences[record.panel] = max(loaded.lastFences[record.panel] ?? 0, fence)
         }
         loaded.history[record.panel, default: []].append(record)
+        loaded.historyLines[record.panel, default: []].append(line)
         if loaded.history[record.panel]!.count > 2 * keep {
             loaded.history[record.panel]!.removeFirst(keep)
+            loaded.historyLines[record.panel]!.removeFirst(keep)
         }
     }
 }

@@ -55,4 +55,48 @@ struct JournalTests {
         #expect(!text.contains("\"panel\":\"de\n"))
         #expect(text.split(separator: "\n").allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
     }
+
+    func record(fence: Int, panel: String = "demo") -> String {
+        #"{"type":"record","panel":"\#(panel)","button":"b1","event":"pressed","at":\#(fence),"owner":"x","session":"s1","fence":\#(fence),"seq":\#(fence)}"#
+    }
+
+    /// A journal several times longer than what a restart needs is rewritten at start to
+    /// each panel's highest fence and last 1000 records; fences and HISTORY carry on.
+    @Test func aLongJournalIsCompactedAtStart() throws {
+        let path = temporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var lines = (1...3000).map { record(fence: $0) }
+        lines.insert(#"{"type":"reserve","panel":"demo","upto":3500}"#, at: 1500)
+        lines.insert("not json", at: 10)
+        lines.append(record(fence: 7, panel: "gone"))
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+
+        let server = try TestServer { $0.journalPath = path }
+        let compacted = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(compacted.count == 1 + 1000 + 1 + 1)
+        #expect(compacted[0] == #"{"type":"reserve","panel":"demo","upto":3500}"#)
+        #expect(compacted[1] == record(fence: 2001))
+        #expect(compacted[1000] == record(fence: 3000))
+        #expect(compacted[1001] == #"{"type":"reserve","panel":"gone","upto":7}"#)
+        #expect(compacted[1002] == record(fence: 7, panel: "gone"))
+        #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
+
+        let c = try server.client()
+        c.send("DOWN demo b2")
+        #expect(Int(field("fence", of: try c.expect("GRANTED"))!)! > 3500)
+        c.send("HISTORY demo 1000")
+        let history = try c.readLines(through: "OK HISTORY")
+        #expect(history.last == "OK HISTORY demo count=1000")
+        #expect(history.contains { $0.contains("fence=3000 ") || $0.hasSuffix("fence=3000") })
+        server.server.shutdown()
+
+        // The next start reads the compacted file, and leaves it alone: nothing to gain.
+        let before = try String(contentsOfFile: path, encoding: .utf8)
+        let again = try TestServer { $0.journalPath = path }
+        let c2 = try again.client()
+        c2.send("DOWN demo b3")
+        #expect(Int(field("fence", of: try c2.expect("GRANTED"))!)! > 3501)
+        again.server.shutdown()
+        #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix(before))
+    }
 }
