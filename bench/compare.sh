@@ -39,12 +39,7 @@ run() {
     local row=$1 system=$2
     shift 2
     if [ "$system" = arbiter ]; then start_arbiter "$WORK/load.json"; else start_redis; fi
-    local args=("$@" "${TARGET[@]}" --server-pid "$SERVER_PID" --json)
-    log "  $system: arbiter-load ${args[*]}"
-    local out status=0
-    out=$("$LOAD" "${args[@]}") || status=$?
-    stop_server
-    record "$row" "$system" "$status" "$out" "arbiter-load $*"
+    measure "$row" "$system" "$@"
 }
 
 # The lock-cycle rows run with --observers 0 for both systems: Redis publishes nothing

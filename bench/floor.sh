@@ -52,12 +52,7 @@ run() {
         arbiter) start_arbiter "$WORK/load.json" ;;
         redis) start_redis ;;
     esac
-    local args=("$@" "${TARGET[@]}" --server-pid "$SERVER_PID" --json)
-    log "  $system: arbiter-load ${args[*]}"
-    local out status=0
-    out=$("$LOAD" "${args[@]}") || status=$?
-    stop_server
-    record "$row" "$system" "$status" "$out" "arbiter-load $*"
+    measure "$row" "$system" "$@"
 }
 
 machine_line

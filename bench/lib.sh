@@ -100,6 +100,19 @@ print(json.dumps(result))
 PY
 }
 
+# measure ROW SYSTEM ARGS...: with a server started (SERVER_PID, TARGET), runs one
+# arbiter-load command against it, stops the server and records the run.
+measure() {
+    local row=$1 system=$2
+    shift 2
+    local args=("$@" "${TARGET[@]}" --server-pid "$SERVER_PID" --json)
+    log "  $system: arbiter-load ${args[*]}"
+    local out status=0
+    out=$("$LOAD" "${args[@]}") || status=$?
+    stop_server
+    record "$row" "$system" "$status" "$out" "arbiter-load $*"
+}
+
 machine_line() {
     log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
     # Other work on the machine skews every figure; say how busy it was.

@@ -49,17 +49,9 @@ final class Journal: @unchecked Sendable {
     }
 
     private func write(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                offset += n
-            } else if n < 0, errno == EINTR {
-                continue
-            } else {
-                log.error("journal write failed; records may be missing", ["path": path, "errno": "\(errno)"])
-                return
-            }
+        let e = Sys.writeAll(fd, bytes)
+        if e != 0 {
+            log.error("journal write failed; records may be missing", ["path": path, "errno": "\(e)"])
         }
     }
 }

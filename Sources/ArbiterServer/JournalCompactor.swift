@@ -37,19 +37,11 @@ enum JournalCompactor {
             bytes += line
             bytes.append(0x0A)
         }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                offset += n
-            } else if n < 0, errno == EINTR {
-                continue
-            } else {
-                let e = errno
-                Glibc.close(fd)
-                unlink(temporary)
-                throw Sys.Failure(call: "write(\(temporary))", errno: e)
-            }
+        let e = Sys.writeAll(fd, bytes)
+        guard e == 0 else {
+            Glibc.close(fd)
+            unlink(temporary)
+            throw Sys.Failure(call: "write(\(temporary))", errno: e)
         }
         guard fsync(fd) == 0 else {
             let e = errno

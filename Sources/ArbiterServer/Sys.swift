@@ -42,6 +42,23 @@ enum Sys {
     }
 
     /// Whether bytes are waiting to be read, without taking them.
+    /// Writes all of `bytes` to a blocking descriptor (a file), retrying short writes and
+    /// EINTR; returns 0, or the errno that stopped it.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32 {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n > 0 {
+                offset += n
+            } else if n < 0, errno == EINTR {
+                continue
+            } else {
+                return n < 0 ? errno : EIO
+            }
+        }
+        return 0
+    }
+
     static func hasPendingBytes(_ fd: Int32) -> Bool {
         var byte: UInt8 = 0
         return Glibc.recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
