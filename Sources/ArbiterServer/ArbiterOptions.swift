@@ -8,6 +8,10 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var logLevel: LogLevel = .info
     public var webSocketEcho = false
     public var showHelp = false
+    public var showVersion = false
+
+    /// What `--version` prints: the release and the wire protocol it speaks (WELCOME's proto=).
+    public static let version = "arbiter 1.0.0 (protocol 1)"
     /// Limits and journal, applied onto `ServerConfiguration` (defaults there).
     public var maxConnections: Int?
     public var commandsPerSecond: Int?
@@ -81,6 +85,7 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 per panel).
           --ws-echo             Also serve /ws?echo=1, an echo endpoint on the same WebSocket
                                 code, for conformance suites such as Autobahn (default: off).
+          --version             Print the version and the protocol version.
           -h, --help            Show help information.
 
         EXAMPLES:
@@ -92,7 +97,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         78 for a bad configuration, 1 when the server cannot start (e.g. port in use).
         """
 
-    static let flags = ["--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync",
+    static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
                         "--max-outbound", "--head-timeout", "--reactors"]
 
@@ -118,6 +123,8 @@ public struct ArbiterOptions: Equatable, Sendable {
             switch flag {
             case "-h", "--help":
                 options.showHelp = true
+            case "--version":
+                options.showVersion = true
             case "--host":
                 var host = try value(flag, inline)
                 // [::1] as in a URL is accepted too.

@@ -16,6 +16,10 @@ if options.showHelp {
     print(ArbiterOptions.help)
     exit(0)
 }
+if options.showVersion {
+    print(ArbiterOptions.version)
+    exit(0)
+}
 
 var configuration = ServerConfiguration()
 options.apply(to: &configuration)
