@@ -28,9 +28,17 @@ enum JournalCompactor {
         }
         guard loaded.lines > 2 * kept.count, loaded.lines > 100 else { return nil }
 
-        let temporary = path + ".compacting"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // A symlinked journal stays a symlink: the file it points to is what is replaced,
+        // and the new one keeps the old one's permissions.
+        guard let resolved = realpath(path, nil) else { throw Sys.Failure(call: "realpath(\(path))", errno: errno) }
+        let target = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        guard stat(target, &info) == 0 else { throw Sys.Failure(call: "stat(\(target))", errno: errno) }
+        let temporary = target + ".compacting"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, info.st_mode & 0o7777)
         guard fd >= 0 else { throw Sys.Failure(call: "open(\(temporary))", errno: errno) }
+        _ = fchmod(fd, info.st_mode & 0o7777)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(kept.reduce(0) { $0 + $1.count + 1 })
         for line in kept {
@@ -50,13 +58,13 @@ enum JournalCompactor {
             throw Sys.Failure(call: "fsync(\(temporary))", errno: e)
         }
         Glibc.close(fd)
-        guard rename(temporary, path) == 0 else {
+        guard rename(temporary, target) == 0 else {
             let e = errno
             unlink(temporary)
             throw Sys.Failure(call: "rename(\(temporary))", errno: e)
         }
         // The rename itself is only durable once the directory is synced.
-        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let directory = String(target[..<target.lastIndex(of: "/")!])
         let dfd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 {
             _ = fsync(dfd)

@@ -99,4 +99,27 @@ struct JournalTests {
         again.server.shutdown()
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix(before))
     }
+
+    /// An operator's symlink to the journal survives compaction, and so do the file's
+    /// permissions: the file pointed to is what gets replaced.
+    @Test func compactionKeepsTheSymlinkAndTheMode() throws {
+        let real = temporaryFile()
+        let link = temporaryFile()
+        defer {
+            try? FileManager.default.removeItem(atPath: real)
+            try? FileManager.default.removeItem(atPath: link)
+        }
+        try Data(((1...2500).map { record(fence: $0) }.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: real))
+        #expect(chmod(real, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+
+        let server = try TestServer { $0.journalPath = link }
+        server.server.shutdown()
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == real)
+        let lines = try String(contentsOfFile: real, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1 + 1000)
+        #expect(lines.first == #"{"type":"reserve","panel":"demo","upto":2500}"#)
+        let mode = try FileManager.default.attributesOfItem(atPath: real)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
 }
