@@ -9,9 +9,6 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var webSocketEcho = false
     public var showHelp = false
     public var showVersion = false
-
-    /// What `--version` prints: the release and the wire protocol it speaks (WELCOME's proto=).
-    public static let version = "arbiter 1.0.0 (protocol 1)"
     /// Limits and journal, applied onto `ServerConfiguration` (defaults there).
     public var maxConnections: Int?
     public var commandsPerSecond: Int?
@@ -96,6 +93,9 @@ public struct ArbiterOptions: Equatable, Sendable {
         EXIT STATUS: 0 after a clean shutdown (SIGINT/SIGTERM), 64 for a bad command line,
         78 for a bad configuration, 1 when the server cannot start (e.g. port in use).
         """
+
+    /// What `--version` prints: the release and the wire protocol it speaks (WELCOME's proto=).
+    public static let version = "arbiter 1.0.0 (protocol 1)"
 
     static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",

@@ -41,7 +41,6 @@ enum Sys {
         }
     }
 
-    /// Whether bytes are waiting to be read, without taking them.
     /// Writes all of `bytes` to a blocking descriptor (a file), retrying short writes and
     /// EINTR; returns 0, or the errno that stopped it.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32 {
@@ -59,6 +58,7 @@ enum Sys {
         return 0
     }
 
+    /// Whether bytes are waiting to be read, without taking them.
     static func hasPendingBytes(_ fd: Int32) -> Bool {
         var byte: UInt8 = 0
         return Glibc.recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
