@@ -20,6 +20,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var headTimeoutSeconds: Int?
     public var journalPath: String?
     public var journalSync = false
+    public var journalMaxBytes: Int?
     public var reactors: Int?
 
     /// The server configuration these options describe (panels aside).
@@ -39,6 +40,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         if let v = reactors { c.reactorCount = v }
         c.journalPath = journalPath
         c.journalSync = journalSync
+        if let v = journalMaxBytes { c.journalMaxBytes = v }
     }
 
     public struct UsageError: Error, Equatable, CustomStringConvertible {
@@ -66,6 +68,10 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 above it after a restart, also after kill -9 (default: none).
           --journal-sync        fsync journal records before the replies they belong to
                                 (default: off; fence reservations are always fsync'd).
+          --journal-max-bytes <bytes>
+                                Compact the journal to each panel's highest fence and last
+                                1000 records when it grows past this (default: 67108864;
+                                0: only at start).
           --max-connections <n> Open connections at most (default: 15000); past it, line peers
                                 get ERROR server-full and HTTP peers 503.
           --rate <n>            Commands per second per session, 0 = unlimited (default: 1000).
@@ -97,7 +103,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     /// What `--version` prints: the release and the wire protocol it speaks (WELCOME's proto=).
     public static let version = "arbiter 1.0.0 (protocol 1)"
 
-    static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync",
+    static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
                         "--max-outbound", "--head-timeout", "--reactors"]
 
@@ -143,6 +149,12 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.journalPath = try value(flag, inline)
             case "--journal-sync":
                 options.journalSync = true
+            case "--journal-max-bytes":
+                let bytes = try number(flag, try value(flag, inline), 0...1 << 40)
+                guard bytes == 0 || bytes >= 65536 else {
+                    throw UsageError(message: "--journal-max-bytes must be 0 or at least 65536, not \(bytes)")
+                }
+                options.journalMaxBytes = bytes
             case "--max-connections":
                 options.maxConnections = try number(flag, try value(flag, inline), 1...1_000_000)
             case "--rate":

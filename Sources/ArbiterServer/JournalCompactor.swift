@@ -1,35 +1,37 @@
 import ArbiterWire
 import Glibc
 
-/// Shrinks a journal at start, before it is opened for appending: all a restart needs
-/// from it is each panel's highest fence and its last records for HISTORY, so a file
-/// several times longer than that is rewritten to just that — one `reserve` line per
-/// panel (its highest fence, so fences keep rising) followed by the panel's last
-/// records, byte for byte. The new file is written beside the old one, synced, and
-/// renamed over it, then the directory is synced: a crash at any point leaves either
-/// the old journal or the new one, never a mix.
+/// What a compacted journal holds, and the crash-safe replacement of the file.
+///
+/// All a restart needs from a journal is each panel's highest fence and its last records
+/// for HISTORY: one `reserve` line per panel (so fences keep rising) followed by the
+/// panel's last records, byte for byte. The new file is written beside the old one,
+/// synced, and renamed over it, then the directory is synced: a crash at any point
+/// leaves either the old journal or the new one, never a mix.
 enum JournalCompactor {
-    struct Outcome: Equatable {
-        var linesBefore: Int
-        var linesAfter: Int
+    /// The lines of a compacted journal, panels in name order.
+    static func lines(reserved: [String: UInt64], tails: [String: [[UInt8]]], keep: Int) -> [[UInt8]] {
+        var kept: [[UInt8]] = []
+        for panel in Set(reserved.keys).union(tails.keys).sorted() {
+            kept.append(reserveLine(panel: panel, upTo: reserved[panel] ?? 0))
+            kept += (tails[panel] ?? []).suffix(keep)
+        }
+        return kept
     }
 
-    /// Rewrites `path` when it has more than twice the lines worth keeping; nil when it
-    /// was left alone.
-    static func compact(path: String, loaded: JournalLoader.Loaded, keep: Int) throws(Sys.Failure) -> Outcome? {
-        let panels = Set(loaded.lastFences.keys).union(loaded.historyLines.keys).sorted()
-        var kept: [[UInt8]] = []
-        for panel in panels {
-            var reserve: [UInt8] = Array(#"{"type":"reserve","panel":"#.utf8)
-            JSONString.append(panel, to: &reserve)
-            reserve += Array(",\"upto\":\(loaded.lastFences[panel] ?? 0)}".utf8)
-            kept.append(reserve)
-            kept += (loaded.historyLines[panel] ?? []).suffix(keep)
-        }
-        guard loaded.lines > 2 * kept.count, loaded.lines > 100 else { return nil }
+    static func reserveLine(panel: String, upTo: UInt64) -> [UInt8] {
+        var line: [UInt8] = Array(#"{"type":"reserve","panel":"#.utf8)
+        JSONString.append(panel, to: &line)
+        line += Array(",\"upto\":\(upTo)}".utf8)
+        return line
+    }
 
-        // A symlinked journal stays a symlink: the file it points to is what is replaced,
-        // and the new one keeps the old one's permissions.
+    /// Replaces the journal at `path` with `lines`; returns the new file, open for
+    /// appending (opened before the rename, so running out of descriptors can never
+    /// leave records going to the replaced file), and its size. A symlinked journal
+    /// stays a symlink (the file it points to is replaced) and the new file keeps the
+    /// old one's permissions.
+    static func replace(path: String, with lines: [[UInt8]]) throws(Sys.Failure) -> (fd: Int32, size: Int) {
         guard let resolved = realpath(path, nil) else { throw Sys.Failure(call: "realpath(\(path))", errno: errno) }
         let target = String(cString: resolved)
         free(resolved)
@@ -40,28 +42,19 @@ enum JournalCompactor {
         guard fd >= 0 else { throw Sys.Failure(call: "open(\(temporary))", errno: errno) }
         _ = fchmod(fd, info.st_mode & 0o7777)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(kept.reduce(0) { $0 + $1.count + 1 })
-        for line in kept {
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.count + 1 })
+        for line in lines {
             bytes += line
             bytes.append(0x0A)
         }
-        let e = Sys.writeAll(fd, bytes)
+        var e = Sys.writeAll(fd, bytes)
+        if e == 0, fsync(fd) != 0 { e = errno }
+        if e == 0, fcntl(fd, F_SETFL, O_APPEND) != 0 { e = errno }
+        if e == 0, rename(temporary, target) != 0 { e = errno }
         guard e == 0 else {
             Glibc.close(fd)
             unlink(temporary)
-            throw Sys.Failure(call: "write(\(temporary))", errno: e)
-        }
-        guard fsync(fd) == 0 else {
-            let e = errno
-            Glibc.close(fd)
-            unlink(temporary)
-            throw Sys.Failure(call: "fsync(\(temporary))", errno: e)
-        }
-        Glibc.close(fd)
-        guard rename(temporary, target) == 0 else {
-            let e = errno
-            unlink(temporary)
-            throw Sys.Failure(call: "rename(\(temporary))", errno: e)
+            throw Sys.Failure(call: "replace(\(target))", errno: e)
         }
         // The rename itself is only durable once the directory is synced.
         let directory = String(target[..<target.lastIndex(of: "/")!])
@@ -70,6 +63,6 @@ enum JournalCompactor {
             _ = fsync(dfd)
             Glibc.close(dfd)
         }
-        return Outcome(linesBefore: loaded.lines, linesAfter: kept.count)
+        return (fd, bytes.count)
     }
 }

@@ -179,7 +179,7 @@ final class PanelHost: @unchecked Sendable {
                     MessageEncoder.encode(.record(record), format: .json, into: &journalBuffer)
                 }
             }
-            journal.append(journalBuffer)
+            journal.append(panel: config.id, journalBuffer)
             journalBuffer.removeAll(keepingCapacity: true)
         }
         let events = output.events

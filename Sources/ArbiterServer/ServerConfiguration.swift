@@ -50,6 +50,9 @@ public struct ServerConfiguration: Sendable {
     /// Whether journal records are fsync'd before the replies of their batch go out.
     /// Fence reservations are always fsync'd. Default: no.
     public var journalSync = false
+    /// The journal is compacted (to each panel's highest fence and last 1000 records)
+    /// whenever it grows past this many bytes; 0: only when the server starts. Default 64 MiB.
+    public var journalMaxBytes = 64 << 20
     /// How long a graceful shutdown waits for goodbyes to be written. Default 1.5 s.
     public var shutdownGraceMs: Int64 = 1500
     /// Kernel send buffer of each accepted socket; nil (the default) leaves the kernel's

@@ -32,15 +32,8 @@ final class ServerState: @unchecked Sendable {
         if let path = configuration.journalPath {
             loaded = JournalLoader.load(path: path, keep: Request.maxHistoryCount)
             for warning in loaded.warnings { log.warning(warning) }
-            do {
-                if let outcome = try JournalCompactor.compact(path: path, loaded: loaded, keep: Request.maxHistoryCount) {
-                    log.info("journal compacted", ["path": path, "lines_before": "\(outcome.linesBefore)", "lines_after": "\(outcome.linesAfter)"])
-                }
-            } catch {
-                // The old journal is intact: serve with it and say why it stays long.
-                log.warning("journal not compacted", ["path": path, "error": "\(error)"])
-            }
-            journal = try Journal(path: path, syncRecords: configuration.journalSync, log: log)
+            journal = try Journal(path: path, syncRecords: configuration.journalSync, maxBytes: configuration.journalMaxBytes,
+                                  keep: Request.maxHistoryCount, loaded: loaded, log: log)
             log.info("journal opened", ["path": path, "records": "\(loaded.records)",
                                         "fences": loaded.lastFences.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
         } else {

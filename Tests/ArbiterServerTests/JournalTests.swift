@@ -122,4 +122,44 @@ struct JournalTests {
         let mode = try FileManager.default.attributesOfItem(atPath: real)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
+
+    /// A server that never restarts still keeps its journal bounded: past
+    /// `journalMaxBytes` the file is compacted while the server runs, and the next
+    /// start finds fences and history as they were.
+    @Test func aGrowingJournalIsCompactedWhileServing() throws {
+        let path = temporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var lastFence = 0
+        do {
+            let server = try TestServer {
+                $0.journalPath = path
+                $0.journalMaxBytes = 20_000
+                $0.commandsPerSecond = 0
+            }
+            let c = try server.client(name: "runner")
+            for _ in 0..<600 {
+                c.send("DOWN demo b1\nUP demo b1")
+                lastFence = Int(field("fence", of: try c.expect("GRANTED"))!)!
+                _ = try c.expect("OK UP")
+            }
+            server.server.shutdown()
+        }
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let lines = text.split(separator: "\n")
+        // 600 cycles wrote 1,800 records; the oldest are gone, a reservation leads.
+        #expect(lines.count < 1800)
+        #expect(lines.first == #"{"type":"reserve","panel":"demo","upto":1000}"#)
+        #expect(!text.contains(#""fence":1,"#))
+        #expect(text.contains(#""fence":\#(lastFence),"#))
+        #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
+
+        let again = try TestServer { $0.journalPath = path }
+        let c = try again.client()
+        c.send("DOWN demo b2")
+        #expect(Int(field("fence", of: try c.expect("GRANTED"))!)! > lastFence)
+        c.send("HISTORY demo 3")
+        let history = try c.readLines(through: "OK HISTORY")
+        #expect(history.first?.contains("fence=\(lastFence)") == true)
+        again.server.shutdown()
+    }
 }

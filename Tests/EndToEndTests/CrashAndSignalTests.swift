@@ -26,11 +26,12 @@ struct CrashAndSignalTests {
     }
 
     /// Fences never go back: kill -9 in the middle of a load, restart on the same
-    /// journal, and the next fence is above every fence any client was given.
+    /// journal, and the next fence is above every fence any client was given. The
+    /// journal is kept small, so the kill also lands among run-time compactions.
     @Test func killNineDuringLoadNeverReissuesAFence() throws {
         let journal = temporaryPath("journal")
         defer { try? FileManager.default.removeItem(atPath: journal) }
-        let arbiter = try ArbiterProcess(["--port", "0", "--journal", journal, "--rate", "0"])
+        let arbiter = try ArbiterProcess(["--port", "0", "--journal", journal, "--rate", "0", "--journal-max-bytes", "65536"])
         let port = arbiter.port
         let highest = ManagedHighest()
         let group = DispatchGroup()
@@ -57,6 +58,7 @@ struct CrashAndSignalTests {
         #expect(group.wait(timeout: .now() + 10) == .success)
         let before = highest.value
         #expect(before > 100, "the load ran (\(before) fences handed out)")
+        #expect(arbiter.stderrContains("msg=\"journal compacted\""))
 
         let restarted = try ArbiterProcess(["--port", "0", "--journal", journal])
         let c = try LineClient(port: restarted.port)
