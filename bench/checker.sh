@@ -36,12 +36,7 @@ run() {
     local name=$1
     shift
     start_arbiter "$WORK/load.json"
-    local args=("$@" "${TARGET[@]}" --server-pid "$SERVER_PID" --json)
-    log "  $name: arbiter-load ${args[*]}"
-    local out status=0
-    out=$("$LOAD" "${args[@]}") || status=$?
-    stop_server
-    record "$name" arbiter "$status" "$out" "arbiter-load $*"
+    measure "$name" arbiter "$@"
 }
 
 machine_line
