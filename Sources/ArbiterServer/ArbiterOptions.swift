@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// The `arbiter` command line, parsed without running anything.
@@ -135,7 +136,7 @@ public struct ArbiterOptions: Equatable, Sendable {
                 var host = try value(flag, inline)
                 // [::1] as in a URL is accepted too.
                 if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-                guard isIPv4(host) || isIPv6(host) || host == "localhost" else {
+                guard cs_ip_literal_version(host) != 0 || host == "localhost" else {
                     throw UsageError(message: "--host must be an IP address such as 127.0.0.1, 0.0.0.0, ::1 or ::, not '\(host)'")
                 }
                 options.host = host
@@ -195,16 +196,6 @@ public struct ArbiterOptions: Equatable, Sendable {
             throw UsageError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return n
-    }
-
-    static func isIPv6(_ s: String) -> Bool {
-        var address = in6_addr()
-        return s.contains(":") && inet_pton(AF_INET6, s, &address) == 1
-    }
-
-    static func isIPv4(_ s: String) -> Bool {
-        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { p in p.count <= 3 && !p.isEmpty && (Int(p).map { $0 <= 255 } ?? false) }
     }
 
     static func closestFlag(to word: String) -> String? {

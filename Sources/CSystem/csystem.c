@@ -73,3 +73,11 @@ int cs_accept(int listener, char *peer, int peer_len) {
     }
     return fd;
 }
+
+int cs_ip_literal_version(const char *host) {
+    struct in6_addr a6;
+    struct in_addr a4;
+    if (inet_pton(AF_INET, host, &a4) == 1) return 4;
+    if (inet_pton(AF_INET6, host, &a6) == 1) return 6;
+    return 0;
+}

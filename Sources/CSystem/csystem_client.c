@@ -11,19 +11,30 @@
 #include <time.h>
 #include <unistd.h>
 
-int cs_connect_ipv4(const char *host, uint16_t port) {
-    struct sockaddr_in addr;
+int cs_connect(const char *host, uint16_t port) {
+    struct sockaddr_storage addr;
+    socklen_t len;
     memset(&addr, 0, sizeof(addr));
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) return -EINVAL;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons(port);
+        len = sizeof(*a4);
+    } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons(port);
+        len = sizeof(*a6);
+    } else {
+        return -EINVAL;
+    }
+    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     int rc;
     do {
-        rc = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
+        rc = connect(fd, (struct sockaddr *)&addr, len);
     } while (rc < 0 && errno == EINTR);
     if (rc < 0 && errno != EINPROGRESS) {
         int e = errno;

@@ -41,6 +41,18 @@ import Testing
         #expect(idle.memoryBefore != nil && idle.memoryAfter != nil)
     }
 
+    @Test func contendOverIPv6Loopback() throws {
+        let server = try ServerProcess(config: try Self.config(), host: "::1")
+        defer { server.stop() }
+        // Line and WebSocket peers, so both the connect and the Host header go over ::1.
+        let o = try options(["contend", "--host", "::1", "--connections", "6", "--buttons", "4",
+                             "--cycles", "600", "--ws-fraction", "0.5"], port: server.port)
+        let run = LoadRunner.run(o)
+        #expect(run.exitCode == 0, "\(LoadReport.text(run))")
+        #expect(run.checked && run.violationCount == 0 && run.stats.grants > 0)
+        #expect(run.target == "arbiter [::1]:\(server.port)")
+    }
+
     @Test func contendWithoutObserversIsCheckedAcrossPanels() throws {
         let config = ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--panels", "3", "--buttons", "4"]))
         let server = try ServerProcess(config: config)

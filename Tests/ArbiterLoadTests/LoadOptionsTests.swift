@@ -13,6 +13,26 @@ import ArbiterWire
         #expect(redis.redisHost == "127.0.0.1" && redis.redisPort == 6380 && !redis.checks)
     }
 
+    @Test func hostsAreIPv4OrIPv6Literals() throws {
+        #expect(try LoadOptions.parse(["contend", "--host", "::1"]).host == "::1")
+        #expect(try LoadOptions.parse(["contend", "--host", "[::1]"]).host == "::1")
+        #expect(try LoadOptions.parse(["contend", "--host", "localhost"]).host == "127.0.0.1")
+        let v6 = try LoadOptions.parse(["contend", "--host", "::1", "--port", "7071"])
+        #expect(v6.serverAuthority == "[::1]:7071")
+        let redis = try LoadOptions.parse(["contend", "--redis", "[::1]:6380"])
+        #expect(redis.redisHost == "::1" && redis.redisPort == 6380 && redis.redisAuthority == "[::1]:6380")
+        #expect(try LoadOptions.parse(["contend", "--redis", "::1:6380"]).redisHost == "::1")
+        #expect(throws: LoadOptions.UsageError(message: "--host must be an IP address such as 127.0.0.1 or ::1 (or localhost), not 'example.org'")) {
+            try LoadOptions.parse(["contend", "--host", "example.org"])
+        }
+        #expect(throws: LoadOptions.UsageError(message: "--redis must be HOST:PORT such as 127.0.0.1:6379 or [::1]:6379, not '[::1]'")) {
+            try LoadOptions.parse(["contend", "--redis", "[::1]"])
+        }
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["contend", "--redis", "redis:6379"]) }
+        let handshake = WebSocketClientHandshake(host: "::1", port: 7070, nonce: Array("the sample nonce".utf8))
+        #expect(String(decoding: handshake.request, as: UTF8.self).contains("\r\nHost: [::1]:7070\r\n"))
+    }
+
     @Test func mistakesAreExplained() {
         #expect(throws: LoadOptions.UsageError(message: "unknown argument '--conections'; did you mean --connections?")) {
             try LoadOptions.parse(["contend", "--conections", "3"])

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The real `arbiter` binary, started on 127.0.0.1 port 0 for an integration test.
+/// The real `arbiter` binary, started on 127.0.0.1 (or ::1) port 0 for an integration test.
 ///
 /// It is found next to the test bundle in .build/<config>/ (swift test builds every
 /// product); the port is read from its `msg=listening ... port=N` log line.
@@ -13,7 +13,7 @@ final class ServerProcess {
         var description: String
     }
 
-    init(config: String) throws {
+    init(config: String, host: String = "127.0.0.1") throws {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         var binary = directory.appendingPathComponent("arbiter")
         if !FileManager.default.isExecutableFile(atPath: binary.path) {
@@ -26,7 +26,7 @@ final class ServerProcess {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("arbiter-load-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json")
         try config.write(to: file, atomically: true, encoding: .utf8)
         process.executableURL = binary
-        process.arguments = ["--host", "127.0.0.1", "--port", "0", "--config", file.path, "--log-level", "info"]
+        process.arguments = ["--host", host, "--port", "0", "--config", file.path, "--log-level", "info"]
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         try process.run()

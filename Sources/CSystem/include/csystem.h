@@ -14,6 +14,9 @@ int cs_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 int cs_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeout_ms);
 /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. Returns the fd or -errno.
 int cs_accept(int listener, char *peer, int peer_len);
+/// 4 when host is an IPv4 literal (dotted quad), 6 when an IPv6 literal (no brackets),
+/// 0 otherwise. Shared by the server's --host and the generator's --host and --redis.
+int cs_ip_literal_version(const char *host);
 
 extern const int cs_EPOLL_CTL_ADD;
 extern const int cs_EPOLL_CTL_MOD;

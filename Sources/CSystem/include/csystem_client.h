@@ -6,9 +6,10 @@
 // Client-side calls for arbiter-load, kept apart from the server's csystem.h so the two
 // never step on each other. Same conventions: failures come back as -errno.
 
-/// A non-blocking, close-on-exec IPv4 TCP socket with TCP_NODELAY, connecting to
-/// host:port. Returns the fd once the connect is done or in progress, or -errno.
-int cs_connect_ipv4(const char *host, uint16_t port);
+/// A non-blocking, close-on-exec TCP socket with TCP_NODELAY, connecting to host:port,
+/// where host is an IPv4 or IPv6 literal (no brackets). Returns the fd once the connect
+/// is done or in progress, -EINVAL for anything else, or -errno.
+int cs_connect(const char *host, uint16_t port);
 /// The pending error of a socket (SO_ERROR) after a non-blocking connect: 0 when connected.
 int cs_socket_error(int fd);
 /// CLOCK_MONOTONIC in nanoseconds.

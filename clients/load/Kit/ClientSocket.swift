@@ -13,8 +13,8 @@ public enum ClientSocket {
 
     /// Starts a non-blocking connect; the fd becomes writable when it is done.
     public static func connect(host: String, port: UInt16) -> Result<Int32, ErrnoError> {
-        let fd = cs_connect_ipv4(host == "localhost" ? "127.0.0.1" : host, port)
-        return fd >= 0 ? .success(fd) : .failure(ErrnoError(call: "connect \(host):\(port)", code: -fd))
+        let fd = cs_connect(HostLiteral(host)?.address ?? host, port)
+        return fd >= 0 ? .success(fd) : .failure(ErrnoError(call: "connect \(HostLiteral.authority(host, port: port))", code: -fd))
     }
 
     /// The outcome of a non-blocking connect: 0 once connected.

@@ -43,7 +43,7 @@ extension Engine {
         guard err == 0 else {
             let host = plan.options.redisHost ?? plan.options.host
             let port = plan.options.isRedis ? plan.options.redisPort : plan.options.port
-            return control.abort("cannot connect to \(host):\(port): \(ErrnoError(call: "connect", code: err).reason)")
+            return control.abort("cannot connect to \(HostLiteral.authority(host, port: port)): \(ErrnoError(call: "connect", code: err).reason)")
         }
         _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
         switch peer.transport {
@@ -142,7 +142,7 @@ extension Engine {
             case .needMore:
                 return
             case .refused(let status):
-                return control.abort("WebSocket upgrade refused by \(plan.options.host):\(plan.options.port): \(status)")
+                return control.abort("WebSocket upgrade refused by \(plan.options.serverAuthority): \(status)")
             case .accepted(let bodyStart):
                 peer.ws?.append(peer.input[bodyStart...])
                 peer.input = []

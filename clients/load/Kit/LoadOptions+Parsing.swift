@@ -40,14 +40,20 @@ extension LoadOptions {
             }
             switch flag {
             case "-h", "--help", "help": o.showHelp = true
-            case "--host": o.host = try value(flag, inline)
+            case "--host":
+                let text = try value(flag, inline)
+                guard let host = HostLiteral(text) else {
+                    throw UsageError(message: "--host must be an IP address such as 127.0.0.1 or ::1 (or localhost), not '\(text)'")
+                }
+                o.host = host.address
             case "--port": o.port = UInt16(try int(flag, inline, min: 1, max: 65535))
             case "--redis":
                 let text = try value(flag, inline)
-                guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else {
-                    throw UsageError(message: "--redis must be HOST:PORT such as 127.0.0.1:6379, not '\(text)'")
+                guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0,
+                      let host = HostLiteral(String(text[..<colon])) else {
+                    throw UsageError(message: "--redis must be HOST:PORT such as 127.0.0.1:6379 or [::1]:6379, not '\(text)'")
                 }
-                o.redisHost = String(text[..<colon])
+                o.redisHost = host.address
                 o.redisPort = port
             case "--panel": o.panel = try value(flag, inline)
             case "--panels": o.panels = try int(flag, inline, min: 1, max: 1000)

@@ -57,6 +57,11 @@ public struct LoadOptions: Sendable, Equatable {
 
     public var isRedis: Bool { redisHost != nil }
 
+    /// `host:port` of the arbiter, IPv6 in brackets, for messages.
+    public var serverAuthority: String { HostLiteral.authority(host, port: port) }
+    /// `host:port` of Redis, IPv6 in brackets, for messages.
+    public var redisAuthority: String { HostLiteral.authority(redisHost ?? "", port: redisPort) }
+
     /// The number of load connections for the workload.
     public var connectionCount: Int {
         if let connections { return connections }

@@ -15,7 +15,7 @@ struct SetupProbe {
         let fd: Int32
         switch ClientSocket.connect(host: host, port: port) {
         case .success(let s): fd = s
-        case .failure(let e): throw LoadError("cannot connect to \(host):\(port): \(e.reason)")
+        case .failure(let e): throw LoadError("cannot connect to \(HostLiteral.authority(host, port: port)): \(e.reason)")
         }
         do {
             return try converse(fd: fd, host: host, port: port, panel: panel, name: name, timeoutMs: timeoutMs)
@@ -26,12 +26,13 @@ struct SetupProbe {
     }
 
     private static func converse(fd: Int32, host: String, port: UInt16, panel: String, name: String, timeoutMs: Int32) throws(LoadError) -> SetupProbe {
-        try wait(fd, Int16(POLLOUT), timeoutMs, "connecting to \(host):\(port)")
+        let at = HostLiteral.authority(host, port: port)
+        try wait(fd, Int16(POLLOUT), timeoutMs, "connecting to \(at)")
         let err = ClientSocket.pendingError(fd)
-        guard err == 0 else { throw LoadError("cannot connect to \(host):\(port): \(ErrnoError(call: "connect", code: err).reason)") }
+        guard err == 0 else { throw LoadError("cannot connect to \(at): \(ErrnoError(call: "connect", code: err).reason)") }
         let hello = Array("HELLO \(name)\nJOIN \(panel)\n".utf8)
         guard case .bytes(hello.count) = hello.withUnsafeBytes({ ClientSocket.write(fd, $0) }) else {
-            throw LoadError("cannot write to \(host):\(port)")
+            throw LoadError("cannot write to \(at)")
         }
         var buffer: [UInt8] = []
         var lines: [[UInt8]] = []
@@ -43,7 +44,7 @@ struct SetupProbe {
             switch result {
             case .bytes(let n): buffer += chunk[..<n]
             case .wouldBlock: continue
-            case .eof: throw LoadError("\(host):\(port) closed the connection during setup")
+            case .eof: throw LoadError("\(at) closed the connection during setup")
             case .failed(let e): throw LoadError(ErrnoError(call: "read", code: e).description)
             }
             while let newline = buffer.firstIndex(of: 0x0A) {
@@ -62,7 +63,7 @@ struct SetupProbe {
                 }
             }
         }
-        throw LoadError("no JOIN reply from \(host):\(port)")
+        throw LoadError("no JOIN reply from \(at)")
     }
 
     private static func wait(_ fd: Int32, _ events: Int16, _ timeoutMs: Int32, _ doing: String) throws(LoadError) {

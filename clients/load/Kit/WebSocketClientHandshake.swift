@@ -19,7 +19,7 @@ public struct WebSocketClientHandshake: Sendable {
     public init(host: String, port: UInt16, path: String = "/ws", nonce: [UInt8]) {
         key = Base64.encode(nonce)
         request = Array(("GET \(path) HTTP/1.1\r\n"
-            + "Host: \(host):\(port)\r\n"
+            + "Host: \(HostLiteral.authority(host, port: port))\r\n"
             + "Upgrade: websocket\r\n"
             + "Connection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\n"

@@ -20,9 +20,10 @@ enum Help {
           config    print a panel configuration for the server (arbiter --config FILE)
 
         OPTIONS:
-          --host <ip>             Server address (default: 127.0.0.1).
+          --host <ip>             Server address, IPv4 or IPv6 (default: 127.0.0.1).
           --port <port>           Server port (default: 7070).
-          --redis <host:port>     Run against Redis instead (contend, fanout, idle).
+          --redis <host:port>     Run against Redis instead (contend, fanout, idle);
+                                  IPv6 as [::1]:6379.
           --panel <id>            Panel under load (default: load).
           --panels <n>            contend: n independent panels <panel>1..<panel>n, the
                                   connections spread over them round-robin (default: 1,
