@@ -39,6 +39,15 @@ final class Reactor: @unchecked Sendable {
     /// Press commands of this round waiting for one visit to their panel.
     @exclusivity(unchecked) var deferred: [(Connection, PressJob)] = []
     @exclusivity(unchecked) var deferredPanel: Int?
+    /// Closes asked for on `queue` itself (a reply written, then close): done right after
+    /// the round's writes rather than after the loop goes quiet, so peers see the FIN
+    /// at once.
+    @exclusivity(unchecked) private var closesRequested: [(Connection, String)] = []
+    private static let queueKey = DispatchSpecificKey<Int>()
+    /// Marks `queue` as this reactor's (several servers share a process in tests).
+    private var queueTag: Int { Int(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
+    /// Whether the caller runs on `queue`.
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: Reactor.queueKey) == queueTag }
 
     init(index: Int, server: ServerState) throws(Sys.Failure) {
         self.index = index
@@ -58,6 +67,7 @@ final class Reactor: @unchecked Sendable {
     }
 
     func start() {
+        queue.setSpecific(key: Reactor.queueKey, value: queueTag)
         let source = DispatchSource.makeReadSource(fileDescriptor: epfd, queue: queue)
         source.setEventHandler { [unowned self] in self.drainReadyEvents() }
         source.resume()
@@ -165,9 +175,11 @@ final class Reactor: @unchecked Sendable {
             }
             runDeferredPresses(flush: &flush)
             flush.flushAll()
+            closeRequested()
             if batchNanos - started > 5_000_000 { break }
         }
         flush.flushAll()
+        closeRequested()
     }
 
     private func acceptConnections() {
@@ -256,7 +268,20 @@ final class Reactor: @unchecked Sendable {
     }
 
     func requestClose(_ connection: Connection, reason: String) {
-        queue.async { self.close(connection, reason: reason) }
+        guard isCurrent else {
+            queue.async { self.close(connection, reason: reason) }
+            return
+        }
+        closesRequested.append((connection, reason))
+        // Timers and other blocks on `queue` flush too; this catches their closes.
+        if closesRequested.count == 1 { queue.async { self.closeRequested() } }
+    }
+
+    private func closeRequested() {
+        guard !closesRequested.isEmpty else { return }
+        let batch = closesRequested
+        closesRequested.removeAll(keepingCapacity: true)
+        for (connection, reason) in batch { close(connection, reason: reason) }
     }
 
     // MARK: Timers

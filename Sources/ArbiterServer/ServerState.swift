@@ -80,7 +80,13 @@ final class ServerState: @unchecked Sendable {
         }
         metrics.add(.connectionsOpened)
         log.info("connection opened", ["session": connection.session.description, "peer": peer])
-        reactor.queue.async { reactor.register(connection) }
+        // The accepting reactor's own drain loop would hold a block back until it goes
+        // quiet; registering in place lets the first request be read in this round.
+        if reactor.isCurrent {
+            reactor.register(connection)
+        } else {
+            reactor.queue.async { reactor.register(connection) }
+        }
     }
 
     func connectionClosed(_ connection: Connection, reason: String) {
