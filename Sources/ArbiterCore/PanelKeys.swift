@@ -1,6 +1,11 @@
 /// The optional secrets of one panel (PROTOCOL.md section 8).
 ///
-/// A level without a key is open; a key of a higher level also grants the lower ones.
+/// A key of a higher level also grants the lower ones. A level without a key is open
+/// unless a level below it has one: then it takes the nearest lower key. So a panel with
+/// only a `press` key is open to view, and only the press key may press, RESET or KICK;
+/// with only a `view` key, the view key does everything and nobody else anything. (Read
+/// literally, "a level without a key is open" would let anyone RESET a press-keyed panel,
+/// and an open admin level would grant the lower ones: the keys would gate nothing.)
 public struct PanelKeys: Sendable, Equatable {
     public var view: String?
     public var press: String?
@@ -18,13 +23,16 @@ public struct PanelKeys: Sendable, Equatable {
     /// says nothing about which key (or how much of it) was right.
     public func access(forKey key: String?) -> Access {
         let presented = key.map { Array($0.utf8) }
-        let isAdmin = Self.matches(admin, presented)
-        let isPresser = Self.matches(press, presented)
-        let isViewer = Self.matches(view, presented)
-        if admin == nil || isAdmin { return .admin }
-        if press == nil || isPresser { return .press }
-        if view == nil || isViewer { return .view }
-        return .none
+        // The key each level asks for: its own, or the nearest lower one.
+        let asked = [view, press ?? view, admin ?? press ?? view]
+        let matched = asked.map { Self.matches($0, presented) }
+        var granted = Access.none
+        for (i, level) in [Access.view, .press, .admin].enumerated() {
+            // Open, or the key of this level or of a higher one.
+            guard asked[i] == nil || matched[i...].contains(true) else { break }
+            granted = level
+        }
+        return granted
     }
 
     /// Whether `key` is one of this panel's keys.

@@ -44,6 +44,14 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) var format: WireFormat = .text
     /// Panels this session joined or pressed in; a disconnect visits each of them.
     @exclusivity(unchecked) var touchedPanels: [Int] = []
+
+    /// Notes a panel this session joined or pressed in (the first time only, so the
+    /// lock is not taken per press).
+    @inline(__always) func touch(_ panel: Int) {
+        guard !touchedPanels.contains(panel) else { return }
+        touchedPanels.append(panel)
+        shared.withLock { $0.touched.append(panel) }
+    }
     /// After QUIT (or once closed) the remaining commands are dropped.
     @exclusivity(unchecked) var stopsRunning = false
 
@@ -70,6 +78,8 @@ final class Connection: @unchecked Sendable {
         /// Whether output lines are sent as they are or each as a WebSocket text frame.
         var framing: Framing = .lines
         var pending: Int { out.count - outStart }
+        /// `touchedPanels` again, for KICK, which runs in another session's context.
+        var touched: [Int] = []
     }
 
     let shared: Locked<Shared>

@@ -80,7 +80,7 @@ extension Reactor {
                     // Nothing of this read before it, and the round's deferred presses
                     // are for the same panel: it joins them (see `deferPresses`).
                     if jobs.isEmpty, deferredPanel == nil || deferredPanel == job.panel {
-                        if !connection.touchedPanels.contains(job.panel) { connection.touchedPanels.append(job.panel) }
+                        connection.touch(job.panel)
                         deferredPanel = job.panel
                         deferred.append((connection, job))
                     } else {

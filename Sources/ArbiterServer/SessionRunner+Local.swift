@@ -48,6 +48,12 @@ extension SessionRunner {
             guard let victim = server.connection(target) else {
                 return send(.error(.noSuchSession, "no session \(target) is connected"))
             }
+            // Being admin of one panel must not end grants on another: the kicker needs
+            // the admin level on every panel the session joined or pressed in.
+            let panels = victim.shared.withLock { $0.touched }
+            if let other = panels.map({ server.panels[$0].config }).first(where: { server.access(key: connection.key, on: $0) < .admin }) {
+                return send(.error(.forbidden, "KICK \(target) needs the admin key of panel \(other.id)"))
+            }
             send(.okKick(target))
             victim.reactor.requestClose(victim, reason: "kicked by \(connection.session)")
         case .join, .leave, .down, .up, .cancel, .history, .reset:

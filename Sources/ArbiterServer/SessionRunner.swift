@@ -23,7 +23,7 @@ struct SessionRunner {
                 disconnect(connection, flush: &flush)
             case .press(let first):
                 let host = server.panels[first.panel]
-                if !connection.touchedPanels.contains(host.index) { connection.touchedPanels.append(host.index) }
+                connection.touch(host.index)
                 var end = i + 1
                 while end < jobs.count, case .press(let next) = jobs[end], next.panel == first.panel { end += 1 }
                 let presses = jobs[i..<end].lazy.compactMap { job -> (Connection, PressJob)? in
@@ -53,7 +53,7 @@ struct SessionRunner {
                     }
                     continue
                 }
-                if !connection.touchedPanels.contains(host.index) { connection.touchedPanels.append(host.index) }
+                connection.touch(host.index)
                 // This command and the ones right after it for the same panel: one visit.
                 var end = i + 1
                 while end < jobs.count, case .command(let next, _) = jobs[end], next.request.panel == panelID { end += 1 }

@@ -25,6 +25,28 @@ struct KeysTests {
         #expect(keys.access(forKey: "boss") == .admin)
     }
 
+    @Test func anUnkeyedLevelTakesTheNearestLowerKey() {
+        // Only a press key: anyone views; only the press key presses, resets and kicks.
+        let press = PanelKeys(press: "p")
+        #expect(press.access(forKey: nil) == .view)
+        #expect(press.access(forKey: "p") == .admin)
+        #expect(press.access(forKey: "x") == .view)
+        // Only a view key: the panel is private to that key.
+        let view = PanelKeys(view: "v")
+        #expect(view.access(forKey: nil) == .none)
+        #expect(view.access(forKey: "v") == .admin)
+        // View and admin keys: the view key also presses.
+        let viewAdmin = PanelKeys(view: "v", admin: "a")
+        #expect(viewAdmin.access(forKey: nil) == .none)
+        #expect(viewAdmin.access(forKey: "v") == .press)
+        #expect(viewAdmin.access(forKey: "a") == .admin)
+        // Press and admin keys: viewing is open.
+        let pressAdmin = PanelKeys(press: "p", admin: "a")
+        #expect(pressAdmin.access(forKey: nil) == .view)
+        #expect(pressAdmin.access(forKey: "p") == .press)
+        #expect(pressAdmin.access(forKey: "a") == .admin)
+    }
+
     @Test func constantTimeEquals() {
         #expect(ConstantTime.equals(Array("secret".utf8), Array("secret".utf8)))
         #expect(!ConstantTime.equals(Array("secret".utf8), Array("secreT".utf8)))

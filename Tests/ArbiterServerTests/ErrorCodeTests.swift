@@ -43,6 +43,29 @@ struct ErrorCodeTests {
         #expect(try c.readLine() == "PONG still-here")
     }
 
+    @Test func kickNeedsTheAdminLevelOnTheVictimsPanels() throws {
+        // demo has no keys, so everyone is its admin; that must not reach panel k.
+        let server = try TestServer(panels: [.demo, Panels.keyed])
+        let presser = try server.client(name: "presser")
+        presser.send("HELLO presser key=pr3ss")
+        #expect(try presser.readLine() == "OK HELLO name=presser session=s1 role=admin")
+        presser.send("DOWN k b1")
+        #expect(try presser.readLine() == "GRANTED k b1 fence=1")
+        let eve = try server.client(name: "eve")
+        eve.send("KICK s1")
+        #expect(try eve.readLine() == "ERROR forbidden KICK s1 needs the admin key of panel k")
+        presser.send("PING kept")
+        #expect(try presser.readLine() == "PONG kept")
+        let boss = try server.client(name: "boss")
+        boss.send("HELLO boss key=adm1n")
+        _ = try boss.expect("OK HELLO")
+        boss.send("JOIN k")
+        _ = try boss.expect("BUTTON k b1 kind=tap group=main state=pressed owner=presser")
+        boss.send("KICK s1")
+        _ = try boss.expect("OK KICK s1")
+        #expect(try boss.expect("RELEASED k b1").hasPrefix("RELEASED k b1 reason=disconnect owner=presser fence=1"))
+    }
+
     @Test func longLineIsSkippedToItsEnd() throws {
         let server = try TestServer()
         let c = try server.client()
