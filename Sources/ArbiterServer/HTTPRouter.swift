@@ -50,12 +50,23 @@ struct HTTPRouter {
         return reply(200, file.contentType, file.bytes, [("Cache-Control", "no-cache")])
     }
 
-    /// Every panel and button state, each panel read on its own queue.
+    /// Every panel and button state, each panel read on its own queue. A panel whose
+    /// view level needs a key is only named: JOIN without the key is refused, and this
+    /// page asks for no key.
     private func apiPanels() -> [UInt8] {
         var out = Array(#"{"panels":["#.utf8)
         for (i, host) in server.panels.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out += host.queue.sync { host.stateJSON() }
+            if server.access(key: nil, on: host.config) < .view {
+                var j = JSONObjectWriter()
+                j.string("id", host.config.id)
+                j.string("title", host.config.title)
+                j.raw("private", "true")
+                j.raw("buttons", "[]")
+                out += Array(j.finish().utf8)
+            } else {
+                out += host.queue.sync { host.stateJSON() }
+            }
         }
         out += Array("]}".utf8)
         return out

@@ -70,6 +70,28 @@ struct HTTPPeerTests {
         #expect(buttons.first { $0["id"] == .string("sos") }?["label"] == .string("緊急"))
     }
 
+    @Test func apiPanelsOnlyNamesPanelsThatNeedAViewKey() throws {
+        let server = try TestServer(panels: [.demo, Panels.keyed])
+        let owner = try server.client(name: "secretowner")
+        owner.send("HELLO secretowner key=pr3ss")
+        _ = try owner.expect("OK HELLO")
+        owner.send("DOWN k b1")
+        _ = try owner.expect("GRANTED")
+        let s = try RawSocket(port: server.port)
+        s.send("GET /api/panels HTTP/1.1\r\n\r\n")
+        let body = try s.readResponse().body
+        #expect(!body.contains("secretowner"))
+        let json = try JSONParser.parse(Array(body.utf8))
+        guard case .array(let panels)? = json["panels"] else {
+            Issue.record("no panels array: \(body)")
+            return
+        }
+        #expect(panels.count == 2)
+        #expect(panels.last?["id"] == .string("k") && panels.last?["private"] == .bool(true))
+        #expect(panels.last?["buttons"] == .array([]) && panels.last?["members"] == nil)
+        #expect(panels.first?["private"] == nil && panels.first?["members"] != nil)
+    }
+
     @Test func metricsCountWhatHappened() throws {
         let server = try TestServer()
         let alice = try server.client(name: "alice")

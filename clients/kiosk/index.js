@@ -29,9 +29,10 @@
       const meta = document.createElement("span");
       meta.className = "panel-meta";
       const held = panel.buttons.filter((b) => b.state === "pressed").length;
-      meta.textContent = `${panel.id} · ${plural(panel.members, "member")} · ` +
+      meta.textContent = panel.private ? `${panel.id} · needs a view key` :
+        `${panel.id} · ${plural(panel.members, "member")} · ` +
         `${plural(panel.buttons.length, "button")}${held ? ` · ${held} held` : ""}`;
-      meta.dataset.members = String(panel.members);
+      if (!panel.private) meta.dataset.members = String(panel.members);
       a.append(title, meta);
       li.append(a);
       return li;
