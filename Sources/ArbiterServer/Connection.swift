@@ -45,6 +45,8 @@ final class Connection: @unchecked Sendable {
     /// Panels this session joined or pressed in; a disconnect visits each of them.
     @exclusivity(unchecked) var touchedPanels: [Int] = []
 
+    var isWebSocket: Bool { shared.withLock { $0.framing == .websocket } }
+
     /// Notes a panel this session joined or pressed in (the first time only, so the
     /// lock is not taken per press).
     @inline(__always) func touch(_ panel: Int) {

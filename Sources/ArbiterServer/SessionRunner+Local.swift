@@ -14,6 +14,9 @@ extension SessionRunner {
             if let key, !server.configuration.panels.contains(where: { $0.keys.recognizes(key) }) {
                 return send(.error(.forbidden, "that key matches no panel; nothing was changed"))
             }
+            if newFormat == .text, connection.isWebSocket {
+                return send(.error(.badSyntax, "format=text does not apply to a WebSocket, whose frames carry JSON; nothing was changed"))
+            }
             connection.name = name
             if let key { connection.key = key }
             if let newFormat {
@@ -41,6 +44,13 @@ extension SessionRunner {
         case .quit:
             send(.ok(verb: "QUIT", panel: nil))
             connection.stopsRunning = true
+            if connection.isWebSocket {
+                // A WebSocket ends with the close handshake (RFC 6455 5.5.1), not a bare FIN.
+                flush.append(to: connection, raw: true) { out, _ in
+                    out.append(contentsOf: WebSocketFrameEncoder.closeFrame(code: 1000, reason: "quit"))
+                }
+                connection.shared.withLock { $0.sealed = true }
+            }
             connection.shared.withLock { $0.closeAfterFlush = true }
         case .kick(let target):
             let isAdmin = server.panels.contains { server.access(key: connection.key, on: $0.config) == .admin }

@@ -64,6 +64,26 @@ struct WebSocketPeerTests {
         #expect(try close { $0.send(.text, Array(repeating: 0x20, count: 2000)) } == 1009)
         #expect(try close { $0.send(.close, [0x03, 0xE8]) } == 1000)
         #expect(try close { $0.send(.text, [1], fin: true); $0.send(.continuation, [1]) } == 1002)
+        // QUIT: its reply, then the close handshake rather than a bare FIN.
+        var quitReply: String?
+        let quitCode = try close { ws in
+            ws.sendText(#"{"cmd":"quit","id":1}"#)
+            quitReply = try? ws.readText()
+        }
+        #expect(quitReply == #"{"type":"ok","re":"quit","id":1}"#)
+        #expect(quitCode == 1000)
+    }
+
+    @Test func aWebSocketStaysJSON() throws {
+        let server = try TestServer()
+        let ws = try WebSocketClient(port: server.port, path: "/ws")
+        _ = try ws.readText()
+        ws.sendText(#"{"cmd":"hello","name":"w","format":"text"}"#)
+        #expect(try ws.readText().hasPrefix(#"{"type":"error","code":"bad-syntax","message":"format=text does not apply to a WebSocket"#))
+        ws.sendText(#"{"cmd":"hello","name":"w","format":"json"}"#)
+        #expect(try ws.readText().hasPrefix(#"{"type":"ok","re":"hello","name":"w""#))
+        ws.sendText(#"{"cmd":"ping","token":"still-json"}"#)
+        #expect(try ws.readText() == #"{"type":"pong","token":"still-json"}"#)
     }
 
     @Test func handshakeErrors() throws {
