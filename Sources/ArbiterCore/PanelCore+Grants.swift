@@ -15,7 +15,7 @@ extension PanelCore {
 
     /// Takes the group of `button` for `session` with the next fence.
     mutating func newGrant(button b: Int, session: SessionID, name: String, now: Instant) -> Grant {
-        lastFence += 1
+        lastFence = nextFence
         let button = config.buttons[b]
         let phase: Grant.Phase
         switch button.kind {

@@ -25,7 +25,11 @@ public struct PanelCore: Sendable {
     /// No live grant has a deadline before this; may be early, never late.
     var earliestDeadline: Instant?
 
+    /// The last fence handed out (what a snapshot reports).
     public internal(set) var lastFence: UInt64
+    /// Fences up to this one may have been handed out before a restart without a record
+    /// of it: the next grant goes above it.
+    let fenceFloor: UInt64
     public internal(set) var seq: UInt64 = 0
 
     struct EndedGrant: Sendable, Equatable {
@@ -33,9 +37,11 @@ public struct PanelCore: Sendable {
         var reason: ReleaseReason
     }
 
-    /// - Parameter lastFence: the highest fence ever handed out for this panel (from the
-    ///   journal), so fences keep increasing across restarts.
-    public init(config: PanelConfig, lastFence: UInt64 = 0) {
+    /// - Parameters:
+    ///   - lastFence: the highest fence the journal shows handed out for this panel.
+    ///   - fenceFloor: the highest fence reserved in it, so fences keep increasing across
+    ///     restarts, also past grants whose records a crash lost.
+    public init(config: PanelConfig, lastFence: UInt64 = 0, fenceFloor: UInt64 = 0) {
         self.config = config
         var groups: [String: Int] = [:]
         var groupOf: [Int] = []
@@ -50,7 +56,11 @@ public struct PanelCore: Sendable {
         self.grants = Array(repeating: nil, count: groups.count)
         self.ended = Array(repeating: [:], count: config.buttons.count)
         self.lastFence = lastFence
+        self.fenceFloor = fenceFloor
     }
+
+    /// The fence the next grant will take.
+    public var nextFence: UInt64 { max(lastFence, fenceFloor) + 1 }
 
     public var memberCount: Int { memberNames.count }
 

@@ -6,7 +6,10 @@ import Foundation
 /// warning and damaged lines are skipped: a journal never stops the server starting.
 struct JournalLoader {
     struct Loaded {
+        /// The highest fence of each panel, reserved or handed out: the next one is above.
         var lastFences: [String: UInt64] = [:]
+        /// The highest fence of each panel a record shows handed out.
+        var grantedFences: [String: UInt64] = [:]
         var history: [String: [HistoryRecord]] = [:]
         /// The journal lines of `history`, as they were read: what compaction keeps.
         var historyLines: [String: [[UInt8]]] = [:]
@@ -57,6 +60,7 @@ struct JournalLoader {
         loaded.records += 1
         if let fence = record.fence {
             loaded.lastFences[record.panel] = max(loaded.lastFences[record.panel] ?? 0, fence)
+            loaded.grantedFences[record.panel] = max(loaded.grantedFences[record.panel] ?? 0, fence)
         }
         loaded.history[record.panel, default: []].append(record)
         loaded.historyLines[record.panel, default: []].append(line)

@@ -37,15 +37,15 @@ final class PanelHost: @unchecked Sendable {
     /// Wall time read once per visit, for journal and history records.
     @exclusivity(unchecked) private var wallReading: Int64?
 
-    init(index: Int, config: PanelConfig, lastFence: UInt64, history: [HistoryRecord] = [], journal: Journal? = nil) {
+    init(index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil) {
         self.index = index
         self.config = config
         self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
         self.names = PanelNames(config)
         self.buttonIndex = IDTable(config.buttons.enumerated().map { ($1.id, $0) })
-        self.core = PanelCore(config: config, lastFence: lastFence)
+        self.core = PanelCore(config: config, lastFence: lastFence, fenceFloor: reservedFence)
         self.journal = journal
-        self.reservedFence = lastFence
+        self.reservedFence = max(lastFence, reservedFence)
         for record in history.suffix(Request.maxHistoryCount) { self.history.append(.loaded(record)) }
     }
 
@@ -99,9 +99,9 @@ final class PanelHost: @unchecked Sendable {
 
     private func run(_ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
                      from connection: Connection, flush: inout FlushList) {
-        if case .down = request, let journal, core.lastFence + 1 > reservedFence {
+        if case .down = request, let journal, core.nextFence > reservedFence {
             // The fence this DOWN may take must be durable before anyone can see it.
-            reservedFence = core.lastFence + Journal.reservationBlock
+            reservedFence = core.nextFence - 1 + Journal.reservationBlock
             journal.reserve(panel: config.id, upTo: reservedFence)
         }
         output.removeAll()

@@ -40,8 +40,8 @@ final class ServerState: @unchecked Sendable {
             journal = nil
         }
         let hosts = configuration.panels.enumerated().map { [journal] i, panel in
-            PanelHost(index: i, config: panel, lastFence: loaded.lastFences[panel.id] ?? 0,
-                      history: loaded.history[panel.id] ?? [], journal: journal)
+            PanelHost(index: i, config: panel, lastFence: loaded.grantedFences[panel.id] ?? 0,
+                      reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal)
         }
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })

@@ -26,6 +26,11 @@ struct JournalTests {
         }
         let server = try TestServer { $0.journalPath = path }
         let c = try server.client(name: "second")
+        // The snapshot names the last fence handed out, not the reserved block above it.
+        c.send("JOIN demo")
+        #expect(try c.expect("OK JOIN").hasPrefix("OK JOIN demo members=1 fence=\(lastFence) "))
+        c.send("LEAVE demo")
+        _ = try c.expect("OK LEAVE")
         c.send("DOWN demo b2")
         let fence = Int(field("fence", of: try c.expect("GRANTED"))!)!
         #expect(fence > lastFence)
