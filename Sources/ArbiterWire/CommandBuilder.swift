@@ -4,6 +4,11 @@ import ArbiterCore
 /// Both forms end here, so `DOWN demo b1` and `{"cmd":"down",...}` get the same checks
 /// and the same error messages.
 enum CommandBuilder {
+    /// Plain decimal digits: Swift's integer parsing would also take a leading `+`.
+    static func isDigits(_ s: String) -> Bool {
+        !s.isEmpty && s.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
     typealias Args = [String: String]
 
     static func build(_ syntax: CommandSyntax, _ args: Args, format: WireFormat, id: CommandID?) throws(RequestError) -> Request {
@@ -22,7 +27,7 @@ enum CommandBuilder {
         }
         func fence() throws(RequestError) -> UInt64? {
             guard let f = args["fence"] else { return nil }
-            guard let v = UInt64(f) else { throw fail("fence must be a non-negative integer, not \(f)") }
+            guard Self.isDigits(f), let v = UInt64(f) else { throw fail("fence must be a non-negative integer, not \(f)") }
             return v
         }
         switch syntax.verb {
@@ -48,7 +53,7 @@ enum CommandBuilder {
         case "HISTORY":
             var count = Request.defaultHistoryCount
             if let n = args["n"] {
-                guard let v = Int(n), v >= 0 else { throw fail("n must be a non-negative integer, not \(n)") }
+                guard Self.isDigits(n), let v = Int(n) else { throw fail("n must be a non-negative integer, not \(n)") }
                 count = min(v, Request.maxHistoryCount)
             }
             return .history(panel: try panel(), count: count)

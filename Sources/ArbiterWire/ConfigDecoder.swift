@@ -110,6 +110,16 @@ public enum ConfigDecoder {
             let kindName = try string(v["kind"], "\(path).kind") ?? "tap"
             guard let kind = ButtonKind(rawValue: kindName) else { throw fail("\(path).kind", "must be tap, hold or talk, not \"\(kindName)\"") }
             let group = v["group"] == nil ? ButtonConfig.defaultGroup : try self.id(v["group"], "\(path).group")
+            // A timing the kind never uses would be ignored without a word: a "hold_ms" on
+            // a button whose "kind" was forgotten would make a tap button that fires at once.
+            let uses: [ButtonKind: [String]] = [.tap: ["timeout_ms"], .hold: ["hold_ms", "progress_ms"],
+                                                .talk: ["timeout_ms", "long_ms", "min_talk_ms"]]
+            for field in ["timeout_ms", "hold_ms", "progress_ms", "long_ms", "min_talk_ms"] where v[field] != nil {
+                guard uses[kind]!.contains(field) else {
+                    let users = ButtonKind.allCases.filter { uses[$0]!.contains(field) }.map(\.rawValue).joined(separator: " and ")
+                    throw fail("\(path).\(field)", "applies to \(users) buttons, and this one is \(kind.rawValue)\(v["kind"] == nil ? " (no \"kind\" given)" : "")")
+                }
+            }
             var b = ButtonConfig(id: id, label: label, kind: kind, group: group)
             if let t = try millis(v["timeout_ms"], "\(path).timeout_ms", min: 0) { b.timeoutMs = t }
             if let h = try millis(v["hold_ms"], "\(path).hold_ms", min: 1) { b.holdMs = h }

@@ -10,6 +10,11 @@ public enum TextCommandParser {
     }
 
     public static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
+        // A byte order mark, as some Windows tools put before a file piped in, is
+        // invisible: an error that named it would read "PING is not a command".
+        if line.count >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF {
+            return parse(UnsafeBufferPointer(rebasing: line[3...]))
+        }
         var start = 0
         while start < line.count, LineTokenizer.isSpace(line[start]) { start += 1 }
         if start == line.count { return .empty }

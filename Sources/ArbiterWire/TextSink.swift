@@ -63,21 +63,37 @@ struct TextSink: ByteSink {
         // Ids and names never need quotes: copy their bytes in one go when so.
         let plain = !alwaysQuote && value.withUTF8 { bytes -> Bool in
             if bytes.isEmpty { return false }
-            for c in bytes where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F { return false }
+            for c in bytes where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F || c == 0xC2 { return false }
             out.append(contentsOf: bytes)
             return true
         }
         if plain { return }
         out.append(0x22)
-        for c in value.utf8 {
-            if c == 0x22 || c == 0x5C { out.append(0x5C) }
-            out.append(c < 0x20 || c == 0x7F ? UInt8(ascii: "?") : c)
-        }
+        appendSanitized(value, escapingQuotes: true)
         out.append(0x22)
     }
 
-    /// A line may never be broken by what it carries, whoever typed it.
-    private mutating func appendSanitized(_ value: String) {
-        for c in value.utf8 { out.append(c < 0x20 || c == 0x7F ? UInt8(ascii: "?") : c) }
+    /// A line may never be broken by what it carries, whoever typed it: C0 controls,
+    /// DEL and the C1 controls (U+0080-U+009F, such as NEL, which some terminals take
+    /// for a line break) are written as `?`.
+    private mutating func appendSanitized(_ value: String, escapingQuotes: Bool = false) {
+        var c1Lead = false
+        for c in value.utf8 {
+            if c1Lead {
+                c1Lead = false
+                if c >= 0x80 && c <= 0x9F {
+                    out.append(UInt8(ascii: "?"))
+                    continue
+                }
+                out.append(0xC2)
+            }
+            if c == 0xC2 {
+                c1Lead = true
+                continue
+            }
+            if escapingQuotes, c == 0x22 || c == 0x5C { out.append(0x5C) }
+            out.append(c < 0x20 || c == 0x7F ? UInt8(ascii: "?") : c)
+        }
+        if c1Lead { out.append(0xC2) }
     }
 }

@@ -39,6 +39,11 @@ struct ConfigDecoderTests {
         #expect(failure(#"{"panels":[{"id":"p q","buttons":[{"id":"a"}]}]}"#)?.hasPrefix("panels[0].id:") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","hold_ms":-1}]}]}"#)?.hasPrefix("panels[0].buttons[0].hold_ms:") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","colour":"red"}]}]}"#)?.contains("unknown field \"colour\"") == true)
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","hold_ms":1000}]}]}"#)
+            == #"panels[0].buttons[0].hold_ms: applies to hold buttons, and this one is tap (no "kind" given)"#)
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"hold","timeout_ms":5000}]}]}"#)
+            == #"panels[0].buttons[0].timeout_ms: applies to tap and talk buttons, and this one is hold"#)
+        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"tap","long_ms":200}]}]}"#)?.hasPrefix("panels[0].buttons[0].long_ms: applies to talk buttons") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","label":"x\ny"}]}]}"#)?.contains("control") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a"}]},{"id":"p","buttons":[{"id":"a"}]}]}"#) == #"panels[1].id: "p" is used twice"#)
     }

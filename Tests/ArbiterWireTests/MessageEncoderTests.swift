@@ -91,6 +91,11 @@ struct MessageEncoderTests {
         #expect(MessageEncoder.text(.error(.unknownCommand, evil)) == "ERROR unknown-command bad??WELCOME session=s1\n")
         #expect(MessageEncoder.text(.pong(token: evil)) == "PONG \"bad??WELCOME session=s1\"\n")
         #expect(MessageEncoder.text(.pong(token: evil), format: .json) == #"{"type":"pong","token":"bad\r\nWELCOME session=s1"}"# + "\n")
+        // C1 controls (NEL is a line break to some terminals) too; other accents stay.
+        #expect(MessageEncoder.text(.pong(token: "a\u{85}b\u{9F}c")) == "PONG \"a?b?c\"\n")
+        #expect(MessageEncoder.text(.pong(token: "x \u{85}")) == "PONG \"x ?\"\n")
+        #expect(MessageEncoder.text(.pong(token: "caf\u{E9} \u{C2}\u{A0}")) == "PONG \"caf\u{E9} \u{C2}\u{A0}\"\n")
+        #expect(MessageEncoder.text(.error(.unknownCommand, "\u{85}x")) == "ERROR unknown-command ?x\n")
     }
 
     @Test func historyRecordRoundTrip() throws {

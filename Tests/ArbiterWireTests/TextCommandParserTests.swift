@@ -61,11 +61,22 @@ struct TextCommandParserTests {
         #expect(e?.1.contains("HELP") == true)
     }
 
+    @Test func aByteOrderMarkIsSkipped() {
+        guard case .command(let c) = parse("\u{FEFF}PING bom") else {
+            Issue.record("a leading BOM must not make an unknown command")
+            return
+        }
+        #expect(c.request == .ping(token: "bom"))
+        #expect(parse("\u{FEFF}") == .empty)
+    }
+
     @Test func badArguments() {
         #expect(error("DOWN demo")?.0 == .badSyntax)
         #expect(error("DOWN demo b1 extra")?.0 == .badSyntax)
         #expect(error("DOWN demo b1 fence=1")?.0 == .badSyntax)
         #expect(error("UP demo b1 fence=-1")?.0 == .badSyntax)
+        #expect(error("UP demo b1 fence=+240")?.0 == .badSyntax)
+        #expect(error("HISTORY demo +5")?.0 == .badSyntax)
         #expect(error("UP demo b1 fence=x")?.0 == .badSyntax)
         #expect(error("UP demo b1 fence=1 fence=2")?.0 == .badSyntax)
         #expect(error("JOIN de.mo")?.0 == .badSyntax)
