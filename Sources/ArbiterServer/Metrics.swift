@@ -14,10 +14,11 @@ final class Metrics: Sendable {
     let slowConsumerDrops = Atomic<Int>(0)
     let rateLimited = Atomic<Int>(0)
     let serverFull = Atomic<Int>(0)
+    let missedWakeups = Atomic<Int>(0)
 
     enum Counter: CaseIterable {
         case connectionsOpened, connectionsClosed, localCommands, rejectedLines, httpRequests
-        case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull
+        case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull, missedWakeups
     }
 
     // Atomics cannot be reached through key paths, hence the switches.
@@ -32,6 +33,7 @@ final class Metrics: Sendable {
         case .slowConsumerDrops: body(slowConsumerDrops)
         case .rateLimited: body(rateLimited)
         case .serverFull: body(serverFull)
+        case .missedWakeups: body(missedWakeups)
         }
     }
 

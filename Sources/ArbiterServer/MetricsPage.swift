@@ -29,6 +29,8 @@ struct MetricsPage {
         p.counter("arbiter_slow_consumer_drops_total", "Peers disconnected for not reading their output.", value(.slowConsumerDrops))
         p.counter("arbiter_rate_limited_total", "Commands refused by the per-session rate limit.", value(.rateLimited))
         p.counter("arbiter_server_full_total", "Connections refused because the server was full.", value(.serverFull))
+        p.counter("arbiter_missed_wakeups_total", "Times the once-a-second sweep found sockets ready that no wake-up had served.",
+                  value(.missedWakeups))
         p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
         p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
         p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)

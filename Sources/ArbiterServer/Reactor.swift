@@ -34,6 +34,8 @@ final class Reactor: @unchecked Sendable {
     /// The clock read once per epoll batch (monotonic nanoseconds): every read of the
     /// batch is stamped with it.
     @exclusivity(unchecked) private(set) var batchNanos: Int64 = 0
+    /// When the epoll descriptor's source last ran (monotonic nanoseconds).
+    @exclusivity(unchecked) private var drainedAt: Int64 = 0
     /// Commands decoded from one read, reused so a read allocates nothing.
     @exclusivity(unchecked) var jobs: [Job] = []
     /// Press commands of this round waiting for one visit to their panel.
@@ -81,6 +83,12 @@ final class Reactor: @unchecked Sendable {
         sweep.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
         sweep.resume()
         self.sweepTimer = sweep
+    }
+
+    /// Stops (or restarts) the epoll descriptor's source, as a lost wake-up would: for
+    /// the test of the sweep's safety net. On `queue`.
+    func suspendSourceForTesting(_ suspended: Bool) {
+        if suspended { source?.suspend() } else { source?.resume() }
     }
 
     /// Stops watching; called on `queue` during shutdown.
@@ -147,6 +155,7 @@ final class Reactor: @unchecked Sendable {
     private func drainReadyEvents() {
         var flush = FlushList()
         let started = Sys.monotonicNanoseconds()
+        drainedAt = started
         var timeout: Int32 = 0
         for _ in 0..<1_000_000 {
             let n = Int(cs_epoll_wait(epfd, readyEvents, readyData, Reactor.batch, timeout))
@@ -305,6 +314,18 @@ final class Reactor: @unchecked Sendable {
 
     /// Once a second: heads that take too long, silent WebSockets to ping or drop.
     private func sweep() {
+        // A safety net: sockets ready while the source has not run for half a second,
+        // and still 50 ms later (a wake-up takes microseconds), mean a wake-up was missed
+        // somewhere below us. Serve them, and say so, rather than leave peers waiting
+        // for the next event.
+        if isStale() {
+            queue.asyncAfter(deadline: .now() + .milliseconds(50)) { [weak self] in
+                guard let self, self.source != nil, self.isStale() else { return }
+                self.server.log.warning("ready sockets found by the sweep: the reactor's wake-up was missed", ["reactor": "\(self.index)"])
+                self.server.metrics.add(.missedWakeups)
+                self.drainReadyEvents()
+            }
+        }
         let now = ServerClock.now()
         let configuration = server.configuration
         var flush = FlushList()
@@ -346,6 +367,11 @@ final class Reactor: @unchecked Sendable {
             }
         }
         flush.flushAll()
+    }
+
+    /// Sockets are ready but the source has not run for half a second. On `queue`.
+    private func isStale() -> Bool {
+        Sys.monotonicNanoseconds() - drainedAt > 500_000_000 && cs_epoll_wait(epfd, readyEvents, readyData, 1, 0) > 0
     }
 
     private func scheduleTimer() {

@@ -37,4 +37,25 @@ struct LifecycleTests {
         #expect(!alive.reactor, "reactor leaked")
         #expect(!alive.state, "server state leaked")
     }
+
+    /// If the epoll descriptor's wake-up never comes, the once-a-second sweep still
+    /// serves what is ready (and counts it), instead of leaving peers waiting.
+    @Test func theSweepServesSocketsAMissedWakeupLeft() throws {
+        let server = ArbiterServer(configuration: {
+            var c = ServerConfiguration()
+            c.port = 0
+            c.logLevel = .off
+            return c
+        }())
+        let port = try server.start()
+        defer { server.stop() }
+        let reactor = try #require(server.stateForTesting?.reactors.first)
+        reactor.queue.sync { reactor.suspendSourceForTesting(true) }
+        defer { reactor.queue.sync { reactor.suspendSourceForTesting(false) } }
+        let client = try LineClient(port: port)
+        client.send("PING stranded")
+        #expect(try client.expect("PONG") == "PONG stranded")
+        let missed = server.stateForTesting?.metrics.missedWakeups.load(ordering: .relaxed) ?? 0
+        #expect(missed >= 1)
+    }
 }
