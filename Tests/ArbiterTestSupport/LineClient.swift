@@ -48,7 +48,9 @@ public final class LineClient: @unchecked Sendable {
                 return text
             }
             let remaining = deadline.remaining
-            guard remaining > 0 else { throw Failure(description: "no line within \(timeout)s; have \(received.suffix(5))") }
+            guard remaining > 0 else {
+                throw Failure(description: "no line within \(timeout)s; have \(received.suffix(5)); \(LineClient.tcpState(fd))")
+            }
             guard try fill(timeout: remaining) else { throw Failure(description: "connection closed; last lines \(received.suffix(5))") }
         }
     }
@@ -113,6 +115,18 @@ public final class LineClient: @unchecked Sendable {
 
     public func close() {
         shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    /// The client side's TCP view, for a timeout's message: whether the server's kernel
+    /// took the bytes (unacked 0) tells a server that never read them from one that never
+    /// accepted the connection.
+    static func tcpState(_ fd: Int32) -> String {
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return "no TCP_INFO (errno \(errno))" }
+        var unread: Int32 = 0
+        _ = ioctl(fd, UInt(FIONREAD), &unread)
+        return "tcp state=\(info.tcpi_state) unacked=\(info.tcpi_unacked) retransmits=\(info.tcpi_total_retrans) rtt_us=\(info.tcpi_rtt) unread=\(unread)"
     }
 
     /// Reads what is available; false on end of stream.
