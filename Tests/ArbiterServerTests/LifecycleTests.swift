@@ -5,6 +5,13 @@ import Testing
 
 @Suite("server lifecycle")
 struct LifecycleTests {
+    func quietServer() -> ArbiterServer {
+        var c = ServerConfiguration()
+        c.port = 0
+        c.logLevel = .off
+        return ArbiterServer(configuration: c)
+    }
+
     /// A stopped server leaves nothing behind: its state, reactors, panels and
     /// connections are all freed (no reference cycle survives `stop`).
     @Test func stopFreesEverything() throws {
@@ -13,12 +20,7 @@ struct LifecycleTests {
         weak var panel: PanelHost?
         weak var connection: Connection?
         do {
-            let server = ArbiterServer(configuration: {
-                var c = ServerConfiguration()
-                c.port = 0
-                c.logLevel = .off
-                return c
-            }())
+            let server = quietServer()
             let port = try server.start()
             let client = try LineClient(port: port)
             client.send("HELLO a\nJOIN demo\nDOWN demo b1")
@@ -41,12 +43,7 @@ struct LifecycleTests {
     /// If the epoll descriptor's wake-up never comes, the once-a-second sweep still
     /// serves what is ready (and counts it), instead of leaving peers waiting.
     @Test func theSweepServesSocketsAMissedWakeupLeft() throws {
-        let server = ArbiterServer(configuration: {
-            var c = ServerConfiguration()
-            c.port = 0
-            c.logLevel = .off
-            return c
-        }())
+        let server = quietServer()
         let port = try server.start()
         defer { server.stop() }
         let reactor = try #require(server.stateForTesting?.reactors.first)
