@@ -33,7 +33,7 @@ import ArbiterWire
         #expect(String(decoding: handshake.request, as: UTF8.self).contains("\r\nHost: [::1]:7070\r\n"))
     }
 
-    @Test func mistakesAreExplained() {
+    @Test func mistakesAreExplained() throws {
         #expect(throws: LoadOptions.UsageError(message: "unknown argument '--conections'; did you mean --connections?")) {
             try LoadOptions.parse(["contend", "--conections", "3"])
         }
@@ -45,6 +45,17 @@ import ArbiterWire
         }
         #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["holds", "--redis", "127.0.0.1:6379"]) }
         #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["--port", "7070"]) }
+        #expect(throws: LoadOptions.UsageError(message: "unexpected argument 'extra' after the workload contend; flags take one value each")) {
+            try LoadOptions.parse(["contend", "extra"])
+        }
+        // The holds README's config: no tap buttons, only holds and talks.
+        let holdsOnly = try LoadOptions.parse(["config", "--buttons", "0", "--holds", "4", "--talks", "4"])
+        #expect(holdsOnly.buttons == 0 && ConfigWriter.panelJSON(holdsOnly).contains(#""id": "h4""#))
+        #expect(!ConfigWriter.panelJSON(holdsOnly).contains(#""id": "b1""#))
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["config", "--buttons", "0"]) }
+        #expect(throws: LoadOptions.UsageError(message: "--buttons must be at least 1 for contend")) {
+            try LoadOptions.parse(["contend", "--buttons", "0"])
+        }
         #expect(throws: LoadOptions.UsageError(message: "--panels applies to contend and config, not fanout")) {
             try LoadOptions.parse(["fanout", "--panels", "2"])
         }

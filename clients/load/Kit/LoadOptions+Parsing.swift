@@ -58,7 +58,7 @@ extension LoadOptions {
             case "--panel": o.panel = try value(flag, inline)
             case "--panels": o.panels = try int(flag, inline, min: 1, max: 1000)
             case "--connections", "--members": o.connections = try int(flag, inline, min: 1, max: 1_000_000)
-            case "--buttons": o.buttons = try int(flag, inline, min: 1, max: 1000)
+            case "--buttons": o.buttons = try int(flag, inline, min: 0, max: 1000)
             case "--pressers": o.pressers = try int(flag, inline, min: 1, max: 100_000)
             case "--observers": o.observers = try int(flag, inline, max: 1000)
             case "--ws-fraction":
@@ -86,6 +86,8 @@ extension LoadOptions {
                 if !argument.hasPrefix("-"), !sawWorkload, let w = Workload(rawValue: argument) {
                     o.workload = w
                     sawWorkload = true
+                } else if !argument.hasPrefix("-"), sawWorkload {
+                    throw UsageError(message: "unexpected argument '\(argument)' after the workload \(o.workload.rawValue); flags take one value each")
                 } else if !argument.hasPrefix("-") {
                     throw UsageError(message: "unknown workload '\(argument)'; choose one of \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
                 } else {
@@ -110,6 +112,12 @@ extension LoadOptions {
         let total = o.buttons.map { $0 } ?? 0
         if o.workload == .config && total + o.holdButtons + o.talkButtons > 1000 {
             throw UsageError(message: "a panel holds at most 1000 buttons")
+        }
+        if o.workload == .config && o.buttons == 0 && o.holdButtons + o.talkButtons == 0 {
+            throw UsageError(message: "a panel needs at least one button: --buttons 0 goes with --holds or --talks")
+        }
+        if o.workload != .config && o.buttons == 0 {
+            throw UsageError(message: "--buttons must be at least 1 for \(o.workload.rawValue)")
         }
         return o
     }
