@@ -12,8 +12,10 @@ extension PanelCore {
     mutating func down(
         _ ref: ButtonRef, session: SessionID, name: String, access: Access, now: Instant, into out: inout PanelOutput
     ) {
+        guard access >= .press else {
+            return out.append(.reply(.deniedForbidden(buttonID: resolve(ref).map { config.buttons[$0].id } ?? ref.text)))
+        }
         guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
-        guard access >= .press else { return out.append(.reply(.deniedForbidden(button: b))) }
         advance(to: now, into: &out)
         let g = groupOf(b)
         if let grant = grantOf(group: g) {
@@ -38,11 +40,11 @@ extension PanelCore {
         _ verb: PanelReply.ReleaseVerb, _ ref: ButtonRef, fence: UInt64?, session: SessionID,
         access: Access, now: Instant, into out: inout PanelOutput
     ) {
-        guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
-        func id() -> String { config.buttons[b].id }
         guard access >= .press else {
             return out.append(.reply(.error(.forbidden, "\(verb.rawValue) needs the press key of panel \(config.id)")))
         }
+        guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
+        func id() -> String { config.buttons[b].id }
         let g = groupOf(b)
         // A hold that already lasted hold_ms fires on this UP even if its timer tick is
         // late; the reply comes first, then the completion events (PROTOCOL.md 6).

@@ -2,7 +2,9 @@
 public enum PanelReply: Sendable, Equatable {
     case granted(button: Int, fence: UInt64)
     case deniedBusy(button: Int, owner: String, active: Int)
-    case deniedForbidden(button: Int)
+    /// By id: a session that may not press is told so before whether the button exists,
+    /// so a private panel's button ids cannot be guessed from the errors.
+    case deniedForbidden(buttonID: String)
     /// `OK UP` / `OK CANCEL`; `ended` when the session's grant had already ended.
     case released(verb: ReleaseVerb, button: Int, ended: ReleaseReason?)
     case joined(PanelSnapshot)

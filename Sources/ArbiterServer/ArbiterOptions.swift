@@ -76,7 +76,8 @@ public struct ArbiterOptions: Equatable, Sendable {
           --max-connections <n> Open connections at most (default: 15000); past it, line peers
                                 get ERROR server-full and HTTP peers 503.
           --rate <n>            Commands per second per session, 0 = unlimited (default: 1000).
-          --burst <n>           Commands a session may send at once above --rate (default: 2000).
+          --burst <n>           Commands a session may send at once: the bucket that --rate
+                                refills (default: 2000).
           --idle-timeout <s>    Close line peers silent for <s> seconds, 0 = never (default: 0).
           --max-line <bytes>    Longest text line (default: 4096).
           --max-ws-message <bytes>

@@ -25,13 +25,14 @@ extension PanelHost {
             item.string("state", b.state.rawValue)
             if let owner = b.owner { item.string("owner", owner) } else { item.raw("owner", "null") }
             item.raw("progress", String(Double(b.permille) / 1000))
-            item.int("timeout_ms", button.timeoutMs)
             switch button.kind {
-            case .tap: break
+            case .tap:
+                item.int("timeout_ms", button.timeoutMs)
             case .hold:
                 item.int("hold_ms", button.holdMs)
                 item.int("progress_ms", button.progressMs)
             case .talk:
+                item.int("timeout_ms", button.timeoutMs)
                 item.int("long_ms", button.longMs)
                 item.int("min_talk_ms", button.minTalkMs)
             }

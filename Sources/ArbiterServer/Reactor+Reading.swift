@@ -154,7 +154,7 @@ extension Reactor {
     }
 
     func rateLimited(_ format: WireFormat) -> Job {
-        .failure(RequestError(.rateLimited, "more than \(server.configuration.commandsPerSecond) commands a second; this one was dropped",
+        .failure(RequestError(.rateLimited, "over \(server.configuration.commandBurst) commands at once or \(server.configuration.commandsPerSecond) a second; this one was dropped",
                               format: format))
     }
 }

@@ -13,8 +13,10 @@ public enum ConfigDecoder {
 
     public static func decode(_ bytes: [UInt8]) throws(Failure) -> [PanelConfig] {
         let root: JSONValue
+        // Editors on Windows may save UTF-8 with a byte order mark; it means nothing here.
+        let body = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
         do {
-            root = try JSONParser.parse(bytes)
+            root = try JSONParser.parse(body)
         } catch {
             throw Failure(path: "", reason: "not valid JSON: \(error.description)")
         }
@@ -46,7 +48,7 @@ public enum ConfigDecoder {
         func text(_ v: JSONValue?, _ path: String) throws(Failure) -> String? {
             guard let s = try string(v, path) else { return nil }
             guard !s.isEmpty, s.utf8.count <= 200 else { throw fail(path, "must be 1 to 200 bytes") }
-            guard !s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            guard !s.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
                 throw fail(path, "must not contain control characters")
             }
             return s

@@ -16,10 +16,10 @@ extension MessageEncoder {
             s.string("reason", "busy")
             s.string("owner", owner)
             s.string("active", button(active))
-        case .deniedForbidden(let b):
+        case .deniedForbidden(let id):
             s.begin("DENIED", "denied")
             s.arg("panel", panel.id)
-            s.arg("button", button(b))
+            s.arg("button", id)
             s.string("reason", "forbidden")
         case .released(let verb, let b, let ended):
             switch verb {

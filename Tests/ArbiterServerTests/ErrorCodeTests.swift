@@ -23,6 +23,9 @@ struct ErrorCodeTests {
             ("HISTORY k", "ERROR forbidden"),
             ("UP k b1", "ERROR forbidden"),
             ("DOWN k b1", "DENIED k b1 reason=forbidden"),
+            // Whether a button exists on a panel one may not press is not told.
+            ("DOWN k nope", "DENIED k nope reason=forbidden"),
+            ("CANCEL k nope", "ERROR forbidden"),
             ("HELLO eve key=wrong", "ERROR forbidden"),
             (String(repeating: "x", count: 5000), "ERROR line-too-long"),
         ]

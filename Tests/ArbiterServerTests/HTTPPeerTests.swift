@@ -68,6 +68,9 @@ struct HTTPPeerTests {
         #expect(b2?["owner"] == .string("alice"))
         #expect(buttons.first { $0["id"] == .string("b1") }?["state"] == .string("locked"))
         #expect(buttons.first { $0["id"] == .string("sos") }?["label"] == .string("緊急"))
+        // A hold has no timeout, so none is shown; a tap's is.
+        #expect(buttons.first { $0["id"] == .string("sos") }?["timeout_ms"] == nil)
+        #expect(buttons.first { $0["id"] == .string("b1") }?["timeout_ms"] == .number("10000"))
     }
 
     @Test func apiPanelsOnlyNamesPanelsThatNeedAViewKey() throws {

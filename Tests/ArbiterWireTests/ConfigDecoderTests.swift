@@ -29,6 +29,11 @@ struct ConfigDecoderTests {
         #expect(panels[0].keys.press == "optional secret")
     }
 
+    @Test func aByteOrderMarkIsSkipped() throws {
+        let panels = try ConfigDecoder.decode([0xEF, 0xBB, 0xBF] + Array(#"{"panels":[{"id":"p","buttons":[{"id":"a"}]}]}"#.utf8))
+        #expect(panels.first?.id == "p")
+    }
+
     @Test func errorsNameThePathAndTheProblem() {
         #expect(failure("{") != nil)
         #expect(failure(#"{"panels":[]}"#) == "panels: must list at least one panel")
@@ -45,6 +50,7 @@ struct ConfigDecoderTests {
             == #"panels[0].buttons[0].timeout_ms: applies to tap and talk buttons, and this one is hold"#)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"tap","long_ms":200}]}]}"#)?.hasPrefix("panels[0].buttons[0].long_ms: applies to talk buttons") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","label":"x\ny"}]}]}"#)?.contains("control") == true)
+        #expect(failure(#"{"panels":[{"id":"p","title":"x\u0085y","buttons":[{"id":"a"}]}]}"#)?.contains("control") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a"}]},{"id":"p","buttons":[{"id":"a"}]}]}"#) == #"panels[1].id: "p" is used twice"#)
     }
 }

@@ -29,7 +29,7 @@ struct MessageEncoderTests {
     @Test func repliesInText() {
         #expect(text(.granted(button: 0, fence: 12)) == "GRANTED demo b1 fence=12\n")
         #expect(text(.deniedBusy(button: 1, owner: "alice", active: 0)) == "DENIED demo b2 reason=busy owner=alice active=b1\n")
-        #expect(text(.deniedForbidden(button: 1)) == "DENIED demo b2 reason=forbidden\n")
+        #expect(text(.deniedForbidden(buttonID: "b2")) == "DENIED demo b2 reason=forbidden\n")
         #expect(text(.released(verb: .up, button: 3, ended: .fired)) == "OK UP demo sos ended=fired\n")
         #expect(text(.released(verb: .cancel, button: 0, ended: nil)) == "OK CANCEL demo b1\n")
         #expect(text(.error(.notOwner, "b1 is held by bob")) == "ERROR not-owner b1 is held by bob\n")
@@ -96,6 +96,9 @@ struct MessageEncoderTests {
         #expect(MessageEncoder.text(.pong(token: "x \u{85}")) == "PONG \"x ?\"\n")
         #expect(MessageEncoder.text(.pong(token: "caf\u{E9} \u{C2}\u{A0}")) == "PONG \"caf\u{E9} \u{C2}\u{A0}\"\n")
         #expect(MessageEncoder.text(.error(.unknownCommand, "\u{85}x")) == "ERROR unknown-command ?x\n")
+        // In JSON they are escaped, as are U+2028/U+2029: line-splitting readers stay whole.
+        #expect(MessageEncoder.text(.pong(token: "a\u{85}b\u{2028}c\u{2029}\u{E9}"), format: .json)
+            == #"{"type":"pong","token":"a\u0085b\u2028c\u2029"# + "\u{E9}" + #""}"# + "\n")
     }
 
     @Test func historyRecordRoundTrip() throws {
