@@ -13,8 +13,12 @@ public enum TextCommandParser {
         // A byte order mark, as some Windows tools put before a file piped in, is
         // invisible: an error that named it would read "PING is not a command".
         if line.count >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF {
-            return parse(UnsafeBufferPointer(rebasing: line[3...]))
+            return parseLine(UnsafeBufferPointer(rebasing: line[3...]))
         }
+        return parseLine(line)
+    }
+
+    private static func parseLine(_ line: UnsafeBufferPointer<UInt8>) -> Outcome {
         var start = 0
         while start < line.count, LineTokenizer.isSpace(line[start]) { start += 1 }
         if start == line.count { return .empty }
