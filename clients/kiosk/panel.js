@@ -302,6 +302,8 @@
       case "fired":
         if (b.kind === "hold") b.progress = 1;
         b.firedBy = m.owner;
+        // Remembered now: RELEASED reason=fired follows at once and clears the owner.
+        b.firedMine = isMine(b);
         flash(b);
         if (isMine(b)) vibrate([60, 40, 60]);
         return;
@@ -541,7 +543,8 @@
     if (b.deniedText) return b.deniedText;
     const mine = isMine(b) ? " (you)" : "";
     if (b.el.dataset.fired === "1") {
-      return b.kind === "hold" ? `FIRED by ${b.firedBy}` : `FIRED · held by ${b.owner || b.firedBy}`;
+      const you = b.firedMine ? " (you)" : "";
+      return b.kind === "hold" ? `FIRED by ${b.firedBy}${you}` : `FIRED · held by ${b.owner || b.firedBy}${you}`;
     }
     switch (b.state) {
       case "pressed":
@@ -657,7 +660,7 @@
     const b = {
       id: config.id, label: config.label || config.id, kind: config.kind, group: config.group,
       holdMs: config.hold_ms || 0, state: "offline", owner: null, ownerSession: null,
-      progress: 0, midway: false, talk: "idle", talkText: "", firedBy: "", deniedText: "",
+      progress: 0, midway: false, talk: "idle", talkText: "", firedBy: "", firedMine: false, deniedText: "",
       el, statusEl: null, ringFill: null, firedTimer: null, deniedTimer: null,
     };
     if (config.kind === "hold") {
