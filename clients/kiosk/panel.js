@@ -301,6 +301,7 @@
         return;
       case "fired":
         if (b.kind === "hold") b.progress = 1;
+        if (b.kind === "hold" && m.session === view.session) announce(`${b.label}: fired.`);
         b.firedBy = m.owner;
         // Remembered now: RELEASED reason=fired follows at once and clears the owner.
         b.firedMine = isMine(b);
@@ -313,6 +314,7 @@
         return;
       case "started":
         b.talk = "talking";
+        if (m.session === view.session) announce(`${b.label}: talking.`);
         return;
       case "stopped": {
         b.talk = "stopped";
@@ -323,11 +325,15 @@
           : `${m.owner} stopped · ${seconds} s${why}`;
         b.heldMs = m.held_ms;
         b.discarded = m.discarded;
+        if (m.session === view.session) {
+          announce(`${b.label}: talk stopped after ${seconds} seconds${m.discarded ? ", too short, discarded" : ""}.`);
+        }
         return;
       }
       case "cancelled":
         b.talk = "cancelled";
         b.talkText = `${m.owner}: talk cancelled`;
+        if (m.session === view.session) announce(`${b.label}: talk cancelled.`);
         return;
       case "released":
         b.state = "idle";
@@ -359,6 +365,7 @@
       press.status = "granted";
       press.fence = m.fence;
     }
+    announce(`${labelOf(m.button)}: pressed, you hold it.`);
     // Nothing lights here: the PRESSED event that follows does that, on every page alike.
   }
 
@@ -368,9 +375,13 @@
     if (press && press.downId === m.id) press.status = "denied";
     const b = buttons.get(m.button);
     if (!b) return;
+    const holder = m.owner === view.name && myGrants.has(m.active) ? "you hold" : `${m.owner} holds`;
     b.deniedText = m.reason === "busy"
       ? `busy · ${m.owner} holds ${labelOf(m.active)}`
       : `not allowed (${m.reason})`;
+    announce(m.reason === "busy"
+      ? `${b.label}: not pressed, ${holder} ${labelOf(m.active)}.`
+      : `${b.label}: not pressed (${m.reason}).`);
     b.el.dataset.denied = "1";
     clearTimeout(b.deniedTimer);
     b.deniedTimer = setTimeout(() => {
@@ -526,6 +537,18 @@
     b.el.dataset.fired = "0";
   }
 
+  /**
+   * Says `text` through the page's one polite live region (#announce). Each message is a
+   * new node, so the same words twice are read twice; older ones are dropped.
+   */
+  function announce(text) {
+    const region = $("announce");
+    const line = document.createElement("span");
+    line.textContent = `${text} `;
+    region.append(line);
+    while (region.childElementCount > 3) region.firstElementChild.remove();
+  }
+
   let noticeTimer = null;
   function notice(text) {
     const note = $("name-note");
@@ -566,18 +589,26 @@
 
   function render(b) {
     const el = b.el;
+    const mine = isMine(b);
     el.disabled = !view.live;
     el.dataset.state = view.live ? b.state : "offline";
     el.dataset.owner = b.owner || "";
-    el.dataset.mine = isMine(b) ? "1" : "0";
-    el.setAttribute("aria-pressed", b.state === "pressed" ? "true" : "false");
+    el.dataset.mine = mine ? "1" : "0";
+    // aria-pressed is this page's own press only; a button someone else holds, or one
+    // its group's press locks, cannot be pressed now: aria-disabled, still focusable
+    // (disabled would drop focus and hide it from keyboard users).
+    el.setAttribute("aria-pressed", view.live && b.state === "pressed" && mine ? "true" : "false");
+    const unavailable = view.live && (b.state === "locked" || (b.state === "pressed" && !mine));
+    if (unavailable) el.setAttribute("aria-disabled", "true");
+    else el.removeAttribute("aria-disabled");
     if (b.kind === "hold") {
       el.dataset.progress = String(b.progress);
       el.dataset.midway = b.midway ? "1" : "0";
       b.ringFill.style.strokeDashoffset = String(100 * (1 - Math.min(1, Math.max(0, b.progress))));
     }
     if (b.kind === "talk") el.dataset.talk = b.talk;
-    b.statusEl.textContent = statusText(b);
+    const status = statusText(b);
+    if (b.statusEl.textContent !== status) b.statusEl.textContent = status;
   }
 
   function renderAll() {
@@ -670,10 +701,14 @@
     }
     const label = document.createElement("span");
     label.className = "label";
+    label.id = `label-${config.id}`;
     label.textContent = b.label;
     const status = document.createElement("span");
     status.className = "status";
     status.id = `status-${config.id}`;
+    // The accessible name is the label alone (a name that changed with every progress
+    // tick would be re-read); the status is the description.
+    el.setAttribute("aria-labelledby", label.id);
     el.setAttribute("aria-describedby", status.id);
     el.append(label, status);
     b.statusEl = status;
