@@ -58,6 +58,8 @@
   // ---------------------------------------------------------------- connection
 
   let ws = null;
+  /** Id of the button that had focus when the connection dropped, until it is live again. */
+  let focusWhenLive = null;
   let attempt = 0;
   let reconnectTimer = null;
   let lastHeard = 0;
@@ -130,6 +132,12 @@
 
   /** The socket is gone: the server released whatever this session held. */
   function dropped() {
+    // Buttons are disabled while offline, which drops their focus to <body>: the focused
+    // one is remembered and gets it back when the panel is live again.
+    const active = document.activeElement;
+    if (active && active.classList.contains("btn") && active.dataset.button) {
+      focusWhenLive = active.dataset.button;
+    }
     if (ws) {
       const old = ws;
       ws = null;
@@ -247,6 +255,20 @@
     attempt = 0;
     setConn("live", "live");
     renderAll();
+    restoreFocus();
+  }
+
+  /** Focus back on the button that had it before a disconnect, unless the user has
+   *  moved on to something else meanwhile. */
+  function restoreFocus() {
+    const id = focusWhenLive;
+    focusWhenLive = null;
+    if (id === null) return;
+    const el = document.getElementById(`button-${id}`);
+    const active = document.activeElement;
+    if (el && !el.disabled && (!active || active === document.body || active === el)) {
+      el.focus({ preventScroll: true });
+    }
   }
 
   /** Events are applied strictly in seq order; a gap means something was missed. */
