@@ -55,6 +55,34 @@
   /** buttonId -> fence of a grant this session got and has not seen released. */
   const myGrants = new Map();
 
+  // ---------------------------------------------------------------- keys
+
+  // A panel's view/press/admin levels may need a key; a session presents ONE key with
+  // HELLO (docs/PROTOCOL-NOTES.md, "Sessions, keys, roles"). A key the server accepted is
+  // kept for this panel in sessionStorage, never localStorage: on a shared kiosk it must
+  // not outlive the browser session. Reconnects present it again.
+  const KEY_STORE = `buttonarbiter.key.${panelId}`;
+  const keys = {
+    need: null,        // what the prompt is asking for: "view" | "press" | null (hidden)
+    hello: null,       // { id, key, typed } of the keyed HELLO awaiting its reply
+    presented: false,  // this socket's session presented a key the server accepted
+    rejoin: false,     // a JOIN after an accepted key is under way
+    focusButton: null, // the button whose press asked for the key: focus goes back to it
+    staleNote: "",     // why the prompt shows although a key was kept (it stopped working)
+  };
+
+  function storedKey() {
+    try { return sessionStorage.getItem(KEY_STORE) || ""; } catch (_) { return ""; }
+  }
+
+  function storeKey(key) {
+    try { sessionStorage.setItem(KEY_STORE, key); } catch (_) { /* works for this socket only */ }
+  }
+
+  function forgetKey() {
+    try { sessionStorage.removeItem(KEY_STORE); } catch (_) { /* nothing stored */ }
+  }
+
   // ---------------------------------------------------------------- connection
 
   let ws = null;
@@ -73,8 +101,8 @@
     conn.textContent = text;
     document.body.dataset.conn = state;
     const banner = $("banner");
-    if (state === "live") {
-      banner.hidden = true;
+    if (state === "live" || state === "key") {
+      banner.hidden = true;  // for "key" the key prompt says what is wrong
     } else if (state === "offline") {
       banner.hidden = false;
     }
@@ -111,12 +139,21 @@
       return retry("Disconnected: the server is unreachable.");
     }
     if (!panel) return retry(`Disconnected: this server has no panel "${panelId}".`);
-    build(panel);
+    // A private panel is listed without its buttons: they are built from the JOIN
+    // snapshot once a key lets this page in, and kept over reconnects.
+    if (panel.private) showTitle(panel);
+    else build(panel);
 
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const name = KioskName.get();
-    let url = `${scheme}//${location.host}/ws?panel=${encodeURIComponent(panelId)}`;
-    if (name) url += `&name=${encodeURIComponent(name)}`;
+    // With a key for this panel the page connects without ?panel= (that JOIN would come
+    // before the key): WELCOME, then HELLO with the key, then JOIN.
+    const key = storedKey();
+    const query = new URLSearchParams();
+    if (!key) query.set("panel", panelId);
+    if (name) query.set("name", name);
+    const search = query.toString();
+    const url = `${scheme}//${location.host}/ws${search ? `?${search}` : ""}`;
     const socket = new WebSocket(url);
     ws = socket;
     lastHeard = Date.now();
@@ -145,6 +182,10 @@
     }
     view.live = false;
     view.resyncing = false;
+    if (keys.hello && keys.hello.typed) keyNote("Disconnected before the key was checked: enter it again.", true);
+    keys.hello = null;
+    keys.presented = false;
+    keys.rejoin = false;
     snapshotLines = [];
     presses.clear();
     myGrants.clear();
@@ -198,11 +239,14 @@
 
   function onMessage(m) {
     switch (m.type) {
-      case "welcome":
+      case "welcome": {
         view.session = m.session;
         view.name = m.name;
         renderWho();
+        const key = storedKey();
+        if (key) sendKey(key, false);
         return;
+      }
       case "button":
         // One BUTTON line per button, then OK JOIN: collected, applied all at once.
         if (m.panel === panelId) snapshotLines.push(m);
@@ -214,6 +258,7 @@
           view.name = m.name;
           renderWho();
           renderAll();
+          if (keys.hello && keys.hello.id === m.id) keyAccepted();
         }
         return;
       case "granted":
@@ -234,6 +279,12 @@
   }
 
   function applySnapshot(ok) {
+    if (snapshotLines.length !== buttons.size || snapshotLines.some((line) => !buttons.has(line.button))) {
+      // A private panel: /api/panels names no buttons, so the snapshot's BUTTON lines
+      // (id, kind, group; no label) are all this page knows.
+      build({ id: panelId, title: view.title,
+              buttons: snapshotLines.map((line) => ({ id: line.button, kind: line.kind, group: line.group })) });
+    }
     for (const line of snapshotLines) {
       const b = buttons.get(line.button);
       if (!b) continue;  // not in /api/panels: cannot be, within one server run
@@ -255,6 +306,8 @@
     attempt = 0;
     setConn("live", "live");
     renderAll();
+    if (keys.rejoin || keys.need === "view") hideKeyPrompt();
+    keys.rejoin = false;
     restoreFocus();
   }
 
@@ -398,12 +451,17 @@
     const b = buttons.get(m.button);
     if (!b) return;
     const holder = m.owner === view.name && myGrants.has(m.active) ? "you hold" : `${m.owner} holds`;
-    b.deniedText = m.reason === "busy"
-      ? `busy · ${m.owner} holds ${labelOf(m.active)}`
-      : `not allowed (${m.reason})`;
-    announce(m.reason === "busy"
-      ? `${b.label}: not pressed, ${holder} ${labelOf(m.active)}.`
-      : `${b.label}: not pressed (${m.reason}).`);
+    if (m.reason === "busy") {
+      b.deniedText = `busy · ${m.owner} holds ${labelOf(m.active)}`;
+      announce(`${b.label}: not pressed, ${holder} ${labelOf(m.active)}.`);
+    } else if (m.reason === "forbidden") {
+      b.deniedText = "needs a key";
+      announce(`${b.label}: not pressed, this panel needs a key to press.`);
+      askForKey("press", keys.presented ? "The key given does not allow pressing here." : "", b.id);
+    } else {
+      b.deniedText = `not allowed (${m.reason})`;
+      announce(`${b.label}: not pressed (${m.reason}).`);
+    }
     b.el.dataset.denied = "1";
     clearTimeout(b.deniedTimer);
     b.deniedTimer = setTimeout(() => {
@@ -420,13 +478,135 @@
     if (command && (command.cmd === "up" || command.cmd === "cancel") && m.code === "not-owner") {
       return;  // the DOWN it ends was denied after the finger had already lifted: nothing held
     }
-    if (!command && m.code === "no-such-panel") {
-      dropped();  // the ?panel= JOIN failed: the server's config changed under us
+    if ((!command || command.cmd === "join") && m.code === "no-such-panel") {
+      dropped();  // the JOIN failed: the server's config changed under us
+      return;
+    }
+    if (command && command.cmd === "hello" && keys.hello && keys.hello.id === m.id) {
+      keyRefused(keys.hello);
       return;
     }
     if (command && command.cmd === "join") view.resyncing = false;
+    if ((!command || command.cmd === "join") && m.code === "forbidden") {
+      // JOIN refused (the ?panel= one has no id): this panel needs a view key.
+      joinRefused();
+      return;
+    }
     notice(`${m.code}: ${m.message}`);
   }
+
+  // ---------------------------------------------------------------- the key prompt
+
+  /** Presents `key` with HELLO (keeping the current name); false when offline. */
+  function sendKey(key, typed) {
+    const id = send({ cmd: "hello", name: view.name || KioskName.get() || "guest", key });
+    if (!id) return false;
+    keys.hello = { id, key, typed };
+    return true;
+  }
+
+  /** OK HELLO for the key: keep it for this panel, JOIN with it (a fresh snapshot). */
+  function keyAccepted() {
+    const { key, typed } = keys.hello;
+    keys.hello = null;
+    keys.presented = true;
+    storeKey(key);
+    if (typed) {
+      $("key-input").value = "";
+      keyNote("Key accepted…", false);
+    }
+    keys.rejoin = true;
+    view.resyncing = true;
+    snapshotLines = [];
+    send({ cmd: "join", panel: panelId });
+  }
+
+  /** ERROR to the keyed HELLO: the key matches no panel. */
+  function keyRefused(hello) {
+    keys.hello = null;
+    if (hello.typed) {
+      keyNote("That key is not right.", true);
+      const input = $("key-input");
+      if (document.activeElement === input || document.activeElement === document.body) input.select();
+      return;
+    }
+    // The key kept from before is no longer good (the server's config changed): drop it
+    // and JOIN without one; the prompt appears if the panel does need a key.
+    forgetKey();
+    keys.staleNote = "The key kept for this panel is no longer accepted.";
+    send({ cmd: "join", panel: panelId });
+  }
+
+  function joinRefused() {
+    keys.rejoin = false;
+    let why = keys.staleNote || "";
+    if (keys.presented) {
+      forgetKey();  // accepted somewhere, but it does not open this panel
+      why = "That key does not open this panel.";
+    }
+    keys.staleNote = "";
+    build({ id: panelId, title: view.title, buttons: [] });
+    setConn("key", "needs a key");
+    askForKey("view", why, null);
+  }
+
+  /**
+   * Shows the key prompt (a lasting message, not a notice): `need` "view" to see the
+   * panel, "press" to press its buttons; `why` a note under it.
+   */
+  function askForKey(need, why, buttonId) {
+    const prompt = $("key-prompt");
+    const wasHidden = prompt.hidden;
+    keys.need = need;
+    if (buttonId !== null) keys.focusButton = buttonId;
+    $("key-why").textContent = need === "view"
+      ? "Enter the panel's key to see and press its buttons."
+      : "Anyone may watch this panel; pressing its buttons takes a key.";
+    keyNote(why, Boolean(why));
+    prompt.hidden = false;
+    if (wasHidden) $("key-input").focus();
+  }
+
+  function hideKeyPrompt() {
+    const prompt = $("key-prompt");
+    if (prompt.hidden) return;
+    const hadFocus = prompt.contains(document.activeElement);
+    prompt.hidden = true;
+    keys.need = null;
+    keyNote("", false);
+    if (hadFocus) {
+      const back = keys.focusButton && document.getElementById(`button-${keys.focusButton}`);
+      const target = back || document.querySelector(".btn:not(:disabled)");
+      if (target) target.focus({ preventScroll: true });
+    }
+    keys.focusButton = null;
+  }
+
+  function keyNote(text, bad) {
+    const note = $("key-note");
+    note.textContent = text;
+    if (bad) note.setAttribute("data-bad", "");
+    else note.removeAttribute("data-bad");
+  }
+
+  $("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const key = $("key-input").value;
+    if (!key.trim()) {
+      keyNote("Enter the key first.", true);
+      return;
+    }
+    if (keys.hello) return;  // one key at a time: wait for its answer
+    if (sendKey(key, true)) {
+      keyNote("Checking the key…", false);
+    } else {
+      // Offline: the next connect presents it; a wrong one is then dropped and asked again.
+      storeKey(key);
+      $("key-input").value = "";
+      keyNote("Not connected: the key will be tried once the page is back online.", false);
+      reconnectNow();
+    }
+  });
 
   // ---------------------------------------------------------------- pressing
 
@@ -604,7 +784,7 @@
       }
       default:
         if (b.kind === "talk") return b.talkText || "tap, or hold to talk";
-        if (b.kind === "hold") return `hold ${(b.holdMs / 1000).toFixed(1)} s`;
+        if (b.kind === "hold") return b.holdMs ? `hold ${(b.holdMs / 1000).toFixed(1)} s` : "hold to fire";
         return "free";
     }
   }
@@ -669,11 +849,15 @@
     return { svg, fill };
   }
 
-  /** (Re)builds the buttons when the panel's configuration differs from what is shown. */
-  function build(panel) {
+  function showTitle(panel) {
     view.title = panel.title || panel.id;
     $("title").textContent = view.title;
     document.title = `${view.title} — ButtonArbiter`;
+  }
+
+  /** (Re)builds the buttons when the panel's configuration differs from what is shown. */
+  function build(panel) {
+    showTitle(panel);
     const signature = JSON.stringify(panel.buttons.map((b) => [b.id, b.label, b.kind, b.group, b.hold_ms]));
     if (signature === build.signature) return;
     build.signature = signature;
@@ -749,7 +933,7 @@
 
   // Read-only view for the browser test (Tests/browser), plus one way to provoke a seq gap.
   window.kioskDebug = {
-    state: () => ({ ...view, presses: presses.size, conn: document.body.dataset.conn }),
+    state: () => ({ ...view, presses: presses.size, conn: document.body.dataset.conn, needKey: keys.need }),
     forgetLastEvent: () => { view.seq -= 1; },
   };
 
