@@ -3,8 +3,8 @@
 
     python3 Tests/browser/test_kiosk.py [path/to/arbiter]      (default .build/debug/arbiter)
 
-Starts the real arbiter binary on 127.0.0.1 (--port 0, a config with a 1.2 s hold written
-to a temp dir), opens two browser pages (two WebDriver sessions: a 1280x800 wall tablet
+Starts the real arbiter binary on 127.0.0.1 (--port 0, a config with a 1.2 s hold, keyed
+panels and long names, written to a temp dir), opens two browser pages (two WebDriver sessions: a 1280x800 wall tablet
 with a mouse, a 360x640 phone with touch) and one netcat-style line peer on the panel,
 and checks what PROTOCOL.md and the kiosk issue promise. Screenshots go to artifacts/.
 Exit status 0 when every check passed, 1 on the first failure (with what was seen), 2
@@ -41,6 +41,10 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 PANEL = "demo"
 HOLD_MS = 1200
+VIEW_KEY = "open-sesame"
+PRESS_KEY = "press-me"
+LONG_TITLE = "Supercalifragilisticexpialidocious" * 5       # 170 characters, no break
+LONG_GROUP = "W" * 64                                      # the longest group name, shown uppercase
 
 CONFIG = {
     "panels": [
@@ -58,6 +62,17 @@ CONFIG = {
             ],
         },
         {"id": "lobby", "title": "Second panel", "buttons": [{"id": "x", "label": "X"}]},
+        # Keyed panels: one private to a view key, one anyone may watch but only the
+        # press key may press.
+        {"id": "vault", "title": "Vault", "keys": {"view": VIEW_KEY},
+         "buttons": [{"id": "v1", "label": "Vault door", "kind": "tap"},
+                     {"id": "v2", "label": "Vault alarm", "kind": "hold", "hold_ms": 800, "group": "alarm"}]},
+        {"id": "guarded", "title": "Guarded", "keys": {"press": PRESS_KEY},
+         "buttons": [{"id": "g1", "label": "Gate", "kind": "tap"}]},
+        # Long unbroken words: they must wrap, never scroll the page sideways.
+        {"id": "long", "title": LONG_TITLE,
+         "buttons": [{"id": "l1", "label": "Long 1", "group": LONG_GROUP},
+                     {"id": "l2", "label": "Long 2", "group": LONG_GROUP}]},
     ]
 }
 
@@ -247,6 +262,7 @@ return {state: el.dataset.state, owner: el.dataset.owner, mine: el.dataset.mine,
         progress: el.dataset.progress, midway: el.dataset.midway, fired: el.dataset.fired,
         talk: el.dataset.talk, denied: el.dataset.denied, disabled: el.disabled,
         ring: ring ? ring.style.strokeDashoffset : null,
+        pressed: el.getAttribute('aria-pressed'), unavailable: el.getAttribute('aria-disabled'),
         label: el.querySelector('.label').textContent,
         status: el.querySelector('.status').textContent};
 """
@@ -264,10 +280,12 @@ if (!window.__rec) {
         progress: el.dataset.progress, midway: el.dataset.midway, fired: el.dataset.fired,
         talk: el.dataset.talk, denied: el.dataset.denied, disabled: el.disabled,
         ring: ring ? ring.style.strokeDashoffset : null,
+        pressed: el.getAttribute('aria-pressed'), unavailable: el.getAttribute('aria-disabled'),
         status: el.querySelector('.status').textContent};
     }
     window.__rec.push({t: performance.now(), conn: document.body.dataset.conn,
-                       notice: (document.getElementById('name-note') || {}).textContent || '', b});
+                       notice: (document.getElementById('name-note') || {}).textContent || '',
+                       announce: (document.getElementById('announce') || {}).textContent || '', b});
   };
   new MutationObserver(window.__snap).observe(document.body,
     {subtree: true, attributes: true, childList: true, characterData: true});
@@ -556,6 +574,44 @@ def check_contrast(page, when):
     ok(f"[{page.label}] {result['checked']} text elements meet WCAG AA contrast ({when})")
 
 
+OVERFLOW_JS = """
+const vw = document.documentElement.clientWidth;
+const over = [...document.querySelectorAll(arguments[0])].filter((el) => {
+  const r = el.getBoundingClientRect();
+  return r.right > vw + 0.5 || r.left < -0.5 || el.scrollWidth > el.clientWidth + 1;
+}).map((el) => el.tagName + ' ' + el.textContent.slice(0, 24));
+return {vw, scrollWidth: document.documentElement.scrollWidth, over,
+        found: document.querySelectorAll(arguments[0]).length};
+"""
+
+
+RING_VISIBILITY = "return getComputedStyle(document.querySelector('#button-sos .ring-fill')).visibility"
+
+
+def check_wraps(page, selector, what):
+    """No sideways scroll, and every element matching `selector` inside the viewport."""
+    seen = page.js(OVERFLOW_JS, selector)
+    check(seen["found"] > 0, f"[{page.label}] {what}: nothing matches {selector}")
+    check(seen["scrollWidth"] <= seen["vw"] and not seen["over"],
+          f"[{page.label}] {what} overflows at {seen['vw']} px: scrollWidth {seen['scrollWidth']}, {seen['over']}")
+    ok(f"[{page.label}] {what}: wraps at {seen['vw']} px, no sideways scroll")
+
+
+PROMPT_JS = """
+const prompt = document.getElementById('key-prompt');
+return {shown: !!prompt && !prompt.hidden, title: document.getElementById('key-title').textContent,
+        why: document.getElementById('key-why').textContent, note: document.getElementById('key-note').textContent,
+        focus: document.activeElement ? document.activeElement.id : null, conn: document.body.dataset.conn,
+        buttons: [...document.querySelectorAll('.btn')].map((el) => el.dataset.button),
+        stored: sessionStorage.getItem('buttonarbiter.key.' + arguments[0]),
+        local: Object.keys(localStorage).filter((k) => k.includes('key'))};
+"""
+
+
+def prompt_state(page, panel):
+    return page.js(PROMPT_JS, panel)
+
+
 def float_eq(a, b):
     return abs(float(a) - float(b)) < 1e-6
 
@@ -583,8 +639,8 @@ def run(binary, workdir):
         tablet = Page("tablet", 1280, 800, False, base)
         pages.append(tablet)
         tablet.open("/")
-        tablet.wait(lambda p: p.js("return document.querySelectorAll('#panels li[data-panel]').length") == 2,
-                    10, "the panel list shows both panels")
+        tablet.wait(lambda p: p.js("return document.querySelectorAll('#panels li[data-panel]').length")
+                    == len(CONFIG["panels"]), 10, "the panel list shows every panel")
         listed = tablet.js("""return [...document.querySelectorAll('#panels li[data-panel]')].map((li) => ({
             id: li.dataset.panel, href: li.querySelector('a').getAttribute('href'),
             title: li.querySelector('.panel-title').textContent,
@@ -595,11 +651,49 @@ def run(binary, workdir):
               f"panel list entry for {PANEL}: {demo}")
         check(demo["members"] == "1" and "1 member" in demo["meta"], f"panel list member count (carol joined): {demo}")
         ok(f"/ lists {[item['id'] for item in listed]} with member counts and links ({demo['meta']!r})")
+        vault = next(item for item in listed if item["id"] == "vault")
+        check(vault["href"] == "/panel/vault" and "needs a view key" in vault["meta"] and vault["title"] == "Vault",
+              f"the private panel's entry: {vault}")
+        ok(f"the private panel is listed with a link to its page ({vault['meta']!r})")
+        check_wraps(tablet, "#panels .panel-title, #panels .panel-meta", "a long panel title on the index")
+
+        section("the index refreshes in place: focus and nodes kept")
+        check(tablet.js("return document.getElementById('panels').hasAttribute('aria-live')") is False,
+              "the whole panel list is aria-live (every refresh would be announced)")
+        tablet.js("""for (const li of document.getElementById('panels').children) li.__kept = true;
+                     document.querySelector('#panels li[data-panel=demo] a').focus();""")
+        before = tablet.js("return window.kioskDebug.refreshes()")
+        tablet.js("return window.kioskDebug.refresh()")  # nothing changed
+        carol.send("JOIN lobby")
+        carol.wait(r"^OK JOIN lobby ", what="carol joined lobby")
+        # The next one is the page's own 5 s timer's, with lobby's member count changed.
+        tablet.wait(lambda p: "1 member" in p.js(
+            "return document.querySelector('#panels li[data-panel=lobby] .panel-meta').textContent"),
+            8, "the timer's refresh showing lobby's new member")
+        after = tablet.js("""const list = document.getElementById('panels');
+            return {active: document.activeElement.getAttribute('href'), refreshes: window.kioskDebug.refreshes(),
+                    kept: [...list.children].every((li) => li.__kept),
+                    lobby: list.querySelector('li[data-panel=lobby] .panel-meta').textContent};""")
+        check(after["refreshes"] >= before + 2, f"two refreshes ran: {before} -> {after['refreshes']}")
+        check(after["active"] == f"/panel/{PANEL}", f"focus left the focused link over two refreshes: {after}")
+        check(after["kept"], "a refresh replaced list items instead of updating them")
+        check("1 member" in after["lobby"], f"lobby's new member count not shown: {after['lobby']!r}")
+        carol.send("LEAVE lobby")
+        carol.wait(r"^OK LEAVE lobby\b", what="carol left lobby")
+        ok(f"two refreshes (the timer's changing lobby to {after['lobby']!r}): same nodes, focus stayed on the demo link")
         tablet.d.find_element("id", "name-input").clear()
         tablet.d.find_element("id", "name-input").send_keys("alice\n")
         tablet.wait(lambda p: p.js("return localStorage.getItem('buttonarbiter.name')") == "alice", 5,
                     "the name alice stored in localStorage")
         shots.append(tablet.screenshot("kiosk-index-tablet-1280x800.png"))
+
+        section("long unbroken names wrap (tablet, 1280 px)")
+        tablet.open("/panel/long")
+        tablet.wait_live()
+        check_wraps(tablet, ".group h2, #title", "a 64-character group name and a long title on the panel page")
+        tablet.open("/")
+        tablet.wait(lambda p: p.js("return document.querySelectorAll('#panels li[data-panel]').length")
+                    == len(CONFIG["panels"]), 10, "the panel list shown again")
         tablet.d.find_element("css selector", f"#panels li[data-panel={PANEL}] a").click()
         tablet.wait(lambda p: p.d.current_url.endswith(f"/panel/{PANEL}"), 10, "the link opened the panel page")
         tablet.wait_live()
@@ -613,6 +707,53 @@ def run(binary, workdir):
 
         phone = Page("phone", 360, 640, True, base)
         pages.append(phone)
+        section("long unbroken names wrap (phone, 360 px)")
+        phone.open("/")
+        phone.wait(lambda p: p.js("return document.querySelectorAll('#panels li[data-panel]').length")
+                   == len(CONFIG["panels"]), 10, "the panel list on the phone")
+        check_wraps(phone, "#panels .panel-title, #panels .panel-meta", "a long panel title on the index")
+        phone.open("/panel/long")
+        phone.wait_live()
+        check_wraps(phone, ".group h2, #title", "a 64-character group name and a long title on the panel page")
+        shots.append(phone.screenshot("kiosk-long-names-phone-360x640.png"))
+
+        # Here, before the phone's two-finger gesture: after a multi-touch action
+        # sequence, ChromeDriver's touches on a newly loaded page reach it as a tap only
+        # (mousedown and click, no pointer events), so no press could start there.
+        section("a panel whose buttons need a press key (phone, touch)")
+        phone.open("/panel/guarded")
+        phone.wait_live()
+        check(not prompt_state(phone, "guarded")["shown"], "the press-keyed panel asked for a key just to watch")
+        phone.record()
+        phone.press("g1", 0.5, kind="touch").finish()
+        phone.wait(lambda p: prompt_state(p, "guarded")["shown"], 5, "the key prompt after a forbidden press",
+                   show=lambda p: (prompt_state(p, "guarded"), p.sent()))
+        seen = prompt_state(phone, "guarded")
+        check(seen["title"] == "This panel needs a key" and "press" in seen["why"] and seen["focus"] == "key-input",
+              f"the prompt after the forbidden press: {seen}")
+        check(all(r["b"]["g1"]["state"] != "pressed" for r in phone.records()), "the forbidden press lit g1")
+        check(phone.sent() == [("down", "g1", None)], f"the forbidden press sent {phone.sent()}")
+        ok(f"pressing without the key: DENIED reason=forbidden, g1 never lit, the prompt asks ({seen['why']!r})")
+        shots.append(phone.screenshot("kiosk-key-prompt-phone-360x640.png"))
+        check_contrast(phone, "the key prompt")
+        phone.d.find_element("id", "key-input").send_keys(PRESS_KEY + "\n")
+        phone.wait(lambda p: not prompt_state(p, "guarded")["shown"], 5, "the prompt gone after the press key",
+                   show=lambda p: prompt_state(p, "guarded"))
+        seen = prompt_state(phone, "guarded")
+        check(seen["stored"] == PRESS_KEY and seen["focus"] == "button-g1",
+              f"after the press key (kept, focus back on g1): {seen}")
+        phone.wait_live()
+        phone.record()
+        phone.press("g1", 1.0, kind="touch").finish()
+        phone.wait_button("g1", state="idle")
+        check(any(r["b"]["g1"]["state"] == "pressed" and r["b"]["g1"]["mine"] == "1" and r["b"]["g1"]["pressed"] == "true"
+                  for r in phone.records()), "g1 was not granted with the press key")
+        sent = phone.sent()
+        check(len(sent) == 2 and sent[0] == ("down", "g1", None) and sent[1][:2] == ("up", "g1") and sent[1][2],
+              f"the keyed press sent {sent}")
+        ok("with the press key the same press is granted (aria-pressed=true), then released with its fence")
+
+        section("the phone on the demo panel")
         phone.open(f"/panel/{PANEL}")
         phone.wait_live()
         mark = carol.mark()
@@ -655,6 +796,20 @@ def run(binary, workdir):
         fence = int(carol.since(mark, rf"^PRESSED {PANEL} b1 ")[0].split("fence=")[1].split()[0])
         check(tablet.sent() == [("down", "b1", None), ("up", "b1", fence)], f"tablet sent {tablet.sent()}")
         ok("pointer up released it (RELEASED reason=up) with the grant's fence; the tablet showed 'held by alice (you)'")
+        check(any(b["pressed"] == "true" and b["mine"] == "1" for b in own)
+              and all(b["pressed"] != "true" or b["mine"] == "1" for b in own),
+              f"tablet: aria-pressed=true not (only) on its own press: {[(b['state'], b['mine'], b['pressed']) for b in own]}")
+        seen = [r["b"] for r in phone.records()]
+        check(all(h["b1"]["pressed"] == "false" for h in seen),
+              f"phone: aria-pressed on a button alice holds: {[h['b1']['pressed'] for h in seen]}")
+        check(any(h["b1"]["state"] == "pressed" and h["b1"]["unavailable"] == "true"
+                  and h["b2"]["state"] == "locked" and h["b2"]["unavailable"] == "true" for h in seen),
+              f"phone: b1 (held by alice) and b2 (locked) not aria-disabled: {seen[-1]}")
+        announced = tablet.records()[-1]["announce"]
+        check("Button 1: pressed, you hold it." in announced, f"tablet's live region after its press: {announced!r}")
+        check(not phone.records()[-1]["announce"], f"phone announced alice's press: {phone.records()[-1]['announce']!r}")
+        ok("aria-pressed=true only on the presser's page; another's press is aria-disabled; "
+           f"the presser's live region said {announced.strip()!r}, the other page nothing")
 
         section("a socket-peer DOWN, seen by both pages; a press into the busy group lights nothing")
         for page in (tablet, phone):
@@ -667,6 +822,20 @@ def run(binary, workdir):
             page.wait_button("b1", state="locked", owner="carol", status=lambda s: "carol holds Button 2" in s)
             page.wait_button("b3", state="locked", owner="carol")
         ok("both pages: b2 held by carol, b1 and b3 locked by carol")
+        for page in (tablet, phone):
+            held, locked = page.button("b2"), page.button("b1")
+            check(held["pressed"] == "false" and held["unavailable"] == "true",
+                  f"[{page.label}] b2 held by another session: aria-pressed={held['pressed']} aria-disabled={held['unavailable']}")
+            check(locked["pressed"] == "false" and locked["unavailable"] == "true" and not locked["disabled"],
+                  f"[{page.label}] b1 locked: aria-pressed={locked['pressed']} aria-disabled={locked['unavailable']}")
+            names = {b: page.d.find_element("id", f"button-{b}").accessible_name for b in ("b1", "b2", "sos", "talk")}
+            check(names == {"b1": "Button 1", "b2": "Button 2", "sos": "緊急", "talk": "Talk"},
+                  f"[{page.label}] accessible names are not just the labels: {names}")
+            description = page.js("""const el = document.getElementById('button-b2');
+                return document.getElementById(el.getAttribute('aria-describedby')).textContent""")
+            check(description == "held by carol" or "carol" in description, f"[{page.label}] b2's description: {description!r}")
+        ok("carol's b2: aria-pressed=false, aria-disabled=true (still focusable); accessible names are the labels, "
+           "the status is the description")
         for page in (tablet, phone):  # the tap's short FIRED flash over, for the pictures
             page.wait_button("b2", fired="0", status=lambda s: s == "held by carol")
         shots.append(phone.screenshot("kiosk-panel-phone-360x640.png"))
@@ -684,6 +853,8 @@ def run(binary, workdir):
         check(not carol.since(mark, rf"^PRESSED {PANEL} b1 "), "the server granted b1 while carol held b2")
         check(tablet.sent() == [("down", "b1", None)], f"the refused press sent {tablet.sent()}, not just its DOWN")
         ok("tablet's press on b1 was DENIED: b1 never lit, it said 'busy · carol holds Button 2', no UP sent")
+        announced = tablet.records()[-1]["announce"]
+        check("Button 1: not pressed, carol holds Button 2." in announced, f"the refusal was not announced: {announced!r}")
         mark = carol.mark()
         carol.send(f"UP {PANEL} b2")
         carol.wait(rf"^RELEASED {PANEL} b2 reason=up ", since=mark)
@@ -738,6 +909,7 @@ def run(binary, workdir):
         fence = pressed.group(1)
         phone.wait_button("sos", state="pressed", progress=lambda v: v is not None and 0 < float(v) < 1,
                           what="the phone's ring partly filled")
+        check(phone.js(RING_VISIBILITY) == "visible", "the ring's fill is hidden while it fills")
         phone.wait_button("sos", midway="1", what="MIDWAY shown on the phone")
         carol.wait(rf"^FIRED {PANEL} sos owner=alice \S+ fence={fence} ", since=mark, what="FIRED", timeout=HOLD_MS / 1000 + 5)
         phone.wait_button("sos", fired="1", status=lambda s: "FIRED" in s and "alice" in s)
@@ -768,6 +940,12 @@ def run(binary, workdir):
             ok(f"[{page.label}] ring showed only server values ({len(distinct)} steps, {distinct[0]:.3f}..{distinct[-1]:.3f}), "
                f"MIDWAY before half, FIRED with a full ring")
         check(tablet.sent("sos") == [("down", "sos", None), ("up", "sos", int(fence))], f"tablet sent {tablet.sent('sos')}")
+        fired_texts = {page.label: {b["status"] for b in (r["b"]["sos"] for r in page.records()) if b["fired"] == "1"}
+                       for page in (tablet, phone)}
+        check(fired_texts["tablet"] == {"FIRED by alice (you)"} and fired_texts["phone"] == {"FIRED by alice"},
+              f"FIRED texts (the presser's own page says '(you)'): {fired_texts}")
+        announced = tablet.records()[-1]["announce"]
+        check("緊急: fired." in announced, f"the tablet did not announce its hold firing: {announced!r}")
         check(not tablet.notice(), f"lifting the finger after the fire showed a notice: {tablet.notice()!r}")
         ok("the hold fired although the pointer left the button at 0.25 s (pointer capture); lifting after FIRED is quiet")
 
@@ -780,6 +958,7 @@ def run(binary, workdir):
         check(not carol.since(mark, rf"^FIRED {PANEL} sos "), "an early release fired")
         for page in (tablet, phone):
             page.wait_button("sos", state="idle", progress="0", ring="100", what="ring emptied after the early release")
+            check(page.js(RING_VISIBILITY) == "hidden", f"[{page.label}] the empty ring still draws its fill (a dot at 12 o'clock)")
             records = [r["b"]["sos"] for r in page.records()]
             # From the press on (the previous hold's FIRED flash may still be on screen
             # when recording starts; the new PRESSED clears it).
@@ -900,6 +1079,7 @@ def run(binary, workdir):
         for page in (tablet, phone):
             page.wait_button("b2", state="pressed", owner="carol")
         sessions = {page.label: page.state()["session"] for page in (tablet, phone)}
+        tablet.js("document.getElementById('button-b3').focus()")
         server.kill()
         for page in (tablet, phone):
             page.wait(lambda p: p.js("return document.body.dataset.conn") == "offline", 10, "shows disconnected")
@@ -920,6 +1100,9 @@ def run(binary, workdir):
         check(tablet.js("return document.getElementById('whoami').textContent") == "You are alice.",
               "the tablet lost its name over the restart")
         ok("both pages reconnected by themselves with a fresh snapshot (b2 idle), names kept")
+        focused = tablet.js("return document.activeElement.id")
+        check(focused == "button-b3", f"the tablet's focus was not given back to b3 after the reconnect: {focused!r}")
+        ok("focus went back to the button that had it (b3) once the tablet was live again")
         dave = LinePeer(port, "dave")
         peers.append(dave)
         dave.send(f"JOIN {PANEL}")
@@ -931,6 +1114,63 @@ def run(binary, workdir):
         again.finish()
         dave.wait(rf"^RELEASED {PANEL} b1 reason=up owner=alice ", since=mark)
         ok("pressing works again after the restart")
+
+        section("a panel private to a view key (tablet)")
+        dave.send(f"HELLO dave key={VIEW_KEY}")
+        dave.wait(r"^OK HELLO name=dave ", what="dave presents the view key")
+        dave.send("JOIN vault")
+        dave.wait(r"^OK JOIN vault ", what="dave joined the vault")
+        tablet.open("/panel/vault")
+        tablet.wait(lambda p: prompt_state(p, "vault")["shown"], 10, "the key prompt on the private panel",
+                    show=lambda p: prompt_state(p, "vault"))
+        seen = prompt_state(tablet, "vault")
+        check(seen["title"] == "This panel needs a key" and seen["conn"] == "key" and seen["focus"] == "key-input"
+              and not seen["buttons"], f"the private panel's page: {seen}")
+        ok(f"/panel/vault asks for the key ({seen['why']!r}), the field focused, status 'needs a key', no buttons")
+        tablet.record()
+        field = tablet.d.find_element("id", "key-input")
+        field.send_keys("not-the-key\n")
+        tablet.wait(lambda p: prompt_state(p, "vault")["note"] == "That key is not right.", 5,
+                    "a wrong key refused", show=lambda p: prompt_state(p, "vault"))
+        seen = prompt_state(tablet, "vault")
+        check(seen["shown"] and not seen["buttons"] and seen["stored"] is None and seen["focus"] == "key-input",
+              f"after a wrong key: {seen}")
+        ok("a key that matches nothing: 'That key is not right.', the field kept, nothing stored")
+        field.clear()
+        field.send_keys(PRESS_KEY + "\n")  # a real key, of another panel
+        tablet.wait(lambda p: prompt_state(p, "vault")["note"] == "That key does not open this panel.", 5,
+                    "another panel's key refused here", show=lambda p: prompt_state(p, "vault"))
+        check(prompt_state(tablet, "vault")["stored"] is None, "a key that does not open the panel was kept")
+        ok("another panel's key: accepted by HELLO, the JOIN refused: 'That key does not open this panel.'")
+        field.clear()
+        field.send_keys(VIEW_KEY + "\n")
+        tablet.wait_live()
+        tablet.wait(lambda p: not prompt_state(p, "vault")["shown"], 5, "the prompt gone after the right key")
+        seen = prompt_state(tablet, "vault")
+        check(sorted(seen["buttons"]) == ["v1", "v2"] and seen["stored"] == VIEW_KEY and not seen["local"],
+              f"after the right key: {seen}")
+        hellos = [json.loads(text) for text in tablet.js("return window.__sent")]
+        hellos = [c for c in hellos if c["cmd"] == "hello"]
+        check([(c["name"], c["key"]) for c in hellos] == [("alice", "not-the-key"), ("alice", PRESS_KEY), ("alice", VIEW_KEY)],
+              f"the page's HELLOs: {hellos}")
+        ok("the right key: HELLO {name: alice, key}, JOIN, the buttons shown (from the snapshot); "
+           "the key kept in sessionStorage only")
+        mark = dave.mark()
+        tablet.record()  # the pressing page's own view, read back after the gesture
+        vault = tablet.press("v1", 1.0)
+        dave.wait(r"^PRESSED vault v1 owner=alice ", since=mark, what="alice's press on the vault")
+        vault.finish()
+        dave.wait(r"^RELEASED vault v1 reason=up owner=alice ", since=mark)
+        tablet.wait_button("v1", state="idle")
+        check(any(r["b"]["v1"]["state"] == "pressed" and r["b"]["v1"]["mine"] == "1" for r in tablet.records()),
+              "the tablet never showed its granted press on v1")
+        ok("a press on the private panel is granted (shown as alice's own) and released")
+        mark = dave.mark()
+        tablet.open("/panel/vault")
+        tablet.wait_live()
+        check(not prompt_state(tablet, "vault")["shown"], "the reloaded page asked for the key again")
+        dave.wait(r"^JOINED vault name=alice ", since=mark, what="the reloaded page joined with its kept key")
+        ok("reloaded: the kept key is presented again (HELLO, then JOIN), no prompt")
 
         section("no external fetches, no page errors")
         for page in (tablet, phone):
