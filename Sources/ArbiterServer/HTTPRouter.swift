@@ -27,7 +27,7 @@ struct HTTPRouter {
         case "/metrics":
             return reply(200, "text/plain; version=0.0.4; charset=utf-8", Array(MetricsPage(server: server).render().utf8))
         case "/api/panels":
-            return reply(200, "application/json", apiPanels(), [("Cache-Control", "no-store")])
+            return reply(200, "application/json", apiPanels(key: bearerKey(head)), [("Cache-Control", "no-store")])
         case "/ws":
             return text(426, "this is the WebSocket endpoint: connect with Upgrade: websocket", [("Upgrade", "websocket")])
         default:
@@ -50,14 +50,23 @@ struct HTTPRouter {
         return reply(200, file.contentType, file.bytes, [("Cache-Control", "no-cache")])
     }
 
+    /// The key of `Authorization: Bearer <key>`, as a kiosk that was given one sends it.
+    private func bearerKey(_ head: HTTPRequestHead) -> String? {
+        guard let value = head.header("Authorization") else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let key = parts[1].trimmingCharacters(in: .whitespaces)
+        return key.isEmpty ? nil : key
+    }
+
     /// Every panel and button state, each panel read on its own queue. A panel whose
-    /// view level needs a key is only named: JOIN without the key is refused, and this
-    /// page asks for no key.
-    private func apiPanels() -> [UInt8] {
+    /// view level needs a key the request did not bring (`Authorization: Bearer <key>`)
+    /// is only named, as JOIN without the key is refused.
+    private func apiPanels(key: String?) -> [UInt8] {
         var out = Array(#"{"panels":["#.utf8)
         for (i, host) in server.panels.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            if server.access(key: nil, on: host.config) < .view {
+            if server.access(key: key, on: host.config) < .view {
                 var j = JSONObjectWriter()
                 j.string("id", host.config.id)
                 j.string("title", host.config.title)

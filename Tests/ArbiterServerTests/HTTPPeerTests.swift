@@ -93,6 +93,12 @@ struct HTTPPeerTests {
         #expect(panels.last?["id"] == .string("k") && panels.last?["private"] == .bool(true))
         #expect(panels.last?["buttons"] == .array([]) && panels.last?["members"] == nil)
         #expect(panels.first?["private"] == nil && panels.first?["members"] != nil)
+        // With the view key as a bearer token (how a kiosk given the key asks), in full.
+        s.send("GET /api/panels HTTP/1.1\r\nAuthorization: Bearer v1ew\r\n\r\n")
+        let keyed = try s.readResponse().body
+        #expect(keyed.contains(#""id":"k""#) && keyed.contains("secretowner") && !keyed.contains(#""private""#))
+        s.send("GET /api/panels HTTP/1.1\r\nAuthorization: Bearer wrong\r\n\r\n")
+        #expect(!(try s.readResponse().body).contains("secretowner"))
     }
 
     @Test func metricsCountWhatHappened() throws {

@@ -1153,8 +1153,13 @@ def run(binary, workdir):
         hellos = [c for c in hellos if c["cmd"] == "hello"]
         check([(c["name"], c["key"]) for c in hellos] == [("alice", "not-the-key"), ("alice", PRESS_KEY), ("alice", VIEW_KEY)],
               f"the page's HELLOs: {hellos}")
-        ok("the right key: HELLO {name: alice, key}, JOIN, the buttons shown (from the snapshot); "
+        ok("the right key: HELLO {name: alice, key}, JOIN, the buttons shown; "
            "the key kept in sessionStorage only")
+        # With the key, /api/panels (Authorization: Bearer) names the labels too.
+        tablet.wait(lambda p: p.js("const e = document.querySelector('[data-button=\"v1\"] .label');"
+                                   " return e ? e.textContent : null") == "Vault door", 5,
+                    "the private panel's labels after the key")
+        ok("the private panel's buttons carry their labels once the key is given")
         mark = dave.mark()
         tablet.record()  # the pressing page's own view, read back after the gesture
         vault = tablet.press("v1", 1.0)

@@ -118,7 +118,10 @@
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), 5000);
     try {
-      const response = await fetch("/api/panels", { cache: "no-store", signal: abort.signal });
+      // A kept key comes along, so a private panel is listed with its labels.
+      const key = storedKey();
+      const headers = key ? { Authorization: `Bearer ${key}` } : {};
+      const response = await fetch("/api/panels", { cache: "no-store", signal: abort.signal, headers });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const body = await response.json();
       return (body.panels || []).find((p) => p.id === panelId) || null;
@@ -518,7 +521,12 @@
     keys.rejoin = true;
     view.resyncing = true;
     snapshotLines = [];
-    send({ cmd: "join", panel: panelId });
+    // The key may open the panel's labels too (/api/panels with the key): build from
+    // them before the JOIN, whose snapshot then only brings the state.
+    fetchPanel()
+      .then((panel) => { if (panel && !panel.private && panel.buttons.length) build(panel); })
+      .catch(() => { /* the snapshot's ids will do */ })
+      .finally(() => send({ cmd: "join", panel: panelId }));
   }
 
   /** ERROR to the keyed HELLO: the key matches no panel. */
