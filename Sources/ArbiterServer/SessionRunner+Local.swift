@@ -44,14 +44,17 @@ extension SessionRunner {
         case .quit:
             send(.ok(verb: "QUIT", panel: nil))
             connection.stopsRunning = true
-            if connection.isWebSocket {
+            let webSocket = connection.isWebSocket
+            if webSocket {
                 // A WebSocket ends with the close handshake (RFC 6455 5.5.1), not a bare FIN.
                 flush.append(to: connection, raw: true) { out, _ in
                     out.append(contentsOf: WebSocketFrameEncoder.closeFrame(code: 1000, reason: "quit"))
                 }
-                connection.shared.withLock { $0.sealed = true }
             }
-            connection.shared.withLock { $0.closeAfterFlush = true }
+            connection.shared.withLock {
+                if webSocket { $0.sealed = true }
+                $0.closeAfterFlush = true
+            }
         case .kick(let target):
             let isAdmin = server.panels.contains { server.access(key: connection.key, on: $0.config) == .admin }
             guard isAdmin else { return send(.error(.forbidden, "KICK needs an admin key")) }

@@ -106,7 +106,8 @@ public enum ConfigDecoder {
         }
 
         func button(_ v: JSONValue, _ path: String) throws(Failure) -> ButtonConfig {
-            _ = try object(v, path, allowed: ["id", "label", "kind", "group", "timeout_ms", "hold_ms", "progress_ms", "long_ms", "min_talk_ms"])
+            let timings = ["timeout_ms", "hold_ms", "progress_ms", "long_ms", "min_talk_ms"]
+            _ = try object(v, path, allowed: ["id", "label", "kind", "group"] + timings)
             let id = try self.id(v["id"], "\(path).id")
             let label = try text(v["label"], "\(path).label")
             let kindName = try string(v["kind"], "\(path).kind") ?? "tap"
@@ -116,7 +117,7 @@ public enum ConfigDecoder {
             // a button whose "kind" was forgotten would make a tap button that fires at once.
             let uses: [ButtonKind: [String]] = [.tap: ["timeout_ms"], .hold: ["hold_ms", "progress_ms"],
                                                 .talk: ["timeout_ms", "long_ms", "min_talk_ms"]]
-            for field in ["timeout_ms", "hold_ms", "progress_ms", "long_ms", "min_talk_ms"] where v[field] != nil {
+            for field in timings where v[field] != nil {
                 guard uses[kind]!.contains(field) else {
                     let users = ButtonKind.allCases.filter { uses[$0]!.contains(field) }.map(\.rawValue).joined(separator: " and ")
                     throw fail("\(path).\(field)", "applies to \(users) buttons, and this one is \(kind.rawValue)\(v["kind"] == nil ? " (no \"kind\" given)" : "")")
