@@ -8,6 +8,8 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var configPath: String?
     public var logLevel: LogLevel = .info
     public var webSocketEcho = false
+    /// Serve panels without an admin key beyond loopback (protected mode off).
+    public var openAdmin = false
     public var showHelp = false
     public var showVersion = false
     /// Limits and journal, applied onto `ServerConfiguration` (defaults there).
@@ -64,6 +66,9 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 :: serves it over IPv6 and IPv4, ::1 is IPv6 loopback).
           --port <port>         TCP port (default: 7070; 0 picks a free one).
           --config <file>       JSON panel configuration (default: the embedded panel "demo").
+          --open-admin          Listen beyond loopback even though some panel has no admin
+                                key, so anyone who can connect may RESET and KICK (default:
+                                off: such a --host is refused at start, exit 78).
           --log-level <level>   debug, info, warn, error or off (default: info).
           --journal <file>      Append every grant, fire and release to <file>; fences continue
                                 above it after a restart, also after kill -9 (default: none).
@@ -95,11 +100,11 @@ public struct ArbiterOptions: Equatable, Sendable {
 
         EXAMPLES:
           arbiter                          serve the demo panel on 127.0.0.1:7070
-          arbiter --host 0.0.0.0 --config hall.json
+          arbiter --host 0.0.0.0 --config hall.json    (every panel of hall.json sets keys.admin)
           nc localhost 7070                then type HELP
 
         EXIT STATUS: 0 after a clean shutdown (SIGINT/SIGTERM), 64 for a bad command line,
-        78 for a bad configuration, 1 when the server cannot start (e.g. port in use).
+        78 for a bad configuration (or an open admin level beyond loopback), 1 when the server cannot start (e.g. port in use).
         """
 
     /// What `--version` prints: the release and the wire protocol it speaks (WELCOME's proto=).
@@ -107,7 +112,7 @@ public struct ArbiterOptions: Equatable, Sendable {
 
     static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
-                        "--max-outbound", "--head-timeout", "--reactors"]
+                        "--max-outbound", "--head-timeout", "--reactors", "--open-admin"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -147,6 +152,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.port = port
             case "--ws-echo":
                 options.webSocketEcho = true
+            case "--open-admin":
+                options.openAdmin = true
             case "--journal":
                 options.journalPath = try value(flag, inline)
             case "--journal-sync":

@@ -30,14 +30,25 @@ if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit
     _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 let log = ServerLog(level: options.logLevel)
+// Refusals are printed once, as `error:` lines, whatever the log level: the operator
+// must see them, and a log line saying the same again is noise.
 if let path = options.configPath {
     do {
         configuration.panels = try ConfigLoader.load(path: path)
     } catch {
-        log.error("bad configuration; not starting", ["error": error.description])
         FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
         exit(78)
     }
+}
+if let refusal = ProtectedMode.refusal(host: options.host, port: options.port, panels: configuration.panels,
+                                       configPath: options.configPath, openAdmin: options.openAdmin) {
+    FileHandle.standardError.write(Data("error: \(refusal)\n".utf8))
+    exit(78)
+}
+let openPanels = ProtectedMode.openPanels(host: options.host, panels: configuration.panels)
+if !openPanels.isEmpty {
+    log.warning("protected mode off (--open-admin): anyone who can connect may RESET and KICK on these panels",
+                ["host": options.host, "panels": openPanels.map(\.id).joined(separator: ",")])
 }
 
 let server = ArbiterServer(configuration: configuration)
