@@ -18,7 +18,8 @@ public enum ConfigDecoder {
         do {
             root = try JSONParser.parse(body)
         } catch {
-            throw Failure(path: "", reason: "not valid JSON: \(error.description)")
+            let at = error.position(in: body)
+            throw Failure(path: "", reason: "not valid JSON at line \(at.line), column \(at.column): \(error.reason)")
         }
         var d = Walker()
         return try d.panels(root)

@@ -4,6 +4,22 @@ public struct JSONParser {
         public var offset: Int
         public var reason: String
         public var description: String { "\(reason) at byte \(offset)" }
+
+        /// Where `offset` is for a person with an editor: 1-based line and column, the
+        /// column counted in characters (Unicode scalars), not bytes.
+        public func position(in bytes: [UInt8]) -> (line: Int, column: Int) {
+            var line = 1
+            var column = 1
+            for b in bytes.prefix(offset) {
+                if b == 0x0A {
+                    line += 1
+                    column = 1
+                } else if b & 0xC0 != 0x80 {
+                    column += 1
+                }
+            }
+            return (line, column)
+        }
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>

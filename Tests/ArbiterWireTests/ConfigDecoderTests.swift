@@ -34,6 +34,20 @@ struct ConfigDecoderTests {
         #expect(panels.first?.id == "p")
     }
 
+    /// A syntax error is placed where an editor would show it, not as a byte offset.
+    @Test func syntaxErrorsGiveLineAndColumn() {
+        // The missing comma after "a" on line 3; the label before it is two characters
+        // but six bytes, and the column counts characters.
+        let text = "{\"panels\": [\n  {\"id\": \"p\",\n   \"title\": \"緊急\" \"buttons\": []}]}"
+        #expect(failure(text) == "not valid JSON at line 3, column 18: expected ',' or '}'")
+        #expect(failure("{") == "not valid JSON at line 1, column 2: expected a member name")
+        #expect(failure("{\"panels\": [\n") == "not valid JSON at line 2, column 1: unexpected end")
+        // A byte order mark is no character of the first line.
+        #expect(throws: ConfigDecoder.Failure(path: "", reason: "not valid JSON at line 1, column 1: unexpected character")) {
+            try ConfigDecoder.decode([0xEF, 0xBB, 0xBF] + Array("x".utf8))
+        }
+    }
+
     @Test func errorsNameThePathAndTheProblem() {
         #expect(failure("{") != nil)
         #expect(failure(#"{"panels":[]}"#) == "panels: must list at least one panel")
