@@ -27,7 +27,14 @@ extension SessionRunner {
             }
             let best = server.panels.map { server.access(key: connection.key, on: $0.config) }.max() ?? .none
             send(.hello(name: name, session: connection.session, role: best.roleName))
-        case .help:
+        case .help(let topic?):
+            // Validated by the parser: the topic is a verb.
+            for syntax in CommandSyntax.all where syntax.verb == topic {
+                send(.helpLine("\(syntax.usage) - \(syntax.summary)"))
+                send(.helpLine("JSON: \(syntax.jsonUsage)"))
+            }
+            send(.ok(verb: "HELP", panel: nil))
+        case .help(nil):
             for syntax in CommandSyntax.all {
                 send(.helpLine("\(syntax.usage) - \(syntax.summary)"))
             }

@@ -43,7 +43,13 @@ enum CommandBuilder {
                 throw fail("key must be 1 to 256 bytes")
             }
             return .hello(name: name, key: args["key"], format: format)
-        case "HELP": return .help
+        case "HELP":
+            guard let topic = args["topic"] else { return .help(topic: nil) }
+            guard CommandSyntax.byVerb[topic.uppercased()] != nil else {
+                let hint = CommandSyntax.closest(to: topic)
+                throw fail("HELP has no topic \(topic): it is not a command; did you mean HELP \(hint)? Send HELP alone for the list")
+            }
+            return .help(topic: topic.uppercased())
         case "PANELS": return .panels
         case "JOIN": return .join(panel: try panel())
         case "LEAVE": return .leave(panel: try panel())

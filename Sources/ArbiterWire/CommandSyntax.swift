@@ -19,10 +19,25 @@ public struct CommandSyntax: Sendable {
         return parts.joined(separator: " ")
     }
 
+    /// The same command as a JSON object: `{"cmd":"up","panel":"<panel>","button":"<button>"[,"fence":<fence>]}`.
+    public var jsonUsage: String {
+        func field(_ name: String) -> String {
+            // Numbers may be given as JSON numbers (JSONCommandParser takes both).
+            Self.numericFields.contains(name) ? "\"\(name)\":<\(name)>" : "\"\(name)\":\"<\(name)>\""
+        }
+        var text = "{\"cmd\":\"\(verb.lowercased())\""
+        for name in required { text += "," + field(name) }
+        for name in optional + options { text += "[," + field(name) + "]" }
+        return text + "}"
+    }
+
+    static let numericFields: Set<String> = ["fence", "n"]
+
     public static let all: [CommandSyntax] = [
         CommandSyntax(verb: "HELLO", required: ["name"], optional: [], options: ["key", "format"],
                       summary: "name yourself; key= unlocks keyed panels; format=json switches to JSON"),
-        CommandSyntax(verb: "HELP", required: [], optional: ["topic"], options: [], summary: "this list"),
+        CommandSyntax(verb: "HELP", required: [], optional: ["topic"], options: [],
+                      summary: "this list; HELP <command> shows one command, text and JSON"),
         CommandSyntax(verb: "PANELS", required: [], optional: [], options: [], summary: "list the panels"),
         CommandSyntax(verb: "JOIN", required: ["panel"], optional: [], options: [],
                       summary: "snapshot of a panel, then its events"),

@@ -3,7 +3,8 @@ import ArbiterCore
 /// One command a peer sent, in either form (PROTOCOL.md sections 2 and 3).
 public enum Request: Sendable, Equatable {
     case hello(name: String, key: String?, format: WireFormat?)
-    case help
+    /// `HELP` alone lists every command; with a topic (a verb, uppercased), that one.
+    case help(topic: String?)
     case panels
     case join(panel: String)
     case leave(panel: String)

@@ -19,7 +19,7 @@ struct TextCommandParserTests {
     @Test func everyVerb() {
         #expect(request("HELLO alice") == .hello(name: "alice", key: nil, format: nil))
         #expect(request("hello alice key=\"my secret\" format=json") == .hello(name: "alice", key: "my secret", format: .json))
-        #expect(request("HELP") == .help)
+        #expect(request("HELP") == .help(topic: nil))
         #expect(request("panels") == .panels)
         #expect(request("Join demo") == .join(panel: "demo"))
         #expect(request("LEAVE demo") == .leave(panel: "demo"))
