@@ -89,6 +89,8 @@ struct RecordFieldSink: MessageSink {
     mutating func arg(_ name: StaticString, _ value: String) {}
     mutating func string(_ name: StaticString, _ value: String) { fields.append((name.description, .string(value))) }
     mutating func quoted(_ name: StaticString, _ value: String) { string(name, value) }
+    // Records are events, which always name their owner; an absent one is left out.
+    mutating func optionalName(_ name: StaticString, _ value: String?) { if let value { string(name, value) } }
     mutating func int(_ name: StaticString, _ value: Int64) { fields.append((name.description, .int(value))) }
     mutating func unsigned(_ name: StaticString, _ value: UInt64) { fields.append((name.description, .int(Int64(clamping: value)))) }
     mutating func bool(_ name: StaticString, _ value: Bool) { fields.append((name.description, .bool(value))) }

@@ -30,6 +30,14 @@ struct JSONSink: ByteSink {
 
     mutating func rest(_ name: StaticString, _ value: String) { string(name, value) }
 
+    mutating func optionalName(_ name: StaticString, _ value: String?) {
+        guard let value else {
+            key(name)
+            return Bytes.append("null", to: &out)
+        }
+        string(name, value)
+    }
+
     mutating func end(id: CommandID?) {
         switch id {
         case .none: break

@@ -38,7 +38,7 @@ extension MessageEncoder {
                 s.string("kind", config.kind.rawValue)
                 s.string("group", config.group)
                 s.string("state", b.state.rawValue)
-                s.string("owner", b.owner ?? "-")
+                s.optionalName("owner", b.owner)
                 s.decimal("progress", permille: b.permille)
                 s.end(id: id)
             }

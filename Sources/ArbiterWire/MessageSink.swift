@@ -18,6 +18,8 @@ protocol MessageSink {
     mutating func string(_ name: StaticString, _ value: String)
     /// A string that text always quotes (`title="Demo"`).
     mutating func quoted(_ name: StaticString, _ value: String)
+    /// A name that may be absent (a free button's owner): `-` in text, `null` in JSON.
+    mutating func optionalName(_ name: StaticString, _ value: String?)
     mutating func int(_ name: StaticString, _ value: Int64)
     /// Fences and seqs are unsigned and may exceed Int64.max.
     mutating func unsigned(_ name: StaticString, _ value: UInt64)

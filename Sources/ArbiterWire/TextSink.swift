@@ -31,6 +31,10 @@ struct TextSink: ByteSink {
         appendValue(value, alwaysQuote: true)
     }
 
+    mutating func optionalName(_ name: StaticString, _ value: String?) {
+        string(name, value ?? "-")
+    }
+
     mutating func rest(_ name: StaticString, _ value: String) {
         out.append(0x20)
         appendSanitized(value)

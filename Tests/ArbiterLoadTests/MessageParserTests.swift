@@ -82,6 +82,16 @@ import ArbiterWire
         #expect(stopped.heldMs == 420 && stopped.discarded && stopped.reason == .timeout)
     }
 
+    /// A free button's owner is `-` in text and `null` in JSON: both mean no owner.
+    @Test func noOwnerInBothForms() {
+        let snapshot = PanelSnapshot(buttons: [ButtonSnapshot(button: 1, state: .idle, owner: nil, permille: 0)],
+                                     members: 1, fence: 0, seq: 0)
+        let (text, json) = Self.both(.joined(snapshot))
+        #expect(text[0].owner == -1)
+        #expect(json[0].owner == -1)
+        #expect(text == json)
+    }
+
     @Test func repliesAgreeAcrossForms() {
         let snapshot = PanelSnapshot(buttons: [ButtonSnapshot(button: 0, state: .pressed, owner: "c1", permille: 0)],
                                      members: 3, fence: 9, seq: 17)
@@ -134,7 +144,7 @@ import ArbiterWire
     @Test func snapshotButtonsReadTheSlowWay() {
         let text = SnapshotButton.parse(Array("BUTTON demo sos kind=hold group=emergency state=locked owner=bob progress=0.250".utf8))
         #expect(text == SnapshotButton(id: "sos", kind: .hold, group: "emergency", state: .locked))
-        let json = SnapshotButton.parse(Array(#"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":"-","progress":0.000}"#.utf8))
+        let json = SnapshotButton.parse(Array(#"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":null,"progress":0.000}"#.utf8))
         #expect(json == SnapshotButton(id: "b1", kind: .tap, group: "main", state: .idle))
     }
 }

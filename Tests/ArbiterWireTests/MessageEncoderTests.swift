@@ -47,6 +47,9 @@ struct MessageEncoderTests {
             OK JOIN demo members=2 fence=12 seq=40
 
             """)
+        // No owner is JSON null, as in /api/panels; the text form keeps `-`.
+        #expect(text(.joined(snap), .json).hasPrefix(#"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"pressed","owner":"alice","progress":0.000}"# + "\n"
+            + #"{"type":"button","panel":"demo","button":"sos","kind":"hold","group":"emergency","state":"idle","owner":null,"progress":0.000}"# + "\n"))
         #expect(text(.joined(snap), .json).hasSuffix(#"{"type":"ok","re":"join","panel":"demo","members":2,"fence":12,"seq":40}"# + "\n"))
     }
 

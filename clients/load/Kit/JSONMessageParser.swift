@@ -28,7 +28,9 @@ public enum JSONMessageParser {
             skipSpace(bytes, &i, end)
             guard i < end else { return WireMessage() }
             let value: Range<Int>
+            var quoted = false
             if bytes[i] == UInt8(ascii: "\"") {
+                quoted = true
                 guard let s = string(bytes, &i, end) else { return WireMessage() }
                 value = s
             } else {
@@ -41,6 +43,8 @@ public enum JSONMessageParser {
                 }
                 value = start..<i
             }
+            // null is an absent value (a free button's `"owner":null`): the field keeps its default.
+            if !quoted, ByteText.equals(bytes, value, "null") { continue }
             if ByteText.equals(bytes, key, "type") {
                 if ByteText.equals(bytes, value, "ok") {
                     isOK = true
