@@ -20,6 +20,8 @@ final class Connection: @unchecked Sendable {
     /// Where in the reactor's table the connection sits; part of its epoll data.
     @exclusivity(unchecked) var slot = -1
     @exclusivity(unchecked) var mode: ConnectionMode = .detecting([])
+    /// Set once the peer is classified; `mode` says `.closing` by the time it is closed.
+    @exclusivity(unchecked) var kind = PeerKind.unknown
     /// A line peer's framing state (kept out of `mode` so that reading does not move it
     /// in and out of an enum on every read).
     @exclusivity(unchecked) var framer = LineFramer(maxLineBytes: 0)

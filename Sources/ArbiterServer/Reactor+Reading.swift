@@ -14,6 +14,7 @@ extension Reactor {
             case .line:
                 becomeLinePeer(connection, replaying: buffered, flush: &flush)
             case .http:
+                connection.kind = .http
                 var parser = HTTPRequestParser(maxHeadBytes: server.configuration.maxHTTPHeadBytes)
                 parser.append(buffered)
                 serveHTTP(connection, parser, flush: &flush)
@@ -50,6 +51,7 @@ extension Reactor {
     }
 
     func becomeLinePeer(_ connection: Connection, replaying buffered: [UInt8], flush: inout FlushList) {
+        connection.kind = .line
         if connection.overCapacity {
             connection.mode = .closing
             connection.shared.withLock { $0.closeAfterFlush = true }

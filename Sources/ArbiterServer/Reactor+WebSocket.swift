@@ -49,6 +49,7 @@ extension Reactor {
             if echo { $0.outboundLimit = max($0.outboundLimit, 2 * configuration.webSocketEchoMaxMessageBytes) }
         }
         server.metrics.add(.webSocketUpgrades)
+        connection.kind = .websocket
         if !echo {
             flush.append(to: connection) { out, _ in
                 MessageEncoder.encode(.welcome(session: connection.session, name: name), format: .json, into: &out)

@@ -92,7 +92,15 @@ final class ServerState: @unchecked Sendable {
     func connectionClosed(_ connection: Connection, reason: String) {
         registry.withLock { _ = $0.removeValue(forKey: connection.session) }
         metrics.add(.connectionsClosed)
-        log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "reason": reason])
+        // On the connection's reactor queue, which owns `kind` and `name`. An HTTP peer
+        // has no session name worth logging; the others go by the name they last chose.
+        if connection.kind == .line || connection.kind == .websocket {
+            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": connection.kind.rawValue,
+                                           "name": connection.name, "reason": reason])
+        } else {
+            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": connection.kind.rawValue,
+                                           "reason": reason])
+        }
     }
 
     func connection(_ session: SessionID) -> Connection? {

@@ -1,0 +1,8 @@
+/// What a connection turned out to be, for the logs.
+enum PeerKind: String {
+    /// Closed before its first bytes (or the WELCOME deadline) said what it is.
+    case unknown
+    case line
+    case http
+    case websocket
+}
