@@ -126,9 +126,10 @@ final class Journal: @unchecked Sendable {
             let start = s.size
             var e = io.write(s.fd, bytes)
             var syncFailed = false
+            let sync = syncRecords || s.health.needsSync
             // In the lock, unlike a reservation's sync: a failed sync cuts these lines
             // back off, which must not take another panel's lines written after them.
-            if e == 0, syncRecords {
+            if e == 0, sync {
                 e = io.fdatasync(s.fd)
                 syncFailed = e != 0
             }
@@ -144,7 +145,7 @@ final class Journal: @unchecked Sendable {
                 lineStart = i + 1
             }
             if s.tails[panel]!.count > 2 * keep { s.tails[panel]!.removeFirst(keep) }
-            succeed(synced: syncRecords, in: &s)
+            succeed(synced: sync, in: &s)
             compactIfLarge(&s)
             return true
         }

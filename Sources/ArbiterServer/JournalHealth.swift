@@ -19,6 +19,11 @@ struct JournalHealth {
 
     var isHealthy: Bool { failure == nil }
 
+    /// Whether only a sync can end the episode: a probe then syncs what it writes, even
+    /// records that are not synced otherwise, or a panel with no reservation due could
+    /// never end it.
+    var needsSync: Bool { failure != nil && failedSync }
+
     /// Whether a press may try the disk at `nowMs`: always while healthy, and during an
     /// episode once per retry interval.
     mutating func admits(nowMs: Int64) -> Bool {

@@ -143,6 +143,37 @@ struct JournalFailureTests {
         #expect(try c.expect("GRANTED") == "GRANTED demo b2 fence=2")
     }
 
+    /// A failed reservation sync on one panel ends with a sync on any panel: another
+    /// panel whose block still has room syncs its records while it probes, and its
+    /// presses work again without waiting for the first panel's next press.
+    @Test func aSyncFailureEndsThroughAnyPanel() throws {
+        let path = temporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let lines = [#"{"type":"reserve","panel":"demo","upto":5}"#, #"{"type":"reserve","panel":"t","upto":1000}"#]
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        let disk = FaultyDisk()
+        let server = try TestServer(panels: [.demo, Panels.quick]) {
+            $0.journalPath = path
+            $0.journalIO = disk.io
+            $0.journalRetryMs = 0
+        }
+        let c = try server.client(name: "presser")
+        disk.failSyncs(EIO)
+        c.send("DOWN demo b1")
+        #expect(try c.readLine().hasPrefix("ERROR unavailable"))
+        c.send("DOWN t b1")
+        #expect(try c.readLine().hasPrefix("ERROR unavailable"), "a write without a sync does not prove the disk")
+        disk.heal()
+        let syncs = disk.syncs
+        c.send("DOWN t b1")
+        #expect(try c.expect("GRANTED") == "GRANTED t b1 fence=1001")
+        #expect(disk.syncs == syncs + 1)
+        #expect(try metrics(server).contains("arbiter_journal_healthy 1"))
+        c.send("UP t b1\nDOWN t b2")
+        #expect(try c.expect("GRANTED") == "GRANTED t b2 fence=1002")
+        #expect(disk.syncs == syncs + 1, "records are not synced without --journal-sync once healthy")
+    }
+
     /// While the journal is failing, presses do not each hit the disk: one per retry
     /// interval tries it, the others are refused at once.
     @Test func retriesAreBounded() throws {
