@@ -21,9 +21,19 @@ struct JournalLoader {
         var warnings: [String] = []
     }
 
-    static func load(path: String, keep: Int) throws(JournalDamaged) -> Loaded {
+    static func load(path: String, keep: Int) throws -> Loaded {
         var loaded = Loaded()
-        guard let handle = FileHandle(forUpdatingAtPath: path) else { return loaded }
+        guard let handle = FileHandle(forUpdatingAtPath: path) else {
+            // A journal that exists but cannot be read is not an empty one: starting
+            // would reset its fences.
+            let fd = open(path, O_RDWR | O_CLOEXEC)
+            let e = errno
+            guard fd < 0, e != ENOENT else {
+                if fd >= 0 { close(fd) }
+                return loaded
+            }
+            throw Sys.Failure(call: "open(\(path))", errno: e)
+        }
         defer { try? handle.close() }
         let data = (try? handle.readToEnd()) ?? Data()
         let bytes = [UInt8](data)

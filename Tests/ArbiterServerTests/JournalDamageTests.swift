@@ -77,6 +77,16 @@ struct JournalDamageTests {
         #expect(!JournalLoader.isTornLine([0, 0, 0]))
     }
 
+    /// A journal that is there but cannot be opened is not an empty journal.
+    @Test func aJournalThatCannotBeOpenedIsNotTakenForEmpty() throws {
+        let path = temporaryFile()
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: (any Error).self) { _ = try JournalLoader.load(path: path, keep: 10) }
+        let absent = try JournalLoader.load(path: temporaryFile(), keep: 10)
+        #expect(absent.lines == 0 && absent.lastFences.isEmpty)
+    }
+
     /// Two servers on one journal would both hand out the same fences.
     @Test func aSecondServerOnTheSameJournalDoesNotStart() throws {
         let path = temporaryFile()
