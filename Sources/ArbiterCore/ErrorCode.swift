@@ -13,4 +13,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case badUTF8 = "bad-utf8"
     case serverFull = "server-full"
     case shuttingDown = "shutting-down"
+    /// The press could not be made durable (the journal cannot be written) or the
+    /// panel has no fence left; nothing was done. The message says when to retry.
+    case unavailable = "unavailable"
 }

@@ -59,8 +59,12 @@ public struct PanelCore: Sendable {
         self.fenceFloor = fenceFloor
     }
 
+    /// The highest fence that may have been handed out: the next grant takes one above.
+    /// At UInt64.max the panel has no fence left and must not grant (the host refuses).
+    public var highestFence: UInt64 { max(lastFence, fenceFloor) }
+
     /// The fence the next grant will take.
-    public var nextFence: UInt64 { max(lastFence, fenceFloor) + 1 }
+    public var nextFence: UInt64 { highestFence + 1 }
 
     public var memberCount: Int { memberNames.count }
 

@@ -1,5 +1,6 @@
 import ArbiterWire
 import Glibc
+import Synchronization
 
 /// The journal file (`--journal`): one JSON line per grant, fire and release, and a
 /// fence reservation line before any fence past the last one is used.
@@ -10,6 +11,12 @@ import Glibc
 /// `journalSync` (fdatasync per batch); fence reservations are always fdatasync'd before
 /// a fence they cover is handed out, so fences never go back, even after power loss.
 ///
+/// A disk that fails (full, or an I/O error, or a failing fdatasync) never makes fences
+/// repeat: a reservation that is not durable is not used, and the press that needed it is
+/// refused (`ERROR unavailable`); see `JournalHealth` for how the journal recovers.
+/// A write that fails is cut back off the file, so a full disk leaves no torn line in
+/// the middle of the journal.
+///
 /// Size: the journal keeps, beside the file, each panel's highest reservation and last
 /// `keep` record lines — all a restart needs. It compacts the file to just those when it
 /// opens a file several times longer, and whenever the file grows past `maxBytes`
@@ -18,11 +25,16 @@ final class Journal: @unchecked Sendable {
     let path: String
     let syncRecords: Bool
     private let log: ServerLog
+    private let io: JournalIO
     /// How many fences one reservation covers: one fsync per this many grants.
     static let reservationBlock: UInt64 = 1000
     /// Compact at run time when the file grows past this; 0: only when opened.
     let maxBytes: Int
     let keep: Int
+    /// Presses refused because the journal could not be written (for /metrics).
+    let refusals = Atomic<Int>(0)
+    /// Held until `close`: no second server hands out this journal's fences.
+    private let lock: JournalLock?
 
     private struct State {
         var fd: Int32
@@ -37,19 +49,24 @@ final class Journal: @unchecked Sendable {
         var reserved: [String: UInt64]
         /// Up to 2 × `keep` last record lines per panel (trimmed by halves, not per line).
         var tails: [String: [[UInt8]]]
+        var health: JournalHealth
     }
 
     private let state: Locked<State>
 
     /// Opens `path` for appending after `JournalLoader` has read it, and compacts it
     /// first when it holds more than twice what a restart needs.
-    init(path: String, syncRecords: Bool, maxBytes: Int, keep: Int, loaded: JournalLoader.Loaded, log: ServerLog) throws(Sys.Failure) {
+    init(path: String, syncRecords: Bool, maxBytes: Int, keep: Int, loaded: JournalLoader.Loaded, log: ServerLog,
+         io: JournalIO = .system, retryIntervalMs: Int64 = 1000, lock: JournalLock? = nil) throws(Sys.Failure) {
         self.path = path
         self.syncRecords = syncRecords
         self.maxBytes = maxBytes
         self.keep = keep
         self.log = log
-        var initial = State(fd: -1, size: 0, compactedSize: 0, reserved: loaded.lastFences, tails: loaded.historyLines)
+        self.io = io
+        self.lock = lock
+        var initial = State(fd: -1, size: 0, compactedSize: 0, reserved: loaded.lastFences, tails: loaded.historyLines,
+                            health: JournalHealth(retryIntervalMs: retryIntervalMs))
         let kept = JournalCompactor.lines(reserved: initial.reserved, tails: initial.tails, keep: keep)
         initial.compactedSize = kept.reduce(0) { $0 + $1.count + 1 }
         if loaded.lines > 2 * kept.count, loaded.lines > 100 {
@@ -77,46 +94,123 @@ final class Journal: @unchecked Sendable {
         }
     }
 
-    /// Appends whole record lines of `panel`; called from that panel's queue.
-    func append(panel: String, _ bytes: [UInt8]) {
-        guard !bytes.isEmpty else { return }
-        let fd = state.withLock { s in
-            write(bytes, in: &s)
-            var start = 0
-            for i in bytes.indices where bytes[i] == 0x0A {
-                s.tails[panel, default: []].append(Array(bytes[start..<i]))
-                start = i + 1
-            }
-            if s.tails[panel]!.count > 2 * keep { s.tails[panel]!.removeFirst(keep) }
-            compactIfLarge(&s)
-            return s.fd
-        }
-        if syncRecords { _ = fdatasync(fd) }
+    /// Whether the last write or sync worked (or the disk has worked again since).
+    var isHealthy: Bool { state.withLock { $0.health.isHealthy } }
+
+    /// Whether a press may go ahead and try the disk now: always while the journal is
+    /// healthy; while it is not, one press per retry interval (the others are refused
+    /// without touching the disk).
+    func admitsPress(nowMs: Int64) -> Bool {
+        state.withLock { $0.health.admits(nowMs: nowMs) }
     }
 
-    /// Records that fences of `panel` up to `upTo` may be handed out, durably.
-    func reserve(panel: String, upTo: UInt64) {
-        let fd = state.withLock { s in
-            write(JournalCompactor.reserveLine(panel: panel, upTo: upTo) + [0x0A], in: &s)
+    /// A press was refused because the journal could not be written.
+    func noteRefusal() {
+        refusals.add(1, ordering: .relaxed)
+        state.withLock { $0.health.noteRefusal() }
+    }
+
+    /// What is wrong, for the refusal's message.
+    var failureText: String {
+        let e = state.withLock { $0.health.failure } ?? EIO
+        return String(cString: strerror(e))
+    }
+
+    /// Appends whole record lines of `panel`; called from that panel's queue. False if
+    /// they could not be written (or, with `syncRecords`, synced): they are then cut
+    /// back off the file, and the caller decides whether what they record still stands.
+    @discardableResult
+    func append(panel: String, _ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        return state.withLock { s in
+            let start = s.size
+            var e = io.write(s.fd, bytes)
+            var syncFailed = false
+            let sync = syncRecords || s.health.needsSync
+            // In the lock, unlike a reservation's sync: a failed sync cuts these lines
+            // back off, which must not take another panel's lines written after them.
+            if e == 0, sync {
+                e = io.fdatasync(s.fd)
+                syncFailed = e != 0
+            }
+            if e != 0 {
+                cutBack(to: start, in: &s)
+                fail(e, sync: syncFailed, in: &s)
+                return false
+            }
+            s.size += bytes.count
+            var lineStart = 0
+            for i in bytes.indices where bytes[i] == 0x0A {
+                s.tails[panel, default: []].append(Array(bytes[lineStart..<i]))
+                lineStart = i + 1
+            }
+            if s.tails[panel]!.count > 2 * keep { s.tails[panel]!.removeFirst(keep) }
+            succeed(synced: sync, in: &s)
+            compactIfLarge(&s)
+            return true
+        }
+    }
+
+    /// Records, durably, that fences of `panel` up to `upTo` may be handed out. False if
+    /// the reservation could not be written and synced: then no fence of it may be used.
+    func reserve(panel: String, upTo: UInt64) -> Bool {
+        let fd: Int32? = state.withLock { s in
+            let start = s.size
+            let line = JournalCompactor.reserveLine(panel: panel, upTo: upTo) + [0x0A]
+            let e = io.write(s.fd, line)
+            guard e == 0 else {
+                cutBack(to: start, in: &s)
+                fail(e, sync: false, in: &s)
+                return nil
+            }
+            s.size += line.count
             s.reserved[panel] = max(s.reserved[panel] ?? 0, upTo)
             compactIfLarge(&s)
             return s.fd
         }
+        guard let fd else { return false }
         // Outside the lock: other panels keep appending meanwhile. A compaction in between
-        // already synced a file holding this reservation.
-        _ = fdatasync(fd)
+        // already synced a file holding this reservation. A line whose sync failed stays:
+        // it may reach the disk or not, and either way no fence of it is handed out.
+        let e = io.fdatasync(fd)
+        return state.withLock { s in
+            if e != 0 {
+                fail(e, sync: true, in: &s)
+                return false
+            }
+            succeed(synced: true, in: &s)
+            return true
+        }
     }
 
     func close() {
         state.withLock { s in _ = fsync(s.fd) }
+        lock?.release()
     }
 
-    private func write(_ bytes: [UInt8], in s: inout State) {
-        let e = Sys.writeAll(s.fd, bytes)
+    /// Removes what a failed write may have left, so a full disk never leaves a torn
+    /// line in the middle of the journal (which would stop the next start).
+    private func cutBack(to size: Int, in s: inout State) {
+        let e = io.ftruncate(s.fd, size)
         if e != 0 {
-            log.error("journal write failed; records may be missing", ["path": path, "errno": "\(e)"])
+            log.error("journal could not be cut back after a failed write", ["path": path, "error": String(cString: strerror(e))])
         }
-        s.size += bytes.count
+    }
+
+    private func fail(_ e: Int32, sync: Bool, in s: inout State) {
+        if s.health.fail(errno: e, sync: sync, nowMs: Sys.monotonicMilliseconds()) {
+            log.error("journal unavailable; refusing presses until it can be written again",
+                      ["path": path, "error": String(cString: strerror(e)), "call": sync ? "fdatasync" : "write"])
+        }
+    }
+
+    private func succeed(synced: Bool, in s: inout State) {
+        let refused = s.health.refusedInEpisode
+        let started = s.health.startedMs
+        if s.health.succeed(synced: synced) {
+            log.warning("journal available again", ["path": path, "refused": "\(refused)",
+                                                    "lasted_ms": "\(Sys.monotonicMilliseconds() - started)"])
+        }
     }
 
     private func compactIfLarge(_ s: inout State) {

@@ -33,6 +33,11 @@ struct MetricsPage {
                   value(.missedWakeups))
         p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
         p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
+        if let journal = server.journal {
+            p.counter("arbiter_journal_unavailable_total", "Presses refused (ERROR unavailable) because the journal could not be written.",
+                      journal.refusals.load(ordering: .relaxed))
+            p.gauge("arbiter_journal_healthy", "1 while the journal can be written, 0 while presses are refused.", journal.isHealthy ? 1 : 0)
+        }
         p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)
         return p.text
     }

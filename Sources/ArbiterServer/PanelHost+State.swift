@@ -12,8 +12,8 @@ extension PanelHost {
         j.string("id", config.id)
         j.string("title", config.title)
         j.int("members", snapshot.members)
-        j.int("fence", Int64(snapshot.fence))
-        j.int("seq", Int64(snapshot.seq))
+        j.unsigned("fence", snapshot.fence)
+        j.unsigned("seq", snapshot.seq)
         j.raw("buttons", "[")
         for (i, b) in snapshot.buttons.enumerated() {
             let button = config.buttons[b.button]
@@ -70,6 +70,12 @@ struct JSONObjectWriter {
     }
 
     mutating func int(_ name: String, _ value: Int) { int(name, Int64(value)) }
+
+    /// Fences and seqs may pass Int64.max.
+    mutating func unsigned(_ name: String, _ value: UInt64) {
+        key(name)
+        text += String(value)
+    }
 
     /// A value already in JSON (or the opening of one, continued with `append`).
     mutating func raw(_ name: String, _ json: String) {

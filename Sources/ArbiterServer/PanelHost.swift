@@ -99,14 +99,56 @@ final class PanelHost: @unchecked Sendable {
 
     private func run(_ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
                      from connection: Connection, flush: inout FlushList) {
-        if case .down = request, let journal, core.nextFence > reservedFence {
-            // The fence this DOWN may take must be durable before anyone can see it.
-            reservedFence = core.nextFence - 1 + Journal.reservationBlock
-            journal.reserve(panel: config.id, upTo: reservedFence)
+        var before: PanelCore?
+        if case .down = request {
+            if let refusal = admitDown() {
+                return refuse(refusal, to: connection, format: replyFormat, id: id, flush: &flush)
+            }
+            // Kept so that a press whose records cannot be written is undone, unseen.
+            if journal != nil { before = core }
         }
         output.removeAll()
         core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
-        deliver(replyTo: connection, format: replyFormat, id: id, flush: &flush)
+        if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: before != nil, flush: &flush), let before, let journal {
+            core = before
+            journal.noteRefusal()
+            refuse(unavailable(journal), to: connection, format: replyFormat, id: id, flush: &flush)
+        }
+    }
+
+    /// Why a DOWN may not go ahead, or nil: the panel has no fence left, or the fence it
+    /// may take cannot be reserved durably. Reserves the next block when it is needed.
+    private func admitDown() -> String? {
+        let highest = core.highestFence
+        guard highest < UInt64.max else {
+            return "panel \(config.id) has handed out fence \(UInt64.max), the last there is, and will not repeat one; "
+                + "nothing was done. A new journal (or none) starts its fences again at 1"
+        }
+        guard let journal else { return nil }
+        guard journal.admitsPress(nowMs: Sys.monotonicMilliseconds()) else {
+            journal.noteRefusal()
+            return unavailable(journal)
+        }
+        if highest >= reservedFence {
+            // The fence this DOWN may take must be durable before anyone can see it.
+            let upTo = highest + min(Journal.reservationBlock, UInt64.max - highest)
+            guard journal.reserve(panel: config.id, upTo: upTo) else {
+                journal.noteRefusal()
+                return unavailable(journal)
+            }
+            reservedFence = upTo
+        }
+        return nil
+    }
+
+    private func unavailable(_ journal: Journal) -> String {
+        "the journal cannot be written (\(journal.failureText)), so no fence can be made durable; nothing was done, try again in a few seconds"
+    }
+
+    private func refuse(_ message: String, to connection: Connection, format: WireFormat, id: CommandID?, flush: inout FlushList) {
+        flush.append(to: connection) { out, _ in
+            MessageEncoder.encode(.error(.unavailable, message), format: format, id: id, into: &out)
+        }
     }
 
     /// Releases every button with `reason=shutdown`. On `queue`.
@@ -163,8 +205,11 @@ final class PanelHost: @unchecked Sendable {
     // MARK: Output
 
     /// Writes the core's decisions: the reply to its requester, each event to every
-    /// member, in the core's order.
-    private func deliver(replyTo requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
+    /// member, in the core's order. With `undoable`, records that cannot be written stop
+    /// it before anything is sent: false, and the caller undoes the decision.
+    @discardableResult
+    private func deliver(replyTo requester: Connection?, format: WireFormat, id: CommandID?, undoable: Bool = false,
+                         flush: inout FlushList) -> Bool {
         func wall() -> Int64 {
             if let w = wallReading { return w }
             let w = ServerClock.wallMilliseconds()
@@ -179,8 +224,11 @@ final class PanelHost: @unchecked Sendable {
                     MessageEncoder.encode(.record(record), format: .json, into: &journalBuffer)
                 }
             }
-            journal.append(panel: config.id, journalBuffer)
+            let written = journal.append(panel: config.id, journalBuffer)
             journalBuffer.removeAll(keepingCapacity: true)
+            // Anything else stands without its records: a release or a timer's outcome
+            // is never held back (no button may stay stuck), and is counted as unwritten.
+            if !written, undoable { return false }
         }
         let events = output.events
         for i in 0..<events.count {
@@ -193,6 +241,7 @@ final class PanelHost: @unchecked Sendable {
             broadcast(event, flush: &flush)
         }
         if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
+        return true
     }
 
     private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {

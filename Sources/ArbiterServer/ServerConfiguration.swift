@@ -53,6 +53,11 @@ public struct ServerConfiguration: Sendable {
     /// The journal is compacted (to each panel's highest fence and last 1000 records)
     /// whenever it grows past this many bytes; 0: only when the server starts. Default 64 MiB.
     public var journalMaxBytes = 64 << 20
+    /// While the journal cannot be written, one press per this interval tries the disk
+    /// again (the others are refused without touching it). Default 1 s.
+    public var journalRetryMs: Int64 = 1000
+    /// The journal's file calls; tests put failures in here.
+    var journalIO = JournalIO.system
     /// How long a graceful shutdown waits for goodbyes to be written. Default 1.5 s.
     public var shutdownGraceMs: Int64 = 1500
     /// Kernel send buffer of each accepted socket; nil (the default) leaves the kernel's

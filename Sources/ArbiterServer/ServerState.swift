@@ -24,16 +24,19 @@ final class ServerState: @unchecked Sendable {
     let journal: Journal?
     private let shuttingDownFlag = Atomic<Bool>(false)
 
-    init(configuration: ServerConfiguration) throws(Sys.Failure) {
+    init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
         let log = ServerLog(level: configuration.logLevel)
         self.log = log
         var loaded = JournalLoader.Loaded()
         if let path = configuration.journalPath {
-            loaded = JournalLoader.load(path: path, keep: Request.maxHistoryCount)
+            // Locked before it is read: the loader may cut a torn line off.
+            let lock = try JournalLock(journalPath: path)
+            loaded = try JournalLoader.load(path: path, keep: Request.maxHistoryCount)
             for warning in loaded.warnings { log.warning(warning) }
             journal = try Journal(path: path, syncRecords: configuration.journalSync, maxBytes: configuration.journalMaxBytes,
-                                  keep: Request.maxHistoryCount, loaded: loaded, log: log)
+                                  keep: Request.maxHistoryCount, loaded: loaded, log: log,
+                                  io: configuration.journalIO, retryIntervalMs: configuration.journalRetryMs, lock: lock)
             log.info("journal opened", ["path": path, "records": "\(loaded.records)",
                                         "fences": loaded.lastFences.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
         } else {

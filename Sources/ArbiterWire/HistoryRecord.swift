@@ -8,7 +8,15 @@ public struct HistoryRecord: Sendable, Equatable {
     public enum Value: Sendable, Equatable {
         case string(String)
         case int(Int64)
+        /// Only for values above Int64.max (fences and seqs are UInt64); anything that
+        /// fits is `.int`, so a record reads back equal to the one written.
+        case unsigned(UInt64)
         case bool(Bool)
+
+        /// A fence or seq, in the one form equal values share.
+        public static func number(_ value: UInt64) -> Value {
+            value <= UInt64(Int64.max) ? .int(Int64(value)) : .unsigned(value)
+        }
     }
 
     public var panel: String
@@ -35,7 +43,11 @@ public struct HistoryRecord: Sendable, Equatable {
 
     public var fence: UInt64? {
         for f in fields where f.name == "fence" {
-            if case .int(let v) = f.value, v >= 0 { return UInt64(v) }
+            switch f.value {
+            case .int(let v) where v >= 0: return UInt64(v)
+            case .unsigned(let v): return v
+            default: return nil
+            }
         }
         return nil
     }
@@ -68,8 +80,13 @@ public struct HistoryRecord: Sendable, Equatable {
             case .string(let s): fields.append((name, .string(s)))
             case .bool(let b): fields.append((name, .bool(b)))
             case .number(let n):
-                guard let i = Int64(n) else { return nil }
-                fields.append((name, .int(i)))
+                if let i = Int64(n) {
+                    fields.append((name, .int(i)))
+                } else if let u = value.unsignedInteger {
+                    fields.append((name, .unsigned(u)))
+                } else {
+                    return nil
+                }
             default: return nil
             }
         }
@@ -92,12 +109,13 @@ struct RecordFieldSink: MessageSink {
     // Records are events, which always name their owner; an absent one is left out.
     mutating func optionalName(_ name: StaticString, _ value: String?) { if let value { string(name, value) } }
     mutating func int(_ name: StaticString, _ value: Int64) { fields.append((name.description, .int(value))) }
-    mutating func unsigned(_ name: StaticString, _ value: UInt64) { fields.append((name.description, .int(Int64(clamping: value)))) }
+    mutating func unsigned(_ name: StaticString, _ value: UInt64) { fields.append((name.description, .number(value))) }
     mutating func bool(_ name: StaticString, _ value: Bool) { fields.append((name.description, .bool(value))) }
     mutating func decimal(_ name: StaticString, permille: Int) { fields.append((name.description, .int(Int64(permille)))) }
     mutating func rest(_ name: StaticString, _ value: String) { string(name, value) }
     mutating func end(id: CommandID?) {}
     mutating func dynamicString(_ name: String, _ value: String) { fields.append((name, .string(value))) }
     mutating func dynamicInt(_ name: String, _ value: Int64) { fields.append((name, .int(value))) }
+    mutating func dynamicUnsigned(_ name: String, _ value: UInt64) { fields.append((name, .number(value))) }
     mutating func dynamicBool(_ name: String, _ value: Bool) { fields.append((name, .bool(value))) }
 }

@@ -31,6 +31,13 @@ public enum JSONValue: Sendable, Equatable {
         return Int64(text)
     }
 
+    /// The value as an exact unsigned integer: plain digits up to 2^64-1, as fences are.
+    /// A sign, fraction or exponent, or a value past UInt64.max, is nil, never rounded.
+    public var unsignedInteger: UInt64? {
+        guard case .number(let text) = self, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return UInt64(text)
+    }
+
     public var string: String? {
         guard case .string(let s) = self else { return nil }
         return s

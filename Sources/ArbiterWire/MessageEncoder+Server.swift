@@ -42,6 +42,7 @@ extension MessageEncoder {
                 switch field.value {
                 case .string(let v): s.dynamicString(field.name, v)
                 case .int(let v): s.dynamicInt(field.name, v)
+                case .unsigned(let v): s.dynamicUnsigned(field.name, v)
                 case .bool(let v): s.dynamicBool(field.name, v)
                 }
             }

@@ -32,6 +32,7 @@ protocol MessageSink {
     /// Fields whose names are only known at run time (journal records).
     mutating func dynamicString(_ name: String, _ value: String)
     mutating func dynamicInt(_ name: String, _ value: Int64)
+    mutating func dynamicUnsigned(_ name: String, _ value: UInt64)
     mutating func dynamicBool(_ name: String, _ value: Bool)
 }
 
@@ -70,6 +71,11 @@ extension ByteSink {
     }
 
     mutating func dynamicInt(_ name: String, _ value: Int64) {
+        dynamicKey(name)
+        Bytes.appendDecimal(value, to: &out)
+    }
+
+    mutating func dynamicUnsigned(_ name: String, _ value: UInt64) {
         dynamicKey(name)
         Bytes.appendDecimal(value, to: &out)
     }

@@ -54,6 +54,10 @@ if !openPanels.isEmpty {
 let server = ArbiterServer(configuration: configuration)
 do {
     try server.start()
+} catch let damaged as JournalDamaged {
+    log.error("damaged journal; not starting", ["path": damaged.path, "line": "\(damaged.line)"])
+    FileHandle.standardError.write(Data("error: \(damaged)\n".utf8))
+    exit(78)
 } catch {
     FileHandle.standardError.write(Data("error: cannot start: \(error)\n".utf8))
     exit(1)

@@ -72,7 +72,6 @@ struct JournalTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         var lines = (1...3000).map { record(fence: $0) }
         lines.insert(#"{"type":"reserve","panel":"demo","upto":3500}"#, at: 1500)
-        lines.insert("not json", at: 10)
         lines.append(record(fence: 7, panel: "gone"))
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
 
