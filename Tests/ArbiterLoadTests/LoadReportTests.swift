@@ -35,6 +35,17 @@ import Testing
         #expect(ops >= 0 && events > ops)
     }
 
+    @Test func theLiveLineLeadsLikeTheReport() {
+        let p = LiveProgress(elapsed: 2.04, phase: "measuring", opsPerSecond: 103, eventsPerSecond: 5200, p99: 1_500_000,
+                             errors: 0, ready: 51, total: 51)
+        #expect(LoadReport.progress(p, workload: .fanout) == "[2.0 s] measuring 5,200 events/s  103 presser ops/s  p99 1.500 ms  errors 0")
+        #expect(LoadReport.progress(p, workload: .contend) == "[2.0 s] measuring 103 ops/s  p99 1.500 ms  5,200 events/s  errors 0")
+        var connecting = p
+        connecting.phase = "connecting"
+        connecting.ready = 7
+        #expect(LoadReport.progress(connecting, workload: .fanout) == "[2.0 s] connecting 7/51")
+    }
+
     @Test func zeroComparedSaysWhy() throws {
         let one = lines(try result(["contend"]))
         #expect(one.contains { $0.contains("52,000 events checked, 0 compared across members (comparing needs 2+ connections reading a panel's events: give --observers 2 or more)") },

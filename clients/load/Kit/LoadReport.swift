@@ -58,6 +58,17 @@ public enum LoadReport {
         return out.joined(separator: "\n")
     }
 
+    /// The live progress line, led by the figure the workload measures, as the report is.
+    public static func progress(_ p: LiveProgress, workload: Workload) -> String {
+        let head = "[\(fixed(p.elapsed, 1)) s]"
+        guard p.phase != "connecting" else { return "\(head) connecting \(p.ready)/\(p.total)" }
+        let ops = "\(count(p.opsPerSecond)) " + (workload == .fanout ? "presser ops/s" : "ops/s")
+        let events = "\(count(p.eventsPerSecond)) events/s"
+        let p99 = "p99 \(ms(p.p99))"
+        let figures = workload == .fanout ? [events, ops, p99] : [ops, p99, events]
+        return "\(head) \(p.phase) " + figures.joined(separator: "  ") + "  errors \(p.errors)"
+    }
+
     /// The safety section: what each checker looked at, then any violation.
     static func safety(_ r: LoadResult) -> [String] {
         var what: [String] = []
