@@ -63,7 +63,8 @@ public struct ArbiterOptions: Equatable, Sendable {
 
         OPTIONS:
           --host <host>         Address to listen on (default: 127.0.0.1; 0.0.0.0 serves a LAN,
-                                :: serves it over IPv6 and IPv4, ::1 is IPv6 loopback).
+                                :: serves it over IPv6 and IPv4, ::1 is IPv6 loopback). Beyond
+                                loopback every panel needs keys.admin, or --open-admin.
           --port <port>         TCP port (default: 7070; 0 picks a free one).
           --config <file>       JSON panel configuration (default: the embedded panel "demo").
           --open-admin          Listen beyond loopback even though some panel has no admin
@@ -104,7 +105,8 @@ public struct ArbiterOptions: Equatable, Sendable {
           nc localhost 7070                then type HELP
 
         EXIT STATUS: 0 after a clean shutdown (SIGINT/SIGTERM), 64 for a bad command line,
-        78 for a bad configuration (or an open admin level beyond loopback), 1 when the server cannot start (e.g. port in use).
+        78 for a bad configuration (or a panel without an admin key beyond loopback), 1 when
+        the server cannot start (e.g. port in use).
         """
 
     /// What `--version` prints: the release and the wire protocol it speaks (WELCOME's proto=).

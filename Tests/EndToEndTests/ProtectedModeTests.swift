@@ -41,6 +41,14 @@ struct ProtectedModeTests {
         #expect(result.stderr.contains("set \"keys\": {\"admin\": \"<secret>\"} on each of them in \(config.path)"))
     }
 
+    @Test func theFlagIsListedAndGuessed() throws {
+        let help = try ArbiterProcess.run(["--help"])
+        #expect(help.stdout.contains("--open-admin          Listen beyond loopback even though some panel has no admin"))
+        let typo = try ArbiterProcess.run(["--host", "0.0.0.0", "--open-amdin"])
+        #expect(typo.status == 64)
+        #expect(typo.stderr.contains("unknown argument '--open-amdin'; did you mean --open-admin?"))
+    }
+
     @Test func openAdminStartsWithAWarning() throws {
         let arbiter = try ArbiterProcess(["--host", "0.0.0.0", "--port", "0", "--open-admin"])
         defer { arbiter.terminate() }

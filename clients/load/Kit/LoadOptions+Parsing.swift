@@ -89,7 +89,11 @@ extension LoadOptions {
                 } else if !argument.hasPrefix("-"), sawWorkload {
                     throw UsageError(message: "unexpected argument '\(argument)' after the workload \(o.workload.rawValue); flags take one value each")
                 } else if !argument.hasPrefix("-") {
-                    throw UsageError(message: "unknown workload '\(argument)'; choose one of \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+                    let names = Workload.allCases.map(\.rawValue)
+                    let choose = "choose one of \(names.joined(separator: ", "))"
+                    // A near word is a slip of the keyboard ("fanot", "contention"); say which was meant.
+                    let hint = closest(argument.lowercased(), among: names, within: max(3, argument.count / 2))
+                    throw UsageError(message: "unknown workload '\(argument)'; " + (hint.map { "did you mean \($0)? Or " + choose } ?? choose))
                 } else {
                     let hint = closest(flag).map { "; did you mean \($0)?" } ?? ""
                     throw UsageError(message: "unknown argument '\(argument)'\(hint)")
@@ -124,6 +128,11 @@ extension LoadOptions {
 
     /// The known flag nearest to a mistyped one, if it is near enough.
     static func closest(_ word: String) -> String? {
+        closest(word, among: flags, within: 3)
+    }
+
+    /// The candidate nearest to `word` by edit distance, if at most `within` edits away.
+    static func closest(_ word: String, among candidates: [String], within: Int) -> String? {
         func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
             var previous = Array(0...b.count)
             for i in 1...max(a.count, 1) where !a.isEmpty {
@@ -135,8 +144,8 @@ extension LoadOptions {
             }
             return a.isEmpty ? b.count : previous[b.count]
         }
-        let scored = flags.map { ($0, distance(Array(word.utf8), Array($0.utf8))) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 3 else { return nil }
+        let scored = candidates.map { ($0, distance(Array(word.utf8), Array($0.utf8))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= within else { return nil }
         return best.0
     }
 }

@@ -20,14 +20,25 @@ public enum LoadReport {
                 out.append("  buttons       \(r.buttons)" + (r.panels > 1 ? " (\(r.buttons / r.panels) on each of \(r.panels) panels)" : ""))
             }
             out.append("  measured      \(fixed(r.measuredSeconds, 2)) s" + (o.warmup > 0 ? " after \(fixed(o.warmup, 2)) s warm-up" : ""))
-            out.append("  ops/s         \(count(r.opsPerSecond))   replies to timed requests")
+            if r.isGeneratorBound, let cpu = r.generatorCPU {
+                out.append("  GENERATOR-BOUND  the generator used \(percent(cpu / r.measuredSeconds)) of a core"
+                    + (r.generatorCores > 1 ? " (\(r.generatorCores) threads)" : "")
+                    + ": it, not the server, may have set the pace; the figures below are a lower bound (try --threads, or run it on another machine)")
+            }
+            if o.workload == .fanout {
+                // Fanout measures delivery: the pressers only feed it, so their figure comes second.
+                out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members")
+                out.append("  presser ops/s \(count(r.opsPerSecond))   " + (o.isRedis ? "PUBLISH replies to the pressers" : "replies to the pressers' DOWN and UP"))
+            } else {
+                out.append("  ops/s         \(count(r.opsPerSecond))   replies to timed requests")
+            }
             out.append("  cycles/s      \(count(r.cyclesPerSecond))   " + (o.workload == .fanout && o.isRedis ? "PUBLISH answered" : "granted, then released"))
             out.append("  grants        \(count(Double(r.stats.grants)))   denials \(count(Double(r.stats.denials)))   errors \(r.stats.errors)")
             if r.stats.rateLimited > 0 {
                 out.append("  rate-limited  \(count(Double(r.stats.rateLimited)))   retried; the server's --rate limit (give it --rate 0 to measure capacity)")
             }
             if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
-            out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members")
+            if o.workload != .fanout { out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members") }
             out.append("  request->reply  " + latency(r.stats.reply))
             out.append("  press->event    " + latency(r.stats.event))
             if let cpu = r.generatorCPU, r.measuredSeconds > 0 {
@@ -47,10 +58,30 @@ public enum LoadReport {
         return out.joined(separator: "\n")
     }
 
+    /// The live progress line, led by the figure the workload measures, as the report is.
+    public static func progress(_ p: LiveProgress, workload: Workload) -> String {
+        let head = "[\(fixed(p.elapsed, 1)) s]"
+        guard p.phase != "connecting" else { return "\(head) connecting \(p.ready)/\(p.total)" }
+        let ops = "\(count(p.opsPerSecond)) " + (workload == .fanout ? "presser ops/s" : "ops/s")
+        let events = "\(count(p.eventsPerSecond)) events/s"
+        let p99 = "p99 \(ms(p.p99))"
+        let figures = workload == .fanout ? [events, ops, p99] : [ops, p99, events]
+        return "\(head) \(p.phase) " + figures.joined(separator: "  ") + "  errors \(p.errors)"
+    }
+
     /// The safety section: what each checker looked at, then any violation.
     static func safety(_ r: LoadResult) -> [String] {
         var what: [String] = []
-        if r.checked { what.append("\(count(Double(r.eventsChecked))) events checked, \(count(Double(r.eventsCompared))) compared across members") }
+        if r.checked {
+            var compared = "\(count(Double(r.eventsChecked))) events checked, \(count(Double(r.eventsCompared))) compared across members"
+            // Zero compared is not zero checked: there was nobody to compare with.
+            if r.eventsCompared == 0 && r.eventReadersPerPanel < 2 {
+                compared += r.options.workload == .fanout
+                    ? " (comparing needs 2+ members of the panel: give --members 2 or more)"
+                    : " (comparing needs 2+ connections reading a panel's events: give --observers 2 or more)"
+            }
+            what.append(compared)
+        }
         if r.overlapChecked {
             what.append("\(count(Double(r.grantsChecked))) grants checked for overlap" + (r.checked ? "" : " (no observer)"))
         }
@@ -90,6 +121,7 @@ public enum LoadReport {
         }
         if let cpu = r.generatorCPU { f.append(("generator_cpu_s", fixed(cpu, 2))) }
         if let cpu = r.serverCPU { f.append(("server_cpu_s", fixed(cpu, 2))) }
+        if r.generatorCPU != nil { f.append(("generator_bound", "\(r.isGeneratorBound)")) }
         if let failure = r.failure { f.append(("failure", quote(failure))) }
         f.append(("exit_code", "\(r.exitCode)"))
         return "{" + f.map { "\(quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"

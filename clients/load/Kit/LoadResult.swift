@@ -34,10 +34,32 @@ public struct LoadResult: Sendable {
     /// --server-pid) by the server.
     public var generatorCPU: Double?
     public var serverCPU: Double?
+    /// Cores the generator's threads can keep busy: its threads, at most the machine's.
+    public var generatorCores: Int
 
     public init(options: LoadOptions, target: String) {
         self.options = options
         self.target = target
+        self.generatorCores = options.threads
+    }
+
+    /// The generator kept its cores at least 90% busy over the measured window: it, not
+    /// the server, may have set the pace, so the figures are a lower bound.
+    public var isGeneratorBound: Bool {
+        guard let cpu = generatorCPU, measuredSeconds > 0 else { return false }
+        return cpu / measuredSeconds >= 0.9 * Double(max(1, generatorCores))
+    }
+
+    /// Connections of one panel that receive its events, and so feed the checker's
+    /// comparison across members: observers, plus the pressers of holds or the members
+    /// of fanout (contend's pressers do not JOIN).
+    public var eventReadersPerPanel: Int {
+        switch options.workload {
+        case .contend: options.observers
+        case .holds: options.observers + connections
+        case .fanout: connections
+        case .idle, .config: 0
+        }
     }
 
     private func perSecond(_ n: Int) -> Double { measuredSeconds > 0 ? Double(n) / measuredSeconds : 0 }

@@ -110,6 +110,7 @@ public enum LoadRunner {
         result.failure = control.failure.withLock { $0 }
         if let start = control.cpuAtStart.withLock({ $0 }), let end = control.cpuAtEnd.withLock({ $0 }) {
             result.generatorCPU = end.0 - start.0
+            result.generatorCores = max(1, min(o.threads, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
             if let a = start.1, let b = end.1 { result.serverCPU = b - a }
         }
         collectSafety(plan, &result)

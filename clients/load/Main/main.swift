@@ -24,10 +24,7 @@ signal(SIGPIPE, SIG_IGN)
 // The progress line only on a terminal, so logs and pipes get the report alone.
 let live = isatty(STDERR_FILENO) == 1
 let result = LoadRunner.run(options, onProgress: live ? { p in
-    let line = p.phase == "connecting"
-        ? "\r[\(LoadReport.fixed(p.elapsed, 1)) s] connecting \(p.ready)/\(p.total)"
-        : "\r[\(LoadReport.fixed(p.elapsed, 1)) s] \(p.phase) \(LoadReport.count(p.opsPerSecond)) ops/s  p99 \(LoadReport.ms(p.p99))  "
-            + "\(LoadReport.count(p.eventsPerSecond)) events/s  errors \(p.errors)"
+    let line = "\r" + LoadReport.progress(p, workload: options.workload)
     FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
 } : nil)
 if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
