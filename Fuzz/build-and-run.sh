@@ -8,13 +8,25 @@ SECONDS_EACH="${1:-60}"
 OUT=.build/fuzz
 mkdir -p "$OUT" Fuzz/findings
 FLAGS=(-parse-as-library -sanitize=fuzzer,address -O -g -I "$OUT" -L "$OUT")
-swiftc "${FLAGS[@]}" -module-name ArbiterCore -emit-module -emit-module-path "$OUT/ArbiterCore.swiftmodule" \
-  -emit-library -static -o "$OUT/libArbiterCore.a" Sources/ArbiterCore/*.swift 2>&1 | grep -v "ld.gold: warning" || true
-swiftc "${FLAGS[@]}" -module-name ArbiterWire -emit-module -emit-module-path "$OUT/ArbiterWire.swiftmodule" \
-  -emit-library -static -o "$OUT/libArbiterWire.a" $(find Sources/ArbiterWire -name '*.swift') 2>&1 | grep -v "ld.gold: warning" || true
+# Outputs of an earlier run are removed first, and a compiler failure stops the script:
+# otherwise a target that no longer compiles would fuzz its old binary and pass.
+rm -f "$OUT"/*.a "$OUT"/*.swiftmodule "$OUT/LineParserFuzz" "$OUT/HTTPHeadFuzz" "$OUT/WebSocketFrameFuzz"
+compile() {
+  local log="$OUT/swiftc.log"
+  if ! swiftc "${FLAGS[@]}" "$@" > "$log" 2>&1; then
+    grep -v "ld.gold: warning" "$log" >&2 || true
+    echo "fuzz: swiftc failed: $*" >&2
+    exit 1
+  fi
+  grep -v "ld.gold: warning" "$log" || true
+}
+compile -module-name ArbiterCore -emit-module -emit-module-path "$OUT/ArbiterCore.swiftmodule" \
+  -emit-library -static -o "$OUT/libArbiterCore.a" Sources/ArbiterCore/*.swift
+compile -module-name ArbiterWire -emit-module -emit-module-path "$OUT/ArbiterWire.swiftmodule" \
+  -emit-library -static -o "$OUT/libArbiterWire.a" $(find Sources/ArbiterWire -name '*.swift')
 status=0
 for target in LineParserFuzz HTTPHeadFuzz WebSocketFrameFuzz; do
-  swiftc "${FLAGS[@]}" -lArbiterWire -lArbiterCore "Fuzz/$target.swift" -o "$OUT/$target" 2>&1 | grep -v "ld.gold: warning" || true
+  compile -lArbiterWire -lArbiterCore "Fuzz/$target.swift" -o "$OUT/$target"
   corpus="$OUT/corpus-$target"
   mkdir -p "$corpus"
   cp Fuzz/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
