@@ -11,35 +11,46 @@
 window.KioskLayout = (() => {
   const HEADING = 22;   // a group's name above its buttons, px
   const MIN_ROW = 64;   // below this the panel scrolls rather than shrink buttons further
+  // A shelf with a hold button gets taller rows: it stacks its label, ring, owner and
+  // last-fired line, and the ring should stay big enough to read at a glance.
+  const HOLD_WEIGHT = 1.4;
 
-  /** Shelves for `counts` (buttons per group) with at most `columns` per shelf. */
-  function shelves(counts, columns) {
+  /**
+   * Shelves for `counts` (buttons per group) with at most `columns` per shelf; `weights`
+   * (per group) make a shelf's rows taller.
+   */
+  function shelves(counts, columns, weights) {
     const out = [];
     let open = null;
     counts.forEach((n, index) => {
+      const weight = weights ? weights[index] : 1;
       if (n >= columns) {
-        out.push({ groups: [index], width: n, rows: Math.ceil(n / columns) });
+        out.push({ groups: [index], width: n, rows: Math.ceil(n / columns), weight });
         open = null;
         return;
       }
       if (!open || open.width + n > columns) {
-        open = { groups: [], width: 0, rows: 1 };
+        open = { groups: [], width: 0, rows: 1, weight: 1 };
         out.push(open);
       }
       open.groups.push(index);
       open.width += n;
+      open.weight = Math.max(open.weight, weight);
     });
     return out;
   }
 
   /** The plan for `columns`: shelves, the row height, and its score (px). */
-  function plan(counts, columns, width, height, gap) {
-    const list = shelves(counts, columns);
+  function plan(counts, weights, columns, width, height, gap) {
+    const list = shelves(counts, columns, weights);
     const rows = list.reduce((sum, shelf) => sum + shelf.rows, 0);
+    const weighted = list.reduce((sum, shelf) => sum + shelf.rows * shelf.weight, 0);
     const free = height - list.length * HEADING - (list.length - 1) * gap - (rows - list.length) * gap;
-    const rowHeight = free / rows;
+    const rowHeight = free / weighted;  // of a shelf of weight 1
     let narrowest = Infinity;
+    let lowest = Infinity;
     for (const shelf of list) {
+      lowest = Math.min(lowest, rowHeight * (shelf.weight > 1 ? 1 : shelf.weight));
       const usable = width - (shelf.groups.length - 1) * gap;
       for (const index of shelf.groups) {
         const n = counts[index];
@@ -48,14 +59,14 @@ window.KioskLayout = (() => {
         narrowest = Math.min(narrowest, (groupWidth - (cols - 1) * gap) / cols);
       }
     }
-    return { columns, list, rows, rowHeight, score: Math.min(narrowest, rowHeight) };
+    return { columns, list, rows, rowHeight, score: Math.min(narrowest, lowest) };
   }
 
-  function best(counts, width, height, gap) {
+  function best(counts, weights, width, height, gap) {
     const total = counts.reduce((a, b) => a + b, 0);
     let chosen = null;
     for (let columns = 1; columns <= Math.max(1, total); columns += 1) {
-      const candidate = plan(counts, columns, width, height, gap);
+      const candidate = plan(counts, weights, columns, width, height, gap);
       if (!chosen || candidate.score > chosen.score + 0.5) chosen = candidate;
     }
     return chosen;
@@ -63,7 +74,8 @@ window.KioskLayout = (() => {
 
   /**
    * Sizes `groups` ([{ section, grid, buttons: [elements] }]) inside `container`. Widths
-   * are fractions of the shelf, heights pixels of the container's current height.
+   * are fractions of the shelf, heights pixels of the container's current height. A
+   * group with a hold button (data-kind="hold") weighs HOLD_WEIGHT.
    */
   function arrange(container, groups) {
     if (!groups.length) return null;
@@ -72,9 +84,10 @@ window.KioskLayout = (() => {
     const width = container.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     const height = container.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
     const counts = groups.map((g) => g.buttons.length);
-    const chosen = best(counts, width, height, gap);
-    const rowHeight = Math.max(MIN_ROW, chosen.rowHeight);
+    const weights = groups.map((g) => (g.buttons.some((el) => el.dataset.kind === "hold") ? HOLD_WEIGHT : 1));
+    const chosen = best(counts, weights, width, height, gap);
     for (const shelf of chosen.list) {
+      const rowHeight = Math.max(MIN_ROW, chosen.rowHeight * shelf.weight);
       const parts = shelf.groups.length;
       for (const index of shelf.groups) {
         const { section, grid, buttons } = groups[index];

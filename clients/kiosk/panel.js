@@ -899,7 +899,7 @@
     if (!view.live) return { icon: "offline", detail: "offline" };
     if (b.deniedText) return { detail: b.deniedText };
     if (b.el.dataset.fired === "1") {
-      return { caption: b.kind === "hold" ? "FIRED by" : "FIRED", owner: b.firedMine ? "YOU" : b.firedBy || b.owner };
+      return { caption: "FIRED", owner: b.firedMine ? "YOU" : b.firedBy || b.owner };
     }
     switch (b.state) {
       case "pressed": {
@@ -932,7 +932,7 @@
     el.dataset.face = face.owner ? "owner" : "plain";
     setPart(b.parts.caption, face.caption);
     setPart(b.parts.owner, face.owner);
-    if (face.owner) fitText(b.parts.owner, face.owner, 160);
+    if (face.owner) fitText(b.parts.owner, face.owner, 135);
     setPart(b.parts.detail, face.detail);
     // An <svg> has no .hidden property: the attribute it is.
     for (const [name, icon] of Object.entries(b.parts.icons)) icon.toggleAttribute("hidden", face.icon !== name);
@@ -1026,10 +1026,14 @@
     return svg;
   }
 
-  /** Sizes `el`'s font to its longest word (see --fit in kiosk.css); CJK counts double. */
+  /**
+   * Sizes `el`'s font (see --fit in kiosk.css) so a short text stays on one line and a
+   * long one breaks between words, not inside them. CJK characters count double.
+   */
   function fitText(el, text, scale) {
-    const units = Math.max(3, ...text.split(/\s+/).map((word) =>
-      [...word].reduce((n, ch) => n + (ch.codePointAt(0) > 0x2e80 ? 1.9 : 1), 0)));
+    const width = (part) => [...part].reduce((n, ch) => n + (ch.codePointAt(0) > 0x2e80 ? 1.9 : 1), 0);
+    const whole = width(text);
+    const units = Math.max(3, whole <= 12 ? whole : Math.max(...text.split(/\s+/).map(width)));
     const fit = `${(scale / units).toFixed(2)}cqw`;
     if (el.style.getPropertyValue("--fit") !== fit) el.style.setProperty("--fit", fit);
   }
@@ -1123,7 +1127,7 @@
     const face = span("face");
     const icons = { lock: icon("lock"), offline: icon("offline") };
     const visibleLabel = showLabel(b, label);
-    fitText(visibleLabel, b.shown, 150);
+    fitText(visibleLabel, b.shown, 125);
     face.append(icons.lock, icons.offline, label);
     if (visibleLabel !== label) face.append(visibleLabel);
     // A button's children are presentational: assistive technology reads the label (its
