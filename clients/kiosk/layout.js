@@ -13,7 +13,7 @@ window.KioskLayout = (() => {
   const MIN_ROW = 64;   // below this the panel scrolls rather than shrink buttons further
   // A shelf with a hold button gets taller rows: it stacks its label, ring, owner and
   // last-fired line, and the ring should stay big enough to read at a glance.
-  const HOLD_WEIGHT = 1.4;
+  const HOLD_WEIGHT = 1.25;
 
   /**
    * Shelves for `counts` (buttons per group) with at most `columns` per shelf; `weights`

@@ -897,7 +897,7 @@
    */
   function faceOf(b) {
     if (!view.live) return { icon: "offline", detail: "offline" };
-    if (b.deniedText) return { detail: b.deniedText };
+    if (b.deniedText) return { icon: b.state === "locked" ? "lock" : null, detail: b.deniedText };
     if (b.el.dataset.fired === "1") {
       return { caption: "FIRED", owner: b.firedMine ? "YOU" : b.firedBy || b.owner };
     }
