@@ -699,6 +699,19 @@ def check_dim(page, button_id, state, icon, free):
     return ratio
 
 
+def check_hold_words(page, button_id):
+    """While a hold is held, no word crosses its ring: the label above, the rest below."""
+    face = page.face(button_id)
+    ring = face["ring"]["rect"]
+    texts = {part: face[part]["rect"] for part in ("owner", "caption", "detail", "lastFired")
+             if face[part] and face[part]["shown"]}
+    crossing = {part: r for part, r in texts.items() if r["top"] < ring["bottom"] - 0.5}
+    check(texts and not crossing and face["label"]["rect"]["bottom"] <= ring["top"] + 0.5,
+          f"[{page.label}] text crosses the hold ring {ring}: {crossing or texts}, label {face['label']['rect']}")
+    ok(f"[{page.label}] while {button_id} is held, its words ({', '.join(texts)}) sit below the "
+       f"{ring['bottom'] - ring['top']:.0f}px ring, its label above")
+
+
 OVERFLOW_JS = """
 const vw = document.documentElement.clientWidth;
 const over = [...document.querySelectorAll(arguments[0])].filter((el) => {
@@ -934,6 +947,8 @@ def run(binary, workdir):
             free[page.label] = contrast(face["label"]["color"], face["bg"])
 
         section("the buttons fill the screen with 1, 5 and 12 buttons, in both orientations")
+        carol.send("JOIN twelve")
+        carol.wait(r"^OK JOIN twelve ", what="carol joined twelve")
         cjk = shutil.which("fc-list") and subprocess.run(["fc-list", ":lang=ja"], capture_output=True,
                                                            text=True).stdout.strip()
         for page in (tablet, phone):
@@ -949,7 +964,17 @@ def run(binary, workdir):
             shots.append(page.shot("one-button"))
             check_fills(page, "twelve", 12)
             check_contrast(page, "twelve buttons")
-            shots.append(page.shot("twelve-buttons"))
+            # A hold in progress beside its locked neighbour, for the picture; cancelled
+            # (CANCEL never fires a hold) once the ring has visibly moved.
+            mark = carol.mark()
+            carol.send("DOWN twelve fire")
+            carol.wait(r"^GRANTED twelve fire ", since=mark, what="carol holds twelve's fire")
+            page.wait_button("fire", state="pressed", progress=lambda v: v is not None and float(v) >= 0.3)
+            check_hold_words(page, "fire")
+            shots.append(page.shot("twelve-buttons-hold"))
+            carol.send("CANCEL twelve fire")
+            carol.wait(r"^RELEASED twelve fire reason=cancel ", since=mark, what="the hold cancelled")
+            page.wait_button("fire", state="idle")
             check_fills(page, PANEL, 5)
             shown = page.face("sos")["label"]["text"]
             check(shown == (SOS_LABEL if cjk else "SOS"), f"[{page.label}] the label {SOS_LABEL!r} shows as {shown!r}")
@@ -1136,14 +1161,7 @@ def run(binary, workdir):
         phone.wait_button("sos", state="pressed", progress=lambda v: v is not None and 0 < float(v) < 1,
                           what="the phone's ring partly filled")
         check(phone.js(RING_VISIBILITY) == "visible", "the ring's fill is hidden while it fills")
-        face = phone.face("sos")
-        ring = face["ring"]["rect"]
-        texts = {part: face[part]["rect"] for part in ("owner", "caption", "detail", "lastFired")
-                 if face[part] and face[part]["shown"]}
-        crossing = {part: r for part, r in texts.items() if r["top"] < ring["bottom"] - 0.5}
-        check(texts and not crossing and face["label"]["rect"]["bottom"] <= ring["top"] + 0.5,
-              f"[phone] text crosses the hold ring {ring}: {crossing or texts}, label {face['label']['rect']}")
-        ok(f"[phone] while held, the hold's words ({', '.join(texts)}) sit below the ring, its label above")
+        check_hold_words(phone, "sos")
         phone.wait_button("sos", midway="1", what="MIDWAY shown on the phone")
         carol.wait(rf"^FIRED {PANEL} sos owner=alice \S+ fence={fence} ", since=mark, what="FIRED", timeout=HOLD_MS / 1000 + 5)
         phone.wait_button("sos", fired="1", status=lambda s: "FIRED" in s and "alice" in s)
