@@ -772,6 +772,9 @@ def float_eq(a, b):
 
 def run(binary, workdir):
     shots = []
+    # This run's pictures only: none left over from an earlier run (or a failure).
+    for old in list(ARTIFACTS.glob("kiosk-*.png")) + list(ARTIFACTS.glob("failure-*.png")):
+        old.unlink()
     config_path = Path(workdir) / "kiosk-test.json"
     config_path.write_text(json.dumps(CONFIG, ensure_ascii=False, indent=2))
     server = Arbiter(binary, config_path, workdir)
@@ -1101,7 +1104,10 @@ def run(binary, workdir):
             # A tap fires at once: its short FIRED flash over, the press itself shows.
             me.wait_button("b3", state="pressed", mine="1", fired="0")
             other.wait_button("b3", state="pressed", mine="0", fired="0")
+            me.wait_button("b1", status=lambda s: s.startswith("locked"), what="b1 locked (an earlier refusal's note gone)")
             mine, theirs = me.face("b3"), other.face("b3")
+            locked = me.face("b1")["detail"]["text"]
+            check(locked == "you hold Button 3", f"[{me.label}] a button locked by its own press says {locked!r}")
             apart = contrast(mine["bg"], theirs["bg"])
             check(apart >= 3, f"my press ({mine['bg']}) and another's ({theirs['bg']}) are only {apart:.1f}:1 apart")
             check(mine["owner"]["text"] == "YOU" and theirs["owner"]["text"] == me.state()["name"],

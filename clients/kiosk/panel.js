@@ -882,7 +882,8 @@
 
   function lockText(b) {
     const active = groupOf(b).find((other) => other.state === "pressed");
-    return `${b.owner} holds ${active ? active.shown : "this group"}`;
+    const who = active && isMine(active) ? "you hold" : `${b.owner} holds`;
+    return `${who} ${active ? active.shown : "this group"}`;
   }
 
   function idleText(b) {
