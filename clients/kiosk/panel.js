@@ -416,8 +416,11 @@
         b.firedBy = m.owner;
         // Remembered now: RELEASED reason=fired follows at once and clears the owner.
         b.firedMine = isMine(b);
-        if (b.kind === "hold") b.lastFired = { owner: m.owner, at: new Date(), mine: b.firedMine };
-        if (b.kind === "hold") tick(`${b.shown} fired by ${m.owner}`);
+        if (b.kind === "hold") {
+          // Kept until the next fire (a tap fires at every press: no news).
+          b.lastFired = { owner: m.owner, at: new Date(), mine: b.firedMine };
+          tick(`${b.shown} fired by ${m.owner}`);
+        }
         flash(b);
         if (isMine(b)) vibrate([60, 40, 60]);
         return;
