@@ -20,8 +20,9 @@ public struct PanelConfig: Sendable, Equatable {
             ButtonConfig(id: "b1", label: "Button 1", kind: .tap),
             ButtonConfig(id: "b2", label: "Button 2", kind: .tap),
             ButtonConfig(id: "b3", label: "Button 3", kind: .tap),
-            // Its own group, so the emergency button can always be pressed.
-            ButtonConfig(id: "sos", label: "緊急", kind: .hold, group: "emergency"),
+            // Its own group, so the emergency button can always be pressed. "SOS" first: a
+            // bare kiosk image often has no CJK font and would draw 緊急 as empty boxes.
+            ButtonConfig(id: "sos", label: "SOS 緊急", kind: .hold, group: "emergency"),
             ButtonConfig(id: "talk", label: "Talk", kind: .talk, group: "talk"),
         ]
     )

@@ -21,7 +21,9 @@ struct HTTPRouter {
         let path = head.path
         switch path {
         case "/", "/index.html":
-            return asset("index.html", reply) ?? text(404, "no kiosk index")
+            guard let file = KioskFiles.shared.file(named: "index.html") else { return text(404, "no kiosk index") }
+            let page = KioskIndexPage(server: server).render(template: file.bytes)
+            return reply(200, file.contentType, page, [("Cache-Control", "no-cache")])
         case "/healthz":
             return text(200, "ok")
         case "/metrics":

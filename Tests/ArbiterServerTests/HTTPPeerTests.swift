@@ -1,3 +1,4 @@
+import ArbiterCore
 import ArbiterTestSupport
 import ArbiterWire
 import Foundation
@@ -47,6 +48,24 @@ struct HTTPPeerTests {
         #expect(Date().timeIntervalSince(started) < 3)
     }
 
+    @Test func indexListsEveryPanelAsALinkInItsHTML() throws {
+        let tricky = PanelConfig(id: "quiz", title: #"<b>Tom & "Jerry"</b>'s"#,
+                                 buttons: [ButtonConfig(id: "r", kind: .tap), ButtonConfig(id: "g", kind: .tap)])
+        let server = try TestServer(panels: [.demo, Panels.keyed, tricky])
+        let s = try RawSocket(port: server.port)
+        s.send("GET / HTTP/1.1\r\n\r\n")
+        let response = try s.readResponse()
+        #expect(response.head.hasPrefix("HTTP/1.1 200"))
+        #expect(response.body.contains(#"<li data-panel="demo"><a class="panel-link" href="/panel/demo"><span class="panel-title">Demo</span><span class="panel-meta">demo · 5 buttons</span></a></li>"#))
+        #expect(response.body.contains(#"href="/panel/k"><span class="panel-title">k</span><span class="panel-meta">k · needs a view key</span>"#))
+        // The title is text, never markup: a title with <, &, " and ' cannot break out.
+        #expect(response.body.contains(#"<span class="panel-title">&lt;b&gt;Tom &amp; &quot;Jerry&quot;&lt;/b&gt;&#39;s</span>"#))
+        #expect(!response.body.contains("<b>Tom"))
+        #expect(!response.body.contains("<!--panels-->"), "the marker is replaced")
+        // The private panel's buttons stay unnamed, as in /api/panels without its key.
+        #expect(!response.body.contains("1 button"))
+    }
+
     @Test func apiPanelsShowsLiveState() throws {
         let server = try TestServer()
         let alice = try server.client(name: "alice")
@@ -67,7 +86,7 @@ struct HTTPPeerTests {
         #expect(b2?["state"] == .string("pressed"))
         #expect(b2?["owner"] == .string("alice"))
         #expect(buttons.first { $0["id"] == .string("b1") }?["state"] == .string("locked"))
-        #expect(buttons.first { $0["id"] == .string("sos") }?["label"] == .string("緊急"))
+        #expect(buttons.first { $0["id"] == .string("sos") }?["label"] == .string("SOS 緊急"))
         // A hold has no timeout, so none is shown; a tap's is.
         #expect(buttons.first { $0["id"] == .string("sos") }?["timeout_ms"] == nil)
         #expect(buttons.first { $0["id"] == .string("b1") }?["timeout_ms"] == .number("10000"))

@@ -20,6 +20,15 @@
   const items = new Map();
   let empty = null;
 
+  // The server wrote the list into the HTML (it works without JavaScript): those items
+  // are taken over and updated in place, not drawn a second time.
+  for (const li of list.querySelectorAll("li[data-panel]")) {
+    const a = li.querySelector("a.panel-link");
+    const title = li.querySelector(".panel-title");
+    const meta = li.querySelector(".panel-meta");
+    if (a && title && meta) items.set(li.dataset.panel, { li, a, title, meta });
+  }
+
   function setText(el, text) {
     if (el.textContent !== text) el.textContent = text;
   }

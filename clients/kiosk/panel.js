@@ -139,7 +139,9 @@
     try {
       panel = await fetchPanel();
     } catch (error) {
-      return retry("Disconnected: the server is unreachable.");
+      return retry(offline.why === "shutdown"
+        ? `Disconnected: the server shut down at ${clock(offline.at)} and is not back yet.`
+        : "Disconnected: the server is unreachable.");
     }
     if (!panel) return retry(`Disconnected: this server has no panel "${panelId}".`);
     // A private panel is listed without its buttons: they are built from the JOIN
@@ -167,11 +169,24 @@
       try { message = JSON.parse(event.data); } catch (_) { return; }
       onMessage(message);
     };
-    socket.onclose = () => { if (ws === socket) dropped(); };
+    // Close code 1001 is the server's goodbye at a clean shutdown (SIGTERM/SIGINT); any
+    // other end (1006: no close frame) means the connection was lost.
+    socket.onclose = (event) => { if (ws === socket) dropped(event.code === 1001 ? "shutdown" : "lost"); };
   }
 
-  /** The socket is gone: the server released whatever this session held. */
-  function dropped() {
+  /** Why and when the page went offline, for the banner while it tries to reconnect. */
+  const offline = { why: null, at: null };
+
+  /** "08:53:14": wall-clock time as kiosks show it. */
+  function clock(date) {
+    return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
+  }
+
+  /**
+   * The socket is gone (`why`: "shutdown" for the server's clean goodbye, else "lost"):
+   * the server released whatever this session held.
+   */
+  function dropped(why = "lost") {
     // Buttons are disabled while offline, which drops their focus to <body>: the focused
     // one is remembered and gets it back when the panel is live again.
     const active = document.activeElement;
@@ -197,8 +212,18 @@
       Object.assign(b, { state: "offline", owner: null, ownerSession: null, progress: 0, midway: false });
       b.el.dataset.fired = "0";
     }
+    view.name = null;  // the session is gone, and its name with it
+    renderWho();
     renderAll();
-    retry("Disconnected from the server: buttons are off until it is back.");
+    offline.why = why;
+    offline.at = new Date();
+    document.body.dataset.offline = why;
+    tick(why === "shutdown" ? "the server shut down" : "connection to the server lost");
+    retry(why === "shutdown"
+      ? `Disconnected: the server shut down at ${clock(offline.at)} (a clean shutdown; ` +
+        "whatever was held was released). Buttons are off until it is back."
+      : `Disconnected: lost the connection at ${clock(offline.at)}; the server is unreachable. ` +
+        "Buttons are off until it is back.");
   }
 
   function retry(text) {
@@ -232,7 +257,7 @@
     if (!ws || ws.readyState !== WebSocket.OPEN) return;
     const quiet = Date.now() - lastHeard;
     if (quiet > 2 * QUIET_MS) {
-      dropped();
+      dropped("lost");
     } else if (quiet > QUIET_MS) {
       send({ cmd: "ping", token: "hb" });
     }
@@ -276,6 +301,9 @@
       case "pong":
         inFlight.delete(m.id);
         return;
+      case "record":
+        if (m.panel === panelId) onRecord(m);
+        return;
       default:
         if (typeof m.seq === "number" && m.panel === panelId) onEvent(m);
     }
@@ -307,7 +335,11 @@
     view.resyncing = false;
     view.snapshots += 1;
     attempt = 0;
+    if (offline.why) tick("connected again");
+    offline.why = null;
+    delete document.body.dataset.offline;
     setConn("live", "live");
+    askHistory();
     renderAll();
     if (keys.rejoin || keys.need === "view") hideKeyPrompt();
     keys.rejoin = false;
@@ -365,6 +397,7 @@
         b.midway = false;
         clearFlash(b);
         if (b.kind === "talk") { b.talk = "pressed"; b.talkText = ""; }
+        tick(`${m.owner} pressed ${b.shown}`);
         for (const other of groupOf(b)) {
           if (other !== b) { other.state = "locked"; other.owner = m.owner; }
         }
@@ -383,6 +416,11 @@
         b.firedBy = m.owner;
         // Remembered now: RELEASED reason=fired follows at once and clears the owner.
         b.firedMine = isMine(b);
+        if (b.kind === "hold") {
+          // Kept until the next fire (a tap fires at every press: no news).
+          b.lastFired = { owner: m.owner, at: new Date(), mine: b.firedMine };
+          tick(`${b.shown} fired by ${m.owner}`);
+        }
         flash(b);
         if (isMine(b)) vibrate([60, 40, 60]);
         return;
@@ -392,6 +430,7 @@
         return;
       case "started":
         b.talk = "talking";
+        tick(`${m.owner} talking on ${b.shown}`);
         if (m.session === view.session) announce(`${b.label}: talking.`);
         return;
       case "stopped": {
@@ -414,6 +453,8 @@
         if (m.session === view.session) announce(`${b.label}: talk cancelled.`);
         return;
       case "released":
+        // The ordinary ends (the finger lifted, the hold fired) are not news of their own.
+        if (m.reason !== "up" && m.reason !== "fired") tick(`${b.shown} released (${m.reason})`);
         b.state = "idle";
         b.owner = null;
         b.ownerSession = null;
@@ -455,7 +496,7 @@
     if (!b) return;
     const holder = m.owner === view.name && myGrants.has(m.active) ? "you hold" : `${m.owner} holds`;
     if (m.reason === "busy") {
-      b.deniedText = `busy · ${m.owner} holds ${labelOf(m.active)}`;
+      b.deniedText = `busy · ${m.owner} holds ${shownOf(m.active)}`;
       announce(`${b.label}: not pressed, ${holder} ${labelOf(m.active)}.`);
     } else if (m.reason === "forbidden") {
       b.deniedText = "needs a key";
@@ -482,7 +523,7 @@
       return;  // the DOWN it ends was denied after the finger had already lifted: nothing held
     }
     if ((!command || command.cmd === "join") && m.code === "no-such-panel") {
-      dropped();  // the JOIN failed: the server's config changed under us
+      dropped("lost");  // the JOIN failed: the server's config changed under us
       return;
     }
     if (command && command.cmd === "hello" && keys.hello && keys.hello.id === m.id) {
@@ -496,6 +537,47 @@
       return;
     }
     notice(`${m.code}: ${m.message}`);
+  }
+
+  // ---------------------------------------------------------------- history and ticker
+
+  const TICKER_LINES = 4;
+  const HISTORY_RECORDS = 50;
+  /** The ticker shows only events seen live, or the history once if it had none. */
+  let tickerFromHistory = true;
+
+  /** The panel's recent records: who fired each hold button last, even before this
+   *  page was opened, and the ticker's first lines. */
+  function askHistory() {
+    send({ cmd: "history", panel: panelId, n: HISTORY_RECORDS });
+  }
+
+  function onRecord(r) {
+    const b = buttons.get(r.button);
+    if (!b) return;
+    const at = new Date(r.at);
+    if (r.event === "fired" && b.kind === "hold" && (!b.lastFired || b.lastFired.at < at)) {
+      b.lastFired = { owner: r.owner, at, mine: false };
+      render(b);
+    }
+    if (!tickerFromHistory) return;
+    if (r.event === "pressed") tick(`${r.owner} pressed ${b.shown}`, at, true);
+    else if (r.event === "fired") tick(`${b.shown} fired by ${r.owner}`, at, true);
+  }
+
+  /** A line at the top of the ticker: `text` at `when`. */
+  function tick(text, when = new Date(), fromHistory = false) {
+    if (!fromHistory) tickerFromHistory = false;
+    const list = $("ticker");
+    const hint = list.querySelector(".ticker-hint");
+    if (hint) hint.remove();
+    const li = document.createElement("li");
+    const time = document.createElement("time");
+    time.dateTime = when.toISOString();
+    time.textContent = clock(when);
+    li.append(time, text);
+    list.prepend(li);
+    while (list.childElementCount > TICKER_LINES) list.lastElementChild.remove();
   }
 
   // ---------------------------------------------------------------- the key prompt
@@ -714,6 +796,12 @@
     return [...buttons.values()].filter((other) => other.group === b.group);
   }
 
+  /** The label as this page can draw it (see showLabel). */
+  function shownOf(id) {
+    const b = buttons.get(id);
+    return b ? b.shown : id;
+  }
+
   function labelOf(id) {
     const b = buttons.get(id);
     return b ? b.label : id;
@@ -768,9 +856,11 @@
   }
 
   function renderWho() {
-    $("whoami").textContent = view.name ? `You are ${view.name}.` : "";
+    // Only while connected: after a disconnect the old session's name is stale.
+    $("whoami").textContent = view.name && ws ? `You are ${view.name}.` : "";
   }
 
+  /** The button's state in words: its accessible description (.status). */
   function statusText(b) {
     if (!view.live) return "offline";
     if (b.deniedText) return b.deniedText;
@@ -786,15 +876,71 @@
           return b.talk === "talking" ? `${b.owner}${mine} talking…` : `held by ${b.owner}${mine}`;
         }
         return `held by ${b.owner}${mine}`;
-      case "locked": {
-        const active = groupOf(b).find((other) => other.state === "pressed");
-        return `locked · ${b.owner} holds ${active ? active.label : "this group"}`;
-      }
+      case "locked":
+        return `locked · ${lockText(b)}`;
       default:
-        if (b.kind === "talk") return b.talkText || "tap, or hold to talk";
-        if (b.kind === "hold") return b.holdMs ? `hold ${(b.holdMs / 1000).toFixed(1)} s` : "hold to fire";
-        return "free";
+        return idleText(b);
     }
+  }
+
+  function lockText(b) {
+    const active = groupOf(b).find((other) => other.state === "pressed");
+    const who = active && isMine(active) ? "you hold" : `${b.owner} holds`;
+    return `${who} ${active ? active.shown : "this group"}`;
+  }
+
+  function idleText(b) {
+    if (b.kind === "talk") return b.talkText || "tap, or hold to talk";
+    if (b.kind === "hold") return b.holdMs ? `hold ${(b.holdMs / 1000).toFixed(1)} s` : "hold to fire";
+    return "free";
+  }
+
+  /**
+   * What the eye sees on the button: { icon, caption, owner, detail }. The owner, when
+   * there is one, is the biggest word on it; "YOU" on the presser's own page.
+   */
+  function faceOf(b) {
+    if (!view.live) return { icon: "offline", detail: "offline" };
+    if (b.deniedText) return { icon: b.state === "locked" ? "lock" : null, detail: b.deniedText };
+    if (b.el.dataset.fired === "1") {
+      return { caption: "FIRED", owner: b.firedMine ? "YOU" : b.firedBy || b.owner };
+    }
+    switch (b.state) {
+      case "pressed": {
+        const owner = isMine(b) ? "YOU" : b.owner;
+        if (b.kind === "hold") return { owner, detail: `holding · ${Math.round(b.progress * 100)}%` };
+        if (b.kind === "talk" && b.talk === "talking") return { caption: "talking", owner };
+        return { caption: "held by", owner };
+      }
+      case "locked":
+        return { icon: "lock", caption: "locked", detail: lockText(b) };
+      default:
+        return { detail: idleText(b) };
+    }
+  }
+
+  function lastFiredText(b) {
+    const last = b.lastFired;
+    if (!last) return "";
+    return `last fired: ${b.id} by ${last.owner}${last.mine ? " (you)" : ""} at ${clock(last.at)}`;
+  }
+
+  function setPart(el, text) {
+    if (el.textContent !== (text || "")) el.textContent = text || "";
+    el.hidden = !text;
+  }
+
+  function renderFace(b) {
+    const face = faceOf(b);
+    const el = b.el;
+    el.dataset.face = face.owner ? "owner" : "plain";
+    setPart(b.parts.caption, face.caption);
+    setPart(b.parts.owner, face.owner);
+    if (face.owner) fitText(b.parts.owner, face.owner, 135);
+    setPart(b.parts.detail, face.detail);
+    // An <svg> has no .hidden property: the attribute it is.
+    for (const [name, icon] of Object.entries(b.parts.icons)) icon.toggleAttribute("hidden", face.icon !== name);
+    if (b.parts.lastFired) setPart(b.parts.lastFired, lastFiredText(b));
   }
 
   function render(b) {
@@ -804,6 +950,7 @@
     el.dataset.state = view.live ? b.state : "offline";
     el.dataset.owner = b.owner || "";
     el.dataset.mine = mine ? "1" : "0";
+    el.dataset.firedMine = el.dataset.fired === "1" && b.firedMine ? "1" : "0";
     // aria-pressed is this page's own press only; a button someone else holds, or one
     // its group's press locks, cannot be pressed now: aria-disabled, still focusable
     // (disabled would drop focus and hide it from keyboard users).
@@ -819,6 +966,7 @@
     if (b.kind === "talk") el.dataset.talk = b.talk;
     const status = statusText(b);
     if (b.statusEl.textContent !== status) b.statusEl.textContent = status;
+    renderFace(b);
   }
 
   function renderAll() {
@@ -854,13 +1002,65 @@
     mid.setAttribute("cy", "94");
     mid.setAttribute("r", "4.5");
     svg.append(track, fill, mid);
-    return { svg, fill };
+    const box = document.createElement("span");
+    box.className = "ring-box";
+    box.append(svg);
+    return { box, fill };
+  }
+
+  // Icons are drawn, not typed: an emoji or symbol font may be missing on a kiosk.
+  const ICONS = {
+    // A padlock: the group is held by someone.
+    lock: '<rect x="5" y="11" width="14" height="10" rx="2"/><path d="M8 11V8a4 4 0 0 1 8 0v3" fill="none"/>',
+    // A plug with its cable cut: the server is away.
+    offline: '<path d="M3 3l18 18" /><path d="M9 3v4M15 3v4M7 7h10v4a5 5 0 0 1-7.5 4.3M12 16v5" fill="none"/>',
+  };
+
+  function icon(name) {
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("class", `icon icon-${name}`);
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("aria-hidden", "true");
+    svg.setAttribute("fill", name === "lock" ? "currentColor" : "none");
+    svg.setAttribute("stroke", "currentColor");
+    svg.setAttribute("stroke-width", "2.2");
+    svg.setAttribute("stroke-linecap", "round");
+    svg.innerHTML = ICONS[name];
+    svg.setAttribute("hidden", "");
+    return svg;
+  }
+
+  /**
+   * Sizes `el`'s font (see --fit in kiosk.css) so a short text stays on one line and a
+   * long one breaks between words, not inside them. CJK characters count double.
+   */
+  function fitText(el, text, scale) {
+    const width = (part) => [...part].reduce((n, ch) => n + (ch.codePointAt(0) > 0x2e80 ? 1.9 : 1), 0);
+    const whole = width(text);
+    const units = Math.max(3, whole <= 12 ? whole : Math.max(...text.split(/\s+/).map(width)));
+    const fit = `${(scale / units).toFixed(2)}cqw`;
+    if (el.style.getPropertyValue("--fit") !== fit) el.style.setProperty("--fit", fit);
+  }
+
+  function span(className) {
+    const el = document.createElement("span");
+    el.className = className;
+    return el;
   }
 
   function showTitle(panel) {
     view.title = panel.title || panel.id;
     $("title").textContent = view.title;
     document.title = `${view.title} — ButtonArbiter`;
+  }
+
+  /** The groups as layout.js sizes them: [{ section, grid, buttons }]. */
+  let groupBoxes = [];
+  let layoutFrame = 0;
+
+  function relayout() {
+    cancelAnimationFrame(layoutFrame);
+    layoutFrame = requestAnimationFrame(() => KioskLayout.arrange($("groups"), groupBoxes));
   }
 
   /** (Re)builds the buttons when the panel's configuration differs from what is shown. */
@@ -870,31 +1070,47 @@
     if (signature === build.signature) return;
     build.signature = signature;
 
+    const lastFired = new Map([...buttons.values()].map((b) => [b.id, b.lastFired]));
     buttons.clear();
     const groups = new Map();
     for (const config of panel.buttons) {
       if (!groups.has(config.group)) groups.set(config.group, []);
       groups.get(config.group).push(config);
     }
-    const sections = [];
+    groupBoxes = [];
     for (const [group, configs] of groups) {
       const section = document.createElement("section");
       section.className = "group";
       section.dataset.group = group;
-      // Wider groups take more of the row; single-button groups share a row on phones.
-      section.style.flex = `${configs.length} 1 ${configs.length * 6.5}rem`;
       const heading = document.createElement("h2");
       heading.textContent = group;
       const grid = document.createElement("div");
       grid.className = "grid";
-      for (const config of configs) grid.append(buttonElement(config));
+      const elements = configs.map((config) => buttonElement(config, lastFired.get(config.id)));
+      grid.append(...elements);
       section.append(heading, grid);
-      sections.push(section);
+      groupBoxes.push({ section, grid, buttons: elements });
     }
-    $("groups").replaceChildren(...sections);
+    $("groups").replaceChildren(...groupBoxes.map((g) => g.section));
+    KioskLayout.arrange($("groups"), groupBoxes);
   }
 
-  function buttonElement(config) {
+  /** The label as drawn: without characters this browser has no font for. */
+  function showLabel(b, labelEl) {
+    const font = `700 40px ${getComputedStyle(document.body).fontFamily}`;
+    const drawable = KioskGlyphs.visible(b.label, font);
+    b.shown = drawable === b.label ? b.label : drawable || b.id;
+    if (b.shown === b.label) return labelEl;
+    // The full label stays the accessible name (a screen reader needs no font).
+    labelEl.classList.add("sr-only");
+    const shown = span("label label-shown");
+    shown.setAttribute("aria-hidden", "true");
+    shown.textContent = b.shown;
+    shown.title = b.label;
+    return shown;
+  }
+
+  function buttonElement(config, lastFired) {
     const el = document.createElement("button");
     el.type = "button";
     el.className = "btn";
@@ -903,28 +1119,41 @@
     el.dataset.kind = config.kind;
     el.dataset.group = config.group;
     const b = {
-      id: config.id, label: config.label || config.id, kind: config.kind, group: config.group,
+      id: config.id, label: config.label || config.id, shown: "", kind: config.kind, group: config.group,
       holdMs: config.hold_ms || 0, state: "offline", owner: null, ownerSession: null,
       progress: 0, midway: false, talk: "idle", talkText: "", firedBy: "", firedMine: false, deniedText: "",
-      el, statusEl: null, ringFill: null, firedTimer: null, deniedTimer: null,
+      lastFired: lastFired || null,
+      el, statusEl: null, ringFill: null, firedTimer: null, deniedTimer: null, parts: null,
     };
-    if (config.kind === "hold") {
-      const { svg, fill } = ring();
-      b.ringFill = fill;
-      el.append(svg);
-    }
-    const label = document.createElement("span");
-    label.className = "label";
+    const label = span("label");
     label.id = `label-${config.id}`;
     label.textContent = b.label;
-    const status = document.createElement("span");
-    status.className = "status";
+    const face = span("face");
+    const icons = { lock: icon("lock"), offline: icon("offline") };
+    const visibleLabel = showLabel(b, label);
+    fitText(visibleLabel, b.shown, 125);
+    face.append(icons.lock, icons.offline, label);
+    if (visibleLabel !== label) face.append(visibleLabel);
+    // A button's children are presentational: assistive technology reads the label (its
+    // name) and .status (its description), the eye reads the face.
+    b.parts = { caption: span("caption"), owner: span("owner"), detail: span("detail"), icons, lastFired: null };
+    if (config.kind === "hold") {
+      const { box, fill } = ring();
+      b.ringFill = fill;
+      face.append(box);
+    }
+    face.append(b.parts.caption, b.parts.owner, b.parts.detail);
+    if (config.kind === "hold") {
+      b.parts.lastFired = span("last-fired");
+      face.append(b.parts.lastFired);
+    }
+    const status = span("status sr-only");
     status.id = `status-${config.id}`;
     // The accessible name is the label alone (a name that changed with every progress
     // tick would be re-read); the status is the description.
     el.setAttribute("aria-labelledby", label.id);
     el.setAttribute("aria-describedby", status.id);
-    el.append(label, status);
+    el.append(face, status);
     b.statusEl = status;
     buttons.set(config.id, b);
     attachInput(el, config.id);
@@ -945,5 +1174,6 @@
     forgetLastEvent: () => { view.seq -= 1; },
   };
 
+  new ResizeObserver(relayout).observe($("groups"));
   connect();
 })();
