@@ -15,6 +15,8 @@ let package = Package(
         // Cluster mode's pure logic: the etcd API as values, an in-memory etcd, the lease
         // and leadership state machines. No Foundation, no Dispatch, no clock reads.
         .target(name: "ArbiterCluster", dependencies: ["ArbiterCore"]),
+        // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
+        .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
         // The only place with sockets, Dispatch, timers, files and signals.
         // epoll and accept4, which Swift's Glibc module does not export.
         .target(name: "CSystem"),
@@ -26,6 +28,7 @@ let package = Package(
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore"]),
+        .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
         .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterTestSupport"]),
