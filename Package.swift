@@ -28,6 +28,8 @@ let package = Package(
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore"]),
+        // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
+        .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterCore"], path: "Tests/cluster/check"),
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
