@@ -48,8 +48,9 @@ final class FakeGateway: @unchecked Sendable {
         for fd in held { close(fd) }
         held = []
         lock.unlock()
+        // Only shut down: accept then fails and serve() closes the descriptor itself, so
+        // its number cannot be reused by another test's socket while serve() still uses it.
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     /// A port nothing listens on: connecting to it is refused.
@@ -67,7 +68,8 @@ final class FakeGateway: @unchecked Sendable {
     }
 
     private func serve() {
-        // Bounded: the listener is closed by stop(), which ends accept.
+        // Bounded: stop() shuts the listener down, which ends accept.
+        defer { close(listener) }
         while true {
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { return }
