@@ -90,6 +90,7 @@ public final class InMemoryEtcd: EtcdAPI {
         return EtcdTxnResponse(succeeded: succeeded, revision: revision, results: results)
     }
 
+    /// Delivers every change from now on; `startRevision` is not replayed (no history kept).
     public func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
         try begin()
         let watch = InMemoryWatch(keys: keys, owner: self)
@@ -111,6 +112,10 @@ public final class InMemoryEtcd: EtcdAPI {
     public func leaseIsAlive(_ id: Int64) -> Bool {
         expireLeases()
         return leases[id] != nil
+    }
+
+    func expireLeasesNow() {
+        expireLeases()
     }
 
     func remove(_ watch: InMemoryWatch) {

@@ -51,9 +51,3 @@ public struct EtcdEndpoint: Equatable, Sendable, CustomStringConvertible {
     /// The Host header's value.
     var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
-
-public struct EndpointError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var text: String
-    public var reason: String
-    public var description: String { "etcd endpoint \"\(text)\": \(reason)" }
-}

@@ -131,16 +131,3 @@ struct HTTPResponseReader {
         return nil
     }
 }
-
-extension Substring {
-    var trimmingSpaces: String {
-        var s = self
-        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
-        while s.last == " " || s.last == "\t" { s = s.dropLast() }
-        return String(s)
-    }
-}
-
-extension String {
-    var trimmingSpaces: String { self[...].trimmingSpaces }
-}
