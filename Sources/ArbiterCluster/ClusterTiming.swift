@@ -20,7 +20,7 @@ public struct ClusterTiming: Equatable, Sendable {
     /// come up one after another shed and take panels back and forth.
     public var spreadSlack: Int
 
-    public init(ttlSeconds: Int64 = 3, keepAliveIntervalMilliseconds: Int64 = 500, safetyMarginMilliseconds: Int64 = 1000, spreadSlack: Int = 1) {
+    public init(ttlSeconds: Int64 = 3, keepAliveIntervalMilliseconds: Int64 = 500, safetyMarginMilliseconds: Int64 = 500, spreadSlack: Int = 1) {
         self.ttlSeconds = ttlSeconds
         self.keepAliveIntervalMilliseconds = keepAliveIntervalMilliseconds
         self.safetyMarginMilliseconds = safetyMarginMilliseconds

@@ -9,13 +9,13 @@ import Testing
         var lease = NodeLeaseStateMachine(timing: .standard)
         let sent = clock.now
         lease.grantSent(now: sent)
-        #expect(lease.granted(EtcdLease(id: 1, ttlSeconds: 3)) == .renewed(safeUntil: sent + 2_000))
+        #expect(lease.granted(EtcdLease(id: 1, ttlSeconds: 3)) == .renewed(safeUntil: sent + 2_500))
         let keepAliveSent = sent + 500
         lease.keepAliveSent(now: keepAliveSent)
         // Answered 900 ms later: the deadline still counts from the send.
-        #expect(lease.keepAliveAnswered(EtcdLease(id: 1, ttlSeconds: 3), sentAt: keepAliveSent) == .renewed(safeUntil: keepAliveSent + 2_000))
-        #expect(lease.isSafe(at: keepAliveSent + 1_999))
-        #expect(!lease.isSafe(at: keepAliveSent + 2_000))
+        #expect(lease.keepAliveAnswered(EtcdLease(id: 1, ttlSeconds: 3), sentAt: keepAliveSent) == .renewed(safeUntil: keepAliveSent + 2_500))
+        #expect(lease.isSafe(at: keepAliveSent + 2_499))
+        #expect(!lease.isSafe(at: keepAliveSent + 2_500))
     }
 
     @Test func theDeadlineUsesTheTTLEtcdGrantedNotTheOneAsked() {
@@ -33,7 +33,7 @@ import Testing
         lease.keepAliveSent(now: early)
         lease.keepAliveSent(now: late)
         _ = lease.keepAliveAnswered(EtcdLease(id: 1, ttlSeconds: 3), sentAt: late)
-        #expect(lease.keepAliveAnswered(EtcdLease(id: 1, ttlSeconds: 3), sentAt: early) == .renewed(safeUntil: late + 2_000))
+        #expect(lease.keepAliveAnswered(EtcdLease(id: 1, ttlSeconds: 3), sentAt: early) == .renewed(safeUntil: late + 2_500))
     }
 
     @Test func aZeroTTLOrLeaseNotFoundMeansLost() {

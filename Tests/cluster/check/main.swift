@@ -118,12 +118,18 @@ ok("a streamed watch saw the put")
 
 // 5. One member down: the client moves to another endpoint, leadership goes on.
 let first = endpoints.firstIndex(of: client1.currentEndpoint) ?? 0
+nonisolated(unsafe) var stepDowns: [StepDownReason] = []
+n1.onAction = { _, action in if case .stopDeciding(_, let reason) = action { stepDowns.append(reason) } }
 member("stop", first + 1)
+let killedAt = now()
 stepUntil([n1], seconds: 10, "n1 leading demo with one etcd member down") {
-    client1.currentEndpoint != endpoints[first] && n1.canDecide("demo") != nil
+    now().since(killedAt) >= 3_000 && client1.currentEndpoint != endpoints[first] && n1.canDecide("demo") != nil
 }
+n1.onAction = nil
 do { _ = try client1.range(.key(keys.leader("demo"))) } catch { fail("range with one member down: \(error)") }
-ok("member \(first + 1) killed: calls moved to \(client1.currentEndpoint); n1 still leads demo")
+// Reported, not required: killing etcd's own raft leader leaves no leader for about its
+// election timeout (1 s), which a 2 s safe window may or may not ride out.
+ok("member \(first + 1) killed: calls moved to \(client1.currentEndpoint); n1 leads demo 3 s later (step-downs meanwhile: \(stepDowns))")
 
 // 6. Two members down: calls fail with `unavailable` within the timeout, and the leader stops.
 let second = (first + 1) % 3
