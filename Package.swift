@@ -12,6 +12,11 @@ let package = Package(
         .target(name: "ArbiterCore"),
         // Pure byte codecs: no sockets.
         .target(name: "ArbiterWire", dependencies: ["ArbiterCore"]),
+        // Cluster mode's pure logic: the etcd API as values, an in-memory etcd, the lease
+        // and leadership state machines. No Foundation, no Dispatch, no clock reads.
+        .target(name: "ArbiterCluster", dependencies: ["ArbiterCore"]),
+        // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
+        .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
         // The only place with sockets, Dispatch, timers, files and signals.
         // epoll and accept4, which Swift's Glibc module does not export.
         .target(name: "CSystem"),
@@ -22,6 +27,10 @@ let package = Package(
         .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
+        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore"]),
+        // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
+        .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterCore"], path: "Tests/cluster/check"),
+        .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
         .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterTestSupport"]),

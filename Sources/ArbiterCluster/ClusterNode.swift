@@ -1,0 +1,256 @@
+import ArbiterCore
+
+/// Runs one node's lease and every panel's leadership machine against an `EtcdAPI`,
+/// synchronously, one `step()` at a time. The clock is handed in, so the same driver runs
+/// under a manual clock in unit tests and under the monotonic clock for real.
+///
+/// A step, in order: the deadline check of every panel (a node waking from a pause steps
+/// down before anything else), the lease's grant or keepalive, a read of the election keys
+/// and the live nodes, then campaigning below the spreading quota or shedding above it.
+public final class ClusterNode {
+    public let name: String
+    public let advertise: String
+    public let keys: ClusterKeys
+    public let timing: ClusterTiming
+    public private(set) var lease: NodeLeaseStateMachine
+    public private(set) var machines: [String: PanelLeadershipStateMachine]
+    public private(set) var liveNodes = 1
+    public private(set) var lastError: EtcdError?
+    /// Every action the machines produced, in order, for the server (and tests) to follow.
+    public var onAction: ((String, PanelLeadershipAction) -> Void)?
+    public var fenceBlockSize = FenceBlock.size
+
+    private let panelNames: [String]
+    private let etcd: any EtcdAPI
+    private let clock: () -> Instant
+
+    public init(name: String, advertise: String, panels: [String], etcd: any EtcdAPI, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), clock: @escaping () -> Instant) {
+        self.name = name
+        self.advertise = advertise
+        self.keys = keys
+        self.timing = timing
+        self.etcd = etcd
+        self.clock = clock
+        self.panelNames = panels.sorted()
+        self.lease = NodeLeaseStateMachine(timing: timing)
+        var machines: [String: PanelLeadershipStateMachine] = [:]
+        for panel in panels { machines[panel] = PanelLeadershipStateMachine(panel: panel, node: name) }
+        self.machines = machines
+    }
+
+    /// The fence block to decide `panel` with now, or nil: then the panel is not ours to decide.
+    public func canDecide(_ panel: String) -> FenceBlock? {
+        machines[panel]?.canDecide(now: clock())
+    }
+
+    public var leading: [String] {
+        panelNames.filter { machines[$0]?.canDecide(now: clock()) != nil }
+    }
+
+    public func step() {
+        let now = clock()
+        for panel in panelNames { update(panel) { $0.tick(now: now) } }
+        renewLease()
+        observe()
+        retryPending()
+        spread()
+    }
+
+    /// The running core used up most of its block: reserve the next one under the same term.
+    public func reserveMoreFences(_ panel: String) {
+        guard case .leading(let term, _) = machines[panel]?.state else { return }
+        reserveFences(panel, term: term)
+    }
+
+    /// Gives every panel up and revokes the lease: a clean shutdown hands over at once
+    /// instead of after the TTL.
+    public func shutdown() {
+        for panel in panelNames { update(panel) { $0.resign(reason: .shutdown, now: clock()) } }
+        if let id = lease.leaseID {
+            do { try etcd.revokeLease(id) } catch { lastError = error }
+        }
+    }
+
+    // MARK: Lease
+
+    private func renewLease() {
+        switch lease.tick(now: clock()) {
+        case .grant:
+            let sentAt = clock()
+            lease.grantSent(now: sentAt)
+            do {
+                let granted = try etcd.grantLease(ttlSeconds: timing.ttlSeconds)
+                leaseChanged(lease.granted(granted))
+            } catch {
+                lastError = error
+                lease.grantFailed()
+            }
+        case .keepAlive(let id):
+            let sentAt = clock()
+            lease.keepAliveSent(now: sentAt)
+            do {
+                leaseChanged(lease.keepAliveAnswered(try etcd.keepAlive(lease: id), sentAt: sentAt))
+            } catch {
+                lastError = error
+                leaseChanged(lease.keepAliveFailed(error))
+            }
+        case .none, .renewed, .lost:
+            break
+        }
+    }
+
+    private func leaseChanged(_ action: NodeLeaseStateMachine.Action) {
+        switch action {
+        case .renewed(let safeUntil):
+            guard let id = lease.leaseID else { return }
+            for panel in panelNames { update(panel) { $0.leaseRenewed(id: id, safeUntil: safeUntil, now: clock()) } }
+        case .lost:
+            for panel in panelNames { update(panel) { $0.leaseLost(now: clock()) } }
+        case .none, .grant, .keepAlive:
+            break
+        }
+    }
+
+    // MARK: Observing
+
+    private func observe() {
+        let leaders: EtcdRangeResponse
+        let nodes: EtcdRangeResponse
+        do {
+            leaders = try etcd.range(.prefix(keys.panels))
+            nodes = try etcd.range(.prefix(keys.nodes))
+        } catch {
+            lastError = error
+            return
+        }
+        liveNodes = max(1, nodes.kvs.filter { keys.node(ofKey: $0.keyText) != nil }.count)
+        register(seen: nodes.kvs)
+        var current: [String: LeaderInfo] = [:]
+        for kv in leaders.kvs {
+            if let panel = keys.panel(ofLeaderKey: kv.keyText) { current[panel] = LeaderInfo(electionKey: kv) }
+        }
+        for panel in panelNames { update(panel) { $0.leaderObserved(current[panel], now: clock()) } }
+    }
+
+    /// Puts this node's registration under the current lease if it is not there: after a
+    /// grant, and after anything that lost it.
+    private func register(seen: [EtcdKeyValue]) {
+        guard let id = lease.leaseID else { return }
+        let key = keys.node(name)
+        guard !seen.contains(where: { $0.keyText == key && $0.lease == id }) else { return }
+        do {
+            _ = try etcd.txn(EtcdTxn(compare: [], success: [.put(key, advertise, lease: id)]))
+            liveNodes = max(liveNodes, seen.filter { $0.keyText != key }.count + 1)
+        } catch {
+            lastError = error
+        }
+    }
+
+    private func retryPending() {
+        for panel in panelNames {
+            switch machines[panel]?.state {
+            case .reserving(let term): reserveFences(panel, term: term)
+            case .resigning(let term): resignKey(panel, term: term)
+            case .following, .campaigning, .leading, nil: break
+            }
+        }
+    }
+
+    // MARK: Spreading
+
+    private func spread() {
+        let quota = PanelSpreading.quota(panels: panelNames.count, nodes: liveNodes, slack: timing.spreadSlack)
+        let held = panelNames.filter { machines[$0]?.countsTowardQuota == true }
+        if held.count > quota, let shed = held.last {
+            // One at a time: each shed is a failover for that panel's users.
+            update(shed) { $0.resign(reason: .rebalance, now: clock()) }
+            return
+        }
+        var count = held.count
+        guard !panelNames.isEmpty else { return }
+        // Nodes start at different panels, so they rarely race for the same key.
+        let offset = name.utf8.reduce(0) { ($0 &* 31 &+ Int($1)) & 0xFFFF } % panelNames.count
+        for i in 0..<panelNames.count where count < quota {
+            let panel = panelNames[(offset + i) % panelNames.count]
+            guard machines[panel]?.isVacant == true else { continue }
+            update(panel) { $0.wantsToLead(now: clock()) }
+            if machines[panel]?.countsTowardQuota == true { count += 1 }
+        }
+    }
+
+    // MARK: Performing actions
+
+    private func update(_ panel: String, _ event: (inout PanelLeadershipStateMachine) -> [PanelLeadershipAction]) {
+        guard var machine = machines[panel] else { return }
+        let actions = event(&machine)
+        machines[panel] = machine
+        for action in actions { perform(action, for: panel) }
+    }
+
+    private func perform(_ action: PanelLeadershipAction, for panel: String) {
+        onAction?(panel, action)
+        switch action {
+        case .campaign: campaign(panel)
+        case .reserveFences(let term): reserveFences(panel, term: term)
+        case .resign(let term): resignKey(panel, term: term)
+        case .startDeciding, .extendFences, .stopDeciding, .follow: break
+        }
+    }
+
+    private func campaign(_ panel: String) {
+        let key = keys.leader(panel)
+        guard let leaseID = lease.leaseID else {
+            update(panel) { $0.campaignFailed(now: clock()) }
+            return
+        }
+        let txn = EtcdTxn(
+            compare: [.createRevision(key, .equal, 0)],
+            success: [.put(key, name, lease: leaseID)],
+            failure: [.range(key)])
+        do {
+            let answer = try etcd.txn(txn)
+            if answer.succeeded {
+                update(panel) { $0.campaignWon(term: answer.revision, now: clock()) }
+            } else {
+                let holder = answer.rangeResult(0).first.flatMap(LeaderInfo.init(electionKey:))
+                update(panel) { $0.campaignLost(to: holder, now: clock()) }
+            }
+        } catch {
+            lastError = error
+            update(panel) { $0.campaignFailed(now: clock()) }
+        }
+    }
+
+    private func reserveFences(_ panel: String, term: Int64) {
+        let fenceKey = keys.fence(panel)
+        let leaderKey = keys.leader(panel)
+        do {
+            let current = try etcd.range(.key(fenceKey)).kvs.first
+            guard let reserved = FenceReservation(current: current, term: term, leaderKey: leaderKey, fenceKey: fenceKey, size: fenceBlockSize) else {
+                lastError = .malformed("\(fenceKey) holds \(current?.valueText ?? "")")
+                return
+            }
+            let answer = try etcd.txn(reserved.txn)
+            if answer.succeeded {
+                update(panel) { $0.fencesReserved(reserved.block, now: clock()) }
+            } else {
+                let holder = answer.rangeResult(0).first
+                let deposed = holder?.createRevision != term
+                update(panel) { $0.fenceReservationFailed(term: term, deposed: deposed, now: clock()) }
+            }
+        } catch {
+            lastError = error
+            update(panel) { $0.fenceReservationFailed(term: term, deposed: false, now: clock()) }
+        }
+    }
+
+    private func resignKey(_ panel: String, term: Int64) {
+        let key = keys.leader(panel)
+        do {
+            _ = try etcd.txn(EtcdTxn(compare: [.createRevision(key, .equal, term)], success: [.delete(key)]))
+            update(panel) { $0.resignDone(now: clock()) }
+        } catch {
+            lastError = error
+        }
+    }
+}
