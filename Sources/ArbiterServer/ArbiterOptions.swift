@@ -1,3 +1,4 @@
+import ArbiterWire
 import CSystem
 import Glibc
 
@@ -23,6 +24,8 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var journalSync = false
     public var journalMaxBytes: Int?
     public var reactors: Int?
+    public var allowedHosts: [String] = []
+    public var allowedOrigins: [String] = []
 
     /// The server configuration these options describe (panels aside).
     public func apply(to c: inout ServerConfiguration) {
@@ -42,6 +45,8 @@ public struct ArbiterOptions: Equatable, Sendable {
         c.journalPath = journalPath
         c.journalSync = journalSync
         if let v = journalMaxBytes { c.journalMaxBytes = v }
+        c.allowedHosts += allowedHosts
+        c.allowedOrigins += allowedOrigins
     }
 
     public struct UsageError: Error, Equatable, CustomStringConvertible {
@@ -88,6 +93,15 @@ public struct ArbiterOptions: Equatable, Sendable {
           --head-timeout <s>    Time allowed for an HTTP request head (default: 10).
           --reactors <n>        Threads reading sockets (default: one per core, at most one
                                 per panel).
+          --allow-host <name>   Also answer HTTP requests whose Host is <name> (repeatable),
+                                e.g. the name a reverse proxy or DNS gives the server. Loopback,
+                                the listen address and, on 0.0.0.0/::, the machine's addresses
+                                and host name are always allowed; other Hosts get 421.
+          --allow-origin <origin>
+                                Let pages from <origin> (e.g. https://panel.example.org) open
+                                WebSockets (repeatable). The server's own origin is always
+                                allowed; other origins get 403; clients without Origin are
+                                not affected.
           --ws-echo             Also serve /ws?echo=1, an echo endpoint on the same WebSocket
                                 code, for conformance suites such as Autobahn (default: off).
           --version             Print the version and the protocol version.
@@ -107,7 +121,8 @@ public struct ArbiterOptions: Equatable, Sendable {
 
     static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
-                        "--max-outbound", "--head-timeout", "--reactors"]
+                        "--max-outbound", "--head-timeout", "--reactors",
+                        "--allow-host", "--allow-origin"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -175,6 +190,18 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.reactors = try number(flag, try value(flag, inline), 1...256)
             case "--head-timeout":
                 options.headTimeoutSeconds = try number(flag, try value(flag, inline), 1...3600)
+            case "--allow-host":
+                let text = try value(flag, inline)
+                guard HostPolicy.name(ofAuthority: text) != nil || HostPolicy.name(ofAuthority: "[\(text)]") != nil else {
+                    throw UsageError(message: "--allow-host must be a host name or address such as panel.example.org, not '\(text)'")
+                }
+                options.allowedHosts.append(HostPolicy.name(ofAuthority: text) ?? HostPolicy.normalizedName(text))
+            case "--allow-origin":
+                let text = try value(flag, inline)
+                guard text == "null" || text.hasPrefix("http://") || text.hasPrefix("https://") else {
+                    throw UsageError(message: "--allow-origin must be an origin such as https://panel.example.org, not '\(text)'")
+                }
+                options.allowedOrigins.append(text)
             case "--config":
                 options.configPath = try value(flag, inline)
             case "--log-level":

@@ -15,10 +15,13 @@ final class Metrics: Sendable {
     let rateLimited = Atomic<Int>(0)
     let serverFull = Atomic<Int>(0)
     let missedWakeups = Atomic<Int>(0)
+    let hostRefused = Atomic<Int>(0)
+    let originRefused = Atomic<Int>(0)
 
     enum Counter: CaseIterable {
         case connectionsOpened, connectionsClosed, localCommands, rejectedLines, httpRequests
         case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull, missedWakeups
+        case hostRefused, originRefused
     }
 
     // Atomics cannot be reached through key paths, hence the switches.
@@ -34,6 +37,8 @@ final class Metrics: Sendable {
         case .rateLimited: body(rateLimited)
         case .serverFull: body(serverFull)
         case .missedWakeups: body(missedWakeups)
+        case .hostRefused: body(hostRefused)
+        case .originRefused: body(originRefused)
         }
     }
 

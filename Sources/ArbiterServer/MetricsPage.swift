@@ -31,6 +31,9 @@ struct MetricsPage {
         p.counter("arbiter_server_full_total", "Connections refused because the server was full.", value(.serverFull))
         p.counter("arbiter_missed_wakeups_total", "Times the once-a-second sweep found sockets ready that no wake-up had served.",
                   value(.missedWakeups))
+        p.counter("arbiter_host_refused_total", "HTTP requests refused 421 for a Host that is not the server's (DNS rebinding).",
+                  value(.hostRefused))
+        p.counter("arbiter_origin_refused_total", "WebSocket upgrades refused 403 for another site's Origin.", value(.originRefused))
         p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
         p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
         p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)

@@ -62,6 +62,13 @@ public struct ServerConfiguration: Sendable {
     /// more than there are panels: a panel's decisions are serial anyway, and a second
     /// reactor on one panel only adds contention for its queue.
     public var reactorCount = 0
+    /// Host names (or addresses) HTTP requests may carry in `Host` besides the
+    /// server's own: loopback always, the listen address, and the machine's addresses
+    /// and name when listening on a wildcard. Others get 421 (DNS rebinding).
+    public var allowedHosts: [String] = []
+    /// Origins (`scheme://host[:port]`) whose pages may open a WebSocket besides the
+    /// server's own origin; others get 403. Requests without `Origin` are not affected.
+    public var allowedOrigins: [String] = []
     /// Minimum level of log lines written to standard error.
     public var logLevel: LogLevel = .info
 

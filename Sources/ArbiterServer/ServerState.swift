@@ -22,6 +22,8 @@ final class ServerState: @unchecked Sendable {
     let hasKeys: Bool
 
     let journal: Journal?
+    /// The Host and Origin values served (DNS rebinding, cross-site WebSockets).
+    let hostPolicy: HostPolicy
     private let shuttingDownFlag = Atomic<Bool>(false)
 
     init(configuration: ServerConfiguration) throws(Sys.Failure) {
@@ -46,6 +48,9 @@ final class ServerState: @unchecked Sendable {
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+        let wildcard = configuration.host == "0.0.0.0" || configuration.host == "::"
+        self.hostPolicy = HostPolicy(listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
+                                     allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins)
     }
 
     var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .relaxed) }

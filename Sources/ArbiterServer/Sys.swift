@@ -166,3 +166,26 @@ enum Sys {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 }
+
+extension Sys {
+    /// What the machine answers to on a network: its interface addresses and its host
+    /// name (also as `<name>.local`, the name mDNS gives it on a LAN).
+    static func machineNames() -> [String] {
+        var names: [String] = []
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        let n = cs_interface_addresses(&buffer, Int32(buffer.count))
+        if n > 0 {
+            let text = String(decoding: buffer[..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            names += text.split(separator: "\n").map(String.init)
+        }
+        var host = [CChar](repeating: 0, count: 256)
+        if gethostname(&host, host.count - 1) == 0 {
+            let name = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            if !name.isEmpty {
+                names.append(name)
+                if !name.contains(".") { names.append(name + ".local") }
+            }
+        }
+        return names
+    }
+}

@@ -53,7 +53,7 @@ struct LimitTests {
         #expect(try c.readLine().hasPrefix("ERROR server-full"))
         #expect(c.waitForClose())
         let h = try RawSocket(port: server.port)
-        h.send("GET /healthz HTTP/1.1\r\n\r\n")
+        h.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(try h.readHead().hasPrefix("HTTP/1.1 503"))
         a.send("PING a")
         b.send("PING b")
@@ -101,7 +101,7 @@ struct LimitTests {
         presser.send("DOWN t talk")
         #expect(try presser.expect("GRANTED").hasPrefix("GRANTED t talk"))
         let metrics = try RawSocket(port: server.port)
-        metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(try metrics.readResponse().body.contains("arbiter_slow_consumer_drops_total 1"))
     }
 }

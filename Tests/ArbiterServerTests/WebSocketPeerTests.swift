@@ -89,12 +89,12 @@ struct WebSocketPeerTests {
     @Test func handshakeErrors() throws {
         let server = try TestServer()
         let s = try RawSocket(port: server.port)
-        s.send("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        s.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
         let head = try s.readHead()
         #expect(head.hasPrefix("HTTP/1.1 426"))
         #expect(head.contains("Sec-WebSocket-Version: 13"))
         let t = try RawSocket(port: server.port)
-        t.send("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        t.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n")
         #expect(try t.readHead().hasPrefix("HTTP/1.1 400"))
         #expect(throws: RawSocket.Failure.self) { try WebSocketClient(port: server.port, path: "/ws?echo=1") }
     }
