@@ -32,6 +32,8 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) var pingSentAt: Instant?
     /// Accepted past `maxConnections`: told so, then closed. Set before registration.
     var overCapacity = false
+    /// Accepted past `maxConnections` and the monitoring reserve: nothing is served.
+    var pastReserve = false
     /// The session's command token bucket.
     @exclusivity(unchecked) var tokens: Double = 0
     @exclusivity(unchecked) var tokensAt: Int64 = 0

@@ -20,6 +20,13 @@ extension Reactor {
             if let refusal = refusal(of: head) {
                 return finishHTTP(connection, refusal, flush: &flush)
             }
+            // Monitoring must see a full server: /healthz and /metrics are answered on
+            // the reserve, once per connection.
+            let monitoring = (head.path == "/healthz" || head.path == "/metrics") && !connection.pastReserve
+            if connection.overCapacity, monitoring {
+                let response = HTTPRouter(server: server).response(to: head, keepAlive: false)
+                return finishHTTP(connection, response, flush: &flush)
+            }
             if connection.overCapacity {
                 return finishHTTP(connection, HTTPResponse.serialize(
                     status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5")],

@@ -35,6 +35,10 @@ public struct ServerConfiguration: Sendable {
     /// Open connections at most; past it a line peer gets `ERROR server-full` and an
     /// HTTP peer 503, then the connection closes. Default 15 000.
     public var maxConnections = 15_000
+    /// Connections accepted past `maxConnections` for monitoring only: on them an HTTP
+    /// `GET /healthz` or `/metrics` is answered (then closed); anything else gets the
+    /// server-full answer. Past this reserve too, every request gets it. Default 16.
+    public var monitoringReserve = 16
     /// Commands per second each session may send (token bucket, refilled at this
     /// rate); excess gets `ERROR rate-limited` and is dropped. 0 turns it off.
     /// Default 1000.

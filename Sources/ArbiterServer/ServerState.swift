@@ -81,6 +81,7 @@ final class ServerState: @unchecked Sendable {
         }
         if open > configuration.maxConnections {
             connection.overCapacity = true
+            connection.pastReserve = open > configuration.maxConnections + configuration.monitoringReserve
             metrics.add(.serverFull)
         }
         metrics.add(.connectionsOpened)

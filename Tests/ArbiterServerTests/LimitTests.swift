@@ -53,12 +53,55 @@ struct LimitTests {
         #expect(try c.readLine().hasPrefix("ERROR server-full"))
         #expect(c.waitForClose())
         let h = try RawSocket(port: server.port)
-        h.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        h.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(try h.readHead().hasPrefix("HTTP/1.1 503"))
         a.send("PING a")
         b.send("PING b")
         #expect(try a.readLine() == "PONG a")
         #expect(try b.readLine() == "PONG b")
+    }
+
+    @Test func monitoringIsAnsweredOnAFullServer() throws {
+        let server = try TestServer {
+            $0.maxConnections = 2
+            $0.monitoringReserve = 2
+        }
+        let a = try server.client()
+        let b = try server.client()
+        // Held open: the reserve is counted by open connections.
+        let health = try RawSocket(port: server.port)
+        health.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let healthz = try health.readResponse()
+        #expect(healthz.head.hasPrefix("HTTP/1.1 200"))
+        #expect(healthz.head.contains("Connection: close"))
+        #expect(healthz.body == "ok\n")
+        let scrape = try RawSocket(port: server.port)
+        scrape.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let metrics = try scrape.readResponse()
+        #expect(metrics.head.hasPrefix("HTTP/1.1 200"))
+        #expect(metrics.body.contains("arbiter_server_full_total 2"))
+        let page = try RawSocket(port: server.port)
+        page.send("GET /api/panels HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try page.readHead().hasPrefix("HTTP/1.1 503"))
+        a.send("PING a")
+        b.send("PING b")
+        #expect(try a.readLine() == "PONG a")
+        #expect(try b.readLine() == "PONG b")
+    }
+
+    @Test func pastTheReserveEvenMonitoringIsRefused() throws {
+        let server = try TestServer {
+            $0.maxConnections = 1
+            $0.monitoringReserve = 1
+        }
+        let a = try server.client()
+        let held = try LineClient(port: server.port)  // silent: holds the one reserve place
+        let health = try RawSocket(port: server.port)
+        health.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try health.readHead().hasPrefix("HTTP/1.1 503"))
+        _ = held
+        a.send("PING a")
+        #expect(try a.readLine() == "PONG a")
     }
 
     @Test func idleLinePeersAreSaidGoodbye() throws {
