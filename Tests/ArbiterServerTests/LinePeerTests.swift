@@ -4,6 +4,23 @@ import Testing
 
 @Suite("line peers over loopback")
 struct LinePeerTests {
+    /// U+2028/U+2029 break lines for JavaScript and Python readers: never echoed raw.
+    @Test func lineSeparatorsAreNeverEchoedRaw() throws {
+        let server = try TestServer()
+        let c = try server.client()
+        c.send("PING a\u{2028}b\u{2029}c")
+        #expect(try c.readLine() == "PONG \"a?b?c\"")
+        c.send("PIN\u{2028}G")
+        let error = try c.readLine()
+        #expect(error.hasPrefix("ERROR unknown-command PIN?G is not a command"))
+        c.send(#"{"cmd":"ping","token":"a\#u{2028}b"}"#)
+        #expect(try c.readLine() == #"{"type":"pong","token":"a\u2028b"}"#)
+        c.send("{\"cmd\":\"pin\u{2029}g\"}")
+        let json = try c.readLine()
+        #expect(json.contains(#"pin\u2029g is not a command"#))
+        #expect(!c.received.joined().unicodeScalars.contains { $0.value == 0x2028 || $0.value == 0x2029 })
+    }
+
     @Test func welcomeComesFirstAndNumbersSessions() throws {
         let server = try TestServer()
         let a = try LineClient(port: server.port)

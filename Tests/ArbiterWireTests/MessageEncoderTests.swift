@@ -96,6 +96,13 @@ struct MessageEncoderTests {
         #expect(MessageEncoder.text(.pong(token: "x \u{85}")) == "PONG \"x ?\"\n")
         #expect(MessageEncoder.text(.pong(token: "caf\u{E9} \u{C2}\u{A0}")) == "PONG \"caf\u{E9} \u{C2}\u{A0}\"\n")
         #expect(MessageEncoder.text(.error(.unknownCommand, "\u{85}x")) == "ERROR unknown-command ?x\n")
+        // U+2028/U+2029 split lines in JavaScript and Python: `?` in text, like C1; other
+        // characters starting with the same byte (E2) stay as they are.
+        #expect(MessageEncoder.text(.pong(token: "a\u{2028}b\u{2029}c")) == "PONG \"a?b?c\"\n")
+        #expect(MessageEncoder.text(.pong(token: "x\u{2028}")) == "PONG \"x?\"\n")
+        #expect(MessageEncoder.text(.pong(token: "\u{2192}\u{2014}")) == "PONG \u{2192}\u{2014}\n")
+        #expect(MessageEncoder.text(.error(.unknownCommand, "no verb \u{2028}X; HELP lists them"))
+            == "ERROR unknown-command no verb ?X; HELP lists them\n")
         // In JSON they are escaped, as are U+2028/U+2029: line-splitting readers stay whole.
         #expect(MessageEncoder.text(.pong(token: "a\u{85}b\u{2028}c\u{2029}\u{E9}"), format: .json)
             == #"{"type":"pong","token":"a\u0085b\u2028c\u2029"# + "\u{E9}" + #""}"# + "\n")
