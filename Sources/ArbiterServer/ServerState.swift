@@ -17,6 +17,8 @@ final class ServerState: @unchecked Sendable {
     let metrics = Metrics()
     /// Open connections by session, for KICK.
     let registry = Locked<[SessionID: Connection]>([:])
+    /// The names open sessions go by, each used once.
+    let names = NameRegistry()
     private let nextSession = Atomic<Int>(1)
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     let hasKeys: Bool
@@ -73,6 +75,7 @@ final class ServerState: @unchecked Sendable {
         let reactor = reactors[number % reactors.count]
         let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
                                     outboundLimit: configuration.maxOutboundBytes)
+        connection.name = names.claim(connection.name, for: connection.session, replacing: nil)
         connection.tokens = Double(configuration.commandBurst)
         connection.tokensAt = Sys.monotonicNanoseconds()
         let open = registry.withLock { r -> Int in
@@ -97,6 +100,7 @@ final class ServerState: @unchecked Sendable {
 
     func connectionClosed(_ connection: Connection, reason: String) {
         registry.withLock { _ = $0.removeValue(forKey: connection.session) }
+        names.release(connection.name, of: connection.session)
         metrics.add(.connectionsClosed)
         log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "reason": reason])
     }

@@ -41,7 +41,7 @@ struct LimitTests {
         let other = try LineClient(port: server.port)
         other.send("JOIN demo")
         let snapshot = try other.readLines(through: "OK JOIN")
-        #expect(snapshot.contains("BUTTON demo b1 kind=tap group=main state=idle owner=- progress=0.000"))
+        #expect(snapshot.contains("BUTTON demo b1 kind=tap group=main state=idle owner=- progress=0.000 owner_session=-"))
     }
 
     @Test func pastMaxConnectionsLinePeersAndHTTPAreTurnedAway() throws {

@@ -12,14 +12,14 @@ struct WebSocketPeerTests {
         #expect(try ws.readText() == #"{"type":"welcome","session":"s2","name":"alice","proto":1}"#)
         let snapshot = try ws.readTexts(through: #""re":"join""#)
         #expect(snapshot.count == 6)
-        #expect(snapshot[0] == #"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":"-","progress":0.000}"#)
+        #expect(snapshot[0] == #"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":"-","progress":0.000,"owner_session":"-"}"#)
         #expect(try ws.readText() == #"{"type":"joined","panel":"demo","name":"alice","session":"s2","seq":2}"#)
         ws.sendText(#"{"cmd":"down","panel":"demo","button":"b1","id":"c7"}"#)
         #expect(try ws.readText() == #"{"type":"granted","panel":"demo","button":"b1","fence":1,"id":"c7"}"#)
         #expect(try ws.readText().hasPrefix(#"{"type":"pressed","panel":"demo","button":"b1","owner":"alice""#))
         #expect(try carol.expect("PRESSED") == "PRESSED demo b1 owner=alice session=s2 fence=1 seq=3")
         carol.send("DOWN demo b3")
-        #expect(try carol.expect("DENIED") == "DENIED demo b3 reason=busy owner=alice active=b1")
+        #expect(try carol.expect("DENIED") == "DENIED demo b3 reason=busy owner=alice active=b1 owner_session=s2")
     }
 
     @Test func aCommandInTwoFragmentsAndControlFramesBetween() throws {

@@ -28,7 +28,10 @@ struct MessageEncoderTests {
 
     @Test func repliesInText() {
         #expect(text(.granted(button: 0, fence: 12)) == "GRANTED demo b1 fence=12\n")
-        #expect(text(.deniedBusy(button: 1, owner: "alice", active: 0)) == "DENIED demo b2 reason=busy owner=alice active=b1\n")
+        #expect(text(.deniedBusy(button: 1, owner: "alice", ownerSession: SessionID(3), active: 0))
+            == "DENIED demo b2 reason=busy owner=alice active=b1 owner_session=s3\n")
+        #expect(text(.deniedBusy(button: 1, owner: "alice", ownerSession: SessionID(3), active: 0), .json)
+            == #"{"type":"denied","panel":"demo","button":"b2","reason":"busy","owner":"alice","active":"b1","owner_session":"s3"}"# + "\n")
         #expect(text(.deniedForbidden(buttonID: "b2")) == "DENIED demo b2 reason=forbidden\n")
         #expect(text(.released(verb: .up, button: 3, ended: .fired)) == "OK UP demo sos ended=fired\n")
         #expect(text(.released(verb: .cancel, button: 0, ended: nil)) == "OK CANCEL demo b1\n")
@@ -38,12 +41,12 @@ struct MessageEncoderTests {
 
     @Test func joinSnapshot() {
         let snap = PanelSnapshot(buttons: [
-            ButtonSnapshot(button: 0, state: .pressed, owner: "alice", permille: 0),
+            ButtonSnapshot(button: 0, state: .pressed, owner: "alice", permille: 0, ownerSession: SessionID(3)),
             ButtonSnapshot(button: 3, state: .idle, owner: nil, permille: 0),
         ], members: 2, fence: 12, seq: 40)
         #expect(text(.joined(snap)) == """
-            BUTTON demo b1 kind=tap group=main state=pressed owner=alice progress=0.000
-            BUTTON demo sos kind=hold group=emergency state=idle owner=- progress=0.000
+            BUTTON demo b1 kind=tap group=main state=pressed owner=alice progress=0.000 owner_session=s3
+            BUTTON demo sos kind=hold group=emergency state=idle owner=- progress=0.000 owner_session=-
             OK JOIN demo members=2 fence=12 seq=40
 
             """)
@@ -130,7 +133,7 @@ struct FastEncodingTests {
         let names = PanelNames(panel)
         let replies: [PanelReply] = [.granted(button: 0, fence: 0), .granted(button: 4, fence: 987_654),
                                      .released(verb: .up, button: 3, ended: nil), .released(verb: .cancel, button: 1, ended: nil),
-                                     .released(verb: .up, button: 3, ended: .fired), .deniedBusy(button: 1, owner: "x", active: 0)]
+                                     .released(verb: .up, button: 3, ended: .fired), .deniedBusy(button: 1, owner: "x", ownerSession: SessionID(2), active: 0)]
         for r in replies {
             var fast: [UInt8] = []
             var general: [UInt8] = []
