@@ -26,6 +26,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var reactors: Int?
     public var allowedHosts: [String] = []
     public var allowedOrigins: [String] = []
+    public var backlog: Int?
 
     /// The server configuration these options describe (panels aside).
     public func apply(to c: inout ServerConfiguration) {
@@ -45,6 +46,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         c.journalPath = journalPath
         c.journalSync = journalSync
         if let v = journalMaxBytes { c.journalMaxBytes = v }
+        if let v = backlog { c.listenBacklog = v }
         c.allowedHosts += allowedHosts
         c.allowedOrigins += allowedOrigins
     }
@@ -91,6 +93,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 Unsent output before a peer is cut off as not reading
                                 (default: 1048576).
           --head-timeout <s>    Time allowed for an HTTP request head (default: 10).
+          --backlog <n>         Listen backlog: connections the kernel holds until they are
+                                accepted (default: the system maximum, net.core.somaxconn).
           --reactors <n>        Threads reading sockets (default: one per core, at most one
                                 per panel).
           --allow-host <name>   Also answer HTTP requests whose Host is <name> (repeatable),
@@ -122,7 +126,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
                         "--max-outbound", "--head-timeout", "--reactors",
-                        "--allow-host", "--allow-origin"]
+                        "--allow-host", "--allow-origin", "--backlog"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -186,6 +190,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.maxWebSocketMessageBytes = try number(flag, try value(flag, inline), 125...64 << 20)
             case "--max-outbound":
                 options.maxOutboundBytes = try number(flag, try value(flag, inline), 4096...1 << 30)
+            case "--backlog":
+                options.backlog = try number(flag, try value(flag, inline), 1...Int(Int32.max))
             case "--reactors":
                 options.reactors = try number(flag, try value(flag, inline), 1...256)
             case "--head-timeout":

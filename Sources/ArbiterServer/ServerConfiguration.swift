@@ -66,6 +66,10 @@ public struct ServerConfiguration: Sendable {
     /// more than there are panels: a panel's decisions are serial anyway, and a second
     /// reactor on one panel only adds contention for its queue.
     public var reactorCount = 0
+    /// The listen backlog: connections the kernel completes before they are accepted.
+    /// nil (the default) takes the system maximum, `/proc/sys/net/core/somaxconn`, so a
+    /// storm of reconnecting kiosks is queued rather than dropped into SYN retries.
+    public var listenBacklog: Int?
     /// Host names (or addresses) HTTP requests may carry in `Host` besides the
     /// server's own: loopback always, the listen address, and the machine's addresses
     /// and name when listening on a wildcard. Others get 421 (DNS rebinding).

@@ -168,6 +168,19 @@ enum Sys {
 }
 
 extension Sys {
+    /// The kernel's cap on a listen backlog (`net.core.somaxconn`); 4096 if unreadable,
+    /// the Linux default since 5.4.
+    static func systemMaxBacklog() -> Int {
+        let fd = open("/proc/sys/net/core/somaxconn", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 4096 }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        let digits = buffer[..<max(n, 0)].prefix { $0 >= 0x30 && $0 <= 0x39 }
+        guard let value = Int(String(decoding: digits, as: UTF8.self)), value > 0 else { return 4096 }
+        return min(value, Int(Int32.max))
+    }
+
     /// What the machine answers to on a network: its interface addresses and its host
     /// name (also as `<name>.local`, the name mDNS gives it on a LAN).
     static func machineNames() -> [String] {
