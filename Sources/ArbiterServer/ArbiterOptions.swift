@@ -27,6 +27,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var allowedHosts: [String] = []
     public var allowedOrigins: [String] = []
     public var backlog: Int?
+    public var keyFailures: Int?
 
     /// The server configuration these options describe (panels aside).
     public func apply(to c: inout ServerConfiguration) {
@@ -47,6 +48,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         c.journalSync = journalSync
         if let v = journalMaxBytes { c.journalMaxBytes = v }
         if let v = backlog { c.listenBacklog = v }
+        if let v = keyFailures { c.keyFailures.allowance = v }
         c.allowedHosts += allowedHosts
         c.allowedOrigins += allowedOrigins
     }
@@ -93,6 +95,10 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 Unsent output before a peer is cut off as not reading
                                 (default: 1048576).
           --head-timeout <s>    Time allowed for an HTTP request head (default: 10).
+          --key-failures <n>    Wrong keys one client address may present (over all its
+                                connections) before each further one locks it out of
+                                presenting keys for 1 s, 2 s, 4 s ... up to 5 min; 0 = off
+                                (default: 5).
           --backlog <n>         Listen backlog: connections the kernel holds until they are
                                 accepted (default: the system maximum, net.core.somaxconn).
           --reactors <n>        Threads reading sockets (default: one per core, at most one
@@ -126,7 +132,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
                         "--max-outbound", "--head-timeout", "--reactors",
-                        "--allow-host", "--allow-origin", "--backlog"]
+                        "--allow-host", "--allow-origin", "--backlog", "--key-failures"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -190,6 +196,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.maxWebSocketMessageBytes = try number(flag, try value(flag, inline), 125...64 << 20)
             case "--max-outbound":
                 options.maxOutboundBytes = try number(flag, try value(flag, inline), 4096...1 << 30)
+            case "--key-failures":
+                options.keyFailures = try number(flag, try value(flag, inline), 0...1_000_000)
             case "--backlog":
                 options.backlog = try number(flag, try value(flag, inline), 1...Int(Int32.max))
             case "--reactors":

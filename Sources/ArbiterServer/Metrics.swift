@@ -17,11 +17,13 @@ final class Metrics: Sendable {
     let missedWakeups = Atomic<Int>(0)
     let hostRefused = Atomic<Int>(0)
     let originRefused = Atomic<Int>(0)
+    let keyFailures = Atomic<Int>(0)
+    let keyLockedOut = Atomic<Int>(0)
 
     enum Counter: CaseIterable {
         case connectionsOpened, connectionsClosed, localCommands, rejectedLines, httpRequests
         case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull, missedWakeups
-        case hostRefused, originRefused
+        case hostRefused, originRefused, keyFailures, keyLockedOut
     }
 
     // Atomics cannot be reached through key paths, hence the switches.
@@ -39,6 +41,8 @@ final class Metrics: Sendable {
         case .missedWakeups: body(missedWakeups)
         case .hostRefused: body(hostRefused)
         case .originRefused: body(originRefused)
+        case .keyFailures: body(keyFailures)
+        case .keyLockedOut: body(keyLockedOut)
         }
     }
 

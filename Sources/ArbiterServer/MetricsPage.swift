@@ -34,6 +34,10 @@ struct MetricsPage {
         p.counter("arbiter_host_refused_total", "HTTP requests refused 421 for a Host that is not the server's (DNS rebinding).",
                   value(.hostRefused))
         p.counter("arbiter_origin_refused_total", "WebSocket upgrades refused 403 for another site's Origin.", value(.originRefused))
+        p.counter("arbiter_key_failures_total", "Keys presented that match no panel (HELLO key=, Authorization: Bearer).",
+                  value(.keyFailures))
+        p.counter("arbiter_key_lockouts_total", "Keys refused unchecked because their address had too many wrong ones.",
+                  value(.keyLockedOut))
         p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
         p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
         p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)

@@ -24,7 +24,7 @@ extension Reactor {
             // the reserve, once per connection.
             let monitoring = (head.path == "/healthz" || head.path == "/metrics") && !connection.pastReserve
             if connection.overCapacity, monitoring {
-                let response = HTTPRouter(server: server).response(to: head, keepAlive: false)
+                let response = HTTPRouter(server: server).response(to: head, keepAlive: false, peer: connection.peer)
                 return finishHTTP(connection, response, flush: &flush)
             }
             if connection.overCapacity {
@@ -37,7 +37,7 @@ extension Reactor {
             }
             // A chunked body cannot be skipped by this parser: answer, then close.
             let keepAlive = head.keepAlive && !parser.isStopped
-            let response = HTTPRouter(server: server).response(to: head, keepAlive: keepAlive)
+            let response = HTTPRouter(server: server).response(to: head, keepAlive: keepAlive, peer: connection.peer)
             flush.append(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }
             if !keepAlive {
                 connection.shared.withLock { $0.closeAfterFlush = true }

@@ -17,6 +17,8 @@ final class ServerState: @unchecked Sendable {
     let metrics = Metrics()
     /// Open connections by session, for KICK.
     let registry = Locked<[SessionID: Connection]>([:])
+    /// Wrong keys per client address, across its connections.
+    let keyBudget: Locked<KeyFailureBudget>
     /// The names open sessions go by, each used once.
     let names = NameRegistry()
     private let nextSession = Atomic<Int>(1)
@@ -50,6 +52,7 @@ final class ServerState: @unchecked Sendable {
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+        self.keyBudget = Locked(KeyFailureBudget(policy: configuration.keyFailures))
         let wildcard = configuration.host == "0.0.0.0" || configuration.host == "::"
         self.hostPolicy = HostPolicy(listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
                                      allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins)
@@ -119,6 +122,26 @@ final class ServerState: @unchecked Sendable {
         case .cancel: .cancel
         }
         return PressJob(panel: host.index, button: button, verb: verb, fence: press.fence, receivedAt: receivedAt)
+    }
+
+    /// Whether `peer` may present a key now; nil when it may, else the milliseconds
+    /// until it may again.
+    func keyLockout(peer: String) -> Int64? {
+        let address = KeyFailureBudget.address(ofPeer: peer)
+        let now = Sys.monotonicMilliseconds()
+        guard case .lockedOut(let remaining) = keyBudget.withLock({ $0.check(address, now: now) }) else { return nil }
+        metrics.add(.keyLockedOut)
+        return remaining
+    }
+
+    /// A key from `peer` matched no panel.
+    func wrongKey(peer: String) {
+        let address = KeyFailureBudget.address(ofPeer: peer)
+        let now = Sys.monotonicMilliseconds()
+        metrics.add(.keyFailures)
+        if let lockout = keyBudget.withLock({ $0.recordFailure(address, now: now) }) {
+            log.warning("wrong keys: address locked out", ["address": address, "ms": "\(lockout)"])
+        }
     }
 
     /// The access a session presenting `key` has on `panel`.

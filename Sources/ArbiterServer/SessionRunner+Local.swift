@@ -11,7 +11,11 @@ extension SessionRunner {
         }
         switch command.request {
         case .hello(let name, let key, let newFormat):
+            if key != nil, let wait = server.keyLockout(peer: connection.peer) {
+                return send(.error(.rateLimited, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s; nothing was changed"))
+            }
             if let key, !server.configuration.panels.contains(where: { $0.keys.recognizes(key) }) {
+                server.wrongKey(peer: connection.peer)
                 return send(.error(.forbidden, "that key matches no panel; nothing was changed"))
             }
             if newFormat == .text, connection.isWebSocket {
