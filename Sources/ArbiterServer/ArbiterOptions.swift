@@ -28,6 +28,7 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var allowedOrigins: [String] = []
     public var backlog: Int?
     public var keyFailures: Int?
+    public var maxTotalOutboundBytes: Int?
 
     /// The server configuration these options describe (panels aside).
     public func apply(to c: inout ServerConfiguration) {
@@ -49,6 +50,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         if let v = journalMaxBytes { c.journalMaxBytes = v }
         if let v = backlog { c.listenBacklog = v }
         if let v = keyFailures { c.keyFailures.allowance = v }
+        if let v = maxTotalOutboundBytes { c.maxTotalOutboundBytes = v }
         c.allowedHosts += allowedHosts
         c.allowedOrigins += allowedOrigins
     }
@@ -94,6 +96,9 @@ public struct ArbiterOptions: Equatable, Sendable {
           --max-outbound <bytes>
                                 Unsent output before a peer is cut off as not reading
                                 (default: 1048576).
+          --max-total-outbound <bytes>
+                                Unsent output of all peers together; past it the peers with
+                                the largest backlog are cut off first (default: 268435456).
           --head-timeout <s>    Time allowed for an HTTP request head (default: 10).
           --key-failures <n>    Wrong keys one client address may present (over all its
                                 connections) before each further one locks it out of
@@ -132,7 +137,8 @@ public struct ArbiterOptions: Equatable, Sendable {
     static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
                         "--max-outbound", "--head-timeout", "--reactors",
-                        "--allow-host", "--allow-origin", "--backlog", "--key-failures"]
+                        "--allow-host", "--allow-origin", "--backlog", "--key-failures",
+                        "--max-total-outbound"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -200,6 +206,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.keyFailures = try number(flag, try value(flag, inline), 0...1_000_000)
             case "--backlog":
                 options.backlog = try number(flag, try value(flag, inline), 1...Int(Int32.max))
+            case "--max-total-outbound":
+                options.maxTotalOutboundBytes = try number(flag, try value(flag, inline), 65536...1 << 40)
             case "--reactors":
                 options.reactors = try number(flag, try value(flag, inline), 1...256)
             case "--head-timeout":

@@ -84,6 +84,9 @@ final class Connection: @unchecked Sendable {
         var pending: Int { out.count - outStart }
         /// `touchedPanels` again, for KICK, which runs in another session's context.
         var touched: [Int] = []
+        /// The part of `pending` counted in the server's total (`OutputBudget`), in
+        /// whole 4 KiB units, so a small reply written at once never touches the total.
+        var accounted = 0
     }
 
     let shared: Locked<Shared>

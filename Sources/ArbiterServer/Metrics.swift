@@ -19,11 +19,12 @@ final class Metrics: Sendable {
     let originRefused = Atomic<Int>(0)
     let keyFailures = Atomic<Int>(0)
     let keyLockedOut = Atomic<Int>(0)
+    let outputBudgetCuts = Atomic<Int>(0)
 
     enum Counter: CaseIterable {
         case connectionsOpened, connectionsClosed, localCommands, rejectedLines, httpRequests
         case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull, missedWakeups
-        case hostRefused, originRefused, keyFailures, keyLockedOut
+        case hostRefused, originRefused, keyFailures, keyLockedOut, outputBudgetCuts
     }
 
     // Atomics cannot be reached through key paths, hence the switches.
@@ -43,6 +44,7 @@ final class Metrics: Sendable {
         case .originRefused: body(originRefused)
         case .keyFailures: body(keyFailures)
         case .keyLockedOut: body(keyLockedOut)
+        case .outputBudgetCuts: body(outputBudgetCuts)
         }
     }
 

@@ -38,6 +38,10 @@ struct MetricsPage {
                   value(.keyFailures))
         p.counter("arbiter_key_lockouts_total", "Keys refused unchecked because their address had too many wrong ones.",
                   value(.keyLockedOut))
+        p.gauge("arbiter_output_queued_bytes", "Unsent output of all peers together (in 4 KiB units per peer).",
+                server.outputBudget.queuedBytes)
+        p.counter("arbiter_output_budget_cuts_total", "Peers disconnected, largest backlog first, because all peers together had too much unsent output.",
+                  value(.outputBudgetCuts))
         p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
         p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
         p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)

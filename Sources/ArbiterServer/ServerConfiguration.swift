@@ -12,6 +12,10 @@ public struct ServerConfiguration: Sendable {
     public var maxLineBytes = 4096
     /// Unsent output a peer may accumulate before it is disconnected. Default 1 MiB.
     public var maxOutboundBytes = 1 << 20
+    /// Unsent output of all peers together. Past it, the peers with the largest backlog
+    /// are disconnected first (what they held is released, `reason=disconnect`) until
+    /// the total is back under 90% of it. Default 256 MiB.
+    public var maxTotalOutboundBytes = 256 << 20
     /// How long a silent new connection waits before it is greeted as a line peer.
     /// Default 200 ms (PROTOCOL.md section 1).
     public var welcomeDelayMs: Int64 = 200

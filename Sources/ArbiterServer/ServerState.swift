@@ -17,6 +17,8 @@ final class ServerState: @unchecked Sendable {
     let metrics = Metrics()
     /// Open connections by session, for KICK.
     let registry = Locked<[SessionID: Connection]>([:])
+    /// Unsent output of all connections together.
+    let outputBudget: OutputBudget
     /// Wrong keys per client address, across its connections.
     let keyBudget: Locked<KeyFailureBudget>
     /// The names open sessions go by, each used once.
@@ -52,6 +54,7 @@ final class ServerState: @unchecked Sendable {
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+        self.outputBudget = OutputBudget(limit: configuration.maxTotalOutboundBytes)
         self.keyBudget = Locked(KeyFailureBudget(policy: configuration.keyFailures))
         let wildcard = configuration.host == "0.0.0.0" || configuration.host == "::"
         self.hostPolicy = HostPolicy(listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
