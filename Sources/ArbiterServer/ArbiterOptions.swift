@@ -214,10 +214,14 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.headTimeoutSeconds = try number(flag, try value(flag, inline), 1...3600)
             case "--allow-host":
                 let text = try value(flag, inline)
-                guard HostPolicy.name(ofAuthority: text) != nil || HostPolicy.name(ofAuthority: "[\(text)]") != nil else {
-                    throw UsageError(message: "--allow-host must be a host name or address such as panel.example.org, not '\(text)'")
+                let name = HostPolicy.normalizedName(text)
+                let isName = !name.isEmpty && name.utf8.allSatisfy { c in
+                    (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
                 }
-                options.allowedHosts.append(HostPolicy.name(ofAuthority: text) ?? HostPolicy.normalizedName(text))
+                guard isName || cs_ip_literal_version(name) != 0 else {
+                    throw UsageError(message: "--allow-host must be a host name or address such as panel.example.org or 10.0.0.7, without a port, not '\(text)'")
+                }
+                options.allowedHosts.append(name)
             case "--allow-origin":
                 let text = try value(flag, inline)
                 guard text == "null" || text.hasPrefix("http://") || text.hasPrefix("https://") else {
