@@ -106,6 +106,41 @@ struct NetcatSessionTests {
         }
     }
 
+    /// On a wildcard address the machine's own names are served: its host name and its
+    /// interface addresses (traffic still only goes to 127.0.0.1; only `Host` differs).
+    @Test func aWildcardServesTheMachinesNames() throws {
+        let arbiter = try ArbiterProcess(["--host", "0.0.0.0", "--port", "0"])
+        defer { arbiter.terminate() }
+        var buffer = [CChar](repeating: 0, count: 256)
+        #expect(gethostname(&buffer, 255) == 0)
+        let hostname = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var addresses: [String] = []
+        var list: UnsafeMutablePointer<ifaddrs>?
+        if getifaddrs(&list) == 0 {
+            var next = list
+            while let a = next {
+                if let sa = a.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET) {
+                    var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+                    sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                        var addr = sin.pointee.sin_addr
+                        _ = inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
+                    }
+                    addresses.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+                }
+                next = a.pointee.ifa_next
+            }
+            freeifaddrs(list)
+        }
+        func status(_ host: String) throws -> String {
+            let s = try RawSocket(port: arbiter.port)
+            s.send("GET /healthz HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+            return String(try s.readHead().prefix(12))
+        }
+        #expect(try status("\(hostname):\(arbiter.port)") == "HTTP/1.1 200")
+        for address in addresses { #expect(try status("\(address):\(arbiter.port)") == "HTTP/1.1 200", "\(address)") }
+        #expect(try status("not-\(hostname).example") == "HTTP/1.1 421")
+    }
+
     /// `--host ::1` (and `[::1]`, as written in URLs) serves IPv6 peers; the log names
     /// them the way URLs do.
     @Test(arguments: ["::1", "[::1]"]) func servesIPv6(host: String) throws {
