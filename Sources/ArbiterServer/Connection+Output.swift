@@ -28,7 +28,8 @@ extension Connection {
             body(&s.out, s.eventFormat)
             if s.framing == .websocket, !raw { Connection.frameLines(&s.out, from: start) }
             if s.pending > s.outboundLimit { return .overflow }
-            let overBudget = reactor.server.outputBudget.account(&s)
+            // Most replies leave at once: below one unit nothing is counted or looked up.
+            let overBudget = (s.accounted != 0 || s.pending >= OutputBudget.unit) && outputBudget.account(&s)
             if s.dirty { return overBudget ? .overBudget : .queued }
             s.dirty = true
             return overBudget ? .overBudget : .needsFlush
@@ -62,7 +63,7 @@ extension Connection {
             if s.closed { return .done }
             if s.waitingWritable { return .done }
             let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
-            _ = reactor.server.outputBudget.account(&s)
+            if s.accounted != 0 { _ = outputBudget.account(&s) }
             return outcome
         }
     }
@@ -73,7 +74,7 @@ extension Connection {
             if s.closed { return .done }
             s.waitingWritable = false
             let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
-            _ = reactor.server.outputBudget.account(&s)
+            if s.accounted != 0 { _ = outputBudget.account(&s) }
             if !s.waitingWritable { Connection.updateInterest(s, fd: fd, epfd: reactor.epfd, data: epollData) }
             return outcome
         }

@@ -14,6 +14,9 @@ final class Connection: @unchecked Sendable {
     let fd: Int32
     let peer: String
     let reactor: Reactor
+    /// The server's total of unsent output, kept here so appends need not go through
+    /// the reactor's unowned reference to the server.
+    let outputBudget: OutputBudget
 
     // MARK: Owned by `reactor.queue`
 
@@ -91,7 +94,8 @@ final class Connection: @unchecked Sendable {
 
     let shared: Locked<Shared>
 
-    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, outboundLimit: Int) {
+    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, outboundLimit: Int, outputBudget: OutputBudget) {
+        self.outputBudget = outputBudget
         self.shared = Locked(Shared(outboundLimit: outboundLimit))
         self.session = session
         self.fd = fd

@@ -13,7 +13,7 @@ struct FlushList {
         case .queued, .dropped: break
         case .overBudget:
             if !connections.contains(where: { $0 === connection }) { connections.append(connection) }
-            connection.reactor.server.outputBudget.shed(in: connection.reactor.server)
+            connection.outputBudget.shed(in: connection.reactor.server)
         case .overflow:
             connection.reactor.server.metrics.add(.slowConsumerDrops)
             connection.reactor.requestClose(connection, reason: "slow consumer: too much output unsent")

@@ -80,7 +80,7 @@ final class ServerState: @unchecked Sendable {
         let number = nextSession.wrappingAdd(1, ordering: .relaxed).oldValue
         let reactor = reactors[number % reactors.count]
         let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
-                                    outboundLimit: configuration.maxOutboundBytes)
+                                    outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget)
         connection.name = names.claim(connection.name, for: connection.session, replacing: nil)
         connection.tokens = Double(configuration.commandBurst)
         connection.tokensAt = Sys.monotonicNanoseconds()
