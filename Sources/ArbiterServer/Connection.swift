@@ -13,6 +13,8 @@ final class Connection: @unchecked Sendable {
     let session: SessionID
     let fd: Int32
     let peer: String
+    /// The client's address without the port (for per-address budgets and names).
+    let address: String
     let reactor: Reactor
     /// The server's total of unsent output, kept here so appends need not go through
     /// the reactor's unowned reference to the server.
@@ -100,6 +102,7 @@ final class Connection: @unchecked Sendable {
         self.session = session
         self.fd = fd
         self.peer = peer
+        self.address = KeyFailureBudget.address(ofPeer: peer)
         self.reactor = reactor
         self.acceptedAt = acceptedAt
         self.lastReadAt = acceptedAt

@@ -81,7 +81,7 @@ final class ServerState: @unchecked Sendable {
         let reactor = reactors[number % reactors.count]
         let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
                                     outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget)
-        connection.name = names.claim(connection.name, for: connection.session, replacing: nil)
+        connection.name = names.claim(connection.name, for: connection.session, from: connection.address, replacing: nil)
         connection.tokens = Double(configuration.commandBurst)
         connection.tokensAt = Sys.monotonicNanoseconds()
         let open = registry.withLock { r -> Int in

@@ -21,8 +21,8 @@ extension SessionRunner {
             if newFormat == .text, connection.isWebSocket {
                 return send(.error(.badSyntax, "format=text does not apply to a WebSocket, whose frames carry JSON; nothing was changed"))
             }
-            // A name in use by another session is marked (alice-2): no impostors by name.
-            let name = server.names.claim(name, for: connection.session, replacing: connection.name)
+            // A name in use from another address is marked (alice-2): no impostors by name.
+            let name = server.names.claim(name, for: connection.session, from: connection.address, replacing: connection.name)
             connection.name = name
             if let key { connection.key = key }
             if let newFormat {

@@ -5,28 +5,35 @@ import Testing
 
 @Suite("impostors: one name per session, owners named with their session")
 struct ImpostorTests {
-    @Test func aNameInUseIsMarked() throws {
+    /// A client from another address, on loopback.
+    func other(_ server: TestServer, _ hello: String) throws -> (client: LineClient, reply: String) {
+        let c = try LineClient(port: server.port, source: "127.0.0.2")
+        c.send(hello)
+        _ = try c.expect("WELCOME")
+        return (c, try c.expect("OK HELLO"))
+    }
+
+    @Test func aNameInUseFromAnotherAddressIsMarked() throws {
         let server = try TestServer()
         let alice = try server.client(name: "alice")
-        let impostor = try LineClient(port: server.port)
-        impostor.send("HELLO alice")
-        _ = try impostor.expect("WELCOME")
-        let hello = try impostor.expect("OK HELLO")
+        let (impostor, hello) = try other(server, "HELLO alice")
         #expect(hello.hasPrefix("OK HELLO name=alice-2 session="))
-        // Renaming to one's own name keeps it; a third alice is alice-3.
+        // Renaming to one's own name keeps it; the next one from elsewhere is alice-3.
         alice.send("HELLO alice")
         #expect(try alice.expect("OK HELLO").hasPrefix("OK HELLO name=alice session="))
-        let third = try server.client(name: "alice")
-        #expect(third.received.contains { $0.hasPrefix("OK HELLO name=alice-3 ") })
-        // A WebSocket's ?name= is marked too.
-        let ws = try WebSocketClient(port: server.port, path: "/ws?name=alice")
-        #expect(try ws.readText().contains(#""name":"alice-4""#))
+        let third = try LineClient(port: server.port, source: "127.0.0.3")
+        third.send("HELLO alice")
+        _ = try third.expect("WELCOME")
+        #expect(try third.expect("OK HELLO").hasPrefix("OK HELLO name=alice-3 "))
         // A long name keeps within 32 bytes.
         let long = String(repeating: "x", count: 32)
         let first = try server.client(name: long)
-        let second = try server.client(name: long)
-        #expect(second.received.contains { $0.hasPrefix("OK HELLO name=\(String(repeating: "x", count: 30))-2 ") }, "\(second.received)")
+        #expect(try other(server, "HELLO \(long)").reply.hasPrefix("OK HELLO name=\(String(repeating: "x", count: 30))-2 "))
         _ = first
+        // A guest name is a name like any other.
+        let guest = try server.client()
+        let guestName = try #require(guest.received.first.flatMap { field("name", of: $0) })
+        #expect(try other(server, "HELLO \(guestName)").reply.hasPrefix("OK HELLO name=\(guestName)-2 "))
         // A name is free again once its session is gone.
         alice.send("QUIT")
         #expect(alice.waitForClose())
@@ -38,6 +45,20 @@ struct ImpostorTests {
             usleep(20_000)
         }
         #expect(renamed.hasPrefix("OK HELLO name=alice "))
+    }
+
+    /// A kiosk reloaded (or opened twice) connects again from the same address while the
+    /// browser may keep its old WebSocket open: it keeps its name.
+    @Test func theSameAddressKeepsItsName() throws {
+        let server = try TestServer()
+        let alice = try server.client(name: "alice")
+        let again = try server.client(name: "alice")
+        #expect(again.received.contains { $0.hasPrefix("OK HELLO name=alice ") })
+        let ws = try WebSocketClient(port: server.port, path: "/ws?name=alice")
+        #expect(try ws.readText().contains(#""name":"alice""#))
+        // From another address it is marked, even while several sessions share it here.
+        #expect(try other(server, "HELLO alice").reply.hasPrefix("OK HELLO name=alice-2 "))
+        _ = alice
     }
 
     @Test func deniedAndSnapshotsNameTheOwnersSession() throws {
