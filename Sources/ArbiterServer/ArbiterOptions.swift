@@ -85,7 +85,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 1000 records when it grows past this (default: 67108864;
                                 0: only at start).
           --max-connections <n> Open connections at most (default: 15000); past it, line peers
-                                get ERROR server-full and HTTP peers 503.
+                                get ERROR server-full and HTTP peers 503, except /healthz and
+                                /metrics, answered on 16 more connections kept for monitoring.
           --rate <n>            Commands per second per session, 0 = unlimited (default: 1000).
           --burst <n>           Commands a session may send at once: the bucket that --rate
                                 refills (default: 2000).
