@@ -39,7 +39,7 @@ ATTACK_PAGE = """<!doctype html>
 <script>
   // What a hostile page opened on a visitor's browser would do.
   window.outcome = { opened: false, messages: [], error: false, closed: null };
-  const socket = new WebSocket("ws://127.0.0.1:%(port)d/ws?panel=demo&name=evil");
+  const socket = new WebSocket("ws://127.0.0.1:%(port)d/ws?panel=demo");
   socket.onopen = () => { window.outcome.opened = true; socket.send('{"cmd":"down","panel":"demo","button":"b1"}'); };
   socket.onmessage = (e) => { window.outcome.messages.push(e.data); };
   socket.onerror = () => { window.outcome.error = true; };
