@@ -14,11 +14,14 @@ public struct ButtonSnapshot: Sendable, Equatable {
     public var owner: String?
     /// Hold progress in permille; 0 for other kinds.
     public var permille: Int
+    /// The owner's session while pressed or locked: two sessions may share a name.
+    public var ownerSession: SessionID?
 
-    public init(button: Int, state: State, owner: String?, permille: Int) {
+    public init(button: Int, state: State, owner: String?, permille: Int, ownerSession: SessionID? = nil) {
         self.button = button
         self.state = state
         self.owner = owner
         self.permille = permille
+        self.ownerSession = ownerSession
     }
 }

@@ -24,7 +24,7 @@ extension PanelCore {
                 // button) confirms the grant and changes nothing.
                 out.append(.reply(.granted(button: b, fence: grant.owner.fence)))
             } else {
-                out.append(.reply(.deniedBusy(button: b, owner: grant.owner.name, active: grant.button)))
+                out.append(.reply(.deniedBusy(button: b, owner: grant.owner.name, ownerSession: grant.owner.session, active: grant.button)))
             }
             return
         }

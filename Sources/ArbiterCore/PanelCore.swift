@@ -153,7 +153,7 @@ public struct PanelCore: Sendable {
             }
             buttons.append(ButtonSnapshot(
                 button: b, state: grant.button == b ? .pressed : .locked,
-                owner: grant.owner.name, permille: permille))
+                owner: grant.owner.name, permille: permille, ownerSession: grant.owner.session))
         }
         return PanelSnapshot(buttons: buttons, members: memberNames.count, fence: lastFence, seq: seq)
     }

@@ -1,7 +1,8 @@
 /// The reply to one panel command, kept apart from the events it causes.
 public enum PanelReply: Sendable, Equatable {
     case granted(button: Int, fence: UInt64)
-    case deniedBusy(button: Int, owner: String, active: Int)
+    /// `ownerSession` tells apart two sessions that go by one name.
+    case deniedBusy(button: Int, owner: String, ownerSession: SessionID, active: Int)
     /// By id: a session that may not press is told so before whether the button exists,
     /// so a private panel's button ids cannot be guessed from the errors.
     case deniedForbidden(buttonID: String)

@@ -1,3 +1,4 @@
+import ArbiterWire
 import CSystem
 import Glibc
 
@@ -25,6 +26,11 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var journalSync = false
     public var journalMaxBytes: Int?
     public var reactors: Int?
+    public var allowedHosts: [String] = []
+    public var allowedOrigins: [String] = []
+    public var backlog: Int?
+    public var keyFailures: Int?
+    public var maxTotalOutboundBytes: Int?
 
     /// The server configuration these options describe (panels aside).
     public func apply(to c: inout ServerConfiguration) {
@@ -44,6 +50,11 @@ public struct ArbiterOptions: Equatable, Sendable {
         c.journalPath = journalPath
         c.journalSync = journalSync
         if let v = journalMaxBytes { c.journalMaxBytes = v }
+        if let v = backlog { c.listenBacklog = v }
+        if let v = keyFailures { c.keyFailures.allowance = v }
+        if let v = maxTotalOutboundBytes { c.maxTotalOutboundBytes = v }
+        c.allowedHosts += allowedHosts
+        c.allowedOrigins += allowedOrigins
     }
 
     public struct UsageError: Error, Equatable, CustomStringConvertible {
@@ -80,7 +91,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 1000 records when it grows past this (default: 67108864;
                                 0: only at start).
           --max-connections <n> Open connections at most (default: 15000); past it, line peers
-                                get ERROR server-full and HTTP peers 503.
+                                get ERROR server-full and HTTP peers 503, except /healthz and
+                                /metrics, answered on 16 more connections kept for monitoring.
           --rate <n>            Commands per second per session, 0 = unlimited (default: 1000).
           --burst <n>           Commands a session may send at once: the bucket that --rate
                                 refills (default: 2000).
@@ -91,9 +103,27 @@ public struct ArbiterOptions: Equatable, Sendable {
           --max-outbound <bytes>
                                 Unsent output before a peer is cut off as not reading
                                 (default: 1048576).
+          --max-total-outbound <bytes>
+                                Unsent output of all peers together; past it the peers with
+                                the largest backlog are cut off first (default: 268435456).
           --head-timeout <s>    Time allowed for an HTTP request head (default: 10).
+          --key-failures <n>    Wrong keys one client address may present (over all its
+                                connections) before each further one locks it out of
+                                presenting keys for 1 s, 2 s, 4 s ... up to 5 min; 0 = off
+                                (default: 5).
+          --backlog <n>         Listen backlog: connections the kernel holds until they are
+                                accepted (default: the system maximum, net.core.somaxconn).
           --reactors <n>        Threads reading sockets (default: one per core, at most one
                                 per panel).
+          --allow-host <name>   Also answer HTTP requests whose Host is <name> (repeatable),
+                                e.g. the name a reverse proxy or DNS gives the server. Loopback,
+                                the listen address and, on 0.0.0.0/::, the machine's addresses
+                                and host name are always allowed; other Hosts get 421.
+          --allow-origin <origin>
+                                Let pages from <origin> (e.g. https://panel.example.org) open
+                                WebSockets (repeatable). The server's own origin is always
+                                allowed; other origins get 403; clients without Origin are
+                                not affected.
           --ws-echo             Also serve /ws?echo=1, an echo endpoint on the same WebSocket
                                 code, for conformance suites such as Autobahn (default: off).
           --version             Print the version and the protocol version.
@@ -114,7 +144,9 @@ public struct ArbiterOptions: Equatable, Sendable {
 
     static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
                         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
-                        "--max-outbound", "--head-timeout", "--reactors", "--open-admin"]
+                        "--max-outbound", "--head-timeout", "--reactors",
+                        "--allow-host", "--allow-origin", "--backlog", "--key-failures",
+                        "--max-total-outbound", "--open-admin"]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -180,10 +212,32 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.maxWebSocketMessageBytes = try number(flag, try value(flag, inline), 125...64 << 20)
             case "--max-outbound":
                 options.maxOutboundBytes = try number(flag, try value(flag, inline), 4096...1 << 30)
+            case "--key-failures":
+                options.keyFailures = try number(flag, try value(flag, inline), 0...1_000_000)
+            case "--backlog":
+                options.backlog = try number(flag, try value(flag, inline), 1...Int(Int32.max))
+            case "--max-total-outbound":
+                options.maxTotalOutboundBytes = try number(flag, try value(flag, inline), 65536...1 << 40)
             case "--reactors":
                 options.reactors = try number(flag, try value(flag, inline), 1...256)
             case "--head-timeout":
                 options.headTimeoutSeconds = try number(flag, try value(flag, inline), 1...3600)
+            case "--allow-host":
+                let text = try value(flag, inline)
+                let name = HostPolicy.normalizedName(text)
+                let isName = !name.isEmpty && name.utf8.allSatisfy { c in
+                    (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
+                }
+                guard isName || cs_ip_literal_version(name) != 0 else {
+                    throw UsageError(message: "--allow-host must be a host name or address such as panel.example.org or 10.0.0.7, without a port, not '\(text)'")
+                }
+                options.allowedHosts.append(name)
+            case "--allow-origin":
+                let text = try value(flag, inline)
+                guard text == "null" || text.hasPrefix("http://") || text.hasPrefix("https://") else {
+                    throw UsageError(message: "--allow-origin must be an origin such as https://panel.example.org, not '\(text)'")
+                }
+                options.allowedOrigins.append(text)
             case "--config":
                 options.configPath = try value(flag, inline)
             case "--log-level":

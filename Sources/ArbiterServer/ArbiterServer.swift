@@ -20,7 +20,7 @@ public final class ArbiterServer: Sendable {
     public func start() throws -> UInt16 {
         let state = try ServerState(configuration: configuration)
         try state.makeReactors()
-        let listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: 1024)
+        let listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: Int32(configuration.listenBacklog ?? Sys.systemMaxBacklog()))
         for reactor in state.reactors { reactor.start() }
         let first = state.reactors[0]
         first.queue.sync { first.watchListener(listener.fd) }

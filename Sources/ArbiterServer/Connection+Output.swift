@@ -12,6 +12,9 @@ extension Connection {
         case dropped
         /// This append passed the outbound bound: the peer must be disconnected.
         case overflow
+        /// Added, and all peers together now have more unsent output than allowed:
+        /// the caller flushes this one and sheds the largest backlogs.
+        case overBudget
     }
 
     /// Appends output built by `body` while holding the lock, enforcing the bound.
@@ -25,9 +28,11 @@ extension Connection {
             body(&s.out, s.eventFormat)
             if s.framing == .websocket, !raw { Connection.frameLines(&s.out, from: start) }
             if s.pending > s.outboundLimit { return .overflow }
-            if s.dirty { return .queued }
+            // Most replies leave at once: below one unit nothing is counted or looked up.
+            let overBudget = (s.accounted != 0 || s.pending >= OutputBudget.unit) && outputBudget.account(&s)
+            if s.dirty { return overBudget ? .overBudget : .queued }
             s.dirty = true
-            return .needsFlush
+            return overBudget ? .overBudget : .needsFlush
         }
     }
 
@@ -57,7 +62,9 @@ extension Connection {
             s.dirty = false
             if s.closed { return .done }
             if s.waitingWritable { return .done }
-            return Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+            let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+            if s.accounted != 0 { _ = outputBudget.account(&s) }
+            return outcome
         }
     }
 
@@ -67,6 +74,7 @@ extension Connection {
             if s.closed { return .done }
             s.waitingWritable = false
             let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+            if s.accounted != 0 { _ = outputBudget.account(&s) }
             if !s.waitingWritable { Connection.updateInterest(s, fd: fd, epfd: reactor.epfd, data: epollData) }
             return outcome
         }

@@ -13,7 +13,12 @@ final class Connection: @unchecked Sendable {
     let session: SessionID
     let fd: Int32
     let peer: String
+    /// The client's address without the port (for per-address budgets and names).
+    let address: String
     let reactor: Reactor
+    /// The server's total of unsent output, kept here so appends need not go through
+    /// the reactor's unowned reference to the server.
+    let outputBudget: OutputBudget
 
     // MARK: Owned by `reactor.queue`
 
@@ -34,6 +39,8 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) var pingSentAt: Instant?
     /// Accepted past `maxConnections`: told so, then closed. Set before registration.
     var overCapacity = false
+    /// Accepted past `maxConnections` and the monitoring reserve: nothing is served.
+    var pastReserve = false
     /// The session's command token bucket.
     @exclusivity(unchecked) var tokens: Double = 0
     @exclusivity(unchecked) var tokensAt: Int64 = 0
@@ -84,15 +91,20 @@ final class Connection: @unchecked Sendable {
         var pending: Int { out.count - outStart }
         /// `touchedPanels` again, for KICK, which runs in another session's context.
         var touched: [Int] = []
+        /// The part of `pending` counted in the server's total (`OutputBudget`), in
+        /// whole 4 KiB units, so a small reply written at once never touches the total.
+        var accounted = 0
     }
 
     let shared: Locked<Shared>
 
-    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, outboundLimit: Int) {
+    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, outboundLimit: Int, outputBudget: OutputBudget) {
+        self.outputBudget = outputBudget
         self.shared = Locked(Shared(outboundLimit: outboundLimit))
         self.session = session
         self.fd = fd
         self.peer = peer
+        self.address = KeyFailureBudget.address(ofPeer: peer)
         self.reactor = reactor
         self.acceptedAt = acceptedAt
         self.lastReadAt = acceptedAt

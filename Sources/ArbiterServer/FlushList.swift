@@ -11,6 +11,9 @@ struct FlushList {
         switch connection.append(raw: raw, body) {
         case .needsFlush: connections.append(connection)
         case .queued, .dropped: break
+        case .overBudget:
+            if !connections.contains(where: { $0 === connection }) { connections.append(connection) }
+            connection.outputBudget.shed(in: connection.reactor.server)
         case .overflow:
             connection.reactor.server.metrics.add(.slowConsumerDrops)
             connection.reactor.requestClose(connection, reason: "slow consumer: too much output unsent")

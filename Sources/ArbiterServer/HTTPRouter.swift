@@ -6,7 +6,8 @@ import ArbiterWire
 struct HTTPRouter {
     let server: ServerState
 
-    func response(to head: HTTPRequestHead, keepAlive: Bool) -> [UInt8] {
+    /// `peer` is the client's address, for its budget of wrong keys.
+    func response(to head: HTTPRequestHead, keepAlive: Bool, peer: String) -> [UInt8] {
         let headOnly = head.method == "HEAD"
         func reply(_ status: Int, _ contentType: String, _ body: [UInt8], _ extra: [(String, String)] = []) -> [UInt8] {
             HTTPResponse.serialize(status: status, headers: [("Content-Type", contentType)] + extra,
@@ -29,7 +30,15 @@ struct HTTPRouter {
         case "/metrics":
             return reply(200, "text/plain; version=0.0.4; charset=utf-8", Array(MetricsPage(server: server).render().utf8))
         case "/api/panels":
-            return reply(200, "application/json", apiPanels(key: bearerKey(head)), [("Cache-Control", "no-store")])
+            let key = bearerKey(head)
+            if key != nil, let wait = server.keyLockout(peer: peer) {
+                return text(429, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s",
+                            [("Retry-After", "\((wait + 999) / 1000)")])
+            }
+            if let key, !server.configuration.panels.contains(where: { $0.keys.recognizes(key) }) {
+                server.wrongKey(peer: peer)
+            }
+            return reply(200, "application/json", apiPanels(key: key), [("Cache-Control", "no-store")])
         case "/ws":
             return text(426, "this is the WebSocket endpoint: connect with Upgrade: websocket", [("Upgrade", "websocket")])
         default:

@@ -15,10 +15,16 @@ final class Metrics: Sendable {
     let rateLimited = Atomic<Int>(0)
     let serverFull = Atomic<Int>(0)
     let missedWakeups = Atomic<Int>(0)
+    let hostRefused = Atomic<Int>(0)
+    let originRefused = Atomic<Int>(0)
+    let keyFailures = Atomic<Int>(0)
+    let keyLockedOut = Atomic<Int>(0)
+    let outputBudgetCuts = Atomic<Int>(0)
 
     enum Counter: CaseIterable {
         case connectionsOpened, connectionsClosed, localCommands, rejectedLines, httpRequests
         case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull, missedWakeups
+        case hostRefused, originRefused, keyFailures, keyLockedOut, outputBudgetCuts
     }
 
     // Atomics cannot be reached through key paths, hence the switches.
@@ -34,6 +40,11 @@ final class Metrics: Sendable {
         case .rateLimited: body(rateLimited)
         case .serverFull: body(serverFull)
         case .missedWakeups: body(missedWakeups)
+        case .hostRefused: body(hostRefused)
+        case .originRefused: body(originRefused)
+        case .keyFailures: body(keyFailures)
+        case .keyLockedOut: body(keyLockedOut)
+        case .outputBudgetCuts: body(outputBudgetCuts)
         }
     }
 

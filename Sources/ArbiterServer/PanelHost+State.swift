@@ -24,6 +24,7 @@ extension PanelHost {
             item.string("group", button.group)
             item.string("state", b.state.rawValue)
             if let owner = b.owner { item.string("owner", owner) } else { item.raw("owner", "null") }
+            if let session = b.ownerSession { item.string("owner_session", session.description) } else { item.raw("owner_session", "null") }
             item.raw("progress", String(Double(b.permille) / 1000))
             switch button.kind {
             case .tap:

@@ -17,6 +17,16 @@ extension Reactor {
             }
             guard let head else { break }
             server.metrics.add(.httpRequests)
+            if let refusal = refusal(of: head) {
+                return finishHTTP(connection, refusal, flush: &flush)
+            }
+            // Monitoring must see a full server: /healthz and /metrics are answered on
+            // the reserve, once per connection.
+            let monitoring = (head.path == "/healthz" || head.path == "/metrics") && !connection.pastReserve
+            if connection.overCapacity, monitoring {
+                let response = HTTPRouter(server: server).response(to: head, keepAlive: false, peer: connection.peer)
+                return finishHTTP(connection, response, flush: &flush)
+            }
             if connection.overCapacity {
                 return finishHTTP(connection, HTTPResponse.serialize(
                     status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5")],
@@ -27,7 +37,7 @@ extension Reactor {
             }
             // A chunked body cannot be skipped by this parser: answer, then close.
             let keepAlive = head.keepAlive && !parser.isStopped
-            let response = HTTPRouter(server: server).response(to: head, keepAlive: keepAlive)
+            let response = HTTPRouter(server: server).response(to: head, keepAlive: keepAlive, peer: connection.peer)
             flush.append(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }
             if !keepAlive {
                 connection.shared.withLock { $0.closeAfterFlush = true }
@@ -37,6 +47,29 @@ extension Reactor {
         }
         connection.waitingSince = parser.bufferedByteCount > 0 ? (connection.waitingSince ?? ServerClock.now()) : nil
         connection.mode = .http(parser)
+    }
+
+    /// The response refusing a request whose `Host` or `Origin` is not this server's,
+    /// or nil when it may be served.
+    func refusal(of head: HTTPRequestHead) -> [UInt8]? {
+        let status: Int
+        let message: String
+        switch server.hostPolicy.check(head) {
+        case .allowed:
+            return nil
+        case .missingHost:
+            (status, message) = (400, "an HTTP/1.1 request needs a Host header")
+        case .duplicateHost:
+            (status, message) = (400, "more than one Host header")
+        case .foreignHost(let host):
+            server.metrics.add(.hostRefused)
+            (status, message) = (421, "this server does not answer to the host \(host); if it should, start it with --allow-host")
+        case .foreignOrigin(let origin):
+            server.metrics.add(.originRefused)
+            (status, message) = (403, "WebSockets from pages of \(origin) are not accepted; if they should be, start the server with --allow-origin \(origin)")
+        }
+        return HTTPResponse.serialize(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                                      body: Array((message + "\n").utf8), keepAlive: false, headOnly: head.method == "HEAD")
     }
 
     /// Sends a last response and closes once it is written.

@@ -25,7 +25,7 @@ extension Reactor {
         // reactor may set the token-owned fields here.
         if let name = head.queryValue("name") {
             if Identifier.isValidName(name) {
-                connection.name = name
+                connection.name = server.names.claim(name, for: connection.session, from: connection.address, replacing: connection.name)
             } else {
                 jobs.append(.failure(RequestError(.badSyntax, "name must match [A-Za-z0-9_.-]{1,32}; you are \(connection.name)", format: .json)))
             }

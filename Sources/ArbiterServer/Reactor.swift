@@ -261,6 +261,7 @@ final class Reactor: @unchecked Sendable {
             s.closed = true
             s.out = []
             s.outStart = 0
+            _ = connection.outputBudget.account(&s)
             // Under the lock, so no writer can use the descriptor number once reused.
             Sys.close(connection.fd)
             return true

@@ -12,6 +12,10 @@ public struct ServerConfiguration: Sendable {
     public var maxLineBytes = 4096
     /// Unsent output a peer may accumulate before it is disconnected. Default 1 MiB.
     public var maxOutboundBytes = 1 << 20
+    /// Unsent output of all peers together. Past it, the peers with the largest backlog
+    /// are disconnected first (what they held is released, `reason=disconnect`) until
+    /// the total is back under 90% of it. Default 256 MiB.
+    public var maxTotalOutboundBytes = 256 << 20
     /// How long a silent new connection waits before it is greeted as a line peer.
     /// Default 200 ms (PROTOCOL.md section 1).
     public var welcomeDelayMs: Int64 = 200
@@ -35,6 +39,10 @@ public struct ServerConfiguration: Sendable {
     /// Open connections at most; past it a line peer gets `ERROR server-full` and an
     /// HTTP peer 503, then the connection closes. Default 15 000.
     public var maxConnections = 15_000
+    /// Connections accepted past `maxConnections` for monitoring only: on them an HTTP
+    /// `GET /healthz` or `/metrics` is answered (then closed); anything else gets the
+    /// server-full answer. Past this reserve too, every request gets it. Default 16.
+    public var monitoringReserve = 16
     /// Commands per second each session may send (token bucket, refilled at this
     /// rate); excess gets `ERROR rate-limited` and is dropped. 0 turns it off.
     /// Default 1000.
@@ -67,6 +75,21 @@ public struct ServerConfiguration: Sendable {
     /// more than there are panels: a panel's decisions are serial anyway, and a second
     /// reactor on one panel only adds contention for its queue.
     public var reactorCount = 0
+    /// The listen backlog: connections the kernel completes before they are accepted.
+    /// nil (the default) takes the system maximum, `/proc/sys/net/core/somaxconn`, so a
+    /// storm of reconnecting kiosks is queued rather than dropped into SYN retries.
+    public var listenBacklog: Int?
+    /// Wrong keys per client address (HELLO key=, Authorization: Bearer) before each
+    /// further one locks the address out for a doubling time: default 5 free, then
+    /// 1 s, 2 s, 4 s ... up to 5 min; an address quiet for 15 min starts over.
+    public var keyFailures = KeyFailureBudget.Policy()
+    /// Host names (or addresses) HTTP requests may carry in `Host` besides the
+    /// server's own: loopback always, the listen address, and the machine's addresses
+    /// and name when listening on a wildcard. Others get 421 (DNS rebinding).
+    public var allowedHosts: [String] = []
+    /// Origins (`scheme://host[:port]`) whose pages may open a WebSocket besides the
+    /// server's own origin; others get 403. Requests without `Origin` are not affected.
+    public var allowedOrigins: [String] = []
     /// Minimum level of log lines written to standard error.
     public var logLevel: LogLevel = .info
 

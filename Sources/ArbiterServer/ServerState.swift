@@ -17,11 +17,19 @@ final class ServerState: @unchecked Sendable {
     let metrics = Metrics()
     /// Open connections by session, for KICK.
     let registry = Locked<[SessionID: Connection]>([:])
+    /// Unsent output of all connections together.
+    let outputBudget: OutputBudget
+    /// Wrong keys per client address, across its connections.
+    let keyBudget: Locked<KeyFailureBudget>
+    /// The names open sessions go by, each used once.
+    let names = NameRegistry()
     private let nextSession = Atomic<Int>(1)
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     let hasKeys: Bool
 
     let journal: Journal?
+    /// The Host and Origin values served (DNS rebinding, cross-site WebSockets).
+    let hostPolicy: HostPolicy
     private let shuttingDownFlag = Atomic<Bool>(false)
 
     init(configuration: ServerConfiguration) throws {
@@ -49,6 +57,11 @@ final class ServerState: @unchecked Sendable {
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+        self.outputBudget = OutputBudget(limit: configuration.maxTotalOutboundBytes)
+        self.keyBudget = Locked(KeyFailureBudget(policy: configuration.keyFailures))
+        let wildcard = configuration.host == "0.0.0.0" || configuration.host == "::"
+        self.hostPolicy = HostPolicy(listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
+                                     allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins)
     }
 
     var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .relaxed) }
@@ -70,7 +83,8 @@ final class ServerState: @unchecked Sendable {
         let number = nextSession.wrappingAdd(1, ordering: .relaxed).oldValue
         let reactor = reactors[number % reactors.count]
         let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
-                                    outboundLimit: configuration.maxOutboundBytes)
+                                    outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget)
+        connection.name = names.claim(connection.name, for: connection.session, from: connection.address, replacing: nil)
         connection.tokens = Double(configuration.commandBurst)
         connection.tokensAt = Sys.monotonicNanoseconds()
         let open = registry.withLock { r -> Int in
@@ -79,6 +93,7 @@ final class ServerState: @unchecked Sendable {
         }
         if open > configuration.maxConnections {
             connection.overCapacity = true
+            connection.pastReserve = open > configuration.maxConnections + configuration.monitoringReserve
             metrics.add(.serverFull)
         }
         metrics.add(.connectionsOpened)
@@ -94,6 +109,7 @@ final class ServerState: @unchecked Sendable {
 
     func connectionClosed(_ connection: Connection, reason: String) {
         registry.withLock { _ = $0.removeValue(forKey: connection.session) }
+        names.release(connection.name, of: connection.session)
         metrics.add(.connectionsClosed)
         // On the connection's reactor queue, which owns `kind` and `name`. An HTTP peer
         // has no session name worth logging; the others go by the name they last chose.
@@ -120,6 +136,26 @@ final class ServerState: @unchecked Sendable {
         case .cancel: .cancel
         }
         return PressJob(panel: host.index, button: button, verb: verb, fence: press.fence, receivedAt: receivedAt)
+    }
+
+    /// Whether `peer` may present a key now; nil when it may, else the milliseconds
+    /// until it may again.
+    func keyLockout(peer: String) -> Int64? {
+        let address = KeyFailureBudget.address(ofPeer: peer)
+        let now = Sys.monotonicMilliseconds()
+        guard case .lockedOut(let remaining) = keyBudget.withLock({ $0.check(address, now: now) }) else { return nil }
+        metrics.add(.keyLockedOut)
+        return remaining
+    }
+
+    /// A key from `peer` matched no panel.
+    func wrongKey(peer: String) {
+        let address = KeyFailureBudget.address(ofPeer: peer)
+        let now = Sys.monotonicMilliseconds()
+        metrics.add(.keyFailures)
+        if let lockout = keyBudget.withLock({ $0.recordFailure(address, now: now) }) {
+            log.warning("wrong keys: address locked out", ["address": address, "ms": "\(lockout)"])
+        }
     }
 
     /// The access a session presenting `key` has on `panel`.

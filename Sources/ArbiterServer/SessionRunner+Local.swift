@@ -11,12 +11,18 @@ extension SessionRunner {
         }
         switch command.request {
         case .hello(let name, let key, let newFormat):
+            if key != nil, let wait = server.keyLockout(peer: connection.peer) {
+                return send(.error(.rateLimited, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s; nothing was changed"))
+            }
             if let key, !server.configuration.panels.contains(where: { $0.keys.recognizes(key) }) {
+                server.wrongKey(peer: connection.peer)
                 return send(.error(.forbidden, "that key matches no panel; nothing was changed"))
             }
             if newFormat == .text, connection.isWebSocket {
                 return send(.error(.badSyntax, "format=text does not apply to a WebSocket, whose frames carry JSON; nothing was changed"))
             }
+            // A name in use from another address is marked (alice-2): no impostors by name.
+            let name = server.names.claim(name, for: connection.session, from: connection.address, replacing: connection.name)
             connection.name = name
             if let key { connection.key = key }
             if let newFormat {

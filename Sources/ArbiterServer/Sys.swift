@@ -166,3 +166,39 @@ enum Sys {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 }
+
+extension Sys {
+    /// The kernel's cap on a listen backlog (`net.core.somaxconn`); 4096 if unreadable,
+    /// the Linux default since 5.4.
+    static func systemMaxBacklog() -> Int {
+        let fd = open("/proc/sys/net/core/somaxconn", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 4096 }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        let digits = buffer[..<max(n, 0)].prefix { $0 >= 0x30 && $0 <= 0x39 }
+        guard let value = Int(String(decoding: digits, as: UTF8.self)), value > 0 else { return 4096 }
+        return min(value, Int(Int32.max))
+    }
+
+    /// What the machine answers to on a network: its interface addresses and its host
+    /// name (also as `<name>.local`, the name mDNS gives it on a LAN).
+    static func machineNames() -> [String] {
+        var names: [String] = []
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        let n = cs_interface_addresses(&buffer, Int32(buffer.count))
+        if n > 0 {
+            let text = String(decoding: buffer[..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            names += text.split(separator: "\n").map(String.init)
+        }
+        var host = [CChar](repeating: 0, count: 256)
+        if gethostname(&host, host.count - 1) == 0 {
+            let name = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            if !name.isEmpty {
+                names.append(name)
+                if !name.contains(".") { names.append(name + ".local") }
+            }
+        }
+        return names
+    }
+}

@@ -9,13 +9,15 @@ extension MessageEncoder {
             s.arg("panel", panel.id)
             s.arg("button", button(b))
             s.int("fence", fence)
-        case .deniedBusy(let b, let owner, let active):
+        case .deniedBusy(let b, let owner, let ownerSession, let active):
             s.begin("DENIED", "denied")
             s.arg("panel", panel.id)
             s.arg("button", button(b))
             s.string("reason", "busy")
             s.string("owner", owner)
             s.string("active", button(active))
+            // Last, so scripts reading the fields before it by position keep working.
+            s.string("owner_session", ownerSession.description)
         case .deniedForbidden(let id):
             s.begin("DENIED", "denied")
             s.arg("panel", panel.id)
@@ -40,6 +42,7 @@ extension MessageEncoder {
                 s.string("state", b.state.rawValue)
                 s.optionalName("owner", b.owner)
                 s.decimal("progress", permille: b.permille)
+                s.optionalName("owner_session", b.ownerSession?.description)
                 s.end(id: id)
             }
             s.beginOK("JOIN", "join")

@@ -33,6 +33,18 @@ extension MessageEncoder {
             Bytes.append(verb == .up ? "OK UP " : "OK CANCEL ", to: &out)
             head(names, b, &out)
             out.append(0x0A)
+        case .deniedBusy(let b, let owner, let ownerSession, let active):
+            // Contended buttons answer this most: no String is made for it. Names are
+            // `[A-Za-z0-9_.-]`, never quoted.
+            Bytes.append("DENIED ", to: &out)
+            head(names, b, &out)
+            Bytes.append(" reason=busy owner=", to: &out)
+            out.append(contentsOf: owner.utf8)
+            Bytes.append(" active=", to: &out)
+            out.append(contentsOf: names.buttons[active])
+            Bytes.append(" owner_session=s", to: &out)
+            Bytes.appendDecimal(Int64(ownerSession.number), to: &out)
+            out.append(0x0A)
         default:
             encode(reply, panel: names.config, format: format, id: id, into: &out)
         }

@@ -67,7 +67,11 @@ struct TextSink: ByteSink {
         // Ids and names never need quotes: copy their bytes in one go when so.
         let plain = !alwaysQuote && value.withUTF8 { bytes -> Bool in
             if bytes.isEmpty { return false }
-            for c in bytes where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F || c == 0xC2 { return false }
+            for (i, c) in bytes.enumerated() where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F || c == 0xC2 || c == 0xE2 {
+                // U+2028/U+2029 (E2 80 A8/A9) are sanitized; other E2 characters are plain.
+                if c == 0xE2, !(i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)) { continue }
+                return false
+            }
             out.append(contentsOf: bytes)
             return true
         }
@@ -78,26 +82,29 @@ struct TextSink: ByteSink {
     }
 
     /// A line may never be broken by what it carries, whoever typed it: C0 controls,
-    /// DEL and the C1 controls (U+0080-U+009F, such as NEL, which some terminals take
-    /// for a line break) are written as `?`.
+    /// DEL, the C1 controls (U+0080-U+009F, such as NEL, which some terminals take for a
+    /// line break) and the line and paragraph separators U+2028/U+2029 (line breaks to
+    /// JavaScript before ES2019 and to Python's `splitlines`) are written as `?`.
     private mutating func appendSanitized(_ value: String, escapingQuotes: Bool = false) {
-        var c1Lead = false
-        for c in value.utf8 {
-            if c1Lead {
-                c1Lead = false
-                if c >= 0x80 && c <= 0x9F {
+        var value = value
+        value.withUTF8 { bytes in
+            var i = 0
+            while i < bytes.count {
+                let c = bytes[i]
+                if c == 0xC2, i + 1 < bytes.count, bytes[i + 1] >= 0x80 && bytes[i + 1] <= 0x9F {
                     out.append(UInt8(ascii: "?"))
+                    i += 2
                     continue
                 }
-                out.append(0xC2)
+                if c == 0xE2, i + 2 < bytes.count, bytes[i + 1] == 0x80, bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9 {
+                    out.append(UInt8(ascii: "?"))
+                    i += 3
+                    continue
+                }
+                if escapingQuotes, c == 0x22 || c == 0x5C { out.append(0x5C) }
+                out.append(c < 0x20 || c == 0x7F ? UInt8(ascii: "?") : c)
+                i += 1
             }
-            if c == 0xC2 {
-                c1Lead = true
-                continue
-            }
-            if escapingQuotes, c == 0x22 || c == 0x5C { out.append(0x5C) }
-            out.append(c < 0x20 || c == 0x7F ? UInt8(ascii: "?") : c)
         }
-        if c1Lead { out.append(0xC2) }
     }
 }

@@ -3,8 +3,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -80,4 +82,27 @@ int cs_ip_literal_version(const char *host) {
     if (inet_pton(AF_INET, host, &a4) == 1) return 4;
     if (inet_pton(AF_INET6, host, &a6) == 1) return 6;
     return 0;
+}
+
+int cs_interface_addresses(char *buf, int len) {
+    struct ifaddrs *list;
+    if (getifaddrs(&list) != 0) return -errno;
+    int used = 0;
+    for (struct ifaddrs *a = list; a; a = a->ifa_next) {
+        if (!a->ifa_addr) continue;
+        char text[INET6_ADDRSTRLEN];
+        const void *src;
+        int family = a->ifa_addr->sa_family;
+        if (family == AF_INET) src = &((struct sockaddr_in *)a->ifa_addr)->sin_addr;
+        else if (family == AF_INET6) src = &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr;
+        else continue;
+        if (!inet_ntop(family, src, text, sizeof text)) continue;
+        int n = (int)strlen(text);
+        if (used + n + 1 > len) break;
+        memcpy(buf + used, text, n);
+        buf[used + n] = '\n';
+        used += n + 1;
+    }
+    freeifaddrs(list);
+    return used;
 }

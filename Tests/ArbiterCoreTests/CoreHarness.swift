@@ -89,7 +89,7 @@ struct CoreHarness {
     func render(_ r: PanelReply) -> String {
         switch r {
         case .granted(let b, let f): "GRANTED \(id(b)) fence=\(f)"
-        case .deniedBusy(let b, let o, let a): "DENIED \(id(b)) busy owner=\(o) active=\(id(a))"
+        case .deniedBusy(let b, let o, _, let a): "DENIED \(id(b)) busy owner=\(o) active=\(id(a))"
         case .deniedForbidden(let b): "DENIED \(b) forbidden"
         case .released(let v, let b, let e): "OK \(v.rawValue) \(id(b))" + (e.map { " ended=\($0.rawValue)" } ?? "")
         case .joined(let s): "OK JOIN members=\(s.members) fence=\(s.fence) seq=\(s.seq)"

@@ -96,7 +96,7 @@ import ArbiterWire
         let snapshot = PanelSnapshot(buttons: [ButtonSnapshot(button: 0, state: .pressed, owner: "c1", permille: 0)],
                                      members: 3, fence: 9, seq: 17)
         let replies: [PanelReply] = [
-            .granted(button: 0, fence: 5), .deniedBusy(button: 0, owner: "c2", active: 0),
+            .granted(button: 0, fence: 5), .deniedBusy(button: 0, owner: "c2", ownerSession: SessionID(2), active: 0),
             .released(verb: .up, button: 1, ended: nil), .released(verb: .cancel, button: 1, ended: .fired),
             .joined(snapshot), .left,
         ]
@@ -110,7 +110,7 @@ import ArbiterWire
         #expect(join[1].seq == 17 && join[1].fence == 9 && join[1].members == 3)
         let (up, _) = Self.both(.released(verb: .up, button: 1, ended: .fired))
         #expect(up[0].kind == .okUp && up[0].reason == .fired)
-        let (denied, _) = Self.both(.deniedBusy(button: 0, owner: "c2", active: 0))
+        let (denied, _) = Self.both(.deniedBusy(button: 0, owner: "c2", ownerSession: SessionID(2), active: 0))
         #expect(denied[0].kind == .denied && denied[0].reason == .busy && denied[0].owner == 2)
     }
 

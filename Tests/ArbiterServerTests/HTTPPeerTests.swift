@@ -9,7 +9,7 @@ struct HTTPPeerTests {
     @Test func healthzAndKeepAlivePipelining() throws {
         let server = try TestServer()
         let s = try RawSocket(port: server.port)
-        s.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\nHEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /nope HTTP/1.1\r\nHost: localhost\r\n\r\nHEAD /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         let first = try s.readResponse()
         #expect(first.head.hasPrefix("HTTP/1.1 200"))
         #expect(first.head.contains("Connection: keep-alive"))
@@ -27,14 +27,14 @@ struct HTTPPeerTests {
             s.send(request)
             return String(try s.readHead().prefix(12))
         }
-        #expect(try status("GET / HTTP/1.1\r\n\r\n") == "HTTP/1.1 200")
-        #expect(try status("GET /panel/demo HTTP/1.1\r\n\r\n") == "HTTP/1.1 200")
-        #expect(try status("GET /panel/nope HTTP/1.1\r\n\r\n") == "HTTP/1.1 404")
-        #expect(try status("POST /healthz HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi") == "HTTP/1.1 405")
-        #expect(try status("DELETE / HTTP/1.1\r\n\r\n") == "HTTP/1.1 405")
-        #expect(try status("GET /ws HTTP/1.1\r\n\r\n") == "HTTP/1.1 426")
-        #expect(try status("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 9000) + "\r\n\r\n") == "HTTP/1.1 431")
-        #expect(try status("GET / HTTP/1.1\r\nbad header\r\n\r\n") == "HTTP/1.1 400")
+        #expect(try status("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == "HTTP/1.1 200")
+        #expect(try status("GET /panel/demo HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == "HTTP/1.1 200")
+        #expect(try status("GET /panel/nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == "HTTP/1.1 404")
+        #expect(try status("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi") == "HTTP/1.1 405")
+        #expect(try status("DELETE / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == "HTTP/1.1 405")
+        #expect(try status("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == "HTTP/1.1 426")
+        #expect(try status("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + String(repeating: "a", count: 9000) + "\r\n\r\n") == "HTTP/1.1 431")
+        #expect(try status("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nbad header\r\n\r\n") == "HTTP/1.1 400")
     }
 
     @Test func halfAHeadIsClosedAfterTheTimeout() throws {
@@ -53,7 +53,7 @@ struct HTTPPeerTests {
                                  buttons: [ButtonConfig(id: "r", kind: .tap), ButtonConfig(id: "g", kind: .tap)])
         let server = try TestServer(panels: [.demo, Panels.keyed, tricky])
         let s = try RawSocket(port: server.port)
-        s.send("GET / HTTP/1.1\r\n\r\n")
+        s.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let response = try s.readResponse()
         #expect(response.head.hasPrefix("HTTP/1.1 200"))
         #expect(response.body.contains(#"<li data-panel="demo"><a class="panel-link" href="/panel/demo"><span class="panel-title">Demo</span><span class="panel-meta">demo · 5 buttons</span></a></li>"#))
@@ -72,7 +72,7 @@ struct HTTPPeerTests {
         alice.send("DOWN demo b2")
         _ = try alice.expect("GRANTED")
         let s = try RawSocket(port: server.port)
-        s.send("GET /api/panels HTTP/1.1\r\n\r\n")
+        s.send("GET /api/panels HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let response = try s.readResponse()
         #expect(response.head.contains("Content-Type: application/json"))
         let json = try JSONParser.parse(Array(response.body.utf8))
@@ -100,7 +100,7 @@ struct HTTPPeerTests {
         owner.send("DOWN k b1")
         _ = try owner.expect("GRANTED")
         let s = try RawSocket(port: server.port)
-        s.send("GET /api/panels HTTP/1.1\r\n\r\n")
+        s.send("GET /api/panels HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let body = try s.readResponse().body
         #expect(!body.contains("secretowner"))
         let json = try JSONParser.parse(Array(body.utf8))
@@ -113,10 +113,10 @@ struct HTTPPeerTests {
         #expect(panels.last?["buttons"] == .array([]) && panels.last?["members"] == nil)
         #expect(panels.first?["private"] == nil && panels.first?["members"] != nil)
         // With the view key as a bearer token (how a kiosk given the key asks), in full.
-        s.send("GET /api/panels HTTP/1.1\r\nAuthorization: Bearer v1ew\r\n\r\n")
+        s.send("GET /api/panels HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer v1ew\r\n\r\n")
         let keyed = try s.readResponse().body
         #expect(keyed.contains(#""id":"k""#) && keyed.contains("secretowner") && !keyed.contains(#""private""#))
-        s.send("GET /api/panels HTTP/1.1\r\nAuthorization: Bearer wrong\r\n\r\n")
+        s.send("GET /api/panels HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n\r\n")
         #expect(!(try s.readResponse().body).contains("secretowner"))
     }
 
@@ -129,7 +129,7 @@ struct HTTPPeerTests {
         bob.send("DOWN demo b1\nDOWN demo b2")
         _ = try bob.expect("DENIED")
         let s = try RawSocket(port: server.port)
-        s.send("GET /metrics HTTP/1.1\r\n\r\n")
+        s.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let body = try s.readResponse().body
         #expect(body.contains("arbiter_grants_total 2"))
         #expect(body.contains("arbiter_denials_total 1"))
@@ -142,9 +142,57 @@ struct HTTPPeerTests {
     @Test func kioskPageIsEmbedded() throws {
         let server = try TestServer()
         let s = try RawSocket(port: server.port)
-        s.send("GET / HTTP/1.1\r\n\r\n")
+        s.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let response = try s.readResponse()
         #expect(response.head.contains("text/html"))
         #expect(response.body.contains("<html"))
+    }
+}
+
+@Suite("Host and Origin checks over loopback")
+struct HostOriginServerTests {
+    func response(_ server: TestServer, _ request: String) throws -> (head: String, body: String) {
+        let s = try RawSocket(port: server.port)
+        s.send(request)
+        return try s.readResponse()
+    }
+
+    @Test func foreignHostsGet421AndMissingHost400() throws {
+        let server = try TestServer()
+        let rebound = try response(server, "GET /api/panels HTTP/1.1\r\nHost: evil.example:\(server.port)\r\n\r\n")
+        #expect(rebound.head.hasPrefix("HTTP/1.1 421"))
+        #expect(rebound.body.contains("--allow-host"))
+        #expect(!rebound.body.contains("panels"))
+        #expect(try response(server, "GET /healthz HTTP/1.1\r\n\r\n").head.hasPrefix("HTTP/1.1 400"))
+        #expect(try response(server, "GET /healthz HTTP/1.0\r\n\r\n").head.hasPrefix("HTTP/1.1 200"))
+        #expect(try response(server, "GET /healthz HTTP/1.1\r\nHost: localhost:\(server.port)\r\n\r\n").head.hasPrefix("HTTP/1.1 200"))
+        #expect(try response(server, "GET /healthz HTTP/1.1\r\nHost: [::1]:\(server.port)\r\n\r\n").head.hasPrefix("HTTP/1.1 200"))
+        let metrics = try response(server, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").body
+        #expect(metrics.contains("arbiter_host_refused_total 1"))
+    }
+
+    @Test func allowHostAddsAName() throws {
+        let server = try TestServer { $0.allowedHosts = ["buttons.example.org"] }
+        #expect(try response(server, "GET /healthz HTTP/1.1\r\nHost: buttons.example.org\r\n\r\n").head.hasPrefix("HTTP/1.1 200"))
+        #expect(try response(server, "GET /healthz HTTP/1.1\r\nHost: other.example.org\r\n\r\n").head.hasPrefix("HTTP/1.1 421"))
+    }
+
+    func upgrade(_ server: TestServer, origin: String?) throws -> (head: String, body: String) {
+        let originLine = origin.map { "Origin: \($0)\r\n" } ?? ""
+        return try response(server, "GET /ws?panel=demo HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nUpgrade: websocket\r\n"
+                            + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\(originLine)\r\n")
+    }
+
+    @Test func webSocketsFromOtherSitesGet403() throws {
+        let server = try TestServer { $0.allowedOrigins = ["https://panel.example.org"] }
+        let foreign = try upgrade(server, origin: "http://evil.example")
+        #expect(foreign.head.hasPrefix("HTTP/1.1 403"))
+        #expect(foreign.body.contains("http://evil.example"))
+        #expect(try upgrade(server, origin: "http://127.0.0.1:\(server.port &+ 1)").head.hasPrefix("HTTP/1.1 403"))
+        #expect(try upgrade(server, origin: "http://127.0.0.1:\(server.port)").head.hasPrefix("HTTP/1.1 101"))
+        #expect(try upgrade(server, origin: "https://panel.example.org").head.hasPrefix("HTTP/1.1 101"))
+        #expect(try upgrade(server, origin: nil).head.hasPrefix("HTTP/1.1 101"))
+        let metrics = try response(server, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").body
+        #expect(metrics.contains("arbiter_origin_refused_total 2"))
     }
 }

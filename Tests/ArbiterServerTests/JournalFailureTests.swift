@@ -24,7 +24,7 @@ struct JournalFailureTests {
 
     func metrics(_ server: TestServer) throws -> String {
         let s = try RawSocket(port: server.port)
-        s.send("GET /metrics HTTP/1.1\r\n\r\n")
+        s.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         return try s.readResponse().body
     }
 

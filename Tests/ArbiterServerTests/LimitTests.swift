@@ -41,7 +41,7 @@ struct LimitTests {
         let other = try LineClient(port: server.port)
         other.send("JOIN demo")
         let snapshot = try other.readLines(through: "OK JOIN")
-        #expect(snapshot.contains("BUTTON demo b1 kind=tap group=main state=idle owner=- progress=0.000"))
+        #expect(snapshot.contains("BUTTON demo b1 kind=tap group=main state=idle owner=- progress=0.000 owner_session=-"))
     }
 
     @Test func pastMaxConnectionsLinePeersAndHTTPAreTurnedAway() throws {
@@ -53,12 +53,55 @@ struct LimitTests {
         #expect(try c.readLine().hasPrefix("ERROR server-full"))
         #expect(c.waitForClose())
         let h = try RawSocket(port: server.port)
-        h.send("GET /healthz HTTP/1.1\r\n\r\n")
+        h.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(try h.readHead().hasPrefix("HTTP/1.1 503"))
         a.send("PING a")
         b.send("PING b")
         #expect(try a.readLine() == "PONG a")
         #expect(try b.readLine() == "PONG b")
+    }
+
+    @Test func monitoringIsAnsweredOnAFullServer() throws {
+        let server = try TestServer {
+            $0.maxConnections = 2
+            $0.monitoringReserve = 2
+        }
+        let a = try server.client()
+        let b = try server.client()
+        // Held open: the reserve is counted by open connections.
+        let health = try RawSocket(port: server.port)
+        health.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let healthz = try health.readResponse()
+        #expect(healthz.head.hasPrefix("HTTP/1.1 200"))
+        #expect(healthz.head.contains("Connection: close"))
+        #expect(healthz.body == "ok\n")
+        let scrape = try RawSocket(port: server.port)
+        scrape.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let metrics = try scrape.readResponse()
+        #expect(metrics.head.hasPrefix("HTTP/1.1 200"))
+        #expect(metrics.body.contains("arbiter_server_full_total 2"))
+        let page = try RawSocket(port: server.port)
+        page.send("GET /api/panels HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try page.readHead().hasPrefix("HTTP/1.1 503"))
+        a.send("PING a")
+        b.send("PING b")
+        #expect(try a.readLine() == "PONG a")
+        #expect(try b.readLine() == "PONG b")
+    }
+
+    @Test func pastTheReserveEvenMonitoringIsRefused() throws {
+        let server = try TestServer {
+            $0.maxConnections = 1
+            $0.monitoringReserve = 1
+        }
+        let a = try server.client()
+        let held = try LineClient(port: server.port)  // silent: holds the one reserve place
+        let health = try RawSocket(port: server.port)
+        health.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try health.readHead().hasPrefix("HTTP/1.1 503"))
+        _ = held
+        a.send("PING a")
+        #expect(try a.readLine() == "PONG a")
     }
 
     @Test func idleLinePeersAreSaidGoodbye() throws {
@@ -101,7 +144,53 @@ struct LimitTests {
         presser.send("DOWN t talk")
         #expect(try presser.expect("GRANTED").hasPrefix("GRANTED t talk"))
         let metrics = try RawSocket(port: server.port)
-        metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(try metrics.readResponse().body.contains("arbiter_slow_consumer_drops_total 1"))
+    }
+
+    /// All peers together may not queue more than the total budget: the largest backlog
+    /// is cut first, what it held is released, and smaller ones stay.
+    @Test func theLargestBacklogIsCutWhenAllPeersTogetherHaveTooMuch() throws {
+        let server = try TestServer(panels: [Panels.quick]) {
+            $0.maxOutboundBytes = 8 << 20
+            $0.maxTotalOutboundBytes = 512 * 1024
+            $0.commandsPerSecond = 0
+            $0.socketSendBufferBytes = 16 * 1024
+        }
+        let big = try LineClient(port: server.port, receiveBuffer: 4096)
+        big.send("HELLO big\nJOIN t\nDOWN t talk")
+        _ = try big.expect("GRANTED t talk")
+        let watcher = try server.member("watcher", panel: "t")
+        let presser = try server.client(name: "presser")
+        var small: LineClient?
+        var cut = false
+        let deadline = Date().addingTimeInterval(30)
+        for round in 0..<2000 where Date() < deadline {
+            if round == 30 {
+                // Joins later: its backlog stays smaller than big's by what came before.
+                let late = try LineClient(port: server.port, receiveBuffer: 4096)
+                late.send("HELLO small\nJOIN t")
+                _ = try late.expect("OK JOIN t")
+                small = late
+            }
+            presser.send(String(repeating: "DOWN t b1\nUP t b1\n", count: 50) + "PING \(round)")
+            _ = try presser.expect("PONG \(round)")
+            watcher.readAvailable()
+            if watcher.received.contains(where: { $0.hasPrefix("RELEASED t talk reason=disconnect owner=big") }) {
+                cut = true
+                break
+            }
+        }
+        #expect(cut, "the largest backlog was cut and its talk button released")
+        #expect(big.waitForClose(timeout: 5))
+        let survivor = try #require(small)
+        survivor.send("PING alive")
+        #expect(try survivor.expect("PONG alive", timeout: 10) == "PONG alive", "the smaller backlog was kept")
+        let metrics = try RawSocket(port: server.port)
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let body = try metrics.readResponse().body
+        #expect(body.contains("arbiter_output_budget_cuts_total 1"))
+        #expect(body.contains("arbiter_slow_consumer_drops_total 0"))
+        #expect(body.contains("arbiter_output_queued_bytes "))
     }
 }

@@ -4,6 +4,23 @@ import Testing
 
 @Suite("line peers over loopback")
 struct LinePeerTests {
+    /// U+2028/U+2029 break lines for JavaScript and Python readers: never echoed raw.
+    @Test func lineSeparatorsAreNeverEchoedRaw() throws {
+        let server = try TestServer()
+        let c = try server.client()
+        c.send("PING a\u{2028}b\u{2029}c")
+        #expect(try c.readLine() == "PONG \"a?b?c\"")
+        c.send("PIN\u{2028}G")
+        let error = try c.readLine()
+        #expect(error.hasPrefix("ERROR unknown-command PIN?G is not a command"))
+        c.send(#"{"cmd":"ping","token":"a\#u{2028}b"}"#)
+        #expect(try c.readLine() == #"{"type":"pong","token":"a\u2028b"}"#)
+        c.send("{\"cmd\":\"pin\u{2029}g\"}")
+        let json = try c.readLine()
+        #expect(json.contains(#"pin\u2029g is not a command"#))
+        #expect(!c.received.joined().unicodeScalars.contains { $0.value == 0x2028 || $0.value == 0x2029 })
+    }
+
     @Test func welcomeComesFirstAndNumbersSessions() throws {
         let server = try TestServer()
         let a = try LineClient(port: server.port)
@@ -31,11 +48,11 @@ struct LinePeerTests {
         #expect(try bob.expect("PRESSED") == "PRESSED demo b1 owner=alice session=s1 fence=1 seq=3")
         bob.send("DOWN demo b2")
         #expect(try bob.readLine() == "FIRED demo b1 owner=alice session=s1 fence=1 seq=4")
-        #expect(try bob.readLine() == "DENIED demo b2 reason=busy owner=alice active=b1")
+        #expect(try bob.readLine() == "DENIED demo b2 reason=busy owner=alice active=b1 owner_session=s1")
         bob.send("JOIN demo")
         let snapshot = try bob.readLines(through: "OK JOIN")
-        #expect(snapshot.contains("BUTTON demo b1 kind=tap group=main state=pressed owner=alice progress=0.000"))
-        #expect(snapshot.contains("BUTTON demo b2 kind=tap group=main state=locked owner=alice progress=0.000"))
+        #expect(snapshot.contains("BUTTON demo b1 kind=tap group=main state=pressed owner=alice progress=0.000 owner_session=s1"))
+        #expect(snapshot.contains("BUTTON demo b2 kind=tap group=main state=locked owner=alice progress=0.000 owner_session=s1"))
         #expect(snapshot.last == "OK JOIN demo members=2 fence=1 seq=4")
         alice.send("UP demo b1")
         _ = try alice.expect("OK UP demo b1")

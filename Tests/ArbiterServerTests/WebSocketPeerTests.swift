@@ -12,14 +12,14 @@ struct WebSocketPeerTests {
         #expect(try ws.readText() == #"{"type":"welcome","session":"s2","name":"alice","proto":1}"#)
         let snapshot = try ws.readTexts(through: #""re":"join""#)
         #expect(snapshot.count == 6)
-        #expect(snapshot[0] == #"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":null,"progress":0.000}"#)
+        #expect(snapshot[0] == #"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":null,"progress":0.000,"owner_session":null}"#)
         #expect(try ws.readText() == #"{"type":"joined","panel":"demo","name":"alice","session":"s2","seq":2}"#)
         ws.sendText(#"{"cmd":"down","panel":"demo","button":"b1","id":"c7"}"#)
         #expect(try ws.readText() == #"{"type":"granted","panel":"demo","button":"b1","fence":1,"id":"c7"}"#)
         #expect(try ws.readText().hasPrefix(#"{"type":"pressed","panel":"demo","button":"b1","owner":"alice""#))
         #expect(try carol.expect("PRESSED") == "PRESSED demo b1 owner=alice session=s2 fence=1 seq=3")
         carol.send("DOWN demo b3")
-        #expect(try carol.expect("DENIED") == "DENIED demo b3 reason=busy owner=alice active=b1")
+        #expect(try carol.expect("DENIED") == "DENIED demo b3 reason=busy owner=alice active=b1 owner_session=s2")
     }
 
     @Test func aCommandInTwoFragmentsAndControlFramesBetween() throws {
@@ -89,12 +89,12 @@ struct WebSocketPeerTests {
     @Test func handshakeErrors() throws {
         let server = try TestServer()
         let s = try RawSocket(port: server.port)
-        s.send("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        s.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
         let head = try s.readHead()
         #expect(head.hasPrefix("HTTP/1.1 426"))
         #expect(head.contains("Sec-WebSocket-Version: 13"))
         let t = try RawSocket(port: server.port)
-        t.send("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        t.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n")
         #expect(try t.readHead().hasPrefix("HTTP/1.1 400"))
         #expect(throws: RawSocket.Failure.self) { try WebSocketClient(port: server.port, path: "/ws?echo=1") }
     }

@@ -17,9 +17,11 @@ public final class LineClient: @unchecked Sendable {
 
     /// - Parameter receiveBuffer: a small kernel receive buffer makes a peer that stops
     ///   reading push back on the server sooner (slow-consumer tests).
-    public init(host: String = "127.0.0.1", port: UInt16, receiveBuffer: Int32? = nil) throws {
+    /// - Parameter source: another loopback address (127.x.y.z) to connect from, so the
+    ///   server sees a second client address; the traffic stays on loopback.
+    public init(host: String = "127.0.0.1", port: UInt16, receiveBuffer: Int32? = nil, source: String? = nil) throws {
         do {
-            fd = try LoopbackSocket.connect(host: host, port: port, receiveBuffer: receiveBuffer)
+            fd = try LoopbackSocket.connect(host: host, port: port, receiveBuffer: receiveBuffer, source: source)
         } catch {
             throw Failure(description: "\(error)")
         }

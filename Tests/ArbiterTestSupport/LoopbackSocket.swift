@@ -11,13 +11,27 @@ enum LoopbackSocket {
 
     /// A connected descriptor to `host`:`port` (127.0.0.1, or ::1 for the IPv6
     /// tests: loopback only), with TCP_NODELAY.
-    static func connect(host: String = "127.0.0.1", port: UInt16, receiveBuffer: Int32? = nil) throws -> Int32 {
+    static func connect(host: String = "127.0.0.1", port: UInt16, receiveBuffer: Int32? = nil, source: String? = nil) throws -> Int32 {
         precondition(host == "127.0.0.1" || host == "::1", "tests only talk to loopback")
+        precondition(source.map { $0.hasPrefix("127.") && host == "127.0.0.1" } ?? true, "sources are IPv4 loopback addresses")
         let v6 = host == "::1"
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket failed") }
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let e = errno
+                Glibc.close(fd)
+                throw Failure(description: "bind to \(source) failed: errno \(e)")
+            }
         }
         let rc: Int32
         if v6 {

@@ -28,7 +28,10 @@ struct MessageEncoderTests {
 
     @Test func repliesInText() {
         #expect(text(.granted(button: 0, fence: 12)) == "GRANTED demo b1 fence=12\n")
-        #expect(text(.deniedBusy(button: 1, owner: "alice", active: 0)) == "DENIED demo b2 reason=busy owner=alice active=b1\n")
+        #expect(text(.deniedBusy(button: 1, owner: "alice", ownerSession: SessionID(3), active: 0))
+            == "DENIED demo b2 reason=busy owner=alice active=b1 owner_session=s3\n")
+        #expect(text(.deniedBusy(button: 1, owner: "alice", ownerSession: SessionID(3), active: 0), .json)
+            == #"{"type":"denied","panel":"demo","button":"b2","reason":"busy","owner":"alice","active":"b1","owner_session":"s3"}"# + "\n")
         #expect(text(.deniedForbidden(buttonID: "b2")) == "DENIED demo b2 reason=forbidden\n")
         #expect(text(.released(verb: .up, button: 3, ended: .fired)) == "OK UP demo sos ended=fired\n")
         #expect(text(.released(verb: .cancel, button: 0, ended: nil)) == "OK CANCEL demo b1\n")
@@ -38,18 +41,18 @@ struct MessageEncoderTests {
 
     @Test func joinSnapshot() {
         let snap = PanelSnapshot(buttons: [
-            ButtonSnapshot(button: 0, state: .pressed, owner: "alice", permille: 0),
+            ButtonSnapshot(button: 0, state: .pressed, owner: "alice", permille: 0, ownerSession: SessionID(3)),
             ButtonSnapshot(button: 3, state: .idle, owner: nil, permille: 0),
         ], members: 2, fence: 12, seq: 40)
         #expect(text(.joined(snap)) == """
-            BUTTON demo b1 kind=tap group=main state=pressed owner=alice progress=0.000
-            BUTTON demo sos kind=hold group=emergency state=idle owner=- progress=0.000
+            BUTTON demo b1 kind=tap group=main state=pressed owner=alice progress=0.000 owner_session=s3
+            BUTTON demo sos kind=hold group=emergency state=idle owner=- progress=0.000 owner_session=-
             OK JOIN demo members=2 fence=12 seq=40
 
             """)
         // No owner is JSON null, as in /api/panels; the text form keeps `-`.
-        #expect(text(.joined(snap), .json).hasPrefix(#"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"pressed","owner":"alice","progress":0.000}"# + "\n"
-            + #"{"type":"button","panel":"demo","button":"sos","kind":"hold","group":"emergency","state":"idle","owner":null,"progress":0.000}"# + "\n"))
+        #expect(text(.joined(snap), .json).hasPrefix(#"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"pressed","owner":"alice","progress":0.000,"owner_session":"s3"}"# + "\n"
+            + #"{"type":"button","panel":"demo","button":"sos","kind":"hold","group":"emergency","state":"idle","owner":null,"progress":0.000,"owner_session":null}"# + "\n"))
         #expect(text(.joined(snap), .json).hasSuffix(#"{"type":"ok","re":"join","panel":"demo","members":2,"fence":12,"seq":40}"# + "\n"))
     }
 
@@ -99,6 +102,13 @@ struct MessageEncoderTests {
         #expect(MessageEncoder.text(.pong(token: "x \u{85}")) == "PONG \"x ?\"\n")
         #expect(MessageEncoder.text(.pong(token: "caf\u{E9} \u{C2}\u{A0}")) == "PONG \"caf\u{E9} \u{C2}\u{A0}\"\n")
         #expect(MessageEncoder.text(.error(.unknownCommand, "\u{85}x")) == "ERROR unknown-command ?x\n")
+        // U+2028/U+2029 split lines in JavaScript and Python: `?` in text, like C1; other
+        // characters starting with the same byte (E2) stay as they are.
+        #expect(MessageEncoder.text(.pong(token: "a\u{2028}b\u{2029}c")) == "PONG \"a?b?c\"\n")
+        #expect(MessageEncoder.text(.pong(token: "x\u{2028}")) == "PONG \"x?\"\n")
+        #expect(MessageEncoder.text(.pong(token: "\u{2192}\u{2014}")) == "PONG \u{2192}\u{2014}\n")
+        #expect(MessageEncoder.text(.error(.unknownCommand, "no verb \u{2028}X; HELP lists them"))
+            == "ERROR unknown-command no verb ?X; HELP lists them\n")
         // In JSON they are escaped, as are U+2028/U+2029: line-splitting readers stay whole.
         #expect(MessageEncoder.text(.pong(token: "a\u{85}b\u{2028}c\u{2029}\u{E9}"), format: .json)
             == #"{"type":"pong","token":"a\u0085b\u2028c\u2029"# + "\u{E9}" + #""}"# + "\n")
@@ -126,7 +136,7 @@ struct FastEncodingTests {
         let names = PanelNames(panel)
         let replies: [PanelReply] = [.granted(button: 0, fence: 0), .granted(button: 4, fence: 987_654),
                                      .released(verb: .up, button: 3, ended: nil), .released(verb: .cancel, button: 1, ended: nil),
-                                     .released(verb: .up, button: 3, ended: .fired), .deniedBusy(button: 1, owner: "x", active: 0)]
+                                     .released(verb: .up, button: 3, ended: .fired), .deniedBusy(button: 1, owner: "x", ownerSession: SessionID(2), active: 0)]
         for r in replies {
             var fast: [UInt8] = []
             var general: [UInt8] = []

@@ -154,7 +154,7 @@ struct JournalEndToEndTests {
 
     static func metrics(_ port: UInt16) throws -> String {
         let s = try RawSocket(port: port)
-        s.send("GET /metrics HTTP/1.1\r\n\r\n")
+        s.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         return try s.readResponse().body
     }
 

@@ -24,7 +24,7 @@ struct NetcatSessionTests {
         #expect(try alice.expect("GRANTED").hasPrefix("GRANTED demo b2 fence="))
         #expect(try bob.expect("PRESSED demo b2").contains("owner=alice"))
         bob.send("DOWN demo b3")
-        #expect(try bob.expect("DENIED") == "DENIED demo b3 reason=busy owner=alice active=b2")
+        #expect(try bob.expect("DENIED").hasPrefix("DENIED demo b3 reason=busy owner=alice active=b2 owner_session=s"))
         alice.send("UP demo b2")
         _ = try bob.expect("RELEASED demo b2 reason=up owner=alice")
 
@@ -79,6 +79,66 @@ struct NetcatSessionTests {
             #expect(badHost.status == 64, "--host \(host)")
             #expect(badHost.stderr.contains("--host must be an IP address"), "--host \(host)")
         }
+    }
+
+    @Test func hostOriginBacklogAndBudgetFlags() throws {
+        let arbiter = try ArbiterProcess(["--port", "0", "--allow-host", "Buttons.Example.org", "--allow-host", "[fe80::1]",
+                                          "--allow-origin", "https://panel.example.org", "--backlog", "77",
+                                          "--key-failures", "1", "--max-total-outbound", "1048576"])
+        defer { arbiter.terminate() }
+        func status(_ headers: String, path: String = "/healthz") throws -> String {
+            let s = try RawSocket(port: arbiter.port)
+            s.send("GET \(path) HTTP/1.1\r\n\(headers)\r\n")
+            return String(try s.readHead().prefix(12))
+        }
+        #expect(try status("Host: buttons.example.org\r\n") == "HTTP/1.1 200")
+        #expect(try status("Host: [fe80::1]:7070\r\n") == "HTTP/1.1 200")
+        #expect(try status("Host: evil.example\r\n") == "HTTP/1.1 421")
+        let upgrade = "Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        #expect(try status(upgrade + "Origin: https://panel.example.org\r\n", path: "/ws") == "HTTP/1.1 101")
+        #expect(try status(upgrade + "Origin: https://evil.example\r\n", path: "/ws") == "HTTP/1.1 403")
+        for bad in [["--allow-host", "a b"], ["--allow-host", "x:80"], ["--allow-origin", "ftp://x"], ["--backlog", "0"],
+                    ["--key-failures", "-1"], ["--max-total-outbound", "10"]] {
+            let result = try ArbiterProcess.run(bad)
+            #expect(result.status == 64, "\(bad)")
+            #expect(result.stderr.contains(bad[0]), "\(bad)")
+        }
+    }
+
+    /// On a wildcard address the machine's own names are served: its host name and its
+    /// interface addresses (traffic still only goes to 127.0.0.1; only `Host` differs).
+    @Test func aWildcardServesTheMachinesNames() throws {
+        let arbiter = try ArbiterProcess(["--host", "0.0.0.0", "--port", "0", "--open-admin"])
+        defer { arbiter.terminate() }
+        var buffer = [CChar](repeating: 0, count: 256)
+        #expect(gethostname(&buffer, 255) == 0)
+        let hostname = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var addresses: [String] = []
+        var list: UnsafeMutablePointer<ifaddrs>?
+        if getifaddrs(&list) == 0 {
+            var next = list
+            while let a = next {
+                if let sa = a.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET) {
+                    var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+                    sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                        var addr = sin.pointee.sin_addr
+                        _ = inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
+                    }
+                    addresses.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+                }
+                next = a.pointee.ifa_next
+            }
+            freeifaddrs(list)
+        }
+        func status(_ host: String) throws -> String {
+            let s = try RawSocket(port: arbiter.port)
+            s.send("GET /healthz HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+            return String(try s.readHead().prefix(12))
+        }
+        #expect(try status("\(hostname):\(arbiter.port)") == "HTTP/1.1 200")
+        for address in addresses { #expect(try status("\(address):\(arbiter.port)") == "HTTP/1.1 200", "\(address)") }
+        #expect(try status("not-\(hostname).example") == "HTTP/1.1 421")
     }
 
     /// `--host ::1` (and `[::1]`, as written in URLs) serves IPv6 peers; the log names

@@ -18,6 +18,10 @@ int cs_accept(int listener, char *peer, int peer_len);
 /// 0 otherwise. Shared by the server's --host and the generator's --host and --redis.
 int cs_ip_literal_version(const char *host);
 
+/// The machine's interface addresses (IPv4 and IPv6, numeric, without zone), each
+/// followed by a newline, into buf. Returns the bytes written, or -errno.
+int cs_interface_addresses(char *buf, int len);
+
 extern const int cs_EPOLL_CTL_ADD;
 extern const int cs_EPOLL_CTL_MOD;
 extern const int cs_EPOLL_CTL_DEL;
