@@ -31,12 +31,9 @@ struct HTTPRouter {
             return reply(200, "text/plain; version=0.0.4; charset=utf-8", Array(MetricsPage(server: server).render().utf8))
         case "/api/panels":
             let key = bearerKey(head)
-            if key != nil, let wait = server.keyLockout(peer: peer) {
+            if case .lockedOut(let wait)? = key.map({ server.checkKey($0, peer: peer) }) {
                 return text(429, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s",
                             [("Retry-After", "\((wait + 999) / 1000)")])
-            }
-            if let key, !server.configuration.panels.contains(where: { $0.keys.recognizes(key) }) {
-                server.wrongKey(peer: peer)
             }
             return reply(200, "application/json", apiPanels(key: key), [("Cache-Control", "no-store")])
         case "/ws":

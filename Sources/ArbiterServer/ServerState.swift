@@ -138,24 +138,33 @@ final class ServerState: @unchecked Sendable {
         return PressJob(panel: host.index, button: button, verb: verb, fence: press.fence, receivedAt: receivedAt)
     }
 
-    /// Whether `peer` may present a key now; nil when it may, else the milliseconds
-    /// until it may again.
-    func keyLockout(peer: String) -> Int64? {
-        let address = KeyFailureBudget.address(ofPeer: peer)
-        let now = Sys.monotonicMilliseconds()
-        guard case .lockedOut(let remaining) = keyBudget.withLock({ $0.check(address, now: now) }) else { return nil }
-        metrics.add(.keyLockedOut)
-        return remaining
+    enum KeyCheck {
+        case recognized
+        /// Matches no panel; counted against the address.
+        case wrong
+        /// Not looked at: the address is locked out for this many more milliseconds.
+        case lockedOut(Int64)
     }
 
-    /// A key from `peer` matched no panel.
-    func wrongKey(peer: String) {
+    /// Checks a key presented from `peer` against the address's budget and the panels,
+    /// in one step under the budget's lock, so parallel guesses cannot slip past it.
+    func checkKey(_ key: String, peer: String) -> KeyCheck {
         let address = KeyFailureBudget.address(ofPeer: peer)
         let now = Sys.monotonicMilliseconds()
-        metrics.add(.keyFailures)
-        if let lockout = keyBudget.withLock({ $0.recordFailure(address, now: now) }) {
-            log.warning("wrong keys: address locked out", ["address": address, "ms": "\(lockout)"])
+        var lockout: Int64?
+        let check = keyBudget.withLock { budget -> KeyCheck in
+            if case .lockedOut(let remaining) = budget.check(address, now: now) { return .lockedOut(remaining) }
+            if configuration.panels.contains(where: { $0.keys.recognizes(key) }) { return .recognized }
+            lockout = budget.recordFailure(address, now: now)
+            return .wrong
         }
+        switch check {
+        case .lockedOut: metrics.add(.keyLockedOut)
+        case .wrong: metrics.add(.keyFailures)
+        case .recognized: break
+        }
+        if let lockout { log.warning("wrong keys: address locked out", ["address": address, "ms": "\(lockout)"]) }
+        return check
     }
 
     /// The access a session presenting `key` has on `panel`.

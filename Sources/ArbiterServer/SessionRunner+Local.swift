@@ -11,12 +11,13 @@ extension SessionRunner {
         }
         switch command.request {
         case .hello(let name, let key, let newFormat):
-            if key != nil, let wait = server.keyLockout(peer: connection.peer) {
+            switch key.map({ server.checkKey($0, peer: connection.peer) }) {
+            case .lockedOut(let wait)?:
                 return send(.error(.rateLimited, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s; nothing was changed"))
-            }
-            if let key, !server.configuration.panels.contains(where: { $0.keys.recognizes(key) }) {
-                server.wrongKey(peer: connection.peer)
+            case .wrong?:
                 return send(.error(.forbidden, "that key matches no panel; nothing was changed"))
+            case .recognized?, nil:
+                break
             }
             if newFormat == .text, connection.isWebSocket {
                 return send(.error(.badSyntax, "format=text does not apply to a WebSocket, whose frames carry JSON; nothing was changed"))

@@ -56,6 +56,7 @@ struct KeyGuessingServerTests {
     @Test func parallelGuessesFromOneAddressAreLockedOut() throws {
         let server = try TestServer(panels: [Self.keyed]) {
             $0.keyFailures = KeyFailureBudget.Policy(allowance: 3, baseLockoutMs: 60_000)
+            $0.reactorCount = 2  // guesses are checked on two threads at once
         }
         // Twenty connections guess at once, each with its own wrong key.
         let guessers = try (0..<20).map { _ in try LineClient(port: server.port) }
