@@ -68,7 +68,7 @@ final class PanelHost: @unchecked Sendable {
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
         counters.commands += 1
         // The command's time is when its bytes were read: one clock reading per batch.
-        let now = Instant(milliseconds: receivedAt / 1_000_000)
+        let now = Instant(nanoseconds: receivedAt)
         let access = server.access(key: connection.key, on: config)
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
@@ -93,7 +93,7 @@ final class PanelHost: @unchecked Sendable {
         case .cancel: .cancel(button: .index(press.button), fence: press.fence)
         }
         let access = server.hasKeys ? server.access(key: connection.key, on: config) : .admin
-        run(request, access: access, now: Instant(milliseconds: press.receivedAt / 1_000_000),
+        run(request, access: access, now: Instant(nanoseconds: press.receivedAt),
             replyFormat: format, id: nil, from: connection, flush: &flush)
     }
 
@@ -331,7 +331,9 @@ final class PanelHost: @unchecked Sendable {
         guard next != timerDeadline else { return }
         timerDeadline = next
         guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }
-        let delay = max(0, next.since(ServerClock.now()))
-        timer?.schedule(deadline: .now() + .milliseconds(Int(delay)), leeway: .milliseconds(1))
+        // In nanoseconds: a delay rounded down to milliseconds wakes the core before its
+        // deadline, which then has nothing to do and asks again at once.
+        let delay = max(0, next.nanoseconds &- ServerClock.now().nanoseconds)
+        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay)), leeway: .milliseconds(1))
     }
 }

@@ -43,6 +43,15 @@ struct CoreHarness {
         return record(out)
     }
 
+    /// Moves the clock by nanoseconds and delivers the timer wake-up.
+    @discardableResult
+    mutating func waitNanos(_ ns: Int64) -> [String] {
+        now = Instant(nanoseconds: now.nanoseconds + ns)
+        var out = PanelOutput()
+        core.advance(to: now, into: &out)
+        return record(out)
+    }
+
     /// Moves the clock without any timer firing (a late tick).
     mutating func skip(_ ms: Int64) {
         now = now + ms
