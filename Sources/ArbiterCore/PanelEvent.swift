@@ -23,6 +23,15 @@ public struct PanelEvent: Sendable, Equatable {
         case released(button: Int, reason: ReleaseReason, owner: Owner)
         case joined(name: String, session: SessionID)
         case left(name: String, session: SessionID)
+        /// A session joined the queue of `button`'s group at `position`.
+        case queued(button: Int, name: String, session: SessionID, position: Int)
+        /// A session left the queue at `position` without a grant; those behind it move up.
+        case dequeued(button: Int, name: String, session: SessionID, position: Int, reason: DequeueReason)
+        case armed(group: String)
+        /// A press ranked behind the round's winner.
+        case buzzed(Ranking)
+        /// RESET ended the group's round.
+        case closed(group: String)
     }
 
     /// The button the event is about, if any.
@@ -30,9 +39,11 @@ public struct PanelEvent: Sendable, Equatable {
         switch kind {
         case .pressed(let b, _), .fired(let b, _), .progress(let b, _), .midway(let b),
              .tapped(let b, _), .started(let b, _), .stopped(let b, _, _, _, _),
-             .cancelled(let b, _), .released(let b, _, _):
+             .cancelled(let b, _), .released(let b, _, _), .queued(let b, _, _, _), .dequeued(let b, _, _, _, _):
             b
-        case .joined, .left:
+        case .buzzed(let r):
+            r.button
+        case .joined, .left, .armed, .closed:
             nil
         }
     }
