@@ -65,7 +65,7 @@ extension PanelCore {
             ended[grant.button][grant.owner.session] = EndedGrant(fence: grant.owner.fence, reason: reason)
         }
         emit(.released(button: grant.button, reason: reason, owner: grant.owner), into: &out)
-        if hasFairGroups, !queues[g].isEmpty { handOff(group: g, now: now, into: &out) }
+        if hasFairGroups, !queues[g].isEmpty, reason != .reset, reason != .shutdown { handOff(group: g, now: now, into: &out) }
     }
 
     mutating func endAll(reason: ReleaseReason, now: Instant, into out: inout PanelOutput) {

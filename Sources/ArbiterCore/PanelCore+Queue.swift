@@ -52,12 +52,25 @@ extension PanelCore {
 
     /// The group was just freed: its head is granted now, and only the head is told.
     mutating func handOff(group g: Int, now: Instant, into out: inout PanelOutput) {
+        guard nextFence <= fenceLimit else {
+            handOffPending = true
+            return
+        }
         let head = queues[g].removeFirst()
         let grant = newGrant(button: head.button, session: head.session, name: head.name, now: now)
         out.append(.notice(head.session, .granted(button: head.button, fence: grant.owner.fence)))
         emit(.pressed(button: head.button, owner: grant.owner), into: &out)
         if config.buttons[head.button].kind == .tap {
             emit(.fired(button: head.button, owner: grant.owner), into: &out)
+        }
+    }
+
+    /// Hands every free queue group with a line to its head, as far as fences allow:
+    /// the hand-offs that waited for a durable fence.
+    mutating func resumeHandOffs(now: Instant, into out: inout PanelOutput) {
+        handOffPending = false
+        for g in 0..<groupCount where grants[g] == nil && !queues[g].isEmpty {
+            handOff(group: g, now: now, into: &out)
         }
     }
 

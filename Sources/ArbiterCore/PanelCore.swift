@@ -14,18 +14,24 @@ public struct PanelCore: Sendable {
     private let buttonIndex: IDTable<Int>
     /// Group index of every button.
     let groupIndex: [Int]
-    let groupCount: Int
+    public let groupCount: Int
     /// Per group: its name and policy.
     let groupNames: [String]
     let policies: [GroupPolicy]
     /// Whether any group is not `exclusive` (the common panel skips all queue work).
-    let hasFairGroups: Bool
+    public let hasFairGroups: Bool
     /// The live grant of every group.
     var grants: [Grant?]
     /// Per group: who waits for a `queue` group, in arrival order.
     var queues: [[Waiter]]
     /// Per group: the round of a `buzzer` group.
     var rounds: [BuzzerRound]
+    /// A queue's hand-off takes a fence only up to this one (the server sets what its
+    /// journal has made durable); past it the head waits, and is granted on the next
+    /// call that finds a fence for it.
+    public var fenceLimit: UInt64 = .max
+    /// A hand-off waits for a fence.
+    var handOffPending = false
     /// Per button, each session's last grant that ended without its own UP/CANCEL
     /// (fired, timeout, reset), so a finger lifted after a hold fired gets
     /// `OK UP ... ended=` instead of an error.
@@ -104,6 +110,7 @@ public struct PanelCore: Sendable {
         _ request: PanelRequest, session: SessionID, name: String, access: Access,
         now: Instant, into out: inout PanelOutput
     ) {
+        if handOffPending, nextFence <= fenceLimit { resumeHandOffs(now: now, into: &out) }
         switch request {
         case .join:
             join(session: session, name: name, access: access, now: now, into: &out)
@@ -182,6 +189,7 @@ public struct PanelCore: Sendable {
 
     /// Performs everything the clock owes up to `now`, earliest deadline first.
     public mutating func advance(to now: Instant, into out: inout PanelOutput) {
+        if handOffPending, nextFence <= fenceLimit { resumeHandOffs(now: now, into: &out) }
         guard let earliest = earliestDeadline, earliest <= now else { return }
         // Each step either ends a grant or moves its deadline past `now`, except a talk
         // that starts and times out in the same late tick: two steps. Bounded anyway.

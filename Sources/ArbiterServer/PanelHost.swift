@@ -107,6 +107,7 @@ final class PanelHost: @unchecked Sendable {
             // Kept so that a press whose records cannot be written is undone, unseen.
             if journal != nil { before = core }
         }
+        reserveHandOffFences()
         output.removeAll()
         core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
         if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: before != nil, flush: &flush), let before, let journal {
@@ -151,6 +152,22 @@ final class PanelHost: @unchecked Sendable {
         }
     }
 
+    /// On a panel with queue groups any core call that ends a grant (an UP, a timer, a
+    /// disconnect) may hand each group to its head with a new fence. Those fences are
+    /// reserved ahead, one per group; the core hands off only within what is durable,
+    /// and a line whose hand-off had to wait moves on once a reservation succeeds.
+    private func reserveHandOffFences() {
+        guard core.hasFairGroups, let journal else { return }
+        let highest = core.highestFence
+        let groups = UInt64(core.groupCount)
+        if highest > UInt64.max - groups || highest + groups > reservedFence,
+           highest < UInt64.max, journal.admitsPress(nowMs: Sys.monotonicMilliseconds()) {
+            let upTo = highest + min(Journal.reservationBlock, UInt64.max - highest)
+            if journal.reserve(panel: config.id, upTo: upTo) { reservedFence = upTo } else { journal.noteRefusal() }
+        }
+        core.fenceLimit = reservedFence
+    }
+
     /// Releases every button with `reason=shutdown`. On `queue`.
     func releaseAllForShutdown() {
         var flush = FlushList()
@@ -165,6 +182,7 @@ final class PanelHost: @unchecked Sendable {
         if members.removeValue(forKey: connection.session) != nil {
             memberCount.subtract(1, ordering: .relaxed)
         }
+        reserveHandOffFences()
         output.removeAll()
         core.disconnect(session: connection.session, now: ServerClock.now(), into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
@@ -196,6 +214,7 @@ final class PanelHost: @unchecked Sendable {
     /// The state now, after performing whatever the clock owed.
     func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
         let now = ServerClock.now()
+        reserveHandOffFences()
         output.removeAll()
         core.advance(to: now, into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
@@ -231,8 +250,13 @@ final class PanelHost: @unchecked Sendable {
             if !written, undoable { return false }
         }
         let events = output.events
+        var notice = 0
         for i in 0..<events.count {
             if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
+            while notice < output.notices.count, output.notices[notice].eventsBefore == i {
+                deliverNotice(output.notices[notice], flush: &flush)
+                notice += 1
+            }
             let event = events[i]
             count(event)
             if HistoryRecord.isJournaled(event.kind) {
@@ -241,7 +265,20 @@ final class PanelHost: @unchecked Sendable {
             broadcast(event, flush: &flush)
         }
         if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
+        while notice < output.notices.count {
+            deliverNotice(output.notices[notice], flush: &flush)
+            notice += 1
+        }
         return true
+    }
+
+    /// A reply to a session that did not send the command: a queue's head is told it
+    /// is granted, in its own format, whether it is a member or not.
+    private func deliverNotice(_ notice: PanelOutput.Notice, flush: inout FlushList) {
+        guard let connection = members[notice.session] ?? server.connection(notice.session) else { return }
+        flush.append(to: connection) { out, format in
+            MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
+        }
     }
 
     private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
@@ -252,7 +289,7 @@ final class PanelHost: @unchecked Sendable {
         // Membership changes at the reply: the joiner's first event is its own JOINED,
         // and a leaver gets nothing after OK LEAVE.
         switch reply {
-        case .deniedBusy, .deniedForbidden:
+        case .deniedBusy, .deniedForbidden, .denied:
             counters.denials += 1
         case .joined:
             if members.updateValue(requester, forKey: requester.session) == nil {
@@ -299,6 +336,7 @@ final class PanelHost: @unchecked Sendable {
 
     private func timerFired() {
         timerDeadline = nil
+        reserveHandOffFences()
         output.removeAll()
         core.advance(to: ServerClock.now(), into: &output)
         var flush = FlushList()
