@@ -120,6 +120,8 @@ public enum JSONMessageParser {
         case UInt8(ascii: "j") where ByteText.equals(bytes, type, "joined"): return .joined
         case UInt8(ascii: "l") where ByteText.equals(bytes, type, "left"): return .left
         case UInt8(ascii: "q") where ByteText.equals(bytes, type, "queued"): return .queued
+        case UInt8(ascii: "w") where ByteText.equals(bytes, type, "waiting"): return .groupState
+        case UInt8(ascii: "r") where ByteText.equals(bytes, type, "round"), UInt8(ascii: "r") where ByteText.equals(bytes, type, "rank"): return .groupState
         case UInt8(ascii: "r") where ByteText.equals(bytes, type, "ranked"): return .ranked
         case UInt8(ascii: "d") where ByteText.equals(bytes, type, "dequeued"): return .dequeued
         case UInt8(ascii: "a") where ByteText.equals(bytes, type, "armed"): return .armed

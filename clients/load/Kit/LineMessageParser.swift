@@ -22,7 +22,7 @@ public enum LineMessageParser {
             // `ERROR <code> <free text>`: only the code is read.
             m.error = nextToken(bytes, &i, end).map { WireErrorCode.decode(bytes, $0) } ?? .other
             return m
-        case .help, .record, .panelInfo, .unknown, .pong:
+        case .help, .record, .panelInfo, .unknown, .pong, .groupState:
             // Free text follows; nothing in it is needed.
             return m
         default:
@@ -137,6 +137,9 @@ public enum LineMessageParser {
         case UInt8(ascii: "J") where ByteText.equals(bytes, verb, "JOINED"): .joined
         case UInt8(ascii: "L") where ByteText.equals(bytes, verb, "LEFT"): .left
         case UInt8(ascii: "Q") where ByteText.equals(bytes, verb, "QUEUED"): .queued
+        case UInt8(ascii: "W") where ByteText.equals(bytes, verb, "WAITING"): .groupState
+        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "ROUND"): .groupState
+        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "RANK"): .groupState
         case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "RANKED"): .ranked
         case UInt8(ascii: "D") where ByteText.equals(bytes, verb, "DEQUEUED"): .dequeued
         case UInt8(ascii: "A") where ByteText.equals(bytes, verb, "ARMED"): .armed

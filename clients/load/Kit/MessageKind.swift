@@ -4,6 +4,8 @@ public enum MessageKind: UInt8, Sendable, Equatable {
     case granted, denied, button, error, pong, help, panelInfo, record
     /// Replies of fair groups: a place in a queue's line, a place in a buzzer round.
     case queued, ranked
+    /// Snapshot lines of fair groups (WAITING, ROUND, RANK): read past.
+    case groupState
     case pressed, fired, progress, midway, tapped, started, stopped, cancelled, released, joined, left
     /// Events of fair groups; `queuedEvent` is QUEUED with a `seq` (the reply has none).
     case queuedEvent, dequeued, armed, buzzed, closed
@@ -44,6 +46,7 @@ public enum MessageKind: UInt8, Sendable, Equatable {
         case .left: "LEFT"
         case .queued, .queuedEvent: "QUEUED"
         case .ranked: "RANKED"
+        case .groupState: "ROUND"
         case .dequeued: "DEQUEUED"
         case .armed: "ARMED"
         case .buzzed: "BUZZED"
