@@ -20,6 +20,9 @@ final class PanelHost: @unchecked Sendable {
     let buttonIndex: IDTable<Int>
     @exclusivity(unchecked) private var core: PanelCore
     @exclusivity(unchecked) private var members: [SessionID: Connection] = [:]
+    /// Connections waiting in a queue group's line, for their hand-off GRANTED: a waiter
+    /// need not be a member. Dropped at the hand-off, at DEQUEUED and at disconnect.
+    @exclusivity(unchecked) private var waiters: [SessionID: Connection] = [:]
     @exclusivity(unchecked) private var output = PanelOutput()
     private var timer: DispatchSourceTimer?
     @exclusivity(unchecked) private var timerDeadline: Instant?
@@ -182,6 +185,7 @@ final class PanelHost: @unchecked Sendable {
         if members.removeValue(forKey: connection.session) != nil {
             memberCount.subtract(1, ordering: .relaxed)
         }
+        if !waiters.isEmpty { waiters.removeValue(forKey: connection.session) }
         reserveHandOffFences()
         output.removeAll()
         core.disconnect(session: connection.session, now: ServerClock.now(), into: &output)
@@ -275,7 +279,8 @@ final class PanelHost: @unchecked Sendable {
     /// A reply to a session that did not send the command: a queue's head is told it
     /// is granted, in its own format, whether it is a member or not.
     private func deliverNotice(_ notice: PanelOutput.Notice, flush: inout FlushList) {
-        guard let connection = members[notice.session] ?? server.connection(notice.session) else { return }
+        guard let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
+            ?? server.connection(notice.session) else { return }
         flush.append(to: connection) { out, format in
             MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
         }
@@ -291,6 +296,8 @@ final class PanelHost: @unchecked Sendable {
         switch reply {
         case .deniedBusy, .deniedForbidden, .denied:
             counters.denials += 1
+        case .queued:
+            waiters[requester.session] = requester
         case .joined:
             if members.updateValue(requester, forKey: requester.session) == nil {
                 memberCount.add(1, ordering: .relaxed)
@@ -304,9 +311,11 @@ final class PanelHost: @unchecked Sendable {
         }
     }
 
+    /// Counts the event for /metrics, and forgets a waiter that left its line.
     private func count(_ event: PanelEvent) {
         counters.events += 1
         switch event.kind {
+        case .dequeued(_, _, let session, _, _): waiters.removeValue(forKey: session)
         case .pressed: counters.grants += 1
         case .fired: counters.fires += 1
         case .released(_, let reason, _): counters.releases[reason.index] += 1
