@@ -18,15 +18,7 @@ extension PanelCore {
         guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
         advance(to: now, into: &out)
         let g = groupOf(b)
-        if hasFairGroups {
-            switch policies[g] {
-            case .exclusive: break
-            case .queue(let maxQueue):
-                if queueDown(b, group: g, maxQueue: maxQueue, session: session, name: name, into: &out) { return }
-            case .buzzer(let lockoutMs):
-                return buzzerDown(b, group: g, lockoutMs: lockoutMs, session: session, name: name, now: now, into: &out)
-            }
-        }
+        if hasFairGroups, fairDown(b, group: g, session: session, name: name, now: now, into: &out) { return }
         if let grant = grantOf(group: g) {
             if grant.owner.session == session, grant.button == b {
                 // Idempotent: a repeated DOWN (a retry, a second finger on the same

@@ -1,6 +1,23 @@
 /// `queue` groups: a DOWN on a busy group waits in line instead of failing, and the head
 /// is granted the moment the owner lets go, with its own new fence.
 extension PanelCore {
+    /// A DOWN on a queue or buzzer group, if its policy decides it; false for an
+    /// exclusive group, or a free queue group, which the ordinary rules grant. Not
+    /// inlined: the press path of an exclusive group stays as small as it was.
+    @inline(never)
+    mutating func fairDown(_ b: Int, group g: Int, session: SessionID, name: String, now: Instant,
+                           into out: inout PanelOutput) -> Bool {
+        switch policies[g] {
+        case .exclusive:
+            return false
+        case .queue(let maxQueue):
+            return queueDown(b, group: g, maxQueue: maxQueue, session: session, name: name, into: &out)
+        case .buzzer(let lockoutMs):
+            buzzerDown(b, group: g, lockoutMs: lockoutMs, session: session, name: name, now: now, into: &out)
+            return true
+        }
+    }
+
     /// Handles a DOWN on a queue group when it is busy; false when the group is free
     /// (or busy with the requester itself) and the ordinary rules apply.
     mutating func queueDown(_ b: Int, group g: Int, maxQueue: Int, session: SessionID, name: String,

@@ -110,7 +110,7 @@ final class PanelHost: @unchecked Sendable {
             // Kept so that a press whose records cannot be written is undone, unseen.
             if journal != nil { before = core }
         }
-        reserveHandOffFences()
+        if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
         if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: before != nil, flush: &flush), let before, let journal {
@@ -159,8 +159,9 @@ final class PanelHost: @unchecked Sendable {
     /// disconnect) may hand each group to its head with a new fence. Those fences are
     /// reserved ahead, one per group; the core hands off only within what is durable,
     /// and a line whose hand-off had to wait moves on once a reservation succeeds.
+    @inline(never)
     private func reserveHandOffFences() {
-        guard core.hasFairGroups, let journal else { return }
+        guard let journal else { return }
         let highest = core.highestFence
         let groups = UInt64(core.groupCount)
         if highest > UInt64.max - groups || highest + groups > reservedFence,
@@ -186,7 +187,7 @@ final class PanelHost: @unchecked Sendable {
             memberCount.subtract(1, ordering: .relaxed)
         }
         if !waiters.isEmpty { waiters.removeValue(forKey: connection.session) }
-        reserveHandOffFences()
+        if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.disconnect(session: connection.session, now: ServerClock.now(), into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
@@ -218,7 +219,7 @@ final class PanelHost: @unchecked Sendable {
     /// The state now, after performing whatever the clock owed.
     func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
         let now = ServerClock.now()
-        reserveHandOffFences()
+        if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: now, into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
@@ -253,14 +254,12 @@ final class PanelHost: @unchecked Sendable {
             // is never held back (no button may stay stuck), and is counted as unwritten.
             if !written, undoable { return false }
         }
+        // A queue's hand-off tells its head apart: that rare case has its own loop, so
+        // the common one stays as small as the optimizer needs to inline what it calls.
+        if !output.notices.isEmpty { return deliverWithNotices(replyTo: requester, format: format, id: id, flush: &flush) }
         let events = output.events
-        var notice = 0
         for i in 0..<events.count {
             if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
-            while notice < output.notices.count, output.notices[notice].eventsBefore == i {
-                deliverNotice(output.notices[notice], flush: &flush)
-                notice += 1
-            }
             let event = events[i]
             count(event)
             if HistoryRecord.isJournaled(event.kind) {
@@ -269,11 +268,40 @@ final class PanelHost: @unchecked Sendable {
             broadcast(event, flush: &flush)
         }
         if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
-        while notice < output.notices.count {
-            deliverNotice(output.notices[notice], flush: &flush)
-            notice += 1
-        }
+        if !waiters.isEmpty { forgetDequeuedWaiters() }
         return true
+    }
+
+    /// `deliver` for an output with replies to other sessions, each in its place.
+    @inline(never)
+    private func deliverWithNotices(replyTo requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) -> Bool {
+        let events = output.events
+        var notice = 0
+        for i in 0...events.count {
+            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
+            while notice < output.notices.count, output.notices[notice].eventsBefore == i {
+                deliverNotice(output.notices[notice], flush: &flush)
+                notice += 1
+            }
+            guard i < events.count else { break }
+            let event = events[i]
+            count(event)
+            if HistoryRecord.isJournaled(event.kind) {
+                if wallReading == nil { wallReading = ServerClock.wallMilliseconds() }
+                history.append(.live(event, at: wallReading ?? 0))
+            }
+            broadcast(event, flush: &flush)
+        }
+        if !waiters.isEmpty { forgetDequeuedWaiters() }
+        return true
+    }
+
+    /// Waiters that left their line (DEQUEUED) need no hand-off GRANTED any more.
+    @inline(never)
+    private func forgetDequeuedWaiters() {
+        for event in output.events {
+            if case .dequeued(_, _, let session, _, _) = event.kind { waiters.removeValue(forKey: session) }
+        }
     }
 
     /// A reply to a session that did not send the command: a queue's head is told it
@@ -311,11 +339,9 @@ final class PanelHost: @unchecked Sendable {
         }
     }
 
-    /// Counts the event for /metrics, and forgets a waiter that left its line.
     private func count(_ event: PanelEvent) {
         counters.events += 1
         switch event.kind {
-        case .dequeued(_, _, let session, _, _): waiters.removeValue(forKey: session)
         case .pressed: counters.grants += 1
         case .fired: counters.fires += 1
         case .released(_, let reason, _): counters.releases[reason.index] += 1
@@ -345,7 +371,7 @@ final class PanelHost: @unchecked Sendable {
 
     private func timerFired() {
         timerDeadline = nil
-        reserveHandOffFences()
+        if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: ServerClock.now(), into: &output)
         var flush = FlushList()

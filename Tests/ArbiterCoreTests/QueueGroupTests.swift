@@ -143,3 +143,19 @@ struct QueueGroupTests {
         #expect(CoreHarness().core.snapshot(at: h.now).groups.isEmpty)
     }
 }
+
+@Suite("queue groups: hand-offs only with durable fences")
+struct QueueFenceLimitTests {
+    /// The journal could not reserve more fences: the head waits instead of taking a
+    /// fence that is not durable, and is granted on the first call once one is.
+    @Test func aHandOffWaitsForAFenceAndThenGoesAhead() {
+        var h = CoreHarness(.fairPanel())
+        h.down("a", 1)
+        h.down("b", 2)
+        h.core.fenceLimit = 1
+        #expect(h.up("a", 1) == ["OK UP a", "RELEASED a up u1 fence=1 #4"])
+        #expect(h.core.snapshot(at: h.now).groups[0].waiting.map(\.name) == ["u2"])
+        h.core.fenceLimit = 1000
+        #expect(h.wait(0) == ["to s2: GRANTED b fence=2", "PRESSED b u2 s2 fence=2 #5", "FIRED b u2 s2 fence=2 #6"])
+    }
+}
