@@ -118,6 +118,44 @@ struct FairGroupTests {
         return field("after_us", of: line) ?? ""
     }
 
+    /// The journal records lines and rounds; a restart keeps fences above every hand-off,
+    /// HISTORY still shows them, and starts with empty lines and a closed round.
+    @Test func aRestartKeepsFencesAboveHandOffsAndStartsWithEmptyLinesAndAClosedRound() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fair-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var handedOff = 0
+        do {
+            let server = try TestServer(panels: [Panels.fair]) { $0.journalPath = path }
+            let alice = try server.client(name: "alice")
+            let bob = try server.client(name: "bob")
+            let carol = try server.client(name: "carol")
+            alice.send("DOWN f a")
+            _ = try alice.expect("GRANTED")
+            bob.send("DOWN f b")
+            _ = try bob.expect("QUEUED")
+            carol.send("DOWN f a")
+            _ = try carol.expect("QUEUED")
+            alice.send("UP f a")
+            handedOff = Int(field("fence", of: try bob.expect("GRANTED f b"))!)!
+            alice.send("ARM f quiz")
+            _ = try alice.expect("OK ARM")
+            server.server.shutdown()
+        }
+        let server = try TestServer(panels: [Panels.fair]) { $0.journalPath = path }
+        let c = try server.client(name: "again")
+        c.send("JOIN f")
+        let snapshot = try c.readLines(through: "OK JOIN")
+        #expect(!snapshot.contains { $0.hasPrefix("WAITING") }, "lines were connections; none survive a restart")
+        #expect(snapshot.contains("ROUND f quiz state=closed"))
+        c.send("DOWN f a")
+        #expect(Int(field("fence", of: try c.expect("GRANTED"))!)! > handedOff)
+        c.send("HISTORY f 50")
+        let history = try c.readLines(through: "OK HISTORY")
+        #expect(history.contains { $0.hasPrefix("RECORD f b event=queued at=") && $0.contains(" name=bob ") })
+        #expect(history.contains { $0.hasPrefix("RECORD f a event=dequeued at=") && $0.contains(" reason=shutdown ") })
+        #expect(history.contains { $0.hasPrefix("RECORD f - event=armed at=") })
+    }
+
     @Test func armNeedsABuzzerGroupAndHelpListsIt() throws {
         let server = try TestServer(panels: [Panels.fair])
         let c = try server.client(name: "c")
