@@ -16,4 +16,6 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// The press could not be made durable (the journal cannot be written) or the
     /// panel has no fence left; nothing was done. The message says when to retry.
     case unavailable = "unavailable"
+    /// ARM names a group that is not a buzzer group of the panel.
+    case noSuchGroup = "no-such-group"
 }

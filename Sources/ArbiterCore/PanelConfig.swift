@@ -4,13 +4,19 @@ public struct PanelConfig: Sendable, Equatable {
     public var title: String
     public var buttons: [ButtonConfig]
     public var keys: PanelKeys
+    /// Groups described in the config; any other group is `exclusive`.
+    public var groups: [String: GroupPolicy]
 
-    public init(id: String, title: String? = nil, buttons: [ButtonConfig], keys: PanelKeys = PanelKeys()) {
+    public init(id: String, title: String? = nil, buttons: [ButtonConfig], keys: PanelKeys = PanelKeys(),
+                groups: [String: GroupPolicy] = [:]) {
         self.id = id
         self.title = title ?? id
         self.buttons = buttons
         self.keys = keys
+        self.groups = groups
     }
+
+    public func policy(ofGroup group: String) -> GroupPolicy { groups[group] ?? .exclusive }
 
     /// The panel served when no `--config` is given (PROTOCOL.md section 8).
     public static let demo = PanelConfig(

@@ -18,6 +18,7 @@ extension PanelCore {
         guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
         advance(to: now, into: &out)
         let g = groupOf(b)
+        if hasFairGroups, fairDown(b, group: g, session: session, name: name, now: now, into: &out) { return }
         if let grant = grantOf(group: g) {
             if grant.owner.session == session, grant.button == b {
                 // Idempotent: a repeated DOWN (a retry, a second finger on the same
@@ -56,6 +57,12 @@ extension PanelCore {
             return
         }
         advance(to: now, into: &out)
+        // Letting go while waiting in line: out of the line. With a fence it is about a
+        // grant, and a late release never touches what the session does now.
+        if hasFairGroups, fence == nil,
+           leaveQueue(b, group: g, session: session, reason: verb == .up ? .up : .cancel, reply: .released(verb: verb, button: b, ended: nil), into: &out) {
+            return
+        }
         let current = grantOf(group: g).flatMap { $0.button == b ? $0 : nil }
         if let fence {
             if let current, current.owner.fence == fence {

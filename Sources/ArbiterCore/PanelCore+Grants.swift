@@ -50,11 +50,11 @@ extension PanelCore {
                 emit(.tapped(button: grant.button, owner: grant.owner), into: &out)
             }
         }
-        finish(group: g, grant: grant, reason: reason, into: &out)
+        finish(group: g, grant: grant, reason: reason, now: now, into: &out)
     }
 
     /// Frees the group and broadcasts RELEASED.
-    mutating func finish(group g: Int, grant: Grant, reason: ReleaseReason, into out: inout PanelOutput) {
+    mutating func finish(group g: Int, grant: Grant, reason: ReleaseReason, now: Instant, into out: inout PanelOutput) {
         grants[g] = nil
         switch reason {
         case .up, .cancel:
@@ -65,9 +65,12 @@ extension PanelCore {
             ended[grant.button][grant.owner.session] = EndedGrant(fence: grant.owner.fence, reason: reason)
         }
         emit(.released(button: grant.button, reason: reason, owner: grant.owner), into: &out)
+        if hasFairGroups, !queues[g].isEmpty, reason != .reset, reason != .shutdown { handOff(group: g, now: now, into: &out) }
     }
 
     mutating func endAll(reason: ReleaseReason, now: Instant, into out: inout PanelOutput) {
+        // The lines are emptied first: a reset or shutdown hands nothing on.
+        if hasFairGroups { clearFairGroups(reason: reason == .reset ? .reset : .shutdown, into: &out) }
         for g in 0..<groupCount where grants[g] != nil {
             end(group: g, reason: reason, now: now, into: &out)
         }

@@ -14,9 +14,24 @@ public struct PanelCore: Sendable {
     private let buttonIndex: IDTable<Int>
     /// Group index of every button.
     let groupIndex: [Int]
-    let groupCount: Int
+    public let groupCount: Int
+    /// Per group: its name and policy.
+    let groupNames: [String]
+    let policies: [GroupPolicy]
+    /// Whether any group is not `exclusive` (the common panel skips all queue work).
+    public let hasFairGroups: Bool
     /// The live grant of every group.
     var grants: [Grant?]
+    /// Per group: who waits for a `queue` group, in arrival order.
+    var queues: [[Waiter]]
+    /// Per group: the round of a `buzzer` group.
+    var rounds: [BuzzerRound]
+    /// A queue's hand-off takes a fence only up to this one (the server sets what its
+    /// journal has made durable); past it the head waits, and is granted on the next
+    /// call that finds a fence for it.
+    public var fenceLimit: UInt64 = .max
+    /// A hand-off waits for a fence.
+    var handOffPending = false
     /// Per button, each session's last grant that ended without its own UP/CANCEL
     /// (fired, timeout, reset), so a finger lifted after a hold fired gets
     /// `OK UP ... ended=` instead of an error.
@@ -45,11 +60,18 @@ public struct PanelCore: Sendable {
         self.config = config
         var groups: [String: Int] = [:]
         var groupOf: [Int] = []
+        var names: [String] = []
         for button in config.buttons {
             let g = groups[button.group] ?? groups.count
+            if g == names.count { names.append(button.group) }
             groups[button.group] = g
             groupOf.append(g)
         }
+        self.groupNames = names
+        self.policies = names.map { config.policy(ofGroup: $0) }
+        self.hasFairGroups = policies.contains { $0 != .exclusive }
+        self.queues = Array(repeating: [], count: names.count)
+        self.rounds = Array(repeating: BuzzerRound(), count: names.count)
         self.buttonIndex = IDTable(config.buttons.enumerated().map { ($1.id, $0) })
         self.groupIndex = groupOf
         self.groupCount = groups.count
@@ -88,16 +110,16 @@ public struct PanelCore: Sendable {
         _ request: PanelRequest, session: SessionID, name: String, access: Access,
         now: Instant, into out: inout PanelOutput
     ) {
+        if handOffPending, nextFence <= fenceLimit { resumeHandOffs(now: now, into: &out) }
         switch request {
         case .join:
             join(session: session, name: name, access: access, now: now, into: &out)
         case .leave:
             advance(to: now, into: &out)
+            out.append(.reply(.left))
+            if hasFairGroups { dequeueEverywhere(session, reason: .leave, into: &out) }
             if let leftName = memberNames.removeValue(forKey: session) {
-                out.append(.reply(.left))
                 emit(.left(name: leftName, session: session), into: &out)
-            } else {
-                out.append(.reply(.left))
             }
         case .down(let id):
             down(id, session: session, name: name, access: access, now: now, into: &out)
@@ -112,12 +134,16 @@ public struct PanelCore: Sendable {
             advance(to: now, into: &out)
             out.append(.reply(.reset))
             endAll(reason: .reset, now: now, into: &out)
+        case .arm(let group):
+            arm(group, access: access, now: now, into: &out)
         }
     }
 
     /// Releases what `session` owns (`reason=disconnect`) and removes it from the members.
     public mutating func disconnect(session: SessionID, now: Instant, into out: inout PanelOutput) {
         advance(to: now, into: &out)
+        // Out of every line first, so a group it owns is not handed back to it.
+        if hasFairGroups { dequeueEverywhere(session, reason: .disconnect, into: &out) }
         for g in 0..<groupCount {
             if let grant = grants[g], grant.owner.session == session {
                 end(group: g, reason: .disconnect, now: now, into: &out)
@@ -155,13 +181,15 @@ public struct PanelCore: Sendable {
                 button: b, state: grant.button == b ? .pressed : .locked,
                 owner: grant.owner.name, permille: permille, ownerSession: grant.owner.session))
         }
-        return PanelSnapshot(buttons: buttons, members: memberNames.count, fence: lastFence, seq: seq)
+        return PanelSnapshot(buttons: buttons, members: memberNames.count, fence: lastFence, seq: seq,
+                             groups: hasFairGroups ? groupSnapshots() : [])
     }
 
     // MARK: Time
 
     /// Performs everything the clock owes up to `now`, earliest deadline first.
     public mutating func advance(to now: Instant, into out: inout PanelOutput) {
+        if handOffPending, nextFence <= fenceLimit { resumeHandOffs(now: now, into: &out) }
         guard let earliest = earliestDeadline, earliest <= now else { return }
         // Each step either ends a grant or moves its deadline past `now`, except a talk
         // that starts and times out in the same late tick: two steps. Bounded anyway.
@@ -195,7 +223,7 @@ public struct PanelCore: Sendable {
             if let permille = step.progressPermille {
                 emit(.progress(button: grant.button, permille: permille), into: &out)
             }
-            if step.completed { complete(group: g, into: &out) }
+            if step.completed { complete(group: g, now: now, into: &out) }
         case .talk(var clock):
             if clock.startIfDue(at: now) {
                 grant.phase = .talk(clock)
@@ -208,11 +236,11 @@ public struct PanelCore: Sendable {
     }
 
     /// A hold reached `holdMs`: the completion events, with nothing in between.
-    mutating func complete(group g: Int, into out: inout PanelOutput) {
+    mutating func complete(group g: Int, now: Instant, into out: inout PanelOutput) {
         guard let grant = grants[g] else { return }
         emit(.progress(button: grant.button, permille: 1000), into: &out)
         emit(.fired(button: grant.button, owner: grant.owner), into: &out)
-        finish(group: g, grant: grant, reason: .fired, into: &out)
+        finish(group: g, grant: grant, reason: .fired, now: now, into: &out)
     }
 
     private mutating func recomputeEarliestDeadline() {

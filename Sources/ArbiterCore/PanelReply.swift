@@ -12,6 +12,13 @@ public enum PanelReply: Sendable, Equatable {
     case left
     case reset
     case error(ErrorCode, String)
+    /// A DOWN on a busy `queue` group: the session waits at `position` (1 = next).
+    case queued(button: Int, position: Int, owner: String)
+    /// A DOWN in a buzzer round somebody else already won.
+    case ranked(button: Int, rank: Int, afterMicroseconds: Int64)
+    case denied(button: Int, reason: DenyReason)
+    /// `OK ARM <p> <group>`.
+    case armed(group: String)
 
     public enum ReleaseVerb: String, Sendable {
         case up = "UP"

@@ -6,6 +6,8 @@ public enum PanelRequest: Sendable, Equatable {
     case up(button: ButtonRef, fence: UInt64?)
     case cancel(button: ButtonRef, fence: UInt64?)
     case reset
+    /// Opens a round of a buzzer group (admin).
+    case arm(group: String)
 }
 
 /// A button named by its id, or already looked up (the server resolves ids once per

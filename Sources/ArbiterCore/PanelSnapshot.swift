@@ -6,11 +6,14 @@ public struct PanelSnapshot: Sendable, Equatable {
     public var fence: UInt64
     /// The last event the snapshot already contains.
     public var seq: UInt64
+    /// The queue and buzzer groups, in the order their first button appears.
+    public var groups: [GroupSnapshot]
 
-    public init(buttons: [ButtonSnapshot], members: Int, fence: UInt64, seq: UInt64) {
+    public init(buttons: [ButtonSnapshot], members: Int, fence: UInt64, seq: UInt64, groups: [GroupSnapshot] = []) {
         self.buttons = buttons
         self.members = members
         self.fence = fence
         self.seq = seq
+        self.groups = groups
     }
 }

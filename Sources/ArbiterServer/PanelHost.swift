@@ -20,6 +20,9 @@ final class PanelHost: @unchecked Sendable {
     let buttonIndex: IDTable<Int>
     @exclusivity(unchecked) private var core: PanelCore
     @exclusivity(unchecked) private var members: [SessionID: Connection] = [:]
+    /// Connections waiting in a queue group's line, for their hand-off GRANTED: a waiter
+    /// need not be a member. Dropped at the hand-off, at DEQUEUED and at disconnect.
+    @exclusivity(unchecked) private var waiters: [SessionID: Connection] = [:]
     @exclusivity(unchecked) private var output = PanelOutput()
     private var timer: DispatchSourceTimer?
     @exclusivity(unchecked) private var timerDeadline: Instant?
@@ -68,7 +71,7 @@ final class PanelHost: @unchecked Sendable {
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
         counters.commands += 1
         // The command's time is when its bytes were read: one clock reading per batch.
-        let now = Instant(milliseconds: receivedAt / 1_000_000)
+        let now = Instant(nanoseconds: receivedAt)
         let access = server.access(key: connection.key, on: config)
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
@@ -93,7 +96,7 @@ final class PanelHost: @unchecked Sendable {
         case .cancel: .cancel(button: .index(press.button), fence: press.fence)
         }
         let access = server.hasKeys ? server.access(key: connection.key, on: config) : .admin
-        run(request, access: access, now: Instant(milliseconds: press.receivedAt / 1_000_000),
+        run(request, access: access, now: Instant(nanoseconds: press.receivedAt),
             replyFormat: format, id: nil, from: connection, flush: &flush)
     }
 
@@ -107,6 +110,7 @@ final class PanelHost: @unchecked Sendable {
             // Kept so that a press whose records cannot be written is undone, unseen.
             if journal != nil { before = core }
         }
+        if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
         if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: before != nil, flush: &flush), let before, let journal {
@@ -151,6 +155,23 @@ final class PanelHost: @unchecked Sendable {
         }
     }
 
+    /// On a panel with queue groups any core call that ends a grant (an UP, a timer, a
+    /// disconnect) may hand each group to its head with a new fence. Those fences are
+    /// reserved ahead, one per group; the core hands off only within what is durable,
+    /// and a line whose hand-off had to wait moves on once a reservation succeeds.
+    @inline(never)
+    private func reserveHandOffFences() {
+        guard let journal else { return }
+        let highest = core.highestFence
+        let groups = UInt64(core.groupCount)
+        if highest > UInt64.max - groups || highest + groups > reservedFence,
+           highest < UInt64.max, journal.admitsPress(nowMs: Sys.monotonicMilliseconds()) {
+            let upTo = highest + min(Journal.reservationBlock, UInt64.max - highest)
+            if journal.reserve(panel: config.id, upTo: upTo) { reservedFence = upTo } else { journal.noteRefusal() }
+        }
+        core.fenceLimit = reservedFence
+    }
+
     /// Releases every button with `reason=shutdown`. On `queue`.
     func releaseAllForShutdown() {
         var flush = FlushList()
@@ -165,6 +186,8 @@ final class PanelHost: @unchecked Sendable {
         if members.removeValue(forKey: connection.session) != nil {
             memberCount.subtract(1, ordering: .relaxed)
         }
+        if !waiters.isEmpty { waiters.removeValue(forKey: connection.session) }
+        if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.disconnect(session: connection.session, now: ServerClock.now(), into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
@@ -196,6 +219,7 @@ final class PanelHost: @unchecked Sendable {
     /// The state now, after performing whatever the clock owed.
     func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
         let now = ServerClock.now()
+        if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: now, into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
@@ -230,6 +254,9 @@ final class PanelHost: @unchecked Sendable {
             // is never held back (no button may stay stuck), and is counted as unwritten.
             if !written, undoable { return false }
         }
+        // A queue's hand-off tells its head apart: that rare case has its own loop, so
+        // the common one stays as small as the optimizer needs to inline what it calls.
+        if !output.notices.isEmpty { return deliverWithNotices(replyTo: requester, format: format, id: id, flush: &flush) }
         let events = output.events
         for i in 0..<events.count {
             if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
@@ -241,7 +268,50 @@ final class PanelHost: @unchecked Sendable {
             broadcast(event, flush: &flush)
         }
         if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
+        if !waiters.isEmpty { forgetDequeuedWaiters() }
         return true
+    }
+
+    /// `deliver` for an output with replies to other sessions, each in its place.
+    @inline(never)
+    private func deliverWithNotices(replyTo requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) -> Bool {
+        let events = output.events
+        var notice = 0
+        for i in 0...events.count {
+            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
+            while notice < output.notices.count, output.notices[notice].eventsBefore == i {
+                deliverNotice(output.notices[notice], flush: &flush)
+                notice += 1
+            }
+            guard i < events.count else { break }
+            let event = events[i]
+            count(event)
+            if HistoryRecord.isJournaled(event.kind) {
+                if wallReading == nil { wallReading = ServerClock.wallMilliseconds() }
+                history.append(.live(event, at: wallReading ?? 0))
+            }
+            broadcast(event, flush: &flush)
+        }
+        if !waiters.isEmpty { forgetDequeuedWaiters() }
+        return true
+    }
+
+    /// Waiters that left their line (DEQUEUED) need no hand-off GRANTED any more.
+    @inline(never)
+    private func forgetDequeuedWaiters() {
+        for event in output.events {
+            if case .dequeued(_, _, let session, _, _) = event.kind { waiters.removeValue(forKey: session) }
+        }
+    }
+
+    /// A reply to a session that did not send the command: a queue's head is told it
+    /// is granted, in its own format, whether it is a member or not.
+    private func deliverNotice(_ notice: PanelOutput.Notice, flush: inout FlushList) {
+        guard let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
+            ?? server.connection(notice.session) else { return }
+        flush.append(to: connection) { out, format in
+            MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
+        }
     }
 
     private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
@@ -252,8 +322,10 @@ final class PanelHost: @unchecked Sendable {
         // Membership changes at the reply: the joiner's first event is its own JOINED,
         // and a leaver gets nothing after OK LEAVE.
         switch reply {
-        case .deniedBusy, .deniedForbidden:
+        case .deniedBusy, .deniedForbidden, .denied:
             counters.denials += 1
+        case .queued:
+            waiters[requester.session] = requester
         case .joined:
             if members.updateValue(requester, forKey: requester.session) == nil {
                 memberCount.add(1, ordering: .relaxed)
@@ -299,6 +371,7 @@ final class PanelHost: @unchecked Sendable {
 
     private func timerFired() {
         timerDeadline = nil
+        if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: ServerClock.now(), into: &output)
         var flush = FlushList()
@@ -331,7 +404,9 @@ final class PanelHost: @unchecked Sendable {
         guard next != timerDeadline else { return }
         timerDeadline = next
         guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }
-        let delay = max(0, next.since(ServerClock.now()))
-        timer?.schedule(deadline: .now() + .milliseconds(Int(delay)), leeway: .milliseconds(1))
+        // In nanoseconds: a delay rounded down to milliseconds wakes the core before its
+        // deadline, which then has nothing to do and asks again at once.
+        let delay = max(0, next.nanoseconds &- ServerClock.now().nanoseconds)
+        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay)), leeway: .milliseconds(1))
     }
 }

@@ -4,7 +4,7 @@ import ArbiterWire
 extension Reactor {
     /// Bytes arrived: detect the peer's kind once, then frame and decode.
     func received(_ bytes: UnsafeBufferPointer<UInt8>, on connection: Connection, flush: inout FlushList) {
-        connection.lastReadAt = Instant(milliseconds: batchNanos / 1_000_000)
+        connection.lastReadAt = Instant(nanoseconds: batchNanos)
         connection.pingSentAt = nil
         switch connection.mode {
         case .detecting(var buffered):

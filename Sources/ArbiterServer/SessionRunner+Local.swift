@@ -83,7 +83,7 @@ extension SessionRunner {
             }
             send(.okKick(target))
             victim.reactor.requestClose(victim, reason: "kicked by \(connection.session)")
-        case .join, .leave, .down, .up, .cancel, .history, .reset:
+        case .join, .leave, .down, .up, .cancel, .history, .reset, .arm:
             // Routed to their panel before they get here.
             send(.error(.badSyntax, "internal routing error"))
         }

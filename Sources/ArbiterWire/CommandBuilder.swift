@@ -66,6 +66,10 @@ enum CommandBuilder {
         case "PING": return .ping(token: args["token"])
         case "QUIT": return .quit
         case "RESET": return .reset(panel: try panel())
+        case "ARM":
+            let g = args["group"] ?? ""
+            guard Identifier.isValidID(g) else { throw fail("group id must match [A-Za-z0-9_-]{1,64}; usage: \(syntax.usage)") }
+            return .arm(panel: try panel(), group: g)
         case "KICK":
             let s = args["session"] ?? ""
             guard let session = SessionID(parsing: s) else { throw fail("session must look like s12, not \(s)") }

@@ -54,6 +54,8 @@ public struct CommandSyntax: Sendable {
         CommandSyntax(verb: "QUIT", required: [], optional: [], options: [], summary: "say goodbye and close"),
         CommandSyntax(verb: "RESET", required: ["panel"], optional: [], options: [],
                       summary: "(admin) release every button of a panel"),
+        CommandSyntax(verb: "ARM", required: ["panel", "group"], optional: [], options: [],
+                      summary: "(admin) open a round of a buzzer group: the first DOWN wins, later ones are ranked"),
         CommandSyntax(verb: "KICK", required: ["session"], optional: [], options: [],
                       summary: "(admin) close a session, releasing what it owns"),
     ]

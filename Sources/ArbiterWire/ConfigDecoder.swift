@@ -84,7 +84,7 @@ public enum ConfigDecoder {
         }
 
         func panel(_ v: JSONValue, _ path: String) throws(Failure) -> PanelConfig {
-            _ = try object(v, path, allowed: ["id", "title", "buttons", "keys"])
+            _ = try object(v, path, allowed: ["id", "title", "buttons", "keys", "groups"])
             let id = try self.id(v["id"], "\(path).id")
             let title = try text(v["title"], "\(path).title")
             guard case .array(let items)? = v["buttons"] else { throw fail("\(path).buttons", "is required and must be an array") }
@@ -103,7 +103,43 @@ public enum ConfigDecoder {
                 keys.press = try text(k["press"], "\(path).keys.press")
                 keys.admin = try text(k["admin"], "\(path).keys.admin")
             }
-            return PanelConfig(id: id, title: title, buttons: buttons, keys: keys)
+            let groups = try self.groups(v["groups"], "\(path).groups", buttons: buttons, buttonsPath: "\(path).buttons")
+            return PanelConfig(id: id, title: title, buttons: buttons, keys: keys, groups: groups)
+        }
+
+        func groups(_ v: JSONValue?, _ path: String, buttons: [ButtonConfig], buttonsPath: String) throws(Failure) -> [String: GroupPolicy] {
+            guard let v else { return [:] }
+            var result: [String: GroupPolicy] = [:]
+            for (name, g) in try object(v, path, allowed: Array(Set(buttons.map(\.group))).sorted()) {
+                let at = "\(path).\(name)"
+                let policyName = try string(g["policy"], "\(at).policy") ?? "exclusive"
+                let fields: [String: [String]] = ["exclusive": [], "queue": ["max_queue"], "buzzer": ["early_lockout_ms"]]
+                guard let own = fields[policyName] else {
+                    throw fail("\(at).policy", "must be exclusive, queue or buzzer, not \"\(policyName)\"")
+                }
+                _ = try object(g, at, allowed: ["policy"] + own)
+                let policy: GroupPolicy
+                switch policyName {
+                case "queue":
+                    var max = GroupPolicy.defaultMaxQueue
+                    if let m = g["max_queue"] {
+                        guard let n = m.integer else { throw fail("\(at).max_queue", "must be a whole number, not \(m.typeName)") }
+                        guard n >= 1, n <= 100_000 else { throw fail("\(at).max_queue", "must be between 1 and 100000, not \(n)") }
+                        max = Int(n)
+                    }
+                    policy = .queue(maxQueue: max)
+                case "buzzer":
+                    policy = .buzzer(earlyLockoutMs: try millis(g["early_lockout_ms"], "\(at).early_lockout_ms", min: 0)
+                        ?? GroupPolicy.defaultEarlyLockoutMs)
+                default:
+                    policy = .exclusive
+                }
+                for (i, b) in buttons.enumerated() where b.group == name && !policy.fits(b.kind) {
+                    throw fail("\(at).policy", "a buzzer group holds tap buttons only, and \(buttonsPath)[\(i)] (\(b.id)) is \(b.kind.rawValue)")
+                }
+                result[name] = policy
+            }
+            return result
         }
 
         func button(_ v: JSONValue, _ path: String) throws(Failure) -> ButtonConfig {

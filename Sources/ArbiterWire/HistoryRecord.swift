@@ -56,16 +56,19 @@ public struct HistoryRecord: Sendable, Equatable {
     public static func isJournaled(_ kind: PanelEvent.Kind) -> Bool {
         switch kind {
         case .pressed, .fired, .released, .tapped, .started, .stopped, .cancelled: true
+        case .queued, .dequeued, .armed, .buzzed, .closed: true
         case .progress, .midway, .joined, .left: false
         }
     }
 
     /// The record of a journaled event; nil for events that are not journaled.
     public init?(event: PanelEvent, panel: PanelConfig, at: Int64) {
-        guard HistoryRecord.isJournaled(event.kind), let b = event.button else { return nil }
+        guard HistoryRecord.isJournaled(event.kind) else { return nil }
         var sink = RecordFieldSink()
         MessageEncoder.describe(event, panel: panel, into: &sink, fieldsOnly: true)
-        self.init(panel: panel.id, button: panel.buttons[b].id, event: sink.verb, at: at, fields: sink.fields)
+        // A group's event (ARMED, CLOSED) is about no one button: `-`, and a group field.
+        let button = event.button.map { panel.buttons[$0].id } ?? "-"
+        self.init(panel: panel.id, button: button, event: sink.verb, at: at, fields: sink.fields)
     }
 
     /// Reads a journal line (the JSON form of `RECORD`); nil if it is not one.

@@ -39,12 +39,15 @@ extension MessageEncoder {
                 s.arg("button", config.id)
                 s.string("kind", config.kind.rawValue)
                 s.string("group", config.group)
+                // Only groups the config describes say so: other lines stay as they were.
+                if let policy = panel.groups[config.group], policy != .exclusive { s.string("policy", policy.name) }
                 s.string("state", b.state.rawValue)
                 s.optionalName("owner", b.owner)
                 s.decimal("progress", permille: b.permille)
                 s.optionalName("owner_session", b.ownerSession?.description)
                 s.end(id: id)
             }
+            for group in snapshot.groups { describe(group, panel: panel, id: id, into: &s) }
             s.beginOK("JOIN", "join")
             s.arg("panel", panel.id)
             s.int("members", snapshot.members)
@@ -58,8 +61,63 @@ extension MessageEncoder {
             s.arg("panel", panel.id)
         case .error(let code, let message):
             describeError(code, message, into: &s)
+        case .queued(let b, let position, let owner):
+            s.begin("QUEUED", "queued")
+            s.arg("panel", panel.id)
+            s.arg("button", button(b))
+            s.int("position", position)
+            s.string("owner", owner)
+        case .ranked(let b, let rank, let after):
+            s.begin("RANKED", "ranked")
+            s.arg("panel", panel.id)
+            s.arg("button", button(b))
+            s.int("rank", rank)
+            s.int("after_us", after)
+        case .denied(let b, let reason):
+            s.begin("DENIED", "denied")
+            s.arg("panel", panel.id)
+            s.arg("button", button(b))
+            s.string("reason", reason.rawValue)
+        case .armed(let group):
+            s.beginOK("ARM", "arm")
+            s.arg("panel", panel.id)
+            s.arg("group", group)
         }
         s.end(id: id)
+    }
+
+    /// The snapshot lines of a queue or buzzer group: `WAITING` per session in line;
+    /// `ROUND`, then `RANK` per ranked press.
+    static func describe<S: MessageSink>(_ group: GroupSnapshot, panel: PanelConfig, id: CommandID?, into s: inout S) {
+        for w in group.waiting {
+            s.begin("WAITING", "waiting")
+            s.arg("panel", panel.id)
+            s.arg("button", panel.buttons[w.button].id)
+            s.string("name", w.name)
+            s.string("session", w.session.description)
+            s.int("position", w.position)
+            s.end(id: id)
+        }
+        guard let round = group.round else { return }
+        s.begin("ROUND", "round")
+        s.arg("panel", panel.id)
+        s.arg("group", group.group)
+        s.string("state", round.rawValue)
+        s.end(id: id)
+        for r in group.ranking {
+            s.begin("RANK", "rank")
+            s.arg("panel", panel.id)
+            s.arg("button", panel.buttons[r.button].id)
+            describe(r, into: &s)
+            s.end(id: id)
+        }
+    }
+
+    static func describe<S: MessageSink>(_ r: Ranking, into s: inout S) {
+        s.string("name", r.name)
+        s.string("session", r.session.description)
+        s.int("rank", r.rank)
+        s.int("after_us", r.afterMicroseconds)
     }
 
     /// An event; with `fieldsOnly` the panel and button are left out (a RECORD line
@@ -71,6 +129,12 @@ extension MessageEncoder {
                 s.arg("panel", panel.id)
                 s.arg("button", panel.buttons[b].id)
             }
+        }
+        func groupArg(_ group: String) {
+            // A RECORD names no button for a group's event: the group is a field there.
+            if fieldsOnly { return s.string("group", group) }
+            s.arg("panel", panel.id)
+            s.arg("group", group)
         }
         func owner(_ o: Owner) {
             s.string("owner", o.name)
@@ -106,6 +170,26 @@ extension MessageEncoder {
             s.arg("panel", panel.id)
             s.string("name", name)
             s.string("session", session.description)
+        case .queued(let b, let name, let session, let position):
+            head("QUEUED", "queued", b)
+            s.string("name", name)
+            s.string("session", session.description)
+            s.int("position", position)
+        case .dequeued(let b, let name, let session, let position, let reason):
+            head("DEQUEUED", "dequeued", b)
+            s.string("name", name)
+            s.string("session", session.description)
+            s.int("position", position)
+            s.string("reason", reason.rawValue)
+        case .buzzed(let r):
+            head("BUZZED", "buzzed", r.button)
+            describe(r, into: &s)
+        case .armed(let group):
+            s.begin("ARMED", "armed")
+            groupArg(group)
+        case .closed(let group):
+            s.begin("CLOSED", "closed")
+            groupArg(group)
         }
         s.int("seq", event.seq)
         if !fieldsOnly { s.end(id: nil) }

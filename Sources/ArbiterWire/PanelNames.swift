@@ -45,6 +45,15 @@ extension MessageEncoder {
             Bytes.append(" owner_session=s", to: &out)
             Bytes.appendDecimal(Int64(ownerSession.number), to: &out)
             out.append(0x0A)
+        case .queued(let b, let position, let owner) where id == nil:
+            // Every DOWN on a busy queue group: as common there as GRANTED.
+            Bytes.append("QUEUED ", to: &out)
+            head(names, b, &out)
+            Bytes.append(" position=", to: &out)
+            Bytes.appendDecimal(Int64(position), to: &out)
+            Bytes.append(" owner=", to: &out)
+            out.append(contentsOf: owner.utf8)
+            out.append(0x0A)
         default:
             encode(reply, panel: names.config, format: format, id: id, into: &out)
         }
@@ -72,6 +81,15 @@ extension MessageEncoder {
             out.append(contentsOf: o.name.utf8)
             Bytes.append(" fence=", to: &out)
             Bytes.appendDecimal(o.fence, to: &out)
+        case .queued(let b, let name, let session, let position):
+            Bytes.append("QUEUED ", to: &out)
+            head(names, b, &out)
+            Bytes.append(" name=", to: &out)
+            out.append(contentsOf: name.utf8)
+            Bytes.append(" session=s", to: &out)
+            Bytes.appendDecimal(Int64(session.number), to: &out)
+            Bytes.append(" position=", to: &out)
+            Bytes.appendDecimal(Int64(position), to: &out)
         default:
             return encode(event, panel: names.config, format: format, into: &out)
         }

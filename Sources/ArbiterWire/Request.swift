@@ -15,13 +15,14 @@ public enum Request: Sendable, Equatable {
     case ping(token: String?)
     case quit
     case reset(panel: String)
+    case arm(panel: String, group: String)
     case kick(session: SessionID)
 
     /// The panel the command is addressed to, for routing to that panel's queue.
     public var panel: String? {
         switch self {
         case .join(let p), .leave(let p), .down(let p, _), .up(let p, _, _), .cancel(let p, _, _),
-             .history(let p, _), .reset(let p):
+             .history(let p, _), .reset(let p), .arm(let p, _):
             p
         case .hello, .help, .panels, .ping, .quit, .kick:
             nil
@@ -43,6 +44,7 @@ public enum Request: Sendable, Equatable {
         case .ping: "PING"
         case .quit: "QUIT"
         case .reset: "RESET"
+        case .arm: "ARM"
         case .kick: "KICK"
         }
     }
@@ -56,6 +58,7 @@ public enum Request: Sendable, Equatable {
         case .up(_, let b, let f): .up(button: .id(b), fence: f)
         case .cancel(_, let b, let f): .cancel(button: .id(b), fence: f)
         case .reset: .reset
+        case .arm(_, let g): .arm(group: g)
         case .hello, .help, .panels, .history, .ping, .quit, .kick: nil
         }
     }

@@ -43,6 +43,25 @@ struct CoreHarness {
         return record(out)
     }
 
+    /// Moves the clock by nanoseconds and delivers the timer wake-up.
+    @discardableResult
+    mutating func waitNanos(_ ns: Int64) -> [String] {
+        now = Instant(nanoseconds: now.nanoseconds + ns)
+        var out = PanelOutput()
+        core.advance(to: now, into: &out)
+        return record(out)
+    }
+
+    @discardableResult
+    mutating func arm(_ group: String, _ session: Int = 99, access: Access = .admin) -> [String] {
+        send(.arm(group: group), session, access: access)
+    }
+
+    @discardableResult
+    mutating func leave(_ session: Int) -> [String] {
+        send(.leave, session)
+    }
+
     /// Moves the clock without any timer firing (a late tick).
     mutating func skip(_ ms: Int64) {
         now = now + ms
@@ -81,6 +100,7 @@ struct CoreHarness {
         switch item {
         case .reply(let r): render(r)
         case .event(let e): render(e)
+        case .notice(let s, let r): "to \(s): " + render(r)
         }
     }
 
@@ -96,6 +116,10 @@ struct CoreHarness {
         case .left: "OK LEAVE"
         case .reset: "OK RESET"
         case .error(let c, _): "ERROR \(c.rawValue)"
+        case .queued(let b, let p, let o): "QUEUED \(id(b)) position=\(p) owner=\(o)"
+        case .ranked(let b, let r, let a): "RANKED \(id(b)) rank=\(r) after_us=\(a)"
+        case .denied(let b, let r): "DENIED \(id(b)) \(r.rawValue)"
+        case .armed(let g): "OK ARM \(g)"
         }
     }
 
@@ -114,6 +138,11 @@ struct CoreHarness {
         case .released(let b, let r, let w): body = "RELEASED \(id(b)) \(r.rawValue) \(w.name) fence=\(w.fence)"
         case .joined(let n, let s): body = "JOINED \(n) \(s)"
         case .left(let n, let s): body = "LEFT \(n) \(s)"
+        case .queued(let b, let n, let s, let p): body = "QUEUED \(id(b)) \(n) \(s) position=\(p)"
+        case .dequeued(let b, let n, let s, let p, let r): body = "DEQUEUED \(id(b)) \(n) \(s) position=\(p) \(r.rawValue)"
+        case .armed(let g): body = "ARMED \(g)"
+        case .buzzed(let r): body = "BUZZED \(id(r.button)) \(r.name) \(r.session) rank=\(r.rank) after_us=\(r.afterMicroseconds)"
+        case .closed(let g): body = "CLOSED \(g)"
         }
         return body + " #\(e.seq)"
     }

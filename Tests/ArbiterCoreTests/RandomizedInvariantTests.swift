@@ -18,8 +18,17 @@ struct RandomizedInvariantTests {
 
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func invariantsHold(seed: UInt64) {
+        run(seed: seed, config: .testPanel(tapTimeout: 700, holdMs: 600, progressMs: 70, longMs: 150, minTalkMs: 100, talkTimeout: 900))
+    }
+
+    /// The same with a queue group, a buzzer group and an exclusive one side by side.
+    @Test(arguments: [11, 12, 13, 14, 15, 16, 17, 18] as [UInt64])
+    func invariantsHoldWithFairGroups(seed: UInt64) {
+        run(seed: seed, config: .fairPanel(maxQueue: 2, lockoutMs: 300, holdMs: 600, tapTimeout: 700))
+    }
+
+    func run(seed: UInt64, config: PanelConfig) {
         var rng = SplitMix64(state: seed)
-        let config = PanelConfig.testPanel(tapTimeout: 700, holdMs: 600, progressMs: 70, longMs: 150, minTalkMs: 100, talkTimeout: 900)
         var core = PanelCore(config: config)
         var now = Instant(milliseconds: 0)
         var checker = InvariantChecker(config: config)
@@ -36,6 +45,7 @@ struct RandomizedInvariantTests {
             case 62..<66: request = .join
             case 66..<68: request = .leave
             case 68..<69: request = .reset
+            case 69..<72 where !config.groups.isEmpty: request = .arm(group: "quiz")
             case 69..<72: core.disconnect(session: session, now: now, into: &out)
             case 72..<86: now = now + Int64.random(in: 0...400, using: &rng)  // late: no tick
             default:
@@ -51,6 +61,8 @@ struct RandomizedInvariantTests {
         for s in 1...4 { core.disconnect(session: SessionID(s), now: now, into: &out) }
         checker.check(out, request: nil, session: SessionID(0))
         #expect(checker.violations == [])
+        #expect(checker.waiting.values.allSatisfy { $0.isEmpty }, "every queued press is granted or leaves")
+        #expect(core.queues.allSatisfy { $0.isEmpty })
         #expect(checker.open.isEmpty, "every PRESSED is closed by exactly one RELEASED")
         #expect(checker.grants > 100)
         #expect(checker.fires > 10)
@@ -70,6 +82,13 @@ struct InvariantChecker {
     var fires = 0
     /// The last few events, to check the hold completion is contiguous.
     var pendingCompletion: [String] = []
+    /// Queue groups: who waits, as the events tell it.
+    var waiting: [String: [SessionID]] = [:]
+    /// A hand-off announced to its session, awaiting its PRESSED.
+    var pendingHandOff: (session: SessionID, fence: UInt64)?
+    /// Buzzer groups: the round as the events tell it, and the last rank and after_us.
+    var round: [String: RoundState] = [:]
+    var lastRank: [String: (rank: Int, after: Int64)] = [:]
 
     init(config: PanelConfig) { self.config = config }
 
@@ -79,6 +98,8 @@ struct InvariantChecker {
             switch item {
             case .reply(.released(.up, _, nil)): upByOwner = true
             case .reply: continue
+            case .notice(let s, .granted(_, let fence)): pendingHandOff = (s, fence)
+            case .notice(_, let r): violations.append("unexpected notice \(r)")
             case .event(let e): see(e, upByOwner: upByOwner)
             }
         }
@@ -95,6 +116,18 @@ struct InvariantChecker {
         case .pressed(let b, let o):
             let g = config.buttons[b].group
             if open[g] != nil { violations.append("two owners of group \(g)") }
+            if case .queue = config.policy(ofGroup: g), let head = waiting[g]?.first {
+                if pendingHandOff?.session != head || pendingHandOff?.fence != o.fence || o.session != head {
+                    violations.append("group \(g) granted to \(o.session) while \(head) waits first")
+                }
+                waiting[g]?.removeFirst()
+            }
+            pendingHandOff = nil
+            if case .buzzer = config.policy(ofGroup: g) {
+                if round[g] != .armed { violations.append("buzzer \(g) granted while \(round[g] ?? .closed)") }
+                round[g] = .won
+                lastRank[g] = (1, 0)
+            }
             if o.fence <= lastFence { violations.append("fence went back \(lastFence) -> \(o.fence)") }
             lastFence = o.fence
             open[g] = (b, o.fence)
@@ -119,6 +152,28 @@ struct InvariantChecker {
             }
         case .stopped(_, _, _, _, let reason):
             if reason == .up, !upByOwner { violations.append("STOPPED before its UP") }
+        case .queued(let b, _, let s, let position):
+            let g = config.buttons[b].group
+            if open[g] == nil { violations.append("queued on free group \(g)") }
+            waiting[g, default: []].append(s)
+            if position != waiting[g]!.count { violations.append("QUEUED position \(position) of \(waiting[g]!.count)") }
+        case .dequeued(let b, _, let s, let position, _):
+            let g = config.buttons[b].group
+            guard let i = waiting[g]?.firstIndex(of: s) else { violations.append("DEQUEUED \(s) not waiting"); break }
+            if i + 1 != position { violations.append("DEQUEUED position \(position), was \(i + 1)") }
+            waiting[g]?.remove(at: i)
+        case .armed(let g):
+            round[g] = .armed
+            lastRank[g] = nil
+        case .closed(let g):
+            round[g] = .closed
+        case .buzzed(let r):
+            let g = config.buttons[r.button].group
+            if round[g] != .won { violations.append("BUZZED while \(round[g] ?? .closed)") }
+            if let last = lastRank[g], r.rank != last.rank + 1 || r.afterMicroseconds < last.after {
+                violations.append("rank \(r.rank) after_us \(r.afterMicroseconds) after \(last)")
+            }
+            lastRank[g] = (r.rank, r.afterMicroseconds)
         case .midway, .tapped, .started, .cancelled, .joined, .left:
             break
         }

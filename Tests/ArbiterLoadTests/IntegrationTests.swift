@@ -41,6 +41,23 @@ import Testing
         #expect(idle.memoryBefore != nil && idle.memoryAfter != nil)
     }
 
+    @Test func queueAndBuzzAgainstTheRealServer() throws {
+        let queueServer = try ServerProcess(config: ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--buttons", "1", "--policy", "queue"])))
+        defer { queueServer.stop() }
+        let queue = LoadRunner.run(try options(["queue", "--connections", "8", "--cycles", "600", "--ws-fraction", "0.5"], port: queueServer.port))
+        #expect(queue.exitCode == 0, "\(LoadReport.text(queue))")
+        #expect(queue.checked && queue.violationCount == 0)
+        #expect(queue.stats.handOffs > 0 && queue.stats.queued > 0)
+
+        let buzzServer = try ServerProcess(config: ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--buttons", "3", "--groups", "1", "--policy", "buzzer"])))
+        defer { buzzServer.stop() }
+        // Rounds take no press cycles: a short duration bounds the run.
+        let buzz = LoadRunner.run(try options(["buzz", "--connections", "6", "--duration", "0.5"], port: buzzServer.port))
+        #expect(buzz.exitCode == 0, "\(LoadReport.text(buzz))")
+        #expect(buzz.checked && buzz.violationCount == 0)
+        #expect(buzz.stats.rounds > 0 && buzz.stats.ranked >= 5 * buzz.stats.rounds && buzz.stats.earlyDenied > 0)
+    }
+
     @Test func contendOverIPv6Loopback() throws {
         let server = try ServerProcess(config: try Self.config(), host: "::1")
         defer { server.stop() }

@@ -46,7 +46,7 @@ struct HelpTopicTests {
             var filled = syntax.jsonUsage.replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "")
             for (placeholder, value) in [("\"<name>\"", "\"al\""), ("\"<panel>\"", "\"demo\""), ("\"<button>\"", "\"b1\""),
                                          ("\"<session>\"", "\"s3\""), ("\"<key>\"", "\"k\""), ("\"<format>\"", "\"json\""),
-                                         ("\"<token>\"", "\"t\""), ("\"<topic>\"", "\"down\""), ("<fence>", "3"), ("<n>", "5")] {
+                                         ("\"<token>\"", "\"t\""), ("\"<topic>\"", "\"down\""), ("\"<group>\"", "\"quiz\""), ("<fence>", "3"), ("<n>", "5")] {
                 filled = filled.replacingOccurrences(of: placeholder, with: value)
             }
             if case .failure(let e) = JSONCommandParser.parse(filled) {

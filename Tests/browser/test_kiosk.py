@@ -72,6 +72,14 @@ CONFIG = {
             ],
         },
         {"id": "lobby", "title": "Second panel", "buttons": [{"id": "x", "label": "X"}]},
+        # Fair groups (issue 13): a queue of two taps, a buzzer of two teams.
+        {"id": "fair", "title": "Quiz night",
+         "buttons": [{"id": "qa", "label": "Queue A", "group": "line"},
+                     {"id": "qb", "label": "Queue B", "group": "line"},
+                     {"id": "red", "label": "Red team", "group": "quiz"},
+                     {"id": "blue", "label": "Blue team", "group": "quiz"}],
+         "groups": {"line": {"policy": "queue", "max_queue": 8},
+                    "quiz": {"policy": "buzzer", "early_lockout_ms": 100}}},
         # Layouts with 1 and 12 buttons. The single label needs a CJK font, nothing else.
         {"id": "one", "title": ODD_TITLE, "buttons": [{"id": "alarm", "label": "緊急"}]},
         {"id": "twelve", "title": "Twelve buttons", "buttons":
@@ -1493,6 +1501,77 @@ def run(binary, workdir):
         check(not prompt_state(tablet, "vault")["shown"], "the reloaded page asked for the key again")
         dave.wait(r"^JOINED vault name=alice ", since=mark, what="the reloaded page joined with its kept key")
         ok("reloaded: the kept key is presented again (HELLO, then JOIN), no prompt")
+
+        section("fair groups: a queued press shows its place, everyone sees the line (tablet presses, phone watches)")
+        erin = LinePeer(port, "erin")
+        frank = LinePeer(port, "frank")
+        gina = LinePeer(port, "gina")
+        peers += [erin, frank, gina]
+        gina.send("JOIN fair")
+        gina.wait(r"^OK JOIN fair ", what="gina watches the panel")
+        tablet.open("/panel/fair")
+        tablet.wait_live()
+        phone.open("/panel/fair?host")
+        phone.wait_live()
+        erin.send("DOWN fair qa")
+        erin.wait(r"^GRANTED fair qa fence=\d+", what="erin holds the queue group")
+        tablet.wait_button("qa", state="pressed", owner="erin")
+        info = lambda p: p.js("return document.getElementById('group-info-line').textContent")
+        # The pressing page cannot be asked anything while its gesture runs (ChromeDriver
+        # serializes a session's commands): the phone and gina watch, and the tablet's own
+        # view is read back from its recorder afterwards.
+        tablet.record()
+        mark = gina.mark()
+        gesture = tablet.press("qb", 3.0)
+        gina.wait(r"^QUEUED fair qb name=alice session=s\d+ position=1 seq=", since=mark, what="alice in line")
+        frank.send("DOWN fair qa")
+        frank.wait(r"^QUEUED fair qa position=2 owner=erin$", what="frank second in line")
+        phone.wait(lambda p: info(p) == "next: alice, frank", 5, "the line under the group's name", show=info)
+        erin.send("UP fair qa")
+        gina.wait(r"^PRESSED fair qb owner=alice ", since=mark, what="the hand-off to alice")
+        phone.wait(lambda p: info(p) == "next: frank", 5, "frank alone in line once alice was granted", show=info)
+        phone.wait_button("qb", state="pressed", owner="alice")
+        gesture.finish()
+        frank.wait(r"^GRANTED fair qb fence=\d+|^GRANTED fair qa fence=\d+", what="frank granted when alice let go")
+        phone.wait(lambda p: info(p) == "", 5, "an empty line shows nothing", show=info)
+        seen = [r["b"].get("qb", {}) for r in tablet.records()]
+        check(any(b.get("status") == "you are 1st in line" for b in seen),
+              f"alice's button never said 'you are 1st in line': {sorted(set(b.get('status') for b in seen))}")
+        check(any(b.get("state") == "pressed" and b.get("mine") == "1" for b in seen),
+              "the hand-off never lit alice's button as hers")
+        ups = [c for c in tablet.sent("qb") if c[0] == "up"]
+        check(len(ups) == 1 and ups[0][2] is not None, f"alice's UP after the hand-off should carry its fence: {tablet.sent()}")
+        frank.send("UP fair qa")
+        ok("alice's button said 'you are 1st in line'; the phone showed 'next: alice, frank', then 'next: frank'; "
+           "the hand-off lit alice's button as hers and her UP (with its fence) handed the group on to frank")
+
+        section("fair groups: the host page ARMs, the round's ranking, RESET (phone, ?host)")
+        quiz = lambda p: p.js("return document.getElementById('group-info-quiz').textContent")
+        phone.wait(lambda p: p.js("return !document.getElementById('host-arm-quiz').closest('.host-controls').hidden"
+                                  " && !document.getElementById('host-arm-quiz').disabled"), 5,
+                   "ARM and RESET shown to an admin on the host page")
+        check(tablet.js("return document.getElementById('host-arm-quiz')") is None, "the non-host page shows ARM")
+        mark = erin.mark()
+        erin.send("DOWN fair red")
+        erin.wait(r"^DENIED fair red reason=early$", since=mark, what="an early press denied")
+        phone.d.find_element("id", "host-arm-quiz").click()
+        phone.wait(lambda p: quiz(p) == "round open: buzz!", 5, "the round open", show=quiz)
+        time.sleep(0.15)  # erin's lockout (100 ms) runs out
+        mark = erin.mark()
+        erin.send("DOWN fair red")
+        erin.wait(r"^GRANTED fair red ", since=mark, what="erin wins the round")
+        frank.send("DOWN fair blue")
+        ranked = frank.wait(r"^RANKED fair blue rank=2 after_us=(\d+)$", what="frank ranked second")
+        ms = round(int(ranked.group(1)) / 1000)
+        expected = f"1. Red team · 2. Blue team {'+<1 ms' if int(ranked.group(1)) < 1000 else f'+{ms} ms'}"
+        phone.wait(lambda p: quiz(p) == expected, 5, f"the ranking {expected!r}", show=quiz)
+        tablet.wait(lambda p: p.js("return document.getElementById('group-info-quiz').textContent") == expected, 5,
+                    "the same ranking on the tablet")
+        shots.append(phone.screenshot("kiosk-fair-host-phone.png"))
+        phone.d.find_element("id", "host-reset-quiz").click()
+        phone.wait(lambda p: quiz(p) == "round closed", 5, "RESET ends the round", show=quiz)
+        gina.wait(r"^RELEASED fair red reason=reset owner=erin ", what="the winner released by RESET")
+        ok(f"ARM from the host page; ranking {expected!r} on both pages; RESET closed the round")
 
         section("no external fetches, no page errors")
         for page in (tablet, phone):

@@ -44,6 +44,19 @@
   };
   let snapshotLines = [];
 
+  // ---------------------------------------------------------------- fair groups
+
+  /**
+   * Queue and buzzer groups (docs/PROTOCOL-NOTES.md, "Fair groups"), as the server tells
+   * them: group -> policy; group -> the line, [{ button, name, session }] in order;
+   * group -> the round, { state: "closed" | "armed" | "won", ranking: [{ button, name,
+   * session, rank, after_us }] }. Rebuilt from each snapshot, then kept by the events.
+   */
+  const fair = { policies: new Map(), lines: new Map(), rounds: new Map() };
+  let snapshotFair = { waiting: [], rounds: [], ranks: [] };
+  // The host page (?host) shows ARM and RESET for buzzer groups when this session is admin.
+  const hostMode = new URLSearchParams(location.search).has("host");
+
   // ---------------------------------------------------------------- local presses
 
   /**
@@ -273,8 +286,22 @@
         renderWho();
         const key = storedKey();
         if (key) sendKey(key, false);
+        // The host page needs this session's role: HELLO answers with it.
+        else if (hostMode) send({ cmd: "hello", name: view.name });
         return;
       }
+      case "waiting":
+      case "round":
+      case "rank":
+        // The snapshot's lines of queue and buzzer groups, applied with OK JOIN.
+        if (m.panel === panelId) snapshotFair[`${m.type === "rank" ? "ranks" : m.type === "round" ? "rounds" : "waiting"}`].push(m);
+        return;
+      case "queued":
+        if (typeof m.seq === "number") { if (m.panel === panelId) onEvent(m); } else onQueued(m);
+        return;
+      case "ranked":
+        onRanked(m);
+        return;
       case "button":
         // One BUTTON line per button, then OK JOIN: collected, applied all at once.
         if (m.panel === panelId) snapshotLines.push(m);
@@ -284,6 +311,7 @@
         if (m.re === "join" && m.panel === panelId) applySnapshot(m);
         if (m.re === "hello") {
           view.name = m.name;
+          view.role = m.role;
           renderWho();
           renderAll();
           if (keys.hello && keys.hello.id === m.id) keyAccepted();
@@ -328,6 +356,22 @@
         b.talk = line.state === "pressed" ? "held" : (b.talk === "pressed" || b.talk === "talking" ? "idle" : b.talk);
       }
     }
+    fair.policies.clear();
+    for (const line of snapshotLines) if (line.policy) fair.policies.set(line.group, line.policy);
+    fair.lines.clear();
+    for (const w of snapshotFair.waiting) {
+      const group = buttons.get(w.button)?.group;
+      if (!group) continue;
+      if (!fair.lines.has(group)) fair.lines.set(group, []);
+      fair.lines.get(group).push({ button: w.button, name: w.name, session: w.session });
+    }
+    fair.rounds.clear();
+    for (const r of snapshotFair.rounds) fair.rounds.set(r.group, { state: r.state, ranking: [] });
+    for (const r of snapshotFair.ranks) {
+      const round = fair.rounds.get(buttons.get(r.button)?.group);
+      if (round) round.ranking.push({ button: r.button, name: r.name, session: r.session, rank: r.rank, after_us: r.after_us });
+    }
+    snapshotFair = { waiting: [], rounds: [], ranks: [] };
     snapshotLines = [];
     view.seq = ok.seq;
     view.members = ok.members;
@@ -368,6 +412,7 @@
       // (no new JOINED; the snapshot's seq is the last event it contains).
       view.resyncing = true;
       snapshotLines = [];
+      snapshotFair = { waiting: [], rounds: [], ranks: [] };
       send({ cmd: "join", panel: panelId });
       return;
     }
@@ -377,6 +422,11 @@
   }
 
   function applyEvent(m) {
+    if (m.type === "armed" || m.type === "closed") {
+      fair.rounds.set(m.group, { state: m.type === "armed" ? "armed" : "closed", ranking: [] });
+      return;
+    }
+    applyFairEvent(m);
     const b = buttons.get(m.button);
     switch (m.type) {
       case "joined":
@@ -480,7 +530,8 @@
     inFlight.delete(m.id);
     myGrants.set(m.button, m.fence);
     const press = presses.get(m.button);
-    if (press && press.downId === m.id) {
+    // A GRANTED without an id is a queue's hand-off to this page's waiting press.
+    if (press && (press.downId === m.id || (m.id === undefined && press.status === "queued"))) {
       press.status = "granted";
       press.fence = m.fence;
     }
@@ -498,6 +549,11 @@
     if (m.reason === "busy") {
       b.deniedText = `busy · ${m.owner} holds ${shownOf(m.active)}`;
       announce(`${b.label}: not pressed, ${holder} ${labelOf(m.active)}.`);
+    } else if (m.reason === "early" || m.reason === "locked-out" || m.reason === "queue-full") {
+      const why = { early: "too early: the round is not open", "locked-out": "locked out for pressing early",
+                    "queue-full": "the line is full" }[m.reason];
+      b.deniedText = why;
+      announce(`${b.label}: not pressed, ${why}.`);
     } else if (m.reason === "forbidden") {
       b.deniedText = "needs a key";
       announce(`${b.label}: not pressed, this panel needs a key to press.`);
@@ -514,6 +570,95 @@
       render(b);
     }, DENIED_NOTE_MS);
     render(b);
+  }
+
+  function onQueued(m) {
+    inFlight.delete(m.id);
+    const press = presses.get(m.button);
+    if (press && press.downId === m.id) press.status = "queued";
+    announce(`${labelOf(m.button)}: ${m.owner} holds it; you are ${ordinal(m.position)} in line.`);
+  }
+
+  function onRanked(m) {
+    inFlight.delete(m.id);
+    const press = presses.get(m.button);
+    if (press && press.downId === m.id) press.status = "ranked";
+    announce(`${labelOf(m.button)}: ${ordinal(m.rank)}, ${afterText(m.after_us)} after the first.`);
+  }
+
+  function applyFairEvent(m) {
+    const group = buttons.get(m.button)?.group;
+    if (!group) return;
+    const line = fair.lines.get(group) || [];
+    fair.lines.set(group, line);
+    const round = fair.rounds.get(group);
+    switch (m.type) {
+      case "queued":
+        line.push({ button: m.button, name: m.name, session: m.session });
+        return;
+      case "dequeued":
+        if (line[m.position - 1]?.session === m.session) line.splice(m.position - 1, 1);
+        return;
+      case "pressed":
+        // The head of a line granted at the hand-off leaves it.
+        if (line.length && line[0].session === m.session) line.shift();
+        if (round && round.state === "armed") {
+          round.state = "won";
+          round.ranking = [{ button: m.button, name: m.owner, session: m.session, rank: 1, after_us: 0 }];
+        }
+        return;
+      case "buzzed":
+        if (round) round.ranking.push({ button: m.button, name: m.name, session: m.session, rank: m.rank, after_us: m.after_us });
+        return;
+    }
+  }
+
+  function ordinal(n) {
+    const tens = n % 100;
+    const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+    return `${n}${suffix}`;
+  }
+
+  function afterText(us) {
+    return us < 1000 ? "+<1 ms" : `+${Math.round(us / 1000)} ms`;
+  }
+
+  /** This page's place in the line of b's group, waiting for b: 1, 2, ... or 0. */
+  function myPlace(b) {
+    const line = fair.lines.get(b.group) || [];
+    const i = line.findIndex((w) => w.session === view.session && w.button === b.id);
+    return i + 1;
+  }
+
+  /** The line under a queue group's heading, the ranking under a buzzer group's. */
+  function fairText(group) {
+    const policy = fair.policies.get(group);
+    if (policy === "queue") {
+      const line = fair.lines.get(group) || [];
+      return line.length ? `next: ${line.map((w) => w.session === view.session ? "you" : w.name).join(", ")}` : "";
+    }
+    if (policy !== "buzzer") return "";
+    const round = fair.rounds.get(group) || { state: "closed", ranking: [] };
+    if (round.state === "armed") return "round open: buzz!";
+    if (round.state === "closed") return "round closed";
+    return round.ranking.map((r) => `${r.rank}. ${shownOf(r.button)}${r.rank > 1 ? ` ${afterText(r.after_us)}` : ""}`).join(" · ");
+  }
+
+  function renderFair() {
+    for (const box of groupBoxes) {
+      const group = box.section.dataset.group;
+      const info = box.info;
+      const text = view.live ? fairText(group) : "";
+      if (info.textContent !== text) info.textContent = text;
+      info.hidden = !text;
+      if (box.host) {
+        const buzzer = fair.policies.get(group) === "buzzer";
+        box.host.hidden = !(hostMode && buzzer && view.live);
+        const admin = view.role === "admin";
+        for (const control of box.host.querySelectorAll("button")) control.disabled = !admin;
+        box.host.querySelector(".host-note").hidden = admin;
+      }
+    }
   }
 
   function onError(m) {
@@ -964,13 +1109,17 @@
       b.ringFill.style.strokeDashoffset = String(100 * (1 - Math.min(1, Math.max(0, b.progress))));
     }
     if (b.kind === "talk") el.dataset.talk = b.talk;
-    const status = statusText(b);
+    const place = view.live ? myPlace(b) : 0;
+    el.dataset.queued = String(place);
+    const status = place && !b.deniedText ? `you are ${ordinal(place)} in line` : statusText(b);
     if (b.statusEl.textContent !== status) b.statusEl.textContent = status;
     renderFace(b);
+    if (place && !b.deniedText) setPart(b.parts.detail, status);
   }
 
   function renderAll() {
     for (const b of buttons.values()) render(b);
+    renderFair();
     $("members").textContent = view.live ? ` · ${view.members} member${view.members === 1 ? "" : "s"}` : "";
   }
 
@@ -1084,15 +1233,49 @@
       section.dataset.group = group;
       const heading = document.createElement("h2");
       heading.textContent = group;
+      // A queue's line or a buzzer round's ranking (renderFair), in the heading's line:
+      // the layout gives a group its heading's height and the rest to the buttons.
+      const info = document.createElement("span");
+      info.className = "group-info";
+      info.id = `group-info-${group}`;
+      info.hidden = true;
+      heading.append(" ", info);
       const grid = document.createElement("div");
       grid.className = "grid";
       const elements = configs.map((config) => buttonElement(config, lastFired.get(config.id)));
       grid.append(...elements);
+      const host = hostControls(group);
+      if (host) heading.append(" ", host);
       section.append(heading, grid);
-      groupBoxes.push({ section, grid, buttons: elements });
+      groupBoxes.push({ section, grid, buttons: elements, info, host });
     }
     $("groups").replaceChildren(...groupBoxes.map((g) => g.section));
     KioskLayout.arrange($("groups"), groupBoxes);
+  }
+
+  /** ARM and RESET for a buzzer group on the host page (shown by renderFair). */
+  function hostControls(group) {
+    if (!hostMode) return null;
+    const box = document.createElement("span");
+    box.className = "host-controls";
+    box.hidden = true;
+    const arm = document.createElement("button");
+    arm.type = "button";
+    arm.className = "plain-button";
+    arm.id = `host-arm-${group}`;
+    arm.textContent = "ARM";
+    arm.addEventListener("click", () => send({ cmd: "arm", panel: panelId, group }));
+    const reset = document.createElement("button");
+    reset.type = "button";
+    reset.className = "plain-button";
+    reset.id = `host-reset-${group}`;
+    reset.textContent = "RESET";
+    reset.addEventListener("click", () => send({ cmd: "reset", panel: panelId }));
+    const note = document.createElement("span");
+    note.className = "host-note";
+    note.textContent = "ARM and RESET need the admin key";
+    box.append(arm, reset, note);
+    return box;
   }
 
   /** The label as drawn: without characters this browser has no font for. */

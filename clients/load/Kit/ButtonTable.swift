@@ -10,7 +10,10 @@ public final class ButtonTable: Sendable {
     /// Group index of every button.
     public let groups: [Int]
     public let groupNames: [String]
+    /// Policy of every group, from the snapshot's `policy=` (absent: exclusive).
+    public let policies: [LoadGroupPolicy]
     private let idBytes: [[UInt8]]
+    private let groupBytes: [[UInt8]]
     private let lookup: [UInt64: Int32]
 
     public init(panel: String, buttons: [SnapshotButton]) {
@@ -20,16 +23,20 @@ public final class ButtonTable: Sendable {
         var groupIndex: [String: Int] = [:]
         var names: [String] = []
         var groupOf: [Int] = []
+        var policyOf: [LoadGroupPolicy] = []
         for b in buttons {
             let g = groupIndex[b.group] ?? names.count
             if g == names.count {
                 groupIndex[b.group] = g
                 names.append(b.group)
+                policyOf.append(b.policy)
             }
             groupOf.append(g)
         }
         groups = groupOf
         groupNames = names
+        policies = policyOf
+        groupBytes = names.map { Array($0.utf8) }
         idBytes = buttons.map { Array($0.id.utf8) }
         var map: [UInt64: Int32] = [:]
         for (i, id) in ids.enumerated() where map[ByteText.fnv1a(id)] == nil {
@@ -52,6 +59,14 @@ public final class ButtonTable: Sendable {
             k += 1
         }
         return i
+    }
+
+    /// The index of the group named by `bytes[range]`, or -1 (few groups: a scan).
+    public func groupIndex(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int32 {
+        for (g, name) in groupBytes.enumerated() where name.count == range.count {
+            if name.withUnsafeBufferPointer({ $0.elementsEqual(UnsafeBufferPointer(rebasing: bytes[range])) }) { return Int32(g) }
+        }
+        return -1
     }
 
     public func index(of id: String) -> Int? {

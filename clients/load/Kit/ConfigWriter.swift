@@ -22,12 +22,18 @@ public enum ConfigWriter {
             buttons.append(#"{ "id": "t\#(i)", "kind": "talk", "group": "talk\#(i)", "long_ms": \#(o.longMs), "min_talk_ms": \#(o.minTalkMs), "timeout_ms": 0 }"#)
         }
         let ids = o.panelIDs
+        var policies = ""
+        if let policy = o.policy, taps > 0 {
+            let setting = policy == "queue" ? #""max_queue": \#(o.maxQueue)"# : #""early_lockout_ms": \#(o.earlyLockoutMs)"#
+            let groupList = (1...min(groups, taps)).map { #""g\#($0)": { "policy": "\#(policy)", \#(setting) }"# }
+            policies = ",\n  \"groups\": { " + groupList.joined(separator: ", ") + " }"
+        }
         let panels = ids.enumerated().map { i, id in
             let title = ids.count == 1 ? "Load" : "Load \(i + 1)"
             return """
                 { "id": "\(id)", "title": "\(title)", "buttons": [
                     \(buttons.joined(separator: ",\n    "))
-                ] }
+                ]\(policies) }
                 """
         }
         return """

@@ -35,7 +35,8 @@ extension Engine {
             if checkBatches[peer.panel].count >= 4096 { flushChecker() }
         }
         if m.kind.isEvent {
-            if m.kind == .released, peer.role == .presser, m.fence == peer.fence { peer.grantEnded = true }
+            if m.kind == .released, peer.role == .presser || peer.role == .player, m.fence == peer.fence { peer.grantEnded = true }
+            if peer.role == .host || peer.role == .player { fairEvent(peer, m) }
             return event(peer.panel, m)
         }
         switch peer.state {
@@ -59,9 +60,13 @@ extension Engine {
             case .okJoin where peer.state == .finalJoin:
                 peer.state = .finished
                 finalPending -= 1
-            case .granted, .denied, .okUp, .okCancel, .error:
+            case .granted, .denied, .okUp, .okCancel, .error, .queued, .ranked, .okOther:
                 if peer.role == .presser {
                     presserReply(peer, m, raw, range)
+                } else if peer.role == .player || peer.role == .host {
+                    fairReply(peer, m, raw, range)
+                } else if m.kind == .okOther {
+                    break
                 } else {
                     stats.error("\(peer.name): \(Engine.text(raw, range))")
                 }
@@ -76,7 +81,8 @@ extension Engine {
     private func event(_ panel: Int, _ m: WireMessage) {
         guard measuring else { return }
         stats.events += 1
-        guard m.kind == .pressed else { return }
+        // buzz measures press->event on the player's own connection (fairEvent).
+        guard m.kind == .pressed, plan.options.workload != .buzz else { return }
         if let sent = plan.panels[panel].presses.sentAt(fence: m.fence) {
             if now >= sent { stats.event.record(now - sent) }
         } else if pendingPresses.count < 100_000 {
@@ -133,7 +139,7 @@ extension Engine {
         }
     }
 
-    private func sendUp(_ peer: Peer) {
+    func sendUp(_ peer: Peer) {
         peer.step = .awaitingUp
         peer.sentAt = LoadClock.now()
         // The overlap check's release time is stamped when these bytes are written.
@@ -169,8 +175,17 @@ extension Engine {
 
     private func presserReply(_ peer: Peer, _ m: WireMessage, _ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
         switch (m.kind, peer.step) {
-        case (.granted, .awaitingDown):
+        case (.queued, .awaitingDown):
+            // A queue group: the DOWN waits in line; its GRANTED comes by itself.
             recordReply(peer)
+            if measuring { stats.queued += 1 }
+            peer.step = .queued
+        case (.granted, .queued), (.granted, .awaitingDown):
+            if peer.step == .queued {
+                if measuring { stats.handOffs += 1 }
+            } else {
+                recordReply(peer)
+            }
             if measuring { stats.grants += 1 }
             plan.panels[peer.panel].presses.store(fence: m.fence, sentAt: peer.sentAt)
             plan.overlap?.granted(button: globalButton(peer), by: peer.id, readAt: readAt, fence: m.fence, floor: peer.fenceFloor)
@@ -229,7 +244,7 @@ extension Engine {
         case .holding, .retryingUp: sendUp(peer)
         case .thinking: startCycle(peer)
         case .retryingDown: control.phase == .running ? sendDown(peer) : (peer.step = .idle)
-        case .idle, .awaitingDown, .awaitingUp: break
+        case .idle, .awaitingDown, .awaitingUp, .queued: break
         }
     }
 
@@ -242,7 +257,8 @@ extension Engine {
         case .thinking, .retryingDown:
             peer.timerGeneration &+= 1
             peer.step = .idle
-        case .idle, .awaitingDown, .awaitingUp:
+        case .idle, .awaitingDown, .awaitingUp, .queued:
+            // A queued DOWN is granted when the line moves; its UP follows as usual.
             break
         }
     }

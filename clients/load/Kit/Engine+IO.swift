@@ -70,7 +70,7 @@ extension Engine {
         peer.state = .ready
         settingUp -= 1
         control.readyPeers.wrappingAdd(1, ordering: .relaxed)
-        if control.phase == .running, peer.role == .presser { startCycle(peer) }
+        if control.phase == .running { start(peer) }
     }
 
     func readable(_ peer: Peer) {

@@ -55,7 +55,7 @@ extension Engine {
             switch peer.role {
             case .member: message(peer, r, bytes)
             case .presser: presserRedisReply(peer, r)
-            case .observer, .idler: break
+            case .observer, .idler, .host, .player: break
             }
         default:
             break

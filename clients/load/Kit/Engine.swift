@@ -64,7 +64,8 @@ final class Engine: @unchecked Sendable {
     func add(id: Int, role: PeerRole, transport: PeerTransport) -> Peer {
         let peer = Peer(id: id, slot: peers.count, role: role, transport: transport, seed: plan.options.seed)
         peers.append(peer)
-        if role == .presser { presserSlots.append(peer.slot) }
+        // Players and the host also take part in draining: a run ends once they are idle.
+        if role == .presser || role == .player || role == .host { presserSlots.append(peer.slot) }
         return peer
     }
 
@@ -102,10 +103,10 @@ final class Engine: @unchecked Sendable {
         case .connecting:
             break
         case .running:
-            for slot in presserSlots { startCycle(peers[slot]) }
+            for slot in presserSlots { start(peers[slot]) }
         case .draining:
             measuring = false
-            for slot in presserSlots { drain(peers[slot]) }
+            for slot in presserSlots { peers[slot].role == .host ? drainHost(peers[slot]) : drain(peers[slot]) }
         case .finalJoin:
             finalPending = 0
             for peer in peers where peer.joins && peer.stream >= 0 && peer.state == .ready {

@@ -13,6 +13,7 @@ public enum JSONMessageParser {
         i += 1
         var isOK = false
         var re: Range<Int>?
+        var group: Range<Int>?
         while true {
             skipSpace(bytes, &i, end)
             guard i < end else { return WireMessage() }
@@ -57,6 +58,8 @@ public enum JSONMessageParser {
                 m.error = WireErrorCode.decode(bytes, value)
             } else if ByteText.equals(bytes, key, "button") {
                 if let table = buttons { m.button = table.index(bytes, value) }
+            } else if ByteText.equals(bytes, key, "group") {
+                group = value
             } else {
                 LineMessageParser.field(bytes, key, value, into: &m)
             }
@@ -64,6 +67,9 @@ public enum JSONMessageParser {
         if isOK {
             m.kind = re.map { LineMessageParser.okKind(bytes, $0) } ?? .okOther
         }
+        if m.kind == .queued, m.seq >= 0 { m.kind = .queuedEvent }
+        // Only ARMED and CLOSED name a group in place of a button (BUTTON's is a field).
+        if m.kind == .armed || m.kind == .closed, let group, let table = buttons { m.group = table.groupIndex(bytes, group) }
         return m
     }
 
@@ -113,6 +119,14 @@ public enum JSONMessageParser {
         case UInt8(ascii: "c") where ByteText.equals(bytes, type, "cancelled"): return .cancelled
         case UInt8(ascii: "j") where ByteText.equals(bytes, type, "joined"): return .joined
         case UInt8(ascii: "l") where ByteText.equals(bytes, type, "left"): return .left
+        case UInt8(ascii: "q") where ByteText.equals(bytes, type, "queued"): return .queued
+        case UInt8(ascii: "w") where ByteText.equals(bytes, type, "waiting"): return .groupState
+        case UInt8(ascii: "r") where ByteText.equals(bytes, type, "round"), UInt8(ascii: "r") where ByteText.equals(bytes, type, "rank"): return .groupState
+        case UInt8(ascii: "r") where ByteText.equals(bytes, type, "ranked"): return .ranked
+        case UInt8(ascii: "d") where ByteText.equals(bytes, type, "dequeued"): return .dequeued
+        case UInt8(ascii: "a") where ByteText.equals(bytes, type, "armed"): return .armed
+        case UInt8(ascii: "b") where ByteText.equals(bytes, type, "buzzed"): return .buzzed
+        case UInt8(ascii: "c") where ByteText.equals(bytes, type, "closed"): return .closed
         case UInt8(ascii: "b") where ByteText.equals(bytes, type, "button"): return .button
         case UInt8(ascii: "w") where ByteText.equals(bytes, type, "welcome"): return .welcome
         case UInt8(ascii: "e") where ByteText.equals(bytes, type, "error"): return .error

@@ -22,7 +22,7 @@ public enum LineMessageParser {
             // `ERROR <code> <free text>`: only the code is read.
             m.error = nextToken(bytes, &i, end).map { WireErrorCode.decode(bytes, $0) } ?? .other
             return m
-        case .help, .record, .panelInfo, .unknown, .pong:
+        case .help, .record, .panelInfo, .unknown, .pong, .groupState:
             // Free text follows; nothing in it is needed.
             return m
         default:
@@ -35,8 +35,10 @@ public enum LineMessageParser {
                 break
             }
             if eq < 0 {
-                // Positional: the panel, then the button.
-                if positionalBase == 1, let table = buttons { m.button = table.index(bytes, token) }
+                // Positional: the panel, then the button (ARMED and CLOSED: the group).
+                if positionalBase == 1, let table = buttons {
+                    if m.kind == .armed || m.kind == .closed { m.group = table.groupIndex(bytes, token) } else { m.button = table.index(bytes, token) }
+                }
                 positionalBase += 1
                 continue
             }
@@ -46,6 +48,7 @@ public enum LineMessageParser {
             }
             field(bytes, token.lowerBound..<eq, value, into: &m)
         }
+        if m.kind == .queued, m.seq >= 0 { m.kind = .queuedEvent }
         return m
     }
 
@@ -97,6 +100,12 @@ public enum LineMessageParser {
             m.discarded = ByteText.equals(bytes, value, "true")
         case UInt8(ascii: "m") where ByteText.equals(bytes, key, "members"):
             m.members = ByteText.integer(bytes, value) ?? -1
+        case UInt8(ascii: "p") where ByteText.equals(bytes, key, "position"):
+            m.position = Int32(clamping: ByteText.integer(bytes, value) ?? -1)
+        case UInt8(ascii: "r") where ByteText.equals(bytes, key, "rank"):
+            m.rank = Int32(clamping: ByteText.integer(bytes, value) ?? -1)
+        case UInt8(ascii: "a") where ByteText.equals(bytes, key, "after_us"):
+            m.afterUs = ByteText.integer(bytes, value) ?? -1
         default:
             break
         }
@@ -127,6 +136,15 @@ public enum LineMessageParser {
         case UInt8(ascii: "C") where ByteText.equals(bytes, verb, "CANCELLED"): .cancelled
         case UInt8(ascii: "J") where ByteText.equals(bytes, verb, "JOINED"): .joined
         case UInt8(ascii: "L") where ByteText.equals(bytes, verb, "LEFT"): .left
+        case UInt8(ascii: "Q") where ByteText.equals(bytes, verb, "QUEUED"): .queued
+        case UInt8(ascii: "W") where ByteText.equals(bytes, verb, "WAITING"): .groupState
+        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "ROUND"): .groupState
+        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "RANK"): .groupState
+        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "RANKED"): .ranked
+        case UInt8(ascii: "D") where ByteText.equals(bytes, verb, "DEQUEUED"): .dequeued
+        case UInt8(ascii: "A") where ByteText.equals(bytes, verb, "ARMED"): .armed
+        case UInt8(ascii: "B") where ByteText.equals(bytes, verb, "BUZZED"): .buzzed
+        case UInt8(ascii: "C") where ByteText.equals(bytes, verb, "CLOSED"): .closed
         case UInt8(ascii: "B") where ByteText.equals(bytes, verb, "BUTTON"): .button
         case UInt8(ascii: "W") where ByteText.equals(bytes, verb, "WELCOME"): .welcome
         case UInt8(ascii: "E") where ByteText.equals(bytes, verb, "ERROR"): .error

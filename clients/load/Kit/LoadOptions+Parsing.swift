@@ -7,7 +7,8 @@ extension LoadOptions {
     static let flags = ["--host", "--port", "--redis", "--panel", "--panels", "--connections", "--members", "--buttons", "--pressers",
                         "--observers", "--ws-fraction", "--duration", "--warmup", "--cycles", "--threads", "--seed",
                         "--server-pid", "--json", "--no-check", "--max-hold-ms", "--connect-batch", "--lock-ttl-ms",
-                        "--holds", "--talks", "--groups", "--hold-ms", "--long-ms", "--min-talk-ms", "--help"]
+                        "--holds", "--talks", "--groups", "--hold-ms", "--long-ms", "--min-talk-ms", "--policy", "--max-queue",
+                        "--early-lockout-ms", "--help"]
 
     /// Parses `<workload> [flags]`; flags accept `--flag value` and `--flag=value`.
     public static func parse(_ arguments: [String]) throws(UsageError) -> LoadOptions {
@@ -82,6 +83,12 @@ extension LoadOptions {
             case "--hold-ms": o.holdMs = try int(flag, inline, min: 1, max: 86_400_000)
             case "--long-ms": o.longMs = try int(flag, inline, min: 1, max: 86_400_000)
             case "--min-talk-ms": o.minTalkMs = try int(flag, inline, max: 86_400_000)
+            case "--policy":
+                let p = try value(flag, inline)
+                guard p == "queue" || p == "buzzer" else { throw UsageError(message: "--policy must be queue or buzzer, not '\(p)'") }
+                o.policy = p
+            case "--max-queue": o.maxQueue = try int(flag, inline, min: 1, max: 100_000)
+            case "--early-lockout-ms": o.earlyLockoutMs = try int(flag, inline, max: 86_400_000)
             default:
                 if !argument.hasPrefix("-"), !sawWorkload, let w = Workload(rawValue: argument) {
                     o.workload = w
@@ -104,8 +111,8 @@ extension LoadOptions {
         guard sawWorkload || o.showHelp else {
             throw UsageError(message: "name a workload: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        if o.isRedis && o.workload == .holds {
-            throw UsageError(message: "holds has no Redis equivalent; --redis works with contend, fanout and idle")
+        if o.isRedis && (o.workload == .holds || o.workload == .queue || o.workload == .buzz) {
+            throw UsageError(message: "\(o.workload.rawValue) has no Redis equivalent; --redis works with contend, fanout and idle")
         }
         if o.isRedis && o.wsFraction > 0 {
             throw UsageError(message: "--ws-fraction does not apply to --redis")

@@ -51,6 +51,10 @@ public struct LoadOptions: Sendable, Equatable {
     public var holdMs = 200
     public var longMs = 100
     public var minTalkMs = 50
+    /// `config --policy queue|buzzer`: every tap group gets this policy.
+    public var policy: String?
+    public var maxQueue = 100_000
+    public var earlyLockoutMs = 20
     public var showHelp = false
 
     public init() {}
@@ -66,7 +70,7 @@ public struct LoadOptions: Sendable, Equatable {
     public var connectionCount: Int {
         if let connections { return connections }
         switch workload {
-        case .contend, .holds: return 10
+        case .contend, .holds, .queue, .buzz: return 10
         case .fanout: return 100
         case .idle: return 1000
         case .config: return 0

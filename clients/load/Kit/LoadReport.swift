@@ -37,6 +37,12 @@ public enum LoadReport {
             if r.stats.rateLimited > 0 {
                 out.append("  rate-limited  \(count(Double(r.stats.rateLimited)))   retried; the server's --rate limit (give it --rate 0 to measure capacity)")
             }
+            if o.workload == .queue {
+                out.append("  hand-offs/s   \(count(Double(r.stats.handOffs) / max(r.measuredSeconds, 1e-9)))   grants to the head of a line   queued \(count(Double(r.stats.queued)))")
+            }
+            if o.workload == .buzz {
+                out.append("  rounds/s      \(count(Double(r.stats.rounds) / max(r.measuredSeconds, 1e-9)))   rounds \(r.stats.rounds)   ranked \(count(Double(r.stats.ranked)))   early DOWNs denied \(r.stats.earlyDenied)")
+            }
             if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
             if o.workload != .fanout { out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members") }
             out.append("  request->reply  " + latency(r.stats.reply))
@@ -108,6 +114,8 @@ public enum LoadReport {
             ("ops_per_s", fixed(r.opsPerSecond, 1)), ("cycles_per_s", fixed(r.cyclesPerSecond, 1)),
             ("events_per_s", fixed(r.eventsPerSecond, 1)), ("grants", "\(r.stats.grants)"),
             ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"), ("rate_limited", "\(r.stats.rateLimited)"),
+            ("queued", "\(r.stats.queued)"), ("hand_offs", "\(r.stats.handOffs)"), ("rounds", "\(r.stats.rounds)"),
+            ("ranked", "\(r.stats.ranked)"), ("early_denied", "\(r.stats.earlyDenied)"),
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]
         if r.checked || r.overlapChecked {

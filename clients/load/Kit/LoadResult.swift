@@ -55,8 +55,8 @@ public struct LoadResult: Sendable {
     /// of fanout (contend's pressers do not JOIN).
     public var eventReadersPerPanel: Int {
         switch options.workload {
-        case .contend: options.observers
-        case .holds: options.observers + connections
+        case .contend, .queue: options.observers
+        case .holds, .buzz: options.observers + connections
         case .fanout: connections
         case .idle, .config: 0
         }

@@ -75,12 +75,12 @@ public enum LoadRunner {
             }
             switch spec.role {
             case .observer: result.observers += 1
-            case .presser: result.pressers += 1
-            case .member, .idler: break
+            case .presser, .player: result.pressers += 1
+            case .member, .idler, .host: break
             }
             // The connections a workload is sized by: its pressers, members or idlers.
             let isLoad = switch (o.workload, spec.role) {
-            case (.fanout, .member), (.contend, .presser), (.holds, .presser), (.idle, .idler): true
+            case (.fanout, .member), (.contend, .presser), (.holds, .presser), (.idle, .idler), (.queue, .presser), (.buzz, .player): true
             default: false
             }
             if isLoad {

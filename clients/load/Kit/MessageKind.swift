@@ -2,7 +2,13 @@
 public enum MessageKind: UInt8, Sendable, Equatable {
     case welcome, okHello, okJoin, okLeave, okUp, okCancel, okQuit, okOther
     case granted, denied, button, error, pong, help, panelInfo, record
+    /// Replies of fair groups: a place in a queue's line, a place in a buzzer round.
+    case queued, ranked
+    /// Snapshot lines of fair groups (WAITING, ROUND, RANK): read past.
+    case groupState
     case pressed, fired, progress, midway, tapped, started, stopped, cancelled, released, joined, left
+    /// Events of fair groups; `queuedEvent` is QUEUED with a `seq` (the reply has none).
+    case queuedEvent, dequeued, armed, buzzed, closed
     case unknown
 
     /// Panel events carry a `seq` and go to every member.
@@ -38,6 +44,13 @@ public enum MessageKind: UInt8, Sendable, Equatable {
         case .released: "RELEASED"
         case .joined: "JOINED"
         case .left: "LEFT"
+        case .queued, .queuedEvent: "QUEUED"
+        case .ranked: "RANKED"
+        case .groupState: "ROUND"
+        case .dequeued: "DEQUEUED"
+        case .armed: "ARMED"
+        case .buzzed: "BUZZED"
+        case .closed: "CLOSED"
         case .unknown: "?"
         }
     }

@@ -42,6 +42,8 @@ final class Peer {
     /// fanout: the one button this presser uses (-1: choose at random).
     var fixedButton: Int32 = -1
     var random: SplitMix64
+    /// buzz host: commands sent whose OK is not read yet.
+    var pendingOKs = 0
     /// Redis: this connection's lock owner value, as a RESP bulk string.
     var ownerBulk: [UInt8] = []
 

@@ -8,6 +8,10 @@ enum PeerRole: Equatable {
     case member
     /// idle: connects, is greeted, and stays quiet.
     case idler
+    /// buzz: opens and ends the rounds (ARM, RESET) and presses early between them.
+    case host
+    /// buzz: presses once per round, when it sees ARMED.
+    case player
 
-    var joins: Bool { self == .observer || self == .member }
+    var joins: Bool { self == .observer || self == .member || self == .host || self == .player }
 }

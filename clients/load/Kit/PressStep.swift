@@ -13,4 +13,6 @@ enum PressStep: Equatable {
     /// Rate-limited: the same DOWN, or the same UP, is sent again after a pause.
     case retryingDown
     case retryingUp
+    /// queue: QUEUED; the GRANTED of the hand-off is awaited.
+    case queued
 }

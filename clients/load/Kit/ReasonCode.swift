@@ -1,6 +1,8 @@
 /// The `reason=` (or `ended=`) word of a message, as a small code.
 public enum ReasonCode: UInt8, Sendable, Equatable {
     case none, up, cancel, timeout, disconnect, fired, reset, shutdown, busy, forbidden, other
+    /// Fair groups: DENIED on a full line, before a round, during a lockout; DEQUEUED by LEAVE.
+    case queueFull, early, lockedOut, leave
 
     public var word: String {
         switch self {
@@ -15,6 +17,10 @@ public enum ReasonCode: UInt8, Sendable, Equatable {
         case .busy: "busy"
         case .forbidden: "forbidden"
         case .other: "other"
+        case .queueFull: "queue-full"
+        case .early: "early"
+        case .lockedOut: "locked-out"
+        case .leave: "leave"
         }
     }
 
@@ -32,6 +38,10 @@ public enum ReasonCode: UInt8, Sendable, Equatable {
         case UInt8(ascii: "r") where ByteText.equals(bytes, range, "reset"): return .reset
         case UInt8(ascii: "s") where ByteText.equals(bytes, range, "shutdown"): return .shutdown
         case UInt8(ascii: "b") where ByteText.equals(bytes, range, "busy"): return .busy
+        case UInt8(ascii: "q") where ByteText.equals(bytes, range, "queue-full"): return .queueFull
+        case UInt8(ascii: "e") where ByteText.equals(bytes, range, "early"): return .early
+        case UInt8(ascii: "l") where ByteText.equals(bytes, range, "locked-out"): return .lockedOut
+        case UInt8(ascii: "l") where ByteText.equals(bytes, range, "leave"): return .leave
         default: return .other
         }
     }

@@ -70,6 +70,16 @@ struct RunSetup {
             if let b = o.buttons { taps = Array(taps.prefix(b)) }
             guard !taps.isEmpty else { throw LoadError("panel \(table.panel) has no tap buttons to press") }
             return taps.map { Int32($0) }
+        case .queue, .buzz:
+            let policy: LoadGroupPolicy = o.workload == .queue ? .queue : .buzzer
+            var taps = table.buttons(ofKind: .tap).filter { table.policies[table.groups[$0]] == policy }
+            // One round at a time: the host arms one buzzer group, the first.
+            if o.workload == .buzz, let first = taps.first { taps = taps.filter { table.groups[$0] == table.groups[first] } }
+            if let b = o.buttons { taps = Array(taps.prefix(b)) }
+            guard !taps.isEmpty else {
+                throw LoadError("panel \(table.panel) has no tap buttons in a \(policy.rawValue) group; arbiter-load config --buttons 1 --policy \(policy.rawValue) prints one that has")
+            }
+            return taps.map { Int32($0) }
         case .holds:
             let buttons = table.buttons(ofKind: .hold) + table.buttons(ofKind: .talk)
             guard !buttons.isEmpty else {
@@ -88,6 +98,14 @@ struct RunSetup {
         let extraObservers = o.isRedis ? 0 : max(0, o.observers - 1)
         var specs: [PeerSpec] = []
         switch o.workload {
+        case .queue:
+            specs = Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
+                + Array(repeating: PeerSpec(role: .presser, joins: false, checked: true), count: n)
+        case .buzz:
+            // Players join: ARMED is their signal. The host arms, resets and tells rounds apart.
+            specs = Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
+                + [PeerSpec(role: .host, joins: true, checked: true)]
+                + Array(repeating: PeerSpec(role: .player, joins: true, checked: true), count: n)
         case .contend:
             for p in 0..<panels {
                 specs += Array(repeating: PeerSpec(role: .observer, joins: true, panel: p, checked: true), count: extraObservers)

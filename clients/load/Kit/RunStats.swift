@@ -17,6 +17,14 @@ public struct RunStats: Sendable {
     public var rateLimited = 0
     /// Events (or pub/sub messages) read by members and observers.
     public var events = 0
+    /// queue: DOWNs that waited in line, and grants handed over to the head of a line.
+    public var queued = 0
+    public var handOffs = 0
+    /// buzz: rounds complete (a winner and every other player ranked), ranked presses,
+    /// and early DOWNs the server denied (early or locked-out).
+    public var rounds = 0
+    public var ranked = 0
+    public var earlyDenied = 0
     /// A few error lines, for the report.
     public var errorSamples: [String] = []
 
@@ -38,6 +46,11 @@ public struct RunStats: Sendable {
         lateUps += o.lateUps
         rateLimited += o.rateLimited
         events += o.events
+        queued += o.queued
+        handOffs += o.handOffs
+        rounds += o.rounds
+        ranked += o.ranked
+        earlyDenied += o.earlyDenied
         errorSamples += o.errorSamples.prefix(max(0, 5 - errorSamples.count))
     }
 }

@@ -7,6 +7,8 @@ extension SafetyChecker {
         lastFence = fence
         for b in pressed {
             let g = buttons.groups[Int(b)]
+            fair[g].line = nil  // who waits behind an owner the model never saw is unknown
+            fair[g].owned = true
             var placeholder = WireMessage(kind: .pressed)
             placeholder.button = b
             open[g].append(OpenGrant(pressed: placeholder, witness: 0, preexisting: true))
@@ -24,6 +26,7 @@ extension SafetyChecker {
 
     private func apply(_ m: WireMessage, witness: Int32) {
         orderCounts[Int(m.kind.rawValue)] += 1
+        applyFair(m, witness: witness)
         guard m.button >= 0, Int(m.button) < buttons.count else { return }
         let b = Int(m.button)
         let g = buttons.groups[b]

@@ -36,6 +36,8 @@ public final class SafetyChecker {
     /// The highest seq of a snapshot in which every button was idle.
     var idleSnapshotSeq: Int64 = -1
     var lastMatchedFence: Int64 = 0
+    /// Per group: the fair-group model (unused for exclusive groups).
+    var fair: [FairGroup]
     private var sinceTrim = 0
     private var cachedOldest: Int64 = 0
 
@@ -43,6 +45,7 @@ public final class SafetyChecker {
         self.buttons = buttons
         self.maxViolations = maxViolations
         self.open = Array(repeating: [], count: buttons.groupNames.count)
+        self.fair = Array(repeating: FairGroup(), count: buttons.groupNames.count)
     }
 
     /// A new connection to watch; `name` identifies it in violation reports.
@@ -175,6 +178,7 @@ public final class SafetyChecker {
             violate(.grantMismatch, "PRESSED fence=\(fence) for session s\(m.session), which never read a GRANTED for it",
                     [describe(Int(stream), m)])
         }
+        finishFair()
     }
 
     /// A GRANTED reply: matched against the PRESSED of its fence, whichever comes first.

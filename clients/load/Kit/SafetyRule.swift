@@ -32,4 +32,14 @@ public enum SafetyRule: String, Sendable, CaseIterable {
     /// Observer-free (contend, arbiter): a grant's fence is above its group's previous
     /// grant's, and above every fence of the panel read before its DOWN was sent.
     case grantFence = "grant-fence"
+    /// Queue groups: QUEUED and DEQUEUED positions agree with the line, and when the
+    /// owner lets go the first in line is granted at once (the next event).
+    case queueOrder = "queue-order"
+    /// Queue groups: every queued press is granted or leaves the line (DEQUEUED).
+    case queueLeft = "queue-left"
+    /// Buzzer groups: one winner per round, and no DOWN accepted while closed.
+    case buzzerRound = "buzzer-round"
+    /// Buzzer groups: ranks 2, 3, ... in order, `after_us` never going down, one place
+    /// per session and round.
+    case buzzerRank = "buzzer-rank"
 }

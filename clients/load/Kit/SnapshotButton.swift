@@ -7,12 +7,14 @@ public struct SnapshotButton: Sendable, Equatable {
     public var kind: PanelButtonKind
     public var group: String
     public var state: ButtonState
+    public var policy: LoadGroupPolicy
 
-    public init(id: String, kind: PanelButtonKind, group: String, state: ButtonState = .idle) {
+    public init(id: String, kind: PanelButtonKind, group: String, state: ButtonState = .idle, policy: LoadGroupPolicy = .exclusive) {
         self.id = id
         self.kind = kind
         self.group = group
         self.state = state
+        self.policy = policy
     }
 
     /// Parses `BUTTON <p> <b> kind=<k> group=<g> state=<s> ...` or its JSON form.
@@ -40,6 +42,7 @@ public struct SnapshotButton: Sendable, Equatable {
         case "locked": .locked
         default: .unknown
         }
-        return SnapshotButton(id: id, kind: kind, group: group, state: state)
+        let policy = fields["policy"].flatMap(LoadGroupPolicy.init(rawValue:)) ?? .exclusive
+        return SnapshotButton(id: id, kind: kind, group: group, state: state, policy: policy)
     }
 }

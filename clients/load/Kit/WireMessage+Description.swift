@@ -15,6 +15,9 @@ extension WireMessage {
         if permille >= 0 { parts.append("value=\(permille / 1000).\(WireMessage.threeDigits(permille % 1000))") }
         if heldMs >= 0 { parts.append("held_ms=\(heldMs) discarded=\(discarded)") }
         if members >= 0 { parts.append("members=\(members)") }
+        if position >= 0 { parts.append("position=\(position)") }
+        if rank >= 0 { parts.append("rank=\(rank)") }
+        if afterUs >= 0 { parts.append("after_us=\(afterUs)") }
         if seq >= 0 { parts.append("seq=\(seq)") }
         return parts.joined(separator: " ")
     }

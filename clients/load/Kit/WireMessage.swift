@@ -24,6 +24,12 @@ public struct WireMessage: Sendable, Equatable {
     public var state: ButtonState = .unknown
     /// ERROR's code.
     public var error: WireErrorCode = .none
+    /// QUEUED/DEQUEUED `position=`, RANKED/BUZZED `rank=` and `after_us=`.
+    public var position: Int32 = -1
+    public var rank: Int32 = -1
+    public var afterUs: Int64 = -1
+    /// ARMED/CLOSED: the group's index in the `ButtonTable`; -1 when absent or unknown.
+    public var group: Int32 = -1
 
     public init() {}
 

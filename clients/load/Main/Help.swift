@@ -17,6 +17,10 @@ enum Help {
           holds     hold and talk buttons pressed and released at random moments
           idle      open N connections, wait for every WELCOME, report the server's
                     memory per connection (needs --server-pid)
+          queue     C contenders loop DOWN/UP on a queue group: a busy DOWN waits in line
+                    and is granted by hand-off (config --buttons 1 --policy queue)
+          buzz      buzzer rounds: a host ARMs, N players press on ARMED, one wins and
+                    the rest are ranked (config --buttons 4 --groups 1 --policy buzzer)
           config    print a panel configuration for the server (arbiter --config FILE)
 
         OPTIONS:
@@ -63,6 +67,9 @@ enum Help {
           --hold-ms <ms>          hold_ms of the hold buttons (default: 200).
           --long-ms <ms>          long_ms of the talk buttons (default: 100).
           --min-talk-ms <ms>      min_talk_ms of the talk buttons (default: 50).
+          --policy <p>            config: give every tap group the policy queue or buzzer.
+          --max-queue <n>         config: max_queue of queue groups (default: 100000).
+          --early-lockout-ms <ms> config: early_lockout_ms of buzzer groups (default: 20).
 
         A server's per-session rate limit (arbiter --rate, default 1000/s) is answered by
         retrying after a pause and counted as rate-limited; use arbiter --rate 0 for

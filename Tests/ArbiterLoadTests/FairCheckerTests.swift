@@ -1,0 +1,106 @@
+import Testing
+import ArbiterLoadKit
+
+/// Doctored histories of queue and buzzer groups: each is caught, by its rule.
+@Suite struct FairCheckerTests {
+    @Test func cleanQueueHistoryPasses() {
+        let checker = FairHistoryScript.check(FairHistoryScript.queue)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func cleanBuzzHistoryPasses() {
+        let checker = FairHistoryScript.check(FairHistoryScript.buzz)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+        #expect(checker.roundsArmed == 2)
+    }
+
+    @Test func grantOutOfArrivalOrder() {
+        // s4 queued second but is granted first.
+        let doctored = FairHistoryScript.queue
+            .replacing("p3: GRANTED load b fence=2", with: "p4: GRANTED load b fence=2")
+            .replacing("PRESSED load b owner=c3 session=s3 fence=2 seq=6", with: "PRESSED load b owner=c4 session=s4 fence=2 seq=6")
+            .replacing("FIRED load b owner=c3 session=s3", with: "FIRED load b owner=c4 session=s4")
+            .replacing("DEQUEUED load a name=c4 session=s4 position=1", with: "DEQUEUED load a name=c3 session=s3 position=1")
+            .replacing("RELEASED load b reason=up owner=c3", with: "RELEASED load b reason=up owner=c4")
+        #expect(FairHistoryScript.broken(doctored) == [.queueOrder])
+    }
+
+    @Test func handOffNotAtOnce() {
+        // Something else happens between the release and the head's grant.
+        let doctored = FairHistoryScript.queue
+            .replacing("seq=9", with: "seq=10").replacing("seq=8", with: "seq=9").replacing("seq=7", with: "seq=8").replacing("seq=6", with: "seq=7")
+            .replacing("obs: RELEASED load a reason=up owner=c2 fence=1 seq=5", with: "obs: RELEASED load a reason=up owner=c2 fence=1 seq=5\nX")
+            .flatMap { $0.split(separator: "\n").map(String.init) }
+            .replacing("X", with: "obs: JOINED load name=c9 session=s9 seq=6")
+        #expect(FairHistoryScript.broken(doctored) == [.queueOrder])
+    }
+
+    @Test func queuedPressNeverGrantedNorDequeued() {
+        let doctored = FairHistoryScript.queue.filter { $0 != "obs: DEQUEUED load a name=c4 session=s4 position=1 reason=cancel seq=8" }
+            .replacing("seq=9", with: "seq=8")
+        #expect(FairHistoryScript.broken(doctored) == [.queueLeft])
+    }
+
+    @Test func wrongQueuePosition() {
+        let doctored = FairHistoryScript.queue.replacing("session=s4 position=2 seq=4", with: "session=s4 position=1 seq=4")
+        #expect(FairHistoryScript.broken(doctored) == [.queueOrder])
+    }
+
+    @Test func secondOwnerOfAQueueGroup() {
+        // s3 is granted while s2 still owns the group.
+        let doctored = FairHistoryScript.queue
+            .moving("obs: RELEASED load a reason=up owner=c2 fence=1 seq=5", after: "obs: FIRED load b owner=c3 session=s3 fence=2 seq=7")
+            .replacing("RELEASED load a reason=up owner=c2 fence=1 seq=5", with: "RELEASED load a reason=up owner=c2 fence=1 seq=7")
+            .replacing("PRESSED load b owner=c3 session=s3 fence=2 seq=6", with: "PRESSED load b owner=c3 session=s3 fence=2 seq=5")
+            .replacing("FIRED load b owner=c3 session=s3 fence=2 seq=7", with: "FIRED load b owner=c3 session=s3 fence=2 seq=6")
+        #expect(FairHistoryScript.broken(doctored).contains(.twoOwners))
+    }
+
+    @Test func twoWinnersInOneRound() {
+        let doctored = FairHistoryScript.buzz
+            .replacing("p3: RANKED load blue rank=2 after_us=120", with: "p3: GRANTED load blue fence=9")
+            .replacing("BUZZED load blue name=c3 session=s3 rank=2 after_us=120 seq=4", with: "PRESSED load blue owner=c3 session=s3 fence=9 seq=4")
+        #expect(FairHistoryScript.broken(doctored).contains(.buzzerRound))
+    }
+
+    @Test func downAcceptedWhileClosed() {
+        // The second round's winner is granted before ARMED.
+        let doctored = FairHistoryScript.buzz
+            .replacing("obs: ARMED load quiz seq=8", with: "TMP")
+            .replacing("PRESSED load blue owner=c4 session=s4 fence=2 seq=9", with: "PRESSED load blue owner=c4 session=s4 fence=2 seq=8")
+            .replacing("TMP", with: "obs: ARMED load quiz seq=9")
+            .moving("obs: ARMED load quiz seq=9", after: "obs: PRESSED load blue owner=c4 session=s4 fence=2 seq=8")
+        #expect(FairHistoryScript.broken(doctored).contains(.buzzerRound))
+    }
+
+    @Test func ranksOutOfOrderOfAfterUs() {
+        let doctored = FairHistoryScript.buzz
+            .replacing("rank=3 after_us=120", with: "rank=3 after_us=90")
+        #expect(FairHistoryScript.broken(doctored) == [.buzzerRank])
+    }
+
+    @Test func rankSkipped() {
+        let doctored = FairHistoryScript.buzz.replacing("rank=3 after_us=120", with: "rank=4 after_us=120")
+        #expect(FairHistoryScript.broken(doctored) == [.buzzerRank])
+    }
+
+    @Test func parsesFairMessagesInBothForms() {
+        let table = ButtonTable(panel: "load", buttons: FairHistoryScript.buttons)
+        func parse(_ s: String) -> WireMessage {
+            var wire = Array(s.utf8)
+            return wire.withUnsafeMutableBufferPointer { raw in
+                s.hasPrefix("{") ? JSONMessageParser.parse(UnsafeBufferPointer(raw), 0..<raw.count, buttons: table)
+                    : LineMessageParser.parse(UnsafeBufferPointer(raw), 0..<raw.count, buttons: table)
+            }
+        }
+        let text = parse("BUZZED load blue name=c3 session=s3 rank=2 after_us=120 seq=4")
+        let json = parse(#"{"type":"buzzed","panel":"load","button":"blue","name":"c3","session":"s3","rank":2,"after_us":120,"seq":4}"#)
+        #expect(text == json)
+        #expect(text.kind == .buzzed && text.rank == 2 && text.afterUs == 120 && text.button == 3)
+        #expect(parse("QUEUED load a position=2 owner=c2").kind == .queued)
+        #expect(parse(#"{"type":"queued","panel":"load","button":"a","name":"c4","session":"s4","position":2,"seq":4}"#).kind == .queuedEvent)
+        #expect(parse("ARMED load quiz seq=1").group == 1)
+        #expect(parse(#"{"type":"closed","panel":"load","group":"quiz","seq":7}"#).group == 1)
+        #expect(parse("DENIED load red reason=locked-out").reason == .lockedOut)
+    }
+}

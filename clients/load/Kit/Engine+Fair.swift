@@ -1,0 +1,111 @@
+/// The buzz workload: a host opens a round with ARM; every player presses once when it
+/// sees ARMED; the winner keeps its grant until the round ends; once the winner and
+/// every other player are in the panel order, the host ends the round with RESET,
+/// presses once while closed (which must be denied), and ARMs again.
+extension Engine {
+    /// What a peer does when the run starts (or when it is ready during the run).
+    func start(_ peer: Peer) {
+        switch peer.role {
+        case .presser: startCycle(peer)
+        case .host: arm(peer, resetFirst: false)
+        case .player, .observer, .member, .idler: break
+        }
+    }
+
+    private var buzzerGroup: String {
+        guard let table = plan.panels[0].table, let b = plan.panels[0].pressButtons.first else { return "-" }
+        return table.groupNames[table.groups[Int(b)]]
+    }
+
+    private func buttonID(_ peer: Peer, _ b: Int32) -> String {
+        plan.panels[peer.panel].table?.ids[Int(b)] ?? "-"
+    }
+
+    private func command(_ peer: Peer, _ line: String) {
+        let panel = plan.panels[peer.panel].id
+        let words = line.split(separator: " ").map(String.init)
+        if peer.role == .host, words[0] != "DOWN" { peer.pendingOKs += 1 }
+        switch peer.transport {
+        case .line:
+            send(peer, Array("\(words[0]) \(panel)\(words.count > 1 ? " " + words[1...].joined(separator: " ") : "")\n".utf8))
+        case .webSocket:
+            var json = #"{"cmd":"\#(words[0].lowercased())","panel":"\#(panel)""#
+            if words[0] == "ARM" { json += #","group":"\#(words[1])""# }
+            if words[0] == "DOWN" { json += #","button":"\#(words[1])""# }
+            var frame: [UInt8] = []
+            peer.ws?.appendText(Array((json + "}").utf8), to: &frame)
+            send(peer, frame)
+        case .redis:
+            break
+        }
+    }
+
+    /// The host ends the round (if any) and opens the next; in between the group is
+    /// closed, and the host's own DOWN then must be denied.
+    private func arm(_ peer: Peer, resetFirst: Bool) {
+        peer.fence = 0  // events of the round seen so far
+        if resetFirst {
+            command(peer, "RESET")
+            peer.button = plan.panels[peer.panel].pressButtons[0]
+            command(peer, "DOWN \(buttonID(peer, peer.button))")
+        }
+        peer.step = .awaitingDown
+        command(peer, "ARM \(buzzerGroup)")
+    }
+
+    func drainHost(_ peer: Peer) {
+        // The last winner still holds its button: a final RESET lets every button go idle.
+        peer.step = .awaitingUp
+        command(peer, "RESET")
+    }
+
+    func fairEvent(_ peer: Peer, _ m: WireMessage) {
+        switch (peer.role, m.kind) {
+        case (.player, .armed):
+            guard control.phase == .running, peer.step == .idle else { return }
+            let buttons = plan.panels[peer.panel].pressButtons
+            peer.button = buttons[peer.random.below(buttons.count)]
+            peer.step = .awaitingDown
+            peer.sentAt = LoadClock.now()
+            command(peer, "DOWN \(buttonID(peer, peer.button))")
+        case (.player, .pressed), (.player, .buzzed):
+            // press -> the player's own PRESSED or BUZZED, fanned out to every member.
+            if m.session == peer.session, measuring, now >= peer.sentAt { stats.event.record(now - peer.sentAt) }
+        case (.host, .pressed), (.host, .buzzed):
+            guard m.button >= 0, plan.panels[peer.panel].pressButtons.contains(m.button) else { return }
+            peer.fence += 1
+            if m.kind == .buzzed, measuring { stats.ranked += 1 }
+            guard peer.fence == Int64(plan.options.connectionCount) else { return }
+            if measuring { stats.rounds += 1 }
+            if control.phase == .running { arm(peer, resetFirst: true) }
+        default:
+            break
+        }
+    }
+
+    func fairReply(_ peer: Peer, _ m: WireMessage, _ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        switch (peer.role, m.kind) {
+        case (.player, .granted):
+            // The winner holds until the host's RESET (or the next ARM) ends the round.
+            recordReply(peer)
+            if measuring { stats.grants += 1 }
+            peer.fence = m.fence
+            peer.grantEnded = false
+            peer.step = .idle
+        case (.player, .ranked):
+            recordReply(peer)
+            peer.step = .idle
+        case (.host, .denied) where m.reason == .early || m.reason == .lockedOut:
+            if measuring { stats.earlyDenied += 1 }
+        case (.host, .okOther):
+            // OK ARM, OK RESET; the final RESET's ends the host's part in the run.
+            peer.pendingOKs -= 1
+            if peer.step == .awaitingUp, peer.pendingOKs == 0 { peer.step = .idle }
+        case (.host, .granted), (.host, .ranked):
+            stats.error("\(peer.name): a DOWN sent while the round was closed was accepted: \(Engine.text(raw, range))")
+        default:
+            stats.error("\(peer.name): \(Engine.text(raw, range))")
+            if stats.errors > 1000 { return control.abort("more than 1000 error replies; first: \(stats.errorSamples.first ?? "")") }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+/// The rules of fair groups, applied in the panel's total order: a queue grants in the
+/// order its line was joined, and a buzzer round has one winner and consistent ranks.
+extension SafetyChecker {
+    /// What the events say about one queue or buzzer group.
+    struct FairGroup {
+        /// Queue: sessions waiting, in order; nil until known (the group was busy at
+        /// the first snapshot, so its line then is unknown).
+        var line: [Int64]? = []
+        /// Seq of the group's last RELEASED: a hand-off follows it at once.
+        var releasedSeq: Int64 = -1
+        var owned = false
+        /// Buzzer: the round as the events tell it.
+        var round: Round = .closed
+        var lastRank: Int32 = 0
+        var lastAfter: Int64 = 0
+        var ranked: Set<Int64> = []
+        var rounds = 0
+
+        enum Round { case closed, armed, won }
+    }
+
+    func applyFair(_ m: WireMessage, witness: Int32) {
+        switch m.kind {
+        case .armed, .closed:
+            guard m.group >= 0, Int(m.group) < fair.count else { return }
+            let g = Int(m.group)
+            fair[g].round = m.kind == .armed ? .armed : .closed
+            fair[g].lastRank = 0
+            fair[g].lastAfter = 0
+            fair[g].ranked = []
+            if m.kind == .armed { fair[g].rounds += 1 }
+            return
+        default:
+            break
+        }
+        guard m.button >= 0, Int(m.button) < buttons.count else { return }
+        let g = buttons.groups[Int(m.button)]
+        let policy = buttons.policies[g]
+        guard policy != .exclusive else { return }
+        let evidence = [describe(Int(witness), m)]
+        switch (m.kind, policy) {
+        case (.pressed, .queue):
+            if var line = fair[g].line, let head = line.first {
+                if m.session != head {
+                    violate(.queueOrder, "group \(buttons.groupNames[g]) granted to s\(m.session) while s\(head) is first in line", evidence)
+                } else if m.seq != fair[g].releasedSeq + 1 {
+                    violate(.queueOrder, "the head of \(buttons.groupNames[g]) was granted at seq=\(m.seq), not at once after the RELEASED at seq=\(fair[g].releasedSeq)", evidence)
+                }
+                if let i = line.firstIndex(of: m.session) { line.remove(at: i) }
+                fair[g].line = line
+            }
+            fair[g].owned = true
+        case (.released, .queue):
+            fair[g].owned = false
+            fair[g].releasedSeq = m.seq
+        case (.queuedEvent, .queue):
+            guard var line = fair[g].line else { return }
+            if !fair[g].owned { violate(.queueOrder, "QUEUED on the free group \(buttons.groupNames[g])", evidence) }
+            line.append(m.session)
+            if Int(m.position) != line.count {
+                violate(.queueOrder, "QUEUED position=\(m.position) but the line of \(buttons.groupNames[g]) is now \(line.count) long", evidence)
+            }
+            fair[g].line = line
+        case (.dequeued, .queue):
+            guard var line = fair[g].line else { return }
+            guard let i = line.firstIndex(of: m.session) else {
+                return violate(.queueOrder, "DEQUEUED s\(m.session), which is not in the line of \(buttons.groupNames[g])", evidence)
+            }
+            if i + 1 != Int(m.position) { violate(.queueOrder, "DEQUEUED position=\(m.position) but s\(m.session) was at \(i + 1)", evidence) }
+            line.remove(at: i)
+            fair[g].line = line
+        case (.pressed, .buzzer):
+            if fair[g].round != .armed {
+                let why = fair[g].round == .closed ? "while the group is closed" : "after the round was won"
+                violate(.buzzerRound, "a DOWN was accepted (PRESSED) \(why)", evidence)
+            }
+            fair[g].round = .won
+            fair[g].lastRank = 1
+            fair[g].lastAfter = 0
+            fair[g].ranked = [m.session]
+        case (.buzzed, .buzzer):
+            if fair[g].round != .won {
+                violate(.buzzerRound, "BUZZED while the round is \(fair[g].round == .closed ? "closed" : "armed without a winner")", evidence)
+            }
+            if m.rank != fair[g].lastRank + 1 || m.afterUs < fair[g].lastAfter {
+                violate(.buzzerRank, "rank=\(m.rank) after_us=\(m.afterUs) follows rank=\(fair[g].lastRank) after_us=\(fair[g].lastAfter)", evidence)
+            }
+            if !fair[g].ranked.insert(m.session).inserted {
+                violate(.buzzerRank, "s\(m.session) ranked twice in one round", evidence)
+            }
+            fair[g].lastRank = m.rank
+            fair[g].lastAfter = m.afterUs
+        default:
+            break
+        }
+    }
+
+    /// At the end, once every button is idle: nobody may still wait in a line.
+    func finishFair() {
+        for g in fair.indices where buttons.policies[g] == .queue {
+            if let line = fair[g].line, !line.isEmpty {
+                violate(.queueLeft, "s\(line.map(String.init).joined(separator: ", s")) still in the line of \(buttons.groupNames[g]) with every button idle: queued, never granted, never dequeued", [])
+            }
+        }
+    }
+
+    /// Buzzer rounds opened, over all groups.
+    public var roundsArmed: Int { fair.reduce(0) { $0 + $1.rounds } }
+}
