@@ -1,3 +1,4 @@
+import ArbiterIO
 import ArbiterServer
 import Dispatch
 import Foundation
@@ -24,11 +25,7 @@ if options.showVersion {
 var configuration = ServerConfiguration()
 options.apply(to: &configuration)
 // Every connection is a descriptor: take all the kernel allows this process.
-var limit = rlimit()
-if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
-    limit.rlim_cur = limit.rlim_max
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-}
+Sys.raiseFileLimit(to: Int.max)
 let log = ServerLog(level: options.logLevel)
 // Refusals are printed once, as `error:` lines, whatever the log level: the operator
 // must see them, and a log line saying the same again is noise.

@@ -1,3 +1,4 @@
+import ArbiterIO
 extension LoadOptions {
     public struct UsageError: Error, Equatable, CustomStringConvertible {
         public var message: String
