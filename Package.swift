@@ -27,11 +27,16 @@ let package = Package(
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
-        .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterIO", "ArbiterWire", "ArbiterCore"]),
+        // Command-line parsing shared by arbiter and arbiter-load: one reader, one wording.
+        .target(name: "ArbiterCLI"),
+        // The executable: its command line (ArbiterOptions), config, signals, start.
+        .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "ArbiterCore", "CSystem"]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
         // The wrappers against real loopback sockets and files.
         .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO"]),
+        // The shared flag reader, and arbiter's own options through @testable import.
+        .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer"]),
         .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
         .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterCore"], path: "Tests/cluster/check"),
@@ -43,7 +48,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via
         // CSystem, the server's codecs for WebSocket frames and config; never the server itself.
-        .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "ArbiterIO", "CSystem"], path: "clients/load/Kit"),
+        .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),
         .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit"], path: "clients/load/Main"),
         // The arbitration layer alone on 1..n cores (bench/scaling.sh's second part).
         .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore"], path: "bench/cores"),
