@@ -28,7 +28,7 @@ let package = Package(
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
         // Command-line parsing shared by arbiter and arbiter-load: one reader, one wording.
-        .target(name: "ArbiterCLI"),
+        .target(name: "ArbiterCLI", dependencies: ["ArbiterIO"]),
         // The executable: its command line (ArbiterOptions), config, signals, start.
         .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "ArbiterCore", "CSystem"]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
@@ -49,7 +49,7 @@ let package = Package(
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via
         // CSystem, the server's codecs for WebSocket frames and config; never the server itself.
         .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),
-        .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit"], path: "clients/load/Main"),
+        .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit", "ArbiterCLI"], path: "clients/load/Main"),
         // The arbitration layer alone on 1..n cores (bench/scaling.sh's second part).
         .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore"], path: "bench/cores"),
         // Depends on the executable too: the integration test starts the real binary.

@@ -1,3 +1,4 @@
+import ArbiterCLI
 import ArbiterIO
 import ArbiterServer
 import Dispatch
@@ -5,13 +6,8 @@ import Foundation
 
 // The arbiter executable: flags, config, signals, start.
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let options: ArbiterOptions
-do {
-    options = try ArbiterOptions.parse(arguments)
-} catch {
-    FileHandle.standardError.write(Data("error: \(error.message)\nRun 'arbiter --help' for usage.\n".utf8))
-    exit(64)
+let options = CommandLineParse.orExit(program: "arbiter") { () throws(UsageError) in
+    try ArbiterOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 if options.showHelp {
     print(ArbiterOptions.help)

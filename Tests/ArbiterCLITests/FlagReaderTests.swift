@@ -60,4 +60,9 @@ import Testing
         #expect(FlagReader.closest("", among: ["ab"], within: 2) == "ab")
         #expect(FlagReader.closest("x", among: [], within: 3) == nil)
     }
+
+    @Test func aBadCommandLineIsReportedWithWhereHelpIs() {
+        #expect(CommandLineParse.report(UsageError(message: "missing value for --port"), program: "arbiter-load")
+            == "error: missing value for --port\nRun 'arbiter-load --help' for usage.\n")
+    }
 }
