@@ -17,16 +17,26 @@ let package = Package(
         .target(name: "ArbiterCluster", dependencies: ["ArbiterCore"]),
         // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
         .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
-        // The only place with sockets, Dispatch, timers, files and signals.
-        // epoll and accept4, which Swift's Glibc module does not export.
+        // epoll, accept4 and the other calls Swift's Glibc module does not export.
         .target(name: "CSystem"),
-        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "CSystem"], plugins: ["EmbedKiosk"]),
+        // The system calls, wrapped once for the server and the load generator: EINTR
+        // retried, EAGAIN as would-block, errno kept. No policy: nothing about panels.
+        .target(name: "ArbiterIO", dependencies: ["CSystem"]),
+        // The server's policy over ArbiterIO: reactors, connections, journal, metrics.
+        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "CSystem"], plugins: ["EmbedKiosk"]),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
-        .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore"]),
+        // Command-line parsing shared by arbiter and arbiter-load: one reader, one wording.
+        .target(name: "ArbiterCLI", dependencies: ["ArbiterIO"]),
+        // The executable: its command line (ArbiterOptions), config, signals, start.
+        .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "ArbiterCore", "CSystem"]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
+        // The wrappers against real loopback sockets and files.
+        .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO"]),
+        // The shared flag reader, and arbiter's own options through @testable import.
+        .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer"]),
         .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
         .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterCore"], path: "Tests/cluster/check"),
@@ -36,10 +46,10 @@ let package = Package(
         .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterTestSupport"]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
-        // The load generator and safety checker: real sockets, epoll via CSystem, the
-        // server's codecs for WebSocket frames and config; never the server itself.
-        .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "CSystem"], path: "clients/load/Kit"),
-        .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit"], path: "clients/load/Main"),
+        // The load generator and safety checker: real sockets through ArbiterIO, epoll via
+        // CSystem, the server's codecs for WebSocket frames and config; never the server itself.
+        .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),
+        .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit", "ArbiterCLI"], path: "clients/load/Main"),
         // The arbitration layer alone on 1..n cores (bench/scaling.sh's second part).
         .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore"], path: "bench/cores"),
         // Depends on the executable too: the integration test starts the real binary.

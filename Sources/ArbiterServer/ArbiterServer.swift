@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import Dispatch
 import Glibc
 import Synchronization

@@ -1,3 +1,4 @@
+import ArbiterIO
 import ArbiterWire
 import Glibc
 

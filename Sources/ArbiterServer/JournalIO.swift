@@ -1,3 +1,4 @@
+import ArbiterIO
 import Glibc
 
 /// The journal's file calls, each returning 0 or an errno: the seam through which tests

@@ -1,3 +1,4 @@
+import ArbiterIO
 import Glibc
 
 /// The exclusive lock on a journal, held for as long as the server runs.

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 
 /// Readings of the clocks the server hands to the pure layers.
 enum ServerClock {

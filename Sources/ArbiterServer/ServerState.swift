@@ -1,7 +1,8 @@
-import Glibc
 import ArbiterCore
+import ArbiterIO
 import ArbiterWire
 import Dispatch
+import Glibc
 import Synchronization
 
 /// What every queue of a running server shares. Immutable after `start`, apart from

@@ -1,16 +1,13 @@
+import ArbiterCLI
+import ArbiterIO
 import ArbiterServer
 import Dispatch
 import Foundation
 
 // The arbiter executable: flags, config, signals, start.
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let options: ArbiterOptions
-do {
-    options = try ArbiterOptions.parse(arguments)
-} catch {
-    FileHandle.standardError.write(Data("error: \(error.message)\nRun 'arbiter --help' for usage.\n".utf8))
-    exit(64)
+let options = CommandLineParse.orExit(program: "arbiter") { () throws(UsageError) in
+    try ArbiterOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 if options.showHelp {
     print(ArbiterOptions.help)
@@ -24,11 +21,7 @@ if options.showVersion {
 var configuration = ServerConfiguration()
 options.apply(to: &configuration)
 // Every connection is a descriptor: take all the kernel allows this process.
-var limit = rlimit()
-if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
-    limit.rlim_cur = limit.rlim_max
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-}
+Sys.raiseFileLimit(to: Int.max)
 let log = ServerLog(level: options.logLevel)
 // Refusals are printed once, as `error:` lines, whatever the log level: the operator
 // must see them, and a log line saying the same again is noise.

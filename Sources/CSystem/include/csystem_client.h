@@ -3,8 +3,9 @@
 
 #include <stdint.h>
 
-// Client-side calls for arbiter-load, kept apart from the server's csystem.h so the two
-// never step on each other. Same conventions: failures come back as -errno.
+// Client-side calls (ArbiterIO's Sys.connect and Sys.raiseFileLimit, arbiter-load's
+// atomics), kept apart from the server's csystem.h so the two never step on each
+// other. Same conventions: failures come back as -errno.
 
 /// A non-blocking, close-on-exec TCP socket with TCP_NODELAY, connecting to host:port,
 /// where host is an IPv4 or IPv6 literal (no brackets). Returns the fd once the connect
@@ -12,8 +13,6 @@
 int cs_connect(const char *host, uint16_t port);
 /// The pending error of a socket (SO_ERROR) after a non-blocking connect: 0 when connected.
 int cs_socket_error(int fd);
-/// CLOCK_MONOTONIC in nanoseconds.
-uint64_t cs_monotonic_ns(void);
 /// Raises the soft RLIMIT_NOFILE towards `want` (capped by the hard limit). Returns the
 /// soft limit now in force.
 uint64_t cs_raise_nofile(uint64_t want);

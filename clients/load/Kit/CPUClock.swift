@@ -1,3 +1,4 @@
+import ArbiterIO
 import Glibc
 
 /// CPU time spent by this process and by the server, to show who the bottleneck is:
@@ -12,13 +13,8 @@ public enum CPUClock {
 
     /// User + system CPU seconds of `pid` from /proc/<pid>/stat, or nil.
     public static func processSeconds(pid: Int32) -> Double? {
-        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { _ = Glibc.close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return nil }
-        return parseStat(String(decoding: buffer[..<n], as: UTF8.self), ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK))))
+        guard let stat = Sys.readSmallFile("/proc/\(pid)/stat"), !stat.isEmpty else { return nil }
+        return parseStat(String(decoding: stat, as: UTF8.self), ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK))))
     }
 
     /// utime + stime (fields 14 and 15) of a stat line; the command name in parentheses

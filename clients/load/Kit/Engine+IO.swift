@@ -1,3 +1,4 @@
+import ArbiterIO
 import CSystem
 
 extension Engine {
@@ -24,7 +25,7 @@ extension Engine {
             let peer = peers[nextToConnect]
             nextToConnect += 1
             guard peer.state == .notStarted else { continue }
-            switch ClientSocket.connect(host: host, port: port) {
+            switch Sys.connect(host: host, port: port) {
             case .success(let fd):
                 peer.fd = fd
                 peer.state = .connecting
@@ -32,18 +33,18 @@ extension Engine {
                 let err = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, fd, cs_EPOLLOUT | cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
                 if err != 0 { return control.abort("epoll_ctl: errno \(err)") }
             case .failure(let error):
-                return control.abort("\(peer.name): \(error)\(error.code == 24 ? " (raise ulimit -n)" : "")")
+                return control.abort("\(peer.name): \(error)\(error.errno == 24 ? " (raise ulimit -n)" : "")")
             }
         }
     }
 
     /// EPOLLOUT on a connecting socket: the connect finished one way or the other.
     func connected(_ peer: Peer) {
-        let err = ClientSocket.pendingError(peer.fd)
+        let err = Sys.pendingError(peer.fd)
         guard err == 0 else {
             let host = plan.options.redisHost ?? plan.options.host
             let port = plan.options.isRedis ? plan.options.redisPort : plan.options.port
-            return control.abort("cannot connect to \(HostLiteral.authority(host, port: port)): \(ErrnoError(call: "connect", code: err).reason)")
+            return control.abort("cannot connect to \(HostLiteral.authority(host, port: port)): \(Sys.Failure(call: "connect", errno: err).reason)")
         }
         _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
         switch peer.transport {
@@ -74,7 +75,7 @@ extension Engine {
     }
 
     func readable(_ peer: Peer) {
-        switch ClientSocket.read(peer.fd, into: scratch) {
+        switch Sys.read(peer.fd, into: scratch) {
         case .bytes(let n):
             if stampsReads { readAt = LoadClock.now() }
             let bytes = UnsafeBufferPointer(start: scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)
@@ -84,7 +85,7 @@ extension Engine {
         case .eof:
             lost(peer, "the server closed the connection")
         case .failed(let e):
-            lost(peer, ErrnoError(call: "read", code: e).description)
+            lost(peer, Sys.Failure(call: "read", errno: e).description)
         }
     }
 
@@ -218,7 +219,7 @@ extension Engine {
         }
         while peer.outputStart < peer.output.count {
             let result = peer.output.withUnsafeBytes { raw in
-                ClientSocket.write(peer.fd, UnsafeRawBufferPointer(rebasing: raw[peer.outputStart...]))
+                Sys.write(peer.fd, UnsafeRawBufferPointer(rebasing: raw[peer.outputStart...]))
             }
             switch result {
             case .bytes(let n):
@@ -238,7 +239,7 @@ extension Engine {
     func close(_ peer: Peer) {
         guard peer.fd >= 0 else { return }
         _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, peer.fd, 0, 0)
-        ClientSocket.close(peer.fd)
+        Sys.close(peer.fd)
         peer.fd = -1
         peer.state = .closed
     }

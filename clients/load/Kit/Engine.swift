@@ -1,3 +1,4 @@
+import ArbiterIO
 import CSystem
 
 /// One generator thread: its share of the connections on one epoll set, driven through
@@ -58,7 +59,7 @@ final class Engine: @unchecked Sendable {
         scratch.deallocate()
         readyEvents.deallocate()
         readyData.deallocate()
-        if epfd >= 0 { ClientSocket.close(epfd) }
+        if epfd >= 0 { Sys.close(epfd) }
     }
 
     func add(id: Int, role: PeerRole, transport: PeerTransport) -> Peer {

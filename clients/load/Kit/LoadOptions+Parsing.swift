@@ -1,8 +1,9 @@
+import ArbiterCLI
+import ArbiterIO
+
 extension LoadOptions {
-    public struct UsageError: Error, Equatable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
-    }
+    /// The same error, worded the same way, as the server's command line.
+    public typealias UsageError = ArbiterCLI.UsageError
 
     static let flags = ["--host", "--port", "--redis", "--panel", "--panels", "--connections", "--members", "--buttons", "--pressers",
                         "--observers", "--ws-fraction", "--duration", "--warmup", "--cycles", "--threads", "--seed",
@@ -13,32 +14,18 @@ extension LoadOptions {
     /// Parses `<workload> [flags]`; flags accept `--flag value` and `--flag=value`.
     public static func parse(_ arguments: [String]) throws(UsageError) -> LoadOptions {
         var o = LoadOptions()
-        var i = 0
+        var reader = FlagReader(arguments)
         var sawWorkload = false
-        func value(_ flag: String, _ inline: String?) throws(UsageError) -> String {
-            if let inline { return inline }
-            i += 1
-            guard i < arguments.count, !arguments[i].hasPrefix("--") else { throw UsageError(message: "missing value for \(flag)") }
-            return arguments[i]
-        }
+        func value(_ flag: String, _ inline: String?) throws(UsageError) -> String { try reader.value(flag, inline) }
         func int(_ flag: String, _ inline: String?, min: Int = 0, max: Int = 10_000_000) throws(UsageError) -> Int {
-            let text = try value(flag, inline)
-            guard let n = Int(text), n >= min, n <= max else { throw UsageError(message: "\(flag) must be a whole number from \(min) to \(max), not '\(text)'") }
-            return n
+            try FlagReader.number(flag, try value(flag, inline), min...max)
         }
         func seconds(_ flag: String, _ inline: String?) throws(UsageError) -> Double {
             let text = try value(flag, inline)
             guard let s = Double(text), s >= 0, s <= 86_400 else { throw UsageError(message: "\(flag) must be seconds from 0 to 86400, not '\(text)'") }
             return s
         }
-        while i < arguments.count {
-            let argument = arguments[i]
-            var flag = argument
-            var inline: String?
-            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
-                flag = String(argument[..<eq])
-                inline = String(argument[argument.index(after: eq)...])
-            }
+        while let (argument, flag, inline) = reader.next() {
             switch flag {
             case "-h", "--help", "help": o.showHelp = true
             case "--host":
@@ -99,14 +86,12 @@ extension LoadOptions {
                     let names = Workload.allCases.map(\.rawValue)
                     let choose = "choose one of \(names.joined(separator: ", "))"
                     // A near word is a slip of the keyboard ("fanot", "contention"); say which was meant.
-                    let hint = closest(argument.lowercased(), among: names, within: max(3, argument.count / 2))
+                    let hint = FlagReader.closest(argument.lowercased(), among: names, within: max(3, argument.count / 2))
                     throw UsageError(message: "unknown workload '\(argument)'; " + (hint.map { "did you mean \($0)? Or " + choose } ?? choose))
                 } else {
-                    let hint = closest(flag).map { "; did you mean \($0)?" } ?? ""
-                    throw UsageError(message: "unknown argument '\(argument)'\(hint)")
+                    throw FlagReader.unknown(argument, flag: flag, known: flags)
                 }
             }
-            i += 1
         }
         guard sawWorkload || o.showHelp else {
             throw UsageError(message: "name a workload: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -131,28 +116,5 @@ extension LoadOptions {
             throw UsageError(message: "--buttons must be at least 1 for \(o.workload.rawValue)")
         }
         return o
-    }
-
-    /// The known flag nearest to a mistyped one, if it is near enough.
-    static func closest(_ word: String) -> String? {
-        closest(word, among: flags, within: 3)
-    }
-
-    /// The candidate nearest to `word` by edit distance, if at most `within` edits away.
-    static func closest(_ word: String, among candidates: [String], within: Int) -> String? {
-        func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
-            var previous = Array(0...b.count)
-            for i in 1...max(a.count, 1) where !a.isEmpty {
-                var current = [i] + Array(repeating: 0, count: b.count)
-                for j in 1...max(b.count, 1) where !b.isEmpty {
-                    current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-                }
-                previous = current
-            }
-            return a.isEmpty ? b.count : previous[b.count]
-        }
-        let scored = candidates.map { ($0, distance(Array(word.utf8), Array($0.utf8))) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= within else { return nil }
-        return best.0
     }
 }

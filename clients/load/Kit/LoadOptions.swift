@@ -1,3 +1,4 @@
+import ArbiterIO
 /// Everything `arbiter-load` is started with. Defaults are the documented ones; a nil
 /// count means "the workload's default" (see `connectionCount`).
 public struct LoadOptions: Sendable, Equatable {

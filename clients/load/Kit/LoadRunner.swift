@@ -1,3 +1,4 @@
+import ArbiterIO
 import Dispatch
 import Foundation
 
@@ -21,7 +22,7 @@ public enum LoadRunner {
         result.buttons = setup.pressButtons.reduce(0) { $0 + $1.count }
         result.panels = setup.panelCount
         let wanted = setup.specs.count + setup.keptProbes + 64
-        let limit = ClientSocket.raiseFileLimit(to: wanted)
+        let limit = Sys.raiseFileLimit(to: wanted)
         guard limit >= wanted else { throw LoadError("\(setup.specs.count) connections need \(wanted) descriptors but ulimit -n is \(limit)") }
         if o.workload == .idle, let pid = o.serverPID {
             result.memoryBefore = ProcessMemory.residentBytes(pid: pid)

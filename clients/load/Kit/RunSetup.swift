@@ -1,3 +1,4 @@
+import ArbiterIO
 /// What a run needs before its engines start: each panel's buttons (from a setup
 /// probe's JOIN, or made up for Redis), which of them pressers use, and the list of
 /// connections to open.
@@ -37,7 +38,7 @@ struct RunSetup {
                 try s.probeEveryPanel(o)
             } catch {
                 // Probes already open would otherwise stay connected for nothing.
-                for case let probe? in s.probes { ClientSocket.close(probe.fd) }
+                for case let probe? in s.probes { Sys.close(probe.fd) }
                 throw error
             }
         }
@@ -56,7 +57,7 @@ struct RunSetup {
             pressButtons.append(try RunSetup.pressable(o, table))
             // Without observers the probe's only job was the snapshot.
             if o.observers == 0 && o.workload != .fanout {
-                ClientSocket.close(probe.fd)
+                Sys.close(probe.fd)
                 probes[p] = nil
             }
         }

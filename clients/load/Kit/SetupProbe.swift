@@ -1,3 +1,4 @@
+import ArbiterIO
 import Glibc
 
 /// The first connection of a run, set up synchronously before the engines start: it
@@ -13,14 +14,14 @@ struct SetupProbe {
 
     static func join(host: String, port: UInt16, panel: String, name: String, timeoutMs: Int32 = 5000) throws(LoadError) -> SetupProbe {
         let fd: Int32
-        switch ClientSocket.connect(host: host, port: port) {
+        switch Sys.connect(host: host, port: port) {
         case .success(let s): fd = s
         case .failure(let e): throw LoadError("cannot connect to \(HostLiteral.authority(host, port: port)): \(e.reason)")
         }
         do {
             return try converse(fd: fd, host: host, port: port, panel: panel, name: name, timeoutMs: timeoutMs)
         } catch {
-            ClientSocket.close(fd)
+            Sys.close(fd)
             throw error
         }
     }
@@ -28,10 +29,10 @@ struct SetupProbe {
     private static func converse(fd: Int32, host: String, port: UInt16, panel: String, name: String, timeoutMs: Int32) throws(LoadError) -> SetupProbe {
         let at = HostLiteral.authority(host, port: port)
         try wait(fd, Int16(POLLOUT), timeoutMs, "connecting to \(at)")
-        let err = ClientSocket.pendingError(fd)
-        guard err == 0 else { throw LoadError("cannot connect to \(at): \(ErrnoError(call: "connect", code: err).reason)") }
+        let err = Sys.pendingError(fd)
+        guard err == 0 else { throw LoadError("cannot connect to \(at): \(Sys.Failure(call: "connect", errno: err).reason)") }
         let hello = Array("HELLO \(name)\nJOIN \(panel)\n".utf8)
-        guard case .bytes(hello.count) = hello.withUnsafeBytes({ ClientSocket.write(fd, $0) }) else {
+        guard case .bytes(hello.count) = hello.withUnsafeBytes({ Sys.write(fd, $0) }) else {
             throw LoadError("cannot write to \(at)")
         }
         var buffer: [UInt8] = []
@@ -40,12 +41,12 @@ struct SetupProbe {
         // Bounded: a snapshot of at most 1000 buttons, read within the timeout per read.
         for _ in 0..<10_000 {
             try wait(fd, Int16(POLLIN), timeoutMs, "waiting for the JOIN snapshot of \(panel)")
-            let result = chunk.withUnsafeMutableBytes { ClientSocket.read(fd, into: $0) }
+            let result = chunk.withUnsafeMutableBytes { Sys.read(fd, into: $0) }
             switch result {
             case .bytes(let n): buffer += chunk[..<n]
             case .wouldBlock: continue
             case .eof: throw LoadError("\(at) closed the connection during setup")
-            case .failed(let e): throw LoadError(ErrnoError(call: "read", code: e).description)
+            case .failed(let e): throw LoadError(Sys.Failure(call: "read", errno: e).description)
             }
             while let newline = buffer.firstIndex(of: 0x0A) {
                 var line = Array(buffer[..<newline])

@@ -1,3 +1,4 @@
+import ArbiterIO
 import ArbiterWire
 
 /// The client side of the RFC 6455 opening handshake: the upgrade request, and the

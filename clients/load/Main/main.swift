@@ -1,14 +1,11 @@
+import ArbiterCLI
 import ArbiterLoadKit
 import Foundation
 
 // arbiter-load: flags, the live progress line, the report and the exit status.
 
-let options: LoadOptions
-do {
-    options = try LoadOptions.parse(Array(CommandLine.arguments.dropFirst()))
-} catch {
-    FileHandle.standardError.write(Data("error: \(error.message)\nRun 'arbiter-load --help' for usage.\n".utf8))
-    exit(64)
+let options = CommandLineParse.orExit(program: "arbiter-load") { () throws(UsageError) in
+    try LoadOptions.parse(Array(CommandLine.arguments.dropFirst()))
 }
 if options.showHelp {
     print(Help.text)

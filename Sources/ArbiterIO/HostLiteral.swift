@@ -1,8 +1,8 @@
 import CSystem
 
-/// A server address as the generator takes it: an IPv4 or IPv6 literal, `[v6]` as in a
-/// URL, or `localhost`. Names are not resolved: the generator only talks to loopback
-/// and LAN test hosts given by address.
+/// An address as the command lines take it: an IPv4 or IPv6 literal, `[v6]` as in a
+/// URL, or `localhost`. Names are not resolved: the server listens on an address, and
+/// the generator only talks to loopback and LAN test hosts given by address.
 public struct HostLiteral: Equatable, Sendable {
     /// The literal to connect to (IPv6 without brackets).
     public let address: String

@@ -1,6 +1,7 @@
+import ArbiterCLI
+import ArbiterServer
 import ArbiterWire
 import CSystem
-import Glibc
 
 /// The `arbiter` command line, parsed without running anything.
 public struct ArbiterOptions: Equatable, Sendable {
@@ -55,11 +56,6 @@ public struct ArbiterOptions: Equatable, Sendable {
         if let v = maxTotalOutboundBytes { c.maxTotalOutboundBytes = v }
         c.allowedHosts += allowedHosts
         c.allowedOrigins += allowedOrigins
-    }
-
-    public struct UsageError: Error, Equatable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
     }
 
     public init() {}
@@ -150,23 +146,12 @@ public struct ArbiterOptions: Equatable, Sendable {
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
-        var i = 0
-        func value(_ flag: String, _ inline: String?) throws(UsageError) -> String {
-            if let inline { return inline }
-            i += 1
-            guard i < arguments.count, !arguments[i].hasPrefix("--") else {
-                throw UsageError(message: "missing value for \(flag)")
-            }
-            return arguments[i]
+        var reader = FlagReader(arguments)
+        func value(_ flag: String, _ inline: String?) throws(UsageError) -> String { try reader.value(flag, inline) }
+        func number(_ flag: String, _ text: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+            try FlagReader.number(flag, text, range)
         }
-        while i < arguments.count {
-            let argument = arguments[i]
-            var flag = argument
-            var inline: String?
-            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
-                flag = String(argument[..<eq])
-                inline = String(argument[argument.index(after: eq)...])
-            }
+        while let (argument, flag, inline) = reader.next() {
             switch flag {
             case "-h", "--help":
                 options.showHelp = true
@@ -247,37 +232,9 @@ public struct ArbiterOptions: Equatable, Sendable {
                 }
                 options.logLevel = level
             default:
-                let hint = closestFlag(to: flag).map { "; did you mean \($0)?" } ?? ""
-                throw UsageError(message: "unknown argument '\(argument)'\(hint)")
+                throw FlagReader.unknown(argument, flag: flag, known: flags)
             }
-            i += 1
         }
         return options
-    }
-
-    static func number(_ flag: String, _ text: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
-        guard let n = Int(text), range.contains(n) else {
-            throw UsageError(message: "\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
-        }
-        return n
-    }
-
-    static func closestFlag(to word: String) -> String? {
-        guard word.hasPrefix("-") else { return nil }
-        let scored = flags.map { flag in (flag, distance(Array(word.utf8), Array(flag.utf8))) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 3 else { return nil }
-        return best.0
-    }
-
-    private static func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        var previous = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return a.isEmpty ? b.count : previous[b.count]
     }
 }

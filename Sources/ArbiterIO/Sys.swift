@@ -1,23 +1,34 @@
 import CSystem
 import Glibc
 
-/// The system calls the server makes, wrapped once: EINTR is retried here, EAGAIN
-/// becomes `.wouldBlock`, and every other failure carries its errno.
-enum Sys {
-    enum IOResult: Equatable {
+/// The system calls the server and the load generator make, wrapped once: EINTR is
+/// retried here, EAGAIN becomes `.wouldBlock`, and every other failure carries its errno.
+public enum Sys {
+    public enum IOResult: Equatable, Sendable {
         case bytes(Int)
         case wouldBlock
         case eof
         case failed(Int32)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var call: String
-        var errno: Int32
-        var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    /// A failed system call, said the way a user reads it.
+    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        public var call: String
+        public var errno: Int32
+
+        public init(call: String, errno: Int32) {
+            self.call = call
+            self.errno = errno
+        }
+
+        /// What went wrong, without the call (`Connection refused`).
+        public var reason: String { String(cString: strerror(errno)) }
+
+        public var description: String { "\(call): \(reason)" }
     }
 
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+    @inlinable
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         while true {
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if n > 0 { return .bytes(n) }
@@ -29,9 +40,10 @@ enum Sys {
         }
     }
 
-    static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> IOResult {
+    @inlinable
+    public static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> IOResult {
         while true {
-            // MSG_NOSIGNAL: a peer that vanished must not kill the server with SIGPIPE.
+            // MSG_NOSIGNAL: a peer that vanished must not kill the process with SIGPIPE.
             let n = Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
             if n >= 0 { return .bytes(n) }
             let e = errno
@@ -43,7 +55,7 @@ enum Sys {
 
     /// Writes all of `bytes` to a blocking descriptor (a file), retrying short writes and
     /// EINTR; returns 0, or the errno that stopped it.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32 {
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32 {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -59,24 +71,24 @@ enum Sys {
     }
 
     /// Whether bytes are waiting to be read, without taking them.
-    static func hasPendingBytes(_ fd: Int32) -> Bool {
+    public static func hasPendingBytes(_ fd: Int32) -> Bool {
         var byte: UInt8 = 0
         return Glibc.recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
     }
 
-    static func close(_ fd: Int32) {
+    public static func close(_ fd: Int32) {
         // Never retried: on Linux the descriptor is gone even when close reports EINTR.
         _ = Glibc.close(fd)
     }
 
-    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+    public static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
         var v = value
         _ = setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// A non-blocking listening socket on an IPv4 or IPv6 address; returns it with the
     /// port actually bound. `::` also takes IPv4 connections (dual stack).
-    static func listen(host: String, port: UInt16, backlog: Int32) throws(Failure) -> (fd: Int32, port: UInt16) {
+    public static func listen(host: String, port: UInt16, backlog: Int32) throws(Failure) -> (fd: Int32, port: UInt16) {
         let host = host == "localhost" ? "127.0.0.1" : host
         let v6 = host.contains(":")
         var addr4 = sockaddr_in()
@@ -121,13 +133,13 @@ enum Sys {
         return (fd, UInt16(bigEndian: actual.sin6_port))
     }
 
-    enum AcceptResult {
+    public enum AcceptResult: Sendable {
         case accepted(fd: Int32, peer: String)
         case wouldBlock
         case failed(Int32)
     }
 
-    static func accept(_ listener: Int32) -> AcceptResult {
+    public static func accept(_ listener: Int32) -> AcceptResult {
         var peer = [CChar](repeating: 0, count: 64)
         let fd = cs_accept(listener, &peer, Int32(peer.count))
         if fd >= 0 {
@@ -140,27 +152,28 @@ enum Sys {
 
     // MARK: epoll
 
-    static func epollCreate() throws(Failure) -> Int32 {
+    public static func epollCreate() throws(Failure) -> Int32 {
         let fd = cs_epoll_create()
         guard fd >= 0 else { throw Failure(call: "epoll_create1", errno: -fd) }
         return fd
     }
 
     /// Milliseconds since the Unix epoch, for journal records.
-    static func wallClockMilliseconds() -> Int64 {
+    public static func wallClockMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
-    static func monotonicNanoseconds() -> Int64 {
+    @inlinable
+    public static func monotonicNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
     /// The monotonic clock the cores run on, in milliseconds.
-    static func monotonicMilliseconds() -> Int64 {
+    public static func monotonicMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
@@ -170,20 +183,16 @@ enum Sys {
 extension Sys {
     /// The kernel's cap on a listen backlog (`net.core.somaxconn`); 4096 if unreadable,
     /// the Linux default since 5.4.
-    static func systemMaxBacklog() -> Int {
-        let fd = open("/proc/sys/net/core/somaxconn", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return 4096 }
-        defer { Glibc.close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        let digits = buffer[..<max(n, 0)].prefix { $0 >= 0x30 && $0 <= 0x39 }
+    public static func systemMaxBacklog() -> Int {
+        guard let text = readSmallFile("/proc/sys/net/core/somaxconn", limit: 32) else { return 4096 }
+        let digits = text.prefix { $0 >= 0x30 && $0 <= 0x39 }
         guard let value = Int(String(decoding: digits, as: UTF8.self)), value > 0 else { return 4096 }
         return min(value, Int(Int32.max))
     }
 
     /// What the machine answers to on a network: its interface addresses and its host
     /// name (also as `<name>.local`, the name mDNS gives it on a LAN).
-    static func machineNames() -> [String] {
+    public static func machineNames() -> [String] {
         var names: [String] = []
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
         let n = cs_interface_addresses(&buffer, Int32(buffer.count))
