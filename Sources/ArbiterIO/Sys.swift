@@ -3,6 +3,8 @@ import Glibc
 
 /// The system calls the server and the load generator make, wrapped once: EINTR is
 /// retried here, EAGAIN becomes `.wouldBlock`, and every other failure carries its errno.
+/// The small calls are `@inlinable`: the press path reaches them from other modules, and
+/// a call across the boundary would cost instructions on every request.
 public enum Sys {
     public enum IOResult: Equatable, Sendable {
         case bytes(Int)
@@ -71,16 +73,19 @@ public enum Sys {
     }
 
     /// Whether bytes are waiting to be read, without taking them.
+    @inlinable
     public static func hasPendingBytes(_ fd: Int32) -> Bool {
         var byte: UInt8 = 0
         return Glibc.recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
     }
 
+    @inlinable
     public static func close(_ fd: Int32) {
         // Never retried: on Linux the descriptor is gone even when close reports EINTR.
         _ = Glibc.close(fd)
     }
 
+    @inlinable
     public static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
         var v = value
         _ = setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
@@ -159,6 +164,7 @@ public enum Sys {
     }
 
     /// Milliseconds since the Unix epoch, for journal records.
+    @inlinable
     public static func wallClockMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
@@ -173,6 +179,7 @@ public enum Sys {
     }
 
     /// The monotonic clock the cores run on, in milliseconds.
+    @inlinable
     public static func monotonicMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
