@@ -61,7 +61,7 @@ extension Reactor {
             }
             return
         }
-        let name = connection.name  // no run token is out before the first command
+        let name = connection.name
         flush.append(to: connection) { out, format in
             MessageEncoder.encode(.welcome(session: connection.session, name: name), format: format, into: &out)
         }
@@ -77,8 +77,13 @@ extension Reactor {
             switch piece {
             case .line(let line):
                 // The press path: ids looked up straight from the bytes.
-                if let press = FastLineParser.scanPress(line), let job = server.resolvePress(press, receivedAt: receivedAt),
-                   admitPress(connection, at: receivedAt, down: press.verb == .down) {
+                if let press = FastLineParser.scanPress(line), let job = server.resolvePress(press, receivedAt: receivedAt) {
+                    // Refused here, once: handing it to the general path would take (and
+                    // count) a second token for the same line.
+                    guard admitPress(connection, at: receivedAt, down: press.verb == .down) else {
+                        jobs.append(rateLimited(.text))
+                        return
+                    }
                     // Nothing of this read before it, and the round's deferred presses
                     // are for the same panel: it joins them (see `deferPresses`).
                     if jobs.isEmpty, deferredPanel == nil || deferredPanel == job.panel {
@@ -125,7 +130,7 @@ extension Reactor {
     }
 
     /// `admit` for a resolved press: releases always pass; a DOWN over the limit is
-    /// left to the general path, which answers it `rate-limited`.
+    /// answered `rate-limited` in its place among the replies.
     func admitPress(_ connection: Connection, at now: Int64, down: Bool) -> Bool {
         !down || takeToken(connection, at: now)
     }

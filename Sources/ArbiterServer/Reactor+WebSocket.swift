@@ -21,8 +21,8 @@ extension Reactor {
         }
         var jobs: [Job] = []
         let receivedAt = batchNanos
-        // No run token can be out for a connection that has only spoken HTTP, so the
-        // reactor may set the token-owned fields here.
+        // The session's fields belong to this queue, which also runs its commands: they
+        // may be set here before the first command.
         if let name = head.queryValue("name") {
             if Identifier.isValidName(name) {
                 connection.name = server.names.claim(name, for: connection.session, from: connection.address, replacing: connection.name)
@@ -97,7 +97,8 @@ extension Reactor {
                 }
             case .binary(let bytes):
                 guard echo else {
-                    return closeWebSocket(connection, code: 1003, reason: "binary frames are not accepted; send JSON text", flush: &flush)
+                    return closeWebSocket(connection, code: WebSocketError.unsupportedData.closeCode,
+                                          reason: "binary frames are not accepted; send JSON text", flush: &flush)
                 }
                 flush.append(to: connection, raw: true) { out, _ in
                     WebSocketFrameEncoder.encode(opcode: .binary, payload: bytes, into: &out)

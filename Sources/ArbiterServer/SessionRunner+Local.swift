@@ -2,7 +2,7 @@ import ArbiterCore
 import ArbiterWire
 
 extension SessionRunner {
-    /// Commands that belong to no panel, run wherever the token is.
+    /// Commands that belong to no panel, run on the reactor's queue.
     func runLocal(_ command: ParsedCommand, for connection: Connection, flush: inout FlushList) {
         var format = command.format
         let id = command.id

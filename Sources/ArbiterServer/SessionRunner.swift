@@ -18,9 +18,6 @@ struct SessionRunner {
         var i = 0
         while i < jobs.count {
             switch jobs[i] {
-            case .disconnect:
-                i += 1
-                disconnect(connection, flush: &flush)
             case .press(let first):
                 let host = server.panels[first.panel]
                 connection.touch(host.index)

@@ -44,6 +44,23 @@ struct LimitTests {
         #expect(snapshot.contains("BUTTON demo b1 kind=tap group=main state=idle owner=- progress=0.000 owner_session=-"))
     }
 
+    /// A DOWN on the press path that is refused counted twice: once there, once again
+    /// on the general path it was handed to.
+    @Test func aRateLimitedDownIsCountedOnce() throws {
+        let server = try TestServer {
+            $0.commandsPerSecond = 1
+            $0.commandBurst = 1
+        }
+        let c = try LineClient(port: server.port)
+        c.send("DOWN demo b1\nDOWN demo b2")
+        _ = try c.expect("WELCOME")
+        #expect(try c.readLine() == "GRANTED demo b1 fence=1")
+        #expect(try c.readLine().hasPrefix("ERROR rate-limited"))
+        let metrics = try RawSocket(port: server.port)
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try metrics.readResponse().body.contains("arbiter_rate_limited_total 1\n"))
+    }
+
     @Test func pastMaxConnectionsLinePeersAndHTTPAreTurnedAway() throws {
         let server = try TestServer { $0.maxConnections = 2 }
         let a = try server.client()
