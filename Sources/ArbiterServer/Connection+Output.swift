@@ -22,18 +22,43 @@ extension Connection {
     /// `raw` (control frames, HTTP bytes).
     func append(raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         shared.withLock { s in
-            if s.closed || s.sealed { return .dropped }
-            if s.pending > s.outboundLimit { return .dropped }
-            let start = s.out.count
-            body(&s.out, s.eventFormat)
-            if s.framing == .websocket, !raw { Connection.frameLines(&s.out, from: start) }
-            if s.pending > s.outboundLimit { return .overflow }
-            // Most replies leave at once: below one unit nothing is counted or looked up.
-            let overBudget = (s.accounted != 0 || s.pending >= OutputBudget.unit) && outputBudget.account(&s)
-            if s.dirty { return overBudget ? .overBudget : .queued }
-            s.dirty = true
-            return overBudget ? .overBudget : .needsFlush
+            guard s.gate.acceptsOutput else { return .dropped }
+            return Connection.add(&s, raw: raw, budget: outputBudget, body)
         }
+    }
+
+    /// Appends the connection's last output and, in the same step under the lock, stops
+    /// accepting more and marks it to close once written. The reactor calls it right
+    /// after its state machine moved to `closing`: no flush on another thread can write
+    /// the last words and miss that it must close.
+    func appendLast(raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        shared.withLock { s in
+            guard s.gate.acceptsOutput else { return .dropped }
+            let outcome = Connection.add(&s, raw: raw, budget: outputBudget, body)
+            s.gate = .draining
+            switch outcome {
+            case .queued, .needsFlush, .overBudget, .dropped:
+                return outcome
+            case .overflow:
+                // Last words past the bound still go: the connection closes after them anyway.
+                if s.dirty { return .queued }
+                s.dirty = true
+                return .needsFlush
+            }
+        }
+    }
+
+    private static func add(_ s: inout Shared, raw: Bool, budget: OutputBudget, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        if s.pending > s.outboundLimit { return .dropped }
+        let start = s.out.count
+        body(&s.out, s.eventFormat)
+        if s.framing == .websocket, !raw { Connection.frameLines(&s.out, from: start) }
+        if s.pending > s.outboundLimit { return .overflow }
+        // Most replies leave at once: below one unit nothing is counted or looked up.
+        let overBudget = (s.accounted != 0 || s.pending >= OutputBudget.unit) && budget.account(&s)
+        if s.dirty { return overBudget ? .overBudget : .queued }
+        s.dirty = true
+        return overBudget ? .overBudget : .needsFlush
     }
 
     enum FlushOutcome {
@@ -60,7 +85,10 @@ extension Connection {
     func flush() -> FlushOutcome {
         shared.withLock { s in
             s.dirty = false
-            if s.closed { return .done }
+            switch s.gate {
+            case .open, .draining: break
+            case .discarding, .closed: return .done
+            }
             if s.waitingWritable { return .done }
             let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
             if s.accounted != 0 { _ = outputBudget.account(&s) }
@@ -71,7 +99,10 @@ extension Connection {
     /// The reactor saw EPOLLOUT.
     func writable() -> FlushOutcome {
         shared.withLock { s in
-            if s.closed { return .done }
+            switch s.gate {
+            case .open, .draining, .discarding: break
+            case .closed: return .done
+            }
             s.waitingWritable = false
             let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
             if s.accounted != 0 { _ = outputBudget.account(&s) }
@@ -100,7 +131,10 @@ extension Connection {
         // connections cost little.
         s.out.removeAll(keepingCapacity: s.out.capacity <= 4096)
         s.outStart = 0
-        return s.closeAfterFlush ? .closeNow : .done
+        switch s.gate {
+        case .draining: return .closeNow
+        case .open, .discarding, .closed: return .done
+        }
     }
 
     /// Sets the epoll mask from the state. Called under the lock, so two threads

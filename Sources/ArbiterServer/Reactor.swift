@@ -119,21 +119,7 @@ final class Reactor: @unchecked Sendable {
     func sayGoodbye() {
         var flush = FlushList()
         for case let connection? in slots {
-            switch connection.mode {
-            case .line:
-                connection.mode = .closing
-                flush.append(to: connection) { out, format in
-                    MessageEncoder.encode(.bye(reason: "shutdown"), format: format, into: &out)
-                }
-                connection.shared.withLock {
-                    $0.sealed = true
-                    $0.closeAfterFlush = true
-                }
-            case .websocket:
-                closeWebSocket(connection, code: 1001, reason: "server shutting down", flush: &flush)
-            case .detecting, .http, .closing:
-                close(connection, reason: "shutdown")
-            }
+            perform(connection.machine.shutdown(), nil, on: connection, flush: &flush)
         }
         flush.flushAll()
     }
@@ -256,17 +242,15 @@ final class Reactor: @unchecked Sendable {
         var pending = FlushList()
         runDeferredPresses(flush: &pending)
         pending.flushAll()
-        let wasOpen = connection.shared.withLock { s -> Bool in
-            if s.closed { return false }
-            s.closed = true
+        guard connection.machine.socketClosed() else { return }
+        connection.shared.withLock { s in
+            s.gate = .closed
             s.out = []
             s.outStart = 0
             _ = connection.outputBudget.account(&s)
             // Under the lock, so no writer can use the descriptor number once reused.
             Sys.close(connection.fd)
-            return true
         }
-        guard wasOpen else { return }
         if connection.slot >= 0, connection.slot < slots.count, slots[connection.slot] === connection {
             slots[connection.slot] = nil
             freeSlots.append(connection.slot)
@@ -328,44 +312,9 @@ final class Reactor: @unchecked Sendable {
             }
         }
         let now = ServerClock.now()
-        let configuration = server.configuration
         var flush = FlushList()
         for case let connection? in slots {
-            switch connection.mode {
-            case .detecting(let buffered):
-                // A first line begun long ago and still undecided: not HTTP after all.
-                if !buffered.isEmpty, now.since(connection.acceptedAt) > configuration.headTimeoutMs {
-                    becomeLinePeer(connection, replaying: buffered, flush: &flush)
-                }
-            case .http:
-                if let since = connection.waitingSince, now.since(since) > configuration.headTimeoutMs {
-                    finishHTTP(connection, HTTPResponse.serialize(
-                        status: 408, headers: [("Content-Type", "text/plain; charset=utf-8")],
-                        body: Array("request head not received in time\n".utf8), keepAlive: false), flush: &flush)
-                }
-            case .websocket:
-                if let pinged = connection.pingSentAt {
-                    if now.since(pinged) > configuration.webSocketPongTimeoutMs {
-                        close(connection, reason: "websocket silent after ping")
-                    }
-                } else if now.since(connection.lastReadAt) > configuration.webSocketPingIntervalMs {
-                    connection.pingSentAt = now
-                    flush.append(to: connection, raw: true) { out, _ in
-                        out.append(contentsOf: WebSocketFrameEncoder.pingFrame())
-                    }
-                }
-            case .line:
-                let idle = configuration.idleTimeoutMs
-                if idle > 0, now.since(connection.lastReadAt) > idle {
-                    connection.mode = .closing
-                    connection.shared.withLock { $0.closeAfterFlush = true }
-                    flush.append(to: connection) { out, format in
-                        MessageEncoder.encode(.bye(reason: "idle"), format: format, into: &out)
-                    }
-                }
-            case .closing:
-                break
-            }
+            perform(connection.machine.sweep(now: now, lastReadAt: connection.lastReadAt), nil, on: connection, flush: &flush)
         }
         flush.flushAll()
     }

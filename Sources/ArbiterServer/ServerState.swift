@@ -26,6 +26,8 @@ final class ServerState: @unchecked Sendable {
     private let nextSession = Atomic<Int>(1)
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     let hasKeys: Bool
+    /// The limits every connection's state machine decides by.
+    let connectionLimits: ConnectionLimits
 
     let journal: Journal?
     /// The Host and Origin values served (DNS rebinding, cross-site WebSockets).
@@ -57,6 +59,7 @@ final class ServerState: @unchecked Sendable {
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+        self.connectionLimits = ConnectionLimits(configuration)
         self.outputBudget = OutputBudget(limit: configuration.maxTotalOutboundBytes)
         self.keyBudget = Locked(KeyFailureBudget(policy: configuration.keyFailures))
         let wildcard = configuration.host == "0.0.0.0" || configuration.host == "::"
@@ -82,20 +85,19 @@ final class ServerState: @unchecked Sendable {
     func adopt(fd: Int32, peer: String) {
         let number = nextSession.wrappingAdd(1, ordering: .relaxed).oldValue
         let reactor = reactors[number % reactors.count]
+        // Accepts run on one queue only, so the count cannot grow between here and the
+        // registration below (closes elsewhere may only lower it).
+        let open = registry.withLock { $0.count } + 1
+        let admission: Admission = open <= configuration.maxConnections ? .served
+            : open <= configuration.maxConnections + configuration.monitoringReserve ? .overCapacity : .pastReserve
         let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
+                                    admission: admission, limits: connectionLimits,
                                     outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget)
         connection.name = names.claim(connection.name, for: connection.session, from: connection.address, replacing: nil)
         connection.tokens = Double(configuration.commandBurst)
         connection.tokensAt = Sys.monotonicNanoseconds()
-        let open = registry.withLock { r -> Int in
-            r[connection.session] = connection
-            return r.count
-        }
-        if open > configuration.maxConnections {
-            connection.overCapacity = true
-            connection.pastReserve = open > configuration.maxConnections + configuration.monitoringReserve
-            metrics.add(.serverFull)
-        }
+        registry.withLock { $0[connection.session] = connection }
+        if admission != .served { metrics.add(.serverFull) }
         metrics.add(.connectionsOpened)
         log.info("connection opened", ["session": connection.session.description, "peer": peer])
         // The accepting reactor's own drain loop would hold a block back until it goes
@@ -113,11 +115,12 @@ final class ServerState: @unchecked Sendable {
         metrics.add(.connectionsClosed)
         // On the connection's reactor queue, which owns `kind` and `name`. An HTTP peer
         // has no session name worth logging; the others go by the name they last chose.
-        if connection.kind == .line || connection.kind == .websocket {
-            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": connection.kind.rawValue,
+        let kind = connection.machine.kind
+        if kind == .line || kind == .websocket {
+            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": kind.rawValue,
                                            "name": connection.name, "reason": reason])
         } else {
-            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": connection.kind.rawValue,
+            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": kind.rawValue,
                                            "reason": reason])
         }
     }

@@ -30,7 +30,7 @@ struct SessionRunner {
                 runPresses(presses, on: host, flush: &flush)
             case .failure(let error):
                 i += 1
-                if connection.stopsRunning { continue }
+                if !connection.machine.runsCommands { continue }
                 let format = error.format == .json ? .json : connection.format
                 reply(.error(error.code, error.message), format: format, id: error.id, to: connection, flush: &flush)
             case .command(let command, _):
@@ -74,7 +74,7 @@ struct SessionRunner {
     func runPresses(_ presses: some Collection<(Connection, PressJob)>, on host: PanelHost, flush: inout FlushList) {
         host.queue.sync {
             var readAt: Int64?
-            for (connection, press) in presses where !connection.stopsRunning {
+            for (connection, press) in presses where connection.machine.runsCommands {
                 if server.isShuttingDown {
                     reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
                           to: connection, flush: &flush)
@@ -90,7 +90,7 @@ struct SessionRunner {
     /// The command as it is to be answered, or nil when it must not run (after QUIT,
     /// or during a shutdown, which it is told).
     private func admissible(_ command: ParsedCommand, for connection: Connection, flush: inout FlushList) -> ParsedCommand? {
-        if connection.stopsRunning { return nil }
+        if !connection.machine.runsCommands { return nil }
         var command = command
         // A JSON command is answered in JSON; a text one in the connection's form.
         if command.format == .text { command.format = connection.format }
@@ -104,7 +104,6 @@ struct SessionRunner {
 
     /// The connection is gone: release what it owns in every panel it touched.
     func disconnect(_ connection: Connection, flush: inout FlushList) {
-        connection.stopsRunning = true
         for p in connection.touchedPanels {
             let host = server.panels[p]
             host.queue.sync {
