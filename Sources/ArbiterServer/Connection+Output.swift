@@ -90,7 +90,7 @@ extension Connection {
             case .discarding, .closed: return .done
             }
             if s.waitingWritable { return .done }
-            let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+            let outcome = Connection.write(&s, fd: fd, sink: sink, epfd: reactor.epfd, slotData: epollData)
             if s.accounted != 0 { _ = outputBudget.account(&s) }
             return outcome
         }
@@ -104,14 +104,18 @@ extension Connection {
             case .closed: return .done
             }
             s.waitingWritable = false
-            let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+            let outcome = Connection.write(&s, fd: fd, sink: sink, epfd: reactor.epfd, slotData: epollData)
             if s.accounted != 0 { _ = outputBudget.account(&s) }
             if !s.waitingWritable { Connection.updateInterest(s, fd: fd, epfd: reactor.epfd, data: epollData) }
             return outcome
         }
     }
 
-    private static func write(_ s: inout Shared, fd: Int32, epfd: Int32, slotData: UInt64) -> FlushOutcome {
+    private static func write(_ s: inout Shared, fd: Int32, sink: EmbeddedSink?, epfd: Int32, slotData: UInt64) -> FlushOutcome {
+        if let sink, s.pending > 0 {
+            sink.write(s.out[s.outStart...])
+            s.outStart = s.out.count
+        }
         while s.pending > 0 {
             let result = s.out.withUnsafeBytes { raw in
                 Sys.write(fd, UnsafeRawBufferPointer(rebasing: raw[s.outStart...]))

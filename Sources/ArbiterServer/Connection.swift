@@ -19,6 +19,8 @@ final class Connection: @unchecked Sendable {
     /// The server's total of unsent output, kept here so appends need not go through
     /// the reactor's unowned reference to the server.
     let outputBudget: OutputBudget
+    /// Tests only: output goes here instead of `fd` (which is then -1).
+    let sink: EmbeddedSink?
 
     // MARK: Owned by `reactor.queue`
 
@@ -83,7 +85,8 @@ final class Connection: @unchecked Sendable {
     let shared: Locked<Shared>
 
     init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, admission: Admission,
-         limits: ConnectionLimits, outboundLimit: Int, outputBudget: OutputBudget) {
+         limits: ConnectionLimits, outboundLimit: Int, outputBudget: OutputBudget, sink: EmbeddedSink? = nil) {
+        self.sink = sink
         self.machine = ConnectionStateMachine(admission: admission, limits: limits, acceptedAt: acceptedAt)
         self.outputBudget = outputBudget
         self.shared = Locked(Shared(outboundLimit: outboundLimit))

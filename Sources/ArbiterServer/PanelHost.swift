@@ -25,6 +25,8 @@ final class PanelHost: @unchecked Sendable {
     @exclusivity(unchecked) private var waiters: [SessionID: Connection] = [:]
     @exclusivity(unchecked) private var output = PanelOutput()
     private var timer: DispatchSourceTimer?
+    /// The clock the core decides by (the server's).
+    let clock: ServerClock
     @exclusivity(unchecked) private var timerDeadline: Instant?
     @exclusivity(unchecked) private var history = HistoryRing(capacity: Request.maxHistoryCount)
     private unowned(unsafe) var server: ServerState!
@@ -40,7 +42,9 @@ final class PanelHost: @unchecked Sendable {
     /// Wall time read once per visit, for journal and history records.
     @exclusivity(unchecked) private var wallReading: Int64?
 
-    init(index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil) {
+    init(index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,
+         clock: ServerClock = .system) {
+        self.clock = clock
         self.index = index
         self.config = config
         self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
@@ -176,7 +180,7 @@ final class PanelHost: @unchecked Sendable {
     func releaseAllForShutdown() {
         var flush = FlushList()
         output.removeAll()
-        core.shutdown(now: ServerClock.now(), into: &output)
+        core.shutdown(now: clock.now(), into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         finishBatch(&flush)
     }
@@ -189,7 +193,7 @@ final class PanelHost: @unchecked Sendable {
         if !waiters.isEmpty { waiters.removeValue(forKey: connection.session) }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
-        core.disconnect(session: connection.session, now: ServerClock.now(), into: &output)
+        core.disconnect(session: connection.session, now: clock.now(), into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
     }
 
@@ -218,7 +222,7 @@ final class PanelHost: @unchecked Sendable {
 
     /// The state now, after performing whatever the clock owed.
     func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
-        let now = ServerClock.now()
+        let now = clock.now()
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: now, into: &output)
@@ -236,7 +240,7 @@ final class PanelHost: @unchecked Sendable {
                          flush: inout FlushList) -> Bool {
         func wall() -> Int64 {
             if let w = wallReading { return w }
-            let w = ServerClock.wallMilliseconds()
+            let w = clock.wallMilliseconds()
             wallReading = w
             return w
         }
@@ -287,7 +291,7 @@ final class PanelHost: @unchecked Sendable {
             let event = events[i]
             count(event)
             if HistoryRecord.isJournaled(event.kind) {
-                if wallReading == nil { wallReading = ServerClock.wallMilliseconds() }
+                if wallReading == nil { wallReading = clock.wallMilliseconds() }
                 history.append(.live(event, at: wallReading ?? 0))
             }
             broadcast(event, flush: &flush)
@@ -369,11 +373,13 @@ final class PanelHost: @unchecked Sendable {
 
     // MARK: Time
 
-    private func timerFired() {
+    /// Runs the panel's due timers (hold, talk, tap) at the clock's time; on `queue`.
+    /// Tests with a manual clock call it after moving the clock.
+    func timerFired() {
         timerDeadline = nil
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
-        core.advance(to: ServerClock.now(), into: &output)
+        core.advance(to: clock.now(), into: &output)
         var flush = FlushList()
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         finishBatch(&flush)
@@ -384,7 +390,7 @@ final class PanelHost: @unchecked Sendable {
     /// caller writes what was appended, after leaving the queue.
     func endVisit(commandsReadAt receivedAt: Int64? = nil, count: Int = 0) {
         if let receivedAt, count > 0 {
-            let elapsed = Sys.monotonicNanoseconds() - receivedAt
+            let elapsed = clock.nanoseconds() - receivedAt
             for _ in 0..<count { counters.latency.record(nanoseconds: elapsed) }
         }
         wallReading = nil
@@ -406,7 +412,7 @@ final class PanelHost: @unchecked Sendable {
         guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }
         // In nanoseconds: a delay rounded down to milliseconds wakes the core before its
         // deadline, which then has nothing to do and asks again at once.
-        let delay = max(0, next.nanoseconds &- ServerClock.now().nanoseconds)
+        let delay = max(0, next.nanoseconds &- clock.now().nanoseconds)
         timer?.schedule(deadline: .now() + .nanoseconds(Int(delay)), leeway: .milliseconds(1))
     }
 }

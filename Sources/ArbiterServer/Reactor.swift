@@ -69,7 +69,7 @@ final class Reactor: @unchecked Sendable {
     }
 
     func start() {
-        queue.setSpecific(key: Reactor.queueKey, value: queueTag)
+        markQueue()
         let source = DispatchSource.makeReadSource(fileDescriptor: epfd, queue: queue)
         source.setEventHandler { [unowned self] in self.drainReadyEvents() }
         source.resume()
@@ -83,6 +83,31 @@ final class Reactor: @unchecked Sendable {
         sweep.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
         sweep.resume()
         self.sweepTimer = sweep
+    }
+
+    /// Marks `queue` as this reactor's, so `isCurrent` can tell.
+    func markQueue() {
+        queue.setSpecific(key: Reactor.queueKey, value: queueTag)
+    }
+
+    // MARK: Embedded (tests): what an epoll wake-up or a timer would do, driven by hand
+
+    /// One read of `bytes` on `connection`, handled as `drainReadyEvents` handles one.
+    /// On `queue`.
+    func deliverForTesting(_ bytes: [UInt8], to connection: Connection) {
+        batchNanos = server.clock.reading(givenSystem: Sys.monotonicNanoseconds())
+        var flush = FlushList()
+        bytes.withUnsafeBufferPointer { received($0, on: connection, flush: &flush) }
+        runDeferredPresses(flush: &flush)
+        flush.flushAll()
+        closeRequested()
+    }
+
+    /// The WELCOME timer and the sweep, at the clock's time. On `queue`.
+    func tickForTesting() {
+        timerFired()
+        sweep()
+        closeRequested()
     }
 
     /// Stops (or restarts) the epoll descriptor's source, as a lost wake-up would: for
@@ -145,7 +170,8 @@ final class Reactor: @unchecked Sendable {
         var timeout: Int32 = 0
         for _ in 0..<1_000_000 {
             let n = Int(cs_epoll_wait(epfd, readyEvents, readyData, Reactor.batch, timeout))
-            batchNanos = Sys.monotonicNanoseconds()
+            let real = Sys.monotonicNanoseconds()
+            batchNanos = server.clock.reading(givenSystem: real)
             if n <= 0 {
                 if timeout > 0 { break }
                 timeout = 1
@@ -171,7 +197,7 @@ final class Reactor: @unchecked Sendable {
             runDeferredPresses(flush: &flush)
             flush.flushAll()
             closeRequested()
-            if batchNanos - started > 5_000_000 { break }
+            if real - started > 5_000_000 { break }
         }
         flush.flushAll()
         closeRequested()
@@ -208,6 +234,11 @@ final class Reactor: @unchecked Sendable {
             slots.append(connection)
         }
         connection.slot = slot
+        if connection.sink != nil {
+            // Embedded (tests): no descriptor to watch; bytes are delivered by hand.
+            greetings.append((connection.acceptedAt + server.configuration.welcomeDelayMs, connection))
+            return
+        }
         if let size = server.configuration.socketSendBufferBytes {
             Sys.setOption(connection.fd, SOL_SOCKET, SO_SNDBUF, size)
         }
@@ -281,7 +312,7 @@ final class Reactor: @unchecked Sendable {
     // MARK: Timers
 
     private func timerFired() {
-        let now = ServerClock.now()
+        let now = server.clock.now()
         var flush = FlushList()
         while greetingsHead < greetings.count, greetings[greetingsHead].deadline <= now {
             let connection = greetings[greetingsHead].connection
@@ -311,7 +342,7 @@ final class Reactor: @unchecked Sendable {
                 self.drainReadyEvents()
             }
         }
-        let now = ServerClock.now()
+        let now = server.clock.now()
         var flush = FlushList()
         for case let connection? in slots {
             perform(connection.machine.sweep(now: now, lastReadAt: connection.lastReadAt), nil, on: connection, flush: &flush)
@@ -329,7 +360,7 @@ final class Reactor: @unchecked Sendable {
         let deadline = greetings[greetingsHead].deadline
         if let current = timerDeadline, current <= deadline { return }
         timerDeadline = deadline
-        timer?.schedule(deadline: .now() + .milliseconds(Int(max(0, deadline.since(ServerClock.now())))),
+        timer?.schedule(deadline: .now() + .milliseconds(Int(max(0, deadline.since(server.clock.now())))),
                         leeway: .milliseconds(5))
     }
 }

@@ -34,8 +34,12 @@ final class ServerState: @unchecked Sendable {
     let hostPolicy: HostPolicy
     private let shuttingDownFlag = Atomic<Bool>(false)
 
-    init(configuration: ServerConfiguration) throws {
+    /// The clock every decision reads: the system's, or a manual one in tests.
+    let clock: ServerClock
+
+    init(configuration: ServerConfiguration, clock: ServerClock = .system) throws {
         self.configuration = configuration
+        self.clock = clock
         let log = ServerLog(level: configuration.logLevel)
         self.log = log
         var loaded = JournalLoader.Loaded()
@@ -54,7 +58,8 @@ final class ServerState: @unchecked Sendable {
         }
         let hosts = configuration.panels.enumerated().map { [journal] i, panel in
             PanelHost(index: i, config: panel, lastFence: loaded.grantedFences[panel.id] ?? 0,
-                      reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal)
+                      reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal,
+                      clock: clock)
         }
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
@@ -82,7 +87,8 @@ final class ServerState: @unchecked Sendable {
     }
 
     /// A socket was accepted: number its session and hand it to a reactor.
-    func adopt(fd: Int32, peer: String) {
+    @discardableResult
+    func adopt(fd: Int32, peer: String, sink: EmbeddedSink? = nil) -> Connection {
         let number = nextSession.wrappingAdd(1, ordering: .relaxed).oldValue
         let reactor = reactors[number % reactors.count]
         // Accepts run on one queue only, so the count cannot grow between here and the
@@ -90,12 +96,12 @@ final class ServerState: @unchecked Sendable {
         let open = registry.withLock { $0.count } + 1
         let admission: Admission = open <= configuration.maxConnections ? .served
             : open <= configuration.maxConnections + configuration.monitoringReserve ? .overCapacity : .pastReserve
-        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
+        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: clock.now(),
                                     admission: admission, limits: connectionLimits,
-                                    outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget)
+                                    outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget, sink: sink)
         connection.name = names.claim(connection.name, for: connection.session, from: connection.address, replacing: nil)
         connection.tokens = Double(configuration.commandBurst)
-        connection.tokensAt = Sys.monotonicNanoseconds()
+        connection.tokensAt = clock.nanoseconds()
         registry.withLock { $0[connection.session] = connection }
         if admission != .served { metrics.add(.serverFull) }
         metrics.add(.connectionsOpened)
@@ -107,6 +113,7 @@ final class ServerState: @unchecked Sendable {
         } else {
             reactor.queue.async { reactor.register(connection) }
         }
+        return connection
     }
 
     func connectionClosed(_ connection: Connection, reason: String) {
@@ -153,7 +160,7 @@ final class ServerState: @unchecked Sendable {
     /// in one step under the budget's lock, so parallel guesses cannot slip past it.
     func checkKey(_ key: String, peer: String) -> KeyCheck {
         let address = KeyFailureBudget.address(ofPeer: peer)
-        let now = Sys.monotonicMilliseconds()
+        let now = clock.now().milliseconds
         var lockout: Int64?
         let check = keyBudget.withLock { budget -> KeyCheck in
             if case .lockedOut(let remaining) = budget.check(address, now: now) { return .lockedOut(remaining) }
