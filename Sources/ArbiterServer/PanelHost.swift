@@ -29,7 +29,11 @@ final class PanelHost: @unchecked Sendable {
     let clock: ServerClock
     @exclusivity(unchecked) private var timerDeadline: Instant?
     @exclusivity(unchecked) private var history = HistoryRing(capacity: Request.maxHistoryCount)
-    private unowned(unsafe) var server: ServerState!
+    /// Open connections by session (the server's registry), to reach a waiter that left
+    /// this panel's table.
+    private let sessions: Locked<[SessionID: Connection]>
+    /// Whether any panel has keys at all: if none, every session is admin everywhere.
+    private let hasKeys: Bool
     @exclusivity(unchecked) var counters = PanelCounters()
     /// Read by PANELS from any queue.
     let memberCount = Atomic<Int>(0)
@@ -43,8 +47,10 @@ final class PanelHost: @unchecked Sendable {
     @exclusivity(unchecked) private var wallReading: Int64?
 
     init(index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,
-         clock: ServerClock = .system) {
+         clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true) {
         self.clock = clock
+        self.sessions = sessions
+        self.hasKeys = hasKeys
         self.index = index
         self.config = config
         self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
@@ -56,8 +62,8 @@ final class PanelHost: @unchecked Sendable {
         for record in history.suffix(Request.maxHistoryCount) { self.history.append(.loaded(record)) }
     }
 
-    func attach(to server: ServerState) {
-        self.server = server
+    /// Starts the panel's timer source.
+    func start() {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [unowned self] in self.timerFired() }
         timer.resume()
@@ -69,14 +75,28 @@ final class PanelHost: @unchecked Sendable {
         timer = nil
     }
 
+    /// Traps in a debug build when the caller is not on `queue`; compiled out of release
+    /// builds, where it would cost on the press path.
+    @inline(__always) func assertOnQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(queue))
+        #endif
+    }
+
+    /// The access a session presenting `key` has here.
+    private func access(key: String?) -> Access {
+        hasKeys ? config.keys.access(forKey: key) : .admin
+    }
+
     // MARK: Commands
 
     /// Runs one command of `connection`. On `queue` (inside `queue.sync`).
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         counters.commands += 1
         // The command's time is when its bytes were read: one clock reading per batch.
         let now = Instant(nanoseconds: receivedAt)
-        let access = server.access(key: connection.key, on: config)
+        let access = access(key: connection.key)
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
         }
@@ -93,13 +113,14 @@ final class PanelHost: @unchecked Sendable {
 
     /// Runs a press command whose ids the reactor already looked up. On `queue`.
     func executePress(_ press: PressJob, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         counters.commands += 1
         let request: PanelRequest = switch press.verb {
         case .down: .down(button: .index(press.button))
         case .up: .up(button: .index(press.button), fence: press.fence)
         case .cancel: .cancel(button: .index(press.button), fence: press.fence)
         }
-        let access = server.hasKeys ? server.access(key: connection.key, on: config) : .admin
+        let access = access(key: connection.key)
         run(request, access: access, now: Instant(nanoseconds: press.receivedAt),
             replyFormat: format, id: nil, from: connection, flush: &flush)
     }
@@ -178,6 +199,7 @@ final class PanelHost: @unchecked Sendable {
 
     /// Releases every button with `reason=shutdown`. On `queue`.
     func releaseAllForShutdown() {
+        assertOnQueue()
         var flush = FlushList()
         output.removeAll()
         core.shutdown(now: clock.now(), into: &output)
@@ -187,6 +209,7 @@ final class PanelHost: @unchecked Sendable {
 
     /// Releases what the session owned and removes it from the members.
     func disconnect(_ connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         if members.removeValue(forKey: connection.session) != nil {
             memberCount.subtract(1, ordering: .relaxed)
         }
@@ -312,7 +335,7 @@ final class PanelHost: @unchecked Sendable {
     /// is granted, in its own format, whether it is a member or not.
     private func deliverNotice(_ notice: PanelOutput.Notice, flush: inout FlushList) {
         guard let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
-            ?? server.connection(notice.session) else { return }
+            ?? sessions.withLock({ $0[notice.session] }) else { return }
         flush.append(to: connection) { out, format in
             MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
         }
@@ -376,6 +399,7 @@ final class PanelHost: @unchecked Sendable {
     /// Runs the panel's due timers (hold, talk, tap) at the clock's time; on `queue`.
     /// Tests with a manual clock call it after moving the clock.
     func timerFired() {
+        assertOnQueue()
         timerDeadline = nil
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
@@ -389,6 +413,7 @@ final class PanelHost: @unchecked Sendable {
     /// handling time of the visit's commands (read to reply queued) is recorded. The
     /// caller writes what was appended, after leaving the queue.
     func endVisit(commandsReadAt receivedAt: Int64? = nil, count: Int = 0) {
+        assertOnQueue()
         if let receivedAt, count > 0 {
             let elapsed = clock.nanoseconds() - receivedAt
             for _ in 0..<count { counters.latency.record(nanoseconds: elapsed) }

@@ -4,6 +4,7 @@ import ArbiterWire
 extension Reactor {
     /// Bytes arrived: the state machine says what they are for.
     func received(_ bytes: UnsafeBufferPointer<UInt8>, on connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         let now = Instant(nanoseconds: batchNanos)
         connection.lastReadAt = now
         perform(connection.machine.bytesArrived(bytes, at: now), bytes, on: connection, flush: &flush)
@@ -119,7 +120,7 @@ extension Reactor {
         }
         guard !jobs.isEmpty else { return }
         runDeferredPresses(flush: &flush)
-        server.runner.run(jobs, for: connection, flush: &flush)
+        runner.run(jobs, for: connection, flush: &flush)
         jobs.removeAll(keepingCapacity: true)
     }
 
@@ -131,8 +132,9 @@ extension Reactor {
 
     /// Runs the presses deferred in this round, in one visit to their panel's queue.
     func runDeferredPresses(flush: inout FlushList) {
+        assertOnQueue()
         guard let panel = deferredPanel else { return }
-        server.runner.runPresses(deferred, on: server.panels[panel], flush: &flush)
+        runner.runPresses(deferred, on: server.panels[panel], flush: &flush)
         deferred.removeAll(keepingCapacity: true)
         deferredPanel = nil
     }

@@ -57,7 +57,7 @@ extension Reactor {
                 MessageEncoder.encode(.welcome(session: connection.session, name: name), format: .json, into: &out)
             }
         }
-        if !jobs.isEmpty { server.runner.run(jobs, for: connection, flush: &flush) }
+        if !jobs.isEmpty { runner.run(jobs, for: connection, flush: &flush) }
         readWebSocket(connection, use: use, flush: &flush)
     }
 
@@ -68,7 +68,7 @@ extension Reactor {
         var jobs: [Job] = []
         let receivedAt = batchNanos
         defer {
-            if !jobs.isEmpty { server.runner.run(jobs, for: connection, flush: &flush) }
+            if !jobs.isEmpty { runner.run(jobs, for: connection, flush: &flush) }
         }
         for _ in 0..<1_000_000 {
             let message: WebSocketMessage?

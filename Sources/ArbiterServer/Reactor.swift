@@ -15,7 +15,10 @@ final class Reactor: @unchecked Sendable {
     let index: Int
     let queue: DispatchQueue
     let epfd: Int32
+    /// The server owns its reactors; this way back is `unowned` (checked, not `unsafe`).
     unowned let server: ServerState
+    /// Runs the commands of this reactor's connections.
+    let runner: SessionRunner
     private var source: DispatchSourceRead?
     private var timer: DispatchSourceTimer?
     private var sweepTimer: DispatchSourceTimer?
@@ -54,6 +57,7 @@ final class Reactor: @unchecked Sendable {
     init(index: Int, server: ServerState) throws(Sys.Failure) {
         self.index = index
         self.server = server
+        self.runner = SessionRunner(server: server)
         self.queue = DispatchQueue(label: "arbiter.reactor.\(index)")
         self.epfd = try Sys.epollCreate()
         self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -85,6 +89,14 @@ final class Reactor: @unchecked Sendable {
         self.sweepTimer = sweep
     }
 
+    /// Traps in a debug build when the caller is not on `queue`; compiled out of release
+    /// builds, where it would cost on the press path.
+    @inline(__always) func assertOnQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(queue))
+        #endif
+    }
+
     /// Marks `queue` as this reactor's, so `isCurrent` can tell.
     func markQueue() {
         queue.setSpecific(key: Reactor.queueKey, value: queueTag)
@@ -95,6 +107,7 @@ final class Reactor: @unchecked Sendable {
     /// One read of `bytes` on `connection`, handled as `drainReadyEvents` handles one.
     /// On `queue`.
     func deliverForTesting(_ bytes: [UInt8], to connection: Connection) {
+        assertOnQueue()
         batchNanos = server.clock.reading(givenSystem: Sys.monotonicNanoseconds())
         var flush = FlushList()
         bytes.withUnsafeBufferPointer { received($0, on: connection, flush: &flush) }
@@ -105,6 +118,7 @@ final class Reactor: @unchecked Sendable {
 
     /// The WELCOME timer and the sweep, at the clock's time. On `queue`.
     func tickForTesting() {
+        assertOnQueue()
         timerFired()
         sweep()
         closeRequested()
@@ -118,6 +132,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Stops watching; called on `queue` during shutdown.
     func stop() {
+        assertOnQueue()
         source?.cancel()
         timer?.cancel()
         sweepTimer?.cancel()
@@ -133,6 +148,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Closes the listening socket: no new connections. On `queue`.
     func stopListening() {
+        assertOnQueue()
         guard listenerFD >= 0 else { return }
         _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, listenerFD, 0, 0)
         Sys.close(listenerFD)
@@ -142,6 +158,7 @@ final class Reactor: @unchecked Sendable {
     /// The last words of a shutdown: line peers get `OK BYE reason=shutdown`, WebSockets
     /// a close 1001; each closes once that is written. Others close now. On `queue`.
     func sayGoodbye() {
+        assertOnQueue()
         var flush = FlushList()
         for case let connection? in slots {
             perform(connection.machine.shutdown(), nil, on: connection, flush: &flush)
@@ -164,6 +181,7 @@ final class Reactor: @unchecked Sendable {
     /// returns when sockets stay quiet for 1 ms, or after 5 ms of work so that timers
     /// and other blocks on this queue get their turn.
     private func drainReadyEvents() {
+        assertOnQueue()
         var flush = FlushList()
         let started = Sys.monotonicNanoseconds()
         drainedAt = started
@@ -225,6 +243,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Takes a new connection into this reactor's table. On `queue`.
     func register(_ connection: Connection) {
+        assertOnQueue()
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -269,6 +288,7 @@ final class Reactor: @unchecked Sendable {
     /// Closes the socket and starts the release of everything the session owned.
     /// On `queue`; other queues use `requestClose`.
     func close(_ connection: Connection, reason: String) {
+        assertOnQueue()
         // A press read before the close must not be granted after its release.
         var pending = FlushList()
         runDeferredPresses(flush: &pending)
@@ -288,7 +308,7 @@ final class Reactor: @unchecked Sendable {
         }
         server.connectionClosed(connection, reason: reason)
         var flush = FlushList()
-        server.runner.disconnect(connection, flush: &flush)
+        runner.disconnect(connection, flush: &flush)
         flush.flushAll()
     }
 
@@ -312,6 +332,7 @@ final class Reactor: @unchecked Sendable {
     // MARK: Timers
 
     private func timerFired() {
+        assertOnQueue()
         let now = server.clock.now()
         var flush = FlushList()
         while greetingsHead < greetings.count, greetings[greetingsHead].deadline <= now {
@@ -330,6 +351,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Once a second: heads that take too long, silent WebSockets to ping or drop.
     private func sweep() {
+        assertOnQueue()
         // A safety net: sockets ready while the source has not run for half a second,
         // and still 50 ms later (a wake-up takes microseconds), mean a wake-up was missed
         // somewhere below us. Serve them, and say so, rather than leave peers waiting

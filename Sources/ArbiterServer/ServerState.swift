@@ -13,10 +13,9 @@ final class ServerState: @unchecked Sendable {
     let panelsByID: IDTable<PanelHost>
     /// Set once before the listener opens.
     private(set) var reactors: [Reactor] = []
-    private(set) lazy var runner = SessionRunner(server: self)
     let metrics = Metrics()
     /// Open connections by session, for KICK.
-    let registry = Locked<[SessionID: Connection]>([:])
+    let registry: Locked<[SessionID: Connection]>
     /// Unsent output of all connections together.
     let outputBudget: OutputBudget
     /// Wrong keys per client address, across its connections.
@@ -56,14 +55,17 @@ final class ServerState: @unchecked Sendable {
         } else {
             journal = nil
         }
+        let registry = Locked<[SessionID: Connection]>([:])
+        self.registry = registry
+        let hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
         let hosts = configuration.panels.enumerated().map { [journal] i, panel in
             PanelHost(index: i, config: panel, lastFence: loaded.grantedFences[panel.id] ?? 0,
                       reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal,
-                      clock: clock)
+                      clock: clock, sessions: registry, hasKeys: hasKeys)
         }
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
-        self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+        self.hasKeys = hasKeys
         self.connectionLimits = ConnectionLimits(configuration)
         self.outputBudget = OutputBudget(limit: configuration.maxTotalOutboundBytes)
         self.keyBudget = Locked(KeyFailureBudget(policy: configuration.keyFailures))
@@ -83,7 +85,7 @@ final class ServerState: @unchecked Sendable {
         var made: [Reactor] = []
         for i in 0..<count { made.append(try Reactor(index: i, server: self)) }
         reactors = made
-        for panel in panels { panel.attach(to: self) }
+        for panel in panels { panel.start() }
     }
 
     /// A socket was accepted: number its session and hand it to a reactor.

@@ -12,9 +12,11 @@ import Dispatch
 /// its queue once. Replies keep command order, and a reply precedes the events its
 /// command causes, because both are appended in that order inside the queue.
 struct SessionRunner {
-    unowned(unsafe) let server: ServerState
+    /// The server owns the reactors that own runners: `unowned` back (checked).
+    unowned let server: ServerState
 
     func run(_ jobs: [Job], for connection: Connection, flush: inout FlushList) {
+        connection.reactor.assertOnQueue()
         var i = 0
         while i < jobs.count {
             switch jobs[i] {
@@ -104,6 +106,7 @@ struct SessionRunner {
 
     /// The connection is gone: release what it owns in every panel it touched.
     func disconnect(_ connection: Connection, flush: inout FlushList) {
+        connection.reactor.assertOnQueue()
         for p in connection.touchedPanels {
             let host = server.panels[p]
             host.queue.sync {
