@@ -28,7 +28,7 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) var slot = -1
     /// The connection's life cycle: what its bytes are for, and how it ends.
     @exclusivity(unchecked) var machine: ConnectionStateMachine
-    /// A line peer's framing state (kept out of `mode` so that reading does not move it
+    /// A line peer's framing state (kept out of `machine` so that reading does not move it
     /// in and out of an enum on every read).
     @exclusivity(unchecked) var framer = LineFramer(maxLineBytes: 0)
     let acceptedAt: Instant
