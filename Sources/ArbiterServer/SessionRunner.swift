@@ -75,9 +75,13 @@ struct SessionRunner {
     /// Presses (of one or several connections) for one panel, in one visit to its queue.
     func runPresses(_ presses: some Collection<(Connection, PressJob)>, on host: PanelHost, flush: inout FlushList) {
         host.queue.sync {
+            // Read once per visit (inside the queue, so no press can follow the shutdown's
+            // release of this panel): a read through the checked `unowned` reference costs
+            // a retain and a release.
+            let shuttingDown = server.isShuttingDown
             var readAt: Int64?
             for (connection, press) in presses where connection.machine.runsCommands {
-                if server.isShuttingDown {
+                if shuttingDown {
                     reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
                           to: connection, flush: &flush)
                     continue
