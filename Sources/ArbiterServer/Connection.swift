@@ -26,8 +26,19 @@ final class Connection: @unchecked Sendable {
 
     /// Where in the reactor's table the connection sits; part of its epoll data.
     @exclusivity(unchecked) var slot = -1
-    /// The connection's life cycle: what its bytes are for, and how it ends.
-    @exclusivity(unchecked) var machine: ConnectionStateMachine
+    /// The connection's life cycle: what its bytes are for, and how it ends. Bound to
+    /// the reactor's queue: a debug build traps any other caller (free in release).
+    var machine: ConnectionStateMachine {
+        @inline(__always) get {
+            reactor.assertOnQueue()
+            return boundMachine
+        }
+        @inline(__always) _modify {
+            reactor.assertOnQueue()
+            yield &boundMachine
+        }
+    }
+    @exclusivity(unchecked) private var boundMachine: ConnectionStateMachine
     /// A line peer's framing state (kept out of `machine` so that reading does not move it
     /// in and out of an enum on every read).
     @exclusivity(unchecked) var framer = LineFramer(maxLineBytes: 0)
@@ -87,7 +98,7 @@ final class Connection: @unchecked Sendable {
     init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, admission: Admission,
          limits: ConnectionLimits, outboundLimit: Int, outputBudget: OutputBudget, sink: EmbeddedSink? = nil) {
         self.sink = sink
-        self.machine = ConnectionStateMachine(admission: admission, limits: limits, acceptedAt: acceptedAt)
+        self.boundMachine = ConnectionStateMachine(admission: admission, limits: limits, acceptedAt: acceptedAt)
         self.outputBudget = outputBudget
         self.shared = Locked(Shared(outboundLimit: outboundLimit))
         self.session = session

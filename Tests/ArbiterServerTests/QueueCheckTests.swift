@@ -24,12 +24,21 @@ struct QueueCheckTests {
         }
     }
 
+    @Test func aConnectionsLifeCycleReadOffItsReactorQueueTraps() async {
+        await #expect(processExitsWith: .signal(SIGILL)) {
+            let server = try EmbeddedServer()
+            let c = server.connect()
+            _ = c.connection.machine.runsCommands
+        }
+    }
+
     @Test func theSameCallsOnTheirQueuesPass() throws {
         let server = try EmbeddedServer()
         let c = server.connect()
         let reactor = c.connection.reactor
         reactor.queue.sync { reactor.close(c.connection, reason: "on its queue") }
         #expect(c.isClosed)
+        #expect(reactor.queue.sync { !c.connection.machine.runsCommands })
         let panel = server.state.panels[0]
         panel.queue.sync { panel.timerFired() }
     }
