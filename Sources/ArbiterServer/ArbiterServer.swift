@@ -8,18 +8,21 @@ import Synchronization
 /// panel's arbiter on its own serial queue.
 public final class ArbiterServer: Sendable {
     public let configuration: ServerConfiguration
+    /// The clock the server decides by: the system's unless a test passes a manual one.
+    public let clock: ServerClock
     private let running = Locked<ServerState?>(nil)
     private let boundPort = Atomic<Int>(0)
 
-    public init(configuration: ServerConfiguration) {
+    public init(configuration: ServerConfiguration, clock: ServerClock = .system) {
         self.configuration = configuration
+        self.clock = clock
     }
 
     /// Opens the journal and the listener and starts serving. Returns the port actually
     /// bound (useful with port 0).
     @discardableResult
     public func start() throws -> UInt16 {
-        let state = try ServerState(configuration: configuration)
+        let state = try ServerState(configuration: configuration, clock: clock)
         try state.makeReactors()
         let listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: Int32(configuration.listenBacklog ?? Sys.systemMaxBacklog()))
         for reactor in state.reactors { reactor.start() }

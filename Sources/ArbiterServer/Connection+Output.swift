@@ -23,18 +23,43 @@ extension Connection {
     /// `raw` (control frames, HTTP bytes).
     func append(raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         shared.withLock { s in
-            if s.closed || s.sealed { return .dropped }
-            if s.pending > s.outboundLimit { return .dropped }
-            let start = s.out.count
-            body(&s.out, s.eventFormat)
-            if s.framing == .websocket, !raw { Connection.frameLines(&s.out, from: start) }
-            if s.pending > s.outboundLimit { return .overflow }
-            // Most replies leave at once: below one unit nothing is counted or looked up.
-            let overBudget = (s.accounted != 0 || s.pending >= OutputBudget.unit) && outputBudget.account(&s)
-            if s.dirty { return overBudget ? .overBudget : .queued }
-            s.dirty = true
-            return overBudget ? .overBudget : .needsFlush
+            guard s.gate.acceptsOutput else { return .dropped }
+            return Connection.add(&s, raw: raw, budget: outputBudget, body)
         }
+    }
+
+    /// Appends the connection's last output and, in the same step under the lock, stops
+    /// accepting more and marks it to close once written. The reactor calls it right
+    /// after its state machine moved to `closing`: no flush on another thread can write
+    /// the last words and miss that it must close.
+    func appendLast(raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        shared.withLock { s in
+            guard s.gate.acceptsOutput else { return .dropped }
+            let outcome = Connection.add(&s, raw: raw, budget: outputBudget, body)
+            s.gate = .draining
+            switch outcome {
+            case .queued, .needsFlush, .overBudget, .dropped:
+                return outcome
+            case .overflow:
+                // Last words past the bound still go: the connection closes after them anyway.
+                if s.dirty { return .queued }
+                s.dirty = true
+                return .needsFlush
+            }
+        }
+    }
+
+    private static func add(_ s: inout Shared, raw: Bool, budget: OutputBudget, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        if s.pending > s.outboundLimit { return .dropped }
+        let start = s.out.count
+        body(&s.out, s.eventFormat)
+        if s.framing == .websocket, !raw { Connection.frameLines(&s.out, from: start) }
+        if s.pending > s.outboundLimit { return .overflow }
+        // Most replies leave at once: below one unit nothing is counted or looked up.
+        let overBudget = (s.accounted != 0 || s.pending >= OutputBudget.unit) && budget.account(&s)
+        if s.dirty { return overBudget ? .overBudget : .queued }
+        s.dirty = true
+        return overBudget ? .overBudget : .needsFlush
     }
 
     enum FlushOutcome {
@@ -61,9 +86,12 @@ extension Connection {
     func flush() -> FlushOutcome {
         shared.withLock { s in
             s.dirty = false
-            if s.closed { return .done }
+            switch s.gate {
+            case .open, .draining: break
+            case .discarding, .closed: return .done
+            }
             if s.waitingWritable { return .done }
-            let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+            let outcome = Connection.write(&s, fd: fd, sink: sink, epfd: reactor.epfd, slotData: epollData)
             if s.accounted != 0 { _ = outputBudget.account(&s) }
             return outcome
         }
@@ -72,16 +100,23 @@ extension Connection {
     /// The reactor saw EPOLLOUT.
     func writable() -> FlushOutcome {
         shared.withLock { s in
-            if s.closed { return .done }
+            switch s.gate {
+            case .open, .draining, .discarding: break
+            case .closed: return .done
+            }
             s.waitingWritable = false
-            let outcome = Connection.write(&s, fd: fd, epfd: reactor.epfd, slotData: epollData)
+            let outcome = Connection.write(&s, fd: fd, sink: sink, epfd: reactor.epfd, slotData: epollData)
             if s.accounted != 0 { _ = outputBudget.account(&s) }
             if !s.waitingWritable { Connection.updateInterest(s, fd: fd, epfd: reactor.epfd, data: epollData) }
             return outcome
         }
     }
 
-    private static func write(_ s: inout Shared, fd: Int32, epfd: Int32, slotData: UInt64) -> FlushOutcome {
+    private static func write(_ s: inout Shared, fd: Int32, sink: EmbeddedSink?, epfd: Int32, slotData: UInt64) -> FlushOutcome {
+        if let sink, s.pending > 0 {
+            sink.write(s.out[s.outStart...])
+            s.outStart = s.out.count
+        }
         while s.pending > 0 {
             let result = s.out.withUnsafeBytes { raw in
                 Sys.write(fd, UnsafeRawBufferPointer(rebasing: raw[s.outStart...]))
@@ -101,7 +136,10 @@ extension Connection {
         // connections cost little.
         s.out.removeAll(keepingCapacity: s.out.capacity <= 4096)
         s.outStart = 0
-        return s.closeAfterFlush ? .closeNow : .done
+        switch s.gate {
+        case .draining: return .closeNow
+        case .open, .discarding, .closed: return .done
+        }
     }
 
     /// Sets the epoll mask from the state. Called under the lock, so two threads

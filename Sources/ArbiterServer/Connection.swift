@@ -19,28 +19,32 @@ final class Connection: @unchecked Sendable {
     /// The server's total of unsent output, kept here so appends need not go through
     /// the reactor's unowned reference to the server.
     let outputBudget: OutputBudget
+    /// Tests only: output goes here instead of `fd` (which is then -1).
+    let sink: EmbeddedSink?
 
     // MARK: Owned by `reactor.queue`
 
     /// Where in the reactor's table the connection sits; part of its epoll data.
     @exclusivity(unchecked) var slot = -1
-    @exclusivity(unchecked) var mode: ConnectionMode = .detecting([])
-    /// Set once the peer is classified; `mode` says `.closing` by the time it is closed.
-    @exclusivity(unchecked) var kind = PeerKind.unknown
-    /// A line peer's framing state (kept out of `mode` so that reading does not move it
+    /// The connection's life cycle: what its bytes are for, and how it ends. Bound to
+    /// the reactor's queue: a debug build traps any other caller (free in release).
+    var machine: ConnectionStateMachine {
+        @inline(__always) get {
+            reactor.assertOnQueue()
+            return boundMachine
+        }
+        @inline(__always) _modify {
+            reactor.assertOnQueue()
+            yield &boundMachine
+        }
+    }
+    @exclusivity(unchecked) private var boundMachine: ConnectionStateMachine
+    /// A line peer's framing state (kept out of `machine` so that reading does not move it
     /// in and out of an enum on every read).
     @exclusivity(unchecked) var framer = LineFramer(maxLineBytes: 0)
     let acceptedAt: Instant
-    /// Since when a request head or first line has been arriving unfinished.
-    @exclusivity(unchecked) var waitingSince: Instant?
     /// When bytes last arrived.
     @exclusivity(unchecked) var lastReadAt: Instant
-    /// A ping sent to a silent WebSocket, waiting for any reply.
-    @exclusivity(unchecked) var pingSentAt: Instant?
-    /// Accepted past `maxConnections`: told so, then closed. Set before registration.
-    var overCapacity = false
-    /// Accepted past `maxConnections` and the monitoring reserve: nothing is served.
-    var pastReserve = false
     /// The session's command token bucket.
     @exclusivity(unchecked) var tokens: Double = 0
     @exclusivity(unchecked) var tokensAt: Int64 = 0
@@ -54,7 +58,6 @@ final class Connection: @unchecked Sendable {
     /// Panels this session joined or pressed in; a disconnect visits each of them.
     @exclusivity(unchecked) var touchedPanels: [Int] = []
 
-    var isWebSocket: Bool { shared.withLock { $0.framing == .websocket } }
 
     /// Notes a panel this session joined or pressed in (the first time only, so the
     /// lock is not taken per press).
@@ -63,8 +66,6 @@ final class Connection: @unchecked Sendable {
         touchedPanels.append(panel)
         shared.withLock { $0.touched.append(panel) }
     }
-    /// After QUIT (or once closed) the remaining commands are dropped.
-    @exclusivity(unchecked) var stopsRunning = false
 
     // MARK: Guarded by `shared`
 
@@ -72,16 +73,12 @@ final class Connection: @unchecked Sendable {
         /// Unsent output; `outStart` bytes of it are already written.
         var out: [UInt8] = []
         var outStart = 0
-        /// The descriptor is closed; nothing may be written or registered any more.
-        var closed = false
+        /// Whether output is accepted, and whether the socket closes once it is written.
+        var gate = OutputGate.open
         /// Output is waiting for EPOLLOUT.
         var waitingWritable = false
         /// Someone will flush soon (it is on a flush list).
         var dirty = false
-        /// Close once everything pending is written (QUIT, HTTP errors).
-        var closeAfterFlush = false
-        /// The last thing was sent (a WebSocket close frame): later output is dropped.
-        var sealed = false
         /// The form events are written in.
         var eventFormat: WireFormat = .text
         /// Unsent bytes allowed before the peer counts as not reading.
@@ -98,7 +95,10 @@ final class Connection: @unchecked Sendable {
 
     let shared: Locked<Shared>
 
-    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, outboundLimit: Int, outputBudget: OutputBudget) {
+    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, admission: Admission,
+         limits: ConnectionLimits, outboundLimit: Int, outputBudget: OutputBudget, sink: EmbeddedSink? = nil) {
+        self.sink = sink
+        self.boundMachine = ConnectionStateMachine(admission: admission, limits: limits, acceptedAt: acceptedAt)
         self.outputBudget = outputBudget
         self.shared = Locked(Shared(outboundLimit: outboundLimit))
         self.session = session
@@ -110,18 +110,6 @@ final class Connection: @unchecked Sendable {
         self.lastReadAt = acceptedAt
         self.name = "guest-\(session.number)"
     }
-}
-
-/// What the reactor does with a connection's bytes.
-enum ConnectionMode {
-    /// Not yet known to be HTTP or a line peer: the first bytes, kept for replay.
-    case detecting([UInt8])
-    /// A line peer; its framer is `Connection.framer`.
-    case line
-    case http(HTTPRequestParser)
-    case websocket(WebSocketReader, echo: Bool)
-    /// Reading is over; output is drained, then the connection closes.
-    case closing
 }
 
 /// How output lines reach the peer.

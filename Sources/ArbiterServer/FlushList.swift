@@ -8,7 +8,16 @@ struct FlushList {
     /// Appends output to `connection`, remembering to flush it or dropping a peer
     /// whose unsent output passed the bound.
     mutating func append(to connection: Connection, raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) {
-        switch connection.append(raw: raw, body) {
+        handle(connection.append(raw: raw, body), of: connection)
+    }
+
+    /// Appends a connection's last output (`Connection.appendLast`): it closes once written.
+    mutating func appendLast(to connection: Connection, raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) {
+        handle(connection.appendLast(raw: raw, body), of: connection)
+    }
+
+    private mutating func handle(_ outcome: Connection.AppendOutcome, of connection: Connection) {
+        switch outcome {
         case .needsFlush: connections.append(connection)
         case .queued, .dropped: break
         case .overBudget:

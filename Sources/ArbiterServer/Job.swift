@@ -1,6 +1,7 @@
 import ArbiterWire
 
-/// One unit of a connection's work, run in arrival order by whoever holds its run token.
+/// One unit of a connection's work, run in arrival order on its reactor's queue by
+/// `SessionRunner`.
 enum Job: Sendable {
     /// A decoded command and when its bytes were read (monotonic nanoseconds).
     case command(ParsedCommand, receivedAt: Int64)
@@ -9,8 +10,6 @@ enum Job: Sendable {
     case press(PressJob)
     /// A line that could not be decoded: its ERROR reply keeps its place among the replies.
     case failure(RequestError)
-    /// The connection is gone: release what it owns in every panel it touched. Always last.
-    case disconnect
 }
 
 /// A press command, resolved to indexes.

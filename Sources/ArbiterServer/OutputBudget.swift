@@ -35,16 +35,16 @@ final class OutputBudget: Sendable {
         defer { shedding.store(false, ordering: .releasing) }
         guard queuedBytes > limit else { return }
         let connections = server.registry.withLock { Array($0.values) }
-        var backlogs = connections.map { c in (c, c.shared.withLock { $0.closed || $0.sealed ? 0 : $0.pending }) }
+        var backlogs = connections.map { c in (c, c.shared.withLock { $0.gate.acceptsOutput ? $0.pending : 0 }) }
         backlogs.removeAll { $0.1 == 0 }
         backlogs.sort { $0.1 > $1.1 }
         let target = limit - limit / 10
         for (connection, _) in backlogs {
             guard queuedBytes > target else { break }
             let cut = connection.shared.withLock { s -> Bool in
-                if s.closed || s.sealed { return false }
+                guard s.gate.acceptsOutput else { return false }
                 // Nothing more is written to it: its output is dropped and freed now.
-                s.sealed = true
+                s.gate = .discarding
                 s.out = []
                 s.outStart = 0
                 _ = account(&s)

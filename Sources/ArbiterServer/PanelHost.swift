@@ -26,9 +26,15 @@ final class PanelHost: @unchecked Sendable {
     @exclusivity(unchecked) private var waiters: [SessionID: Connection] = [:]
     @exclusivity(unchecked) private var output = PanelOutput()
     private var timer: DispatchSourceTimer?
+    /// The clock the core decides by (the server's).
+    let clock: ServerClock
     @exclusivity(unchecked) private var timerDeadline: Instant?
     @exclusivity(unchecked) private var history = HistoryRing(capacity: Request.maxHistoryCount)
-    private unowned(unsafe) var server: ServerState!
+    /// Open connections by session (the server's registry), to reach a waiter that left
+    /// this panel's table.
+    private let sessions: Locked<[SessionID: Connection]>
+    /// Whether any panel has keys at all: if none, every session is admin everywhere.
+    private let hasKeys: Bool
     @exclusivity(unchecked) var counters = PanelCounters()
     /// Read by PANELS from any queue.
     let memberCount = Atomic<Int>(0)
@@ -41,7 +47,11 @@ final class PanelHost: @unchecked Sendable {
     /// Wall time read once per visit, for journal and history records.
     @exclusivity(unchecked) private var wallReading: Int64?
 
-    init(index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil) {
+    init(index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,
+         clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true) {
+        self.clock = clock
+        self.sessions = sessions
+        self.hasKeys = hasKeys
         self.index = index
         self.config = config
         self.queue = DispatchQueue(label: "arbiter.panel.\(config.id)")
@@ -53,8 +63,8 @@ final class PanelHost: @unchecked Sendable {
         for record in history.suffix(Request.maxHistoryCount) { self.history.append(.loaded(record)) }
     }
 
-    func attach(to server: ServerState) {
-        self.server = server
+    /// Starts the panel's timer source.
+    func start() {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [unowned self] in self.timerFired() }
         timer.resume()
@@ -66,14 +76,28 @@ final class PanelHost: @unchecked Sendable {
         timer = nil
     }
 
+    /// Traps in a debug build when the caller is not on `queue`; compiled out of release
+    /// builds, where it would cost on the press path.
+    @inline(__always) func assertOnQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(queue))
+        #endif
+    }
+
+    /// The access a session presenting `key` has here.
+    private func access(key: String?) -> Access {
+        hasKeys ? config.keys.access(forKey: key) : .admin
+    }
+
     // MARK: Commands
 
     /// Runs one command of `connection`. On `queue` (inside `queue.sync`).
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         counters.commands += 1
         // The command's time is when its bytes were read: one clock reading per batch.
         let now = Instant(nanoseconds: receivedAt)
-        let access = server.access(key: connection.key, on: config)
+        let access = access(key: connection.key)
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
         }
@@ -90,13 +114,14 @@ final class PanelHost: @unchecked Sendable {
 
     /// Runs a press command whose ids the reactor already looked up. On `queue`.
     func executePress(_ press: PressJob, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         counters.commands += 1
         let request: PanelRequest = switch press.verb {
         case .down: .down(button: .index(press.button))
         case .up: .up(button: .index(press.button), fence: press.fence)
         case .cancel: .cancel(button: .index(press.button), fence: press.fence)
         }
-        let access = server.hasKeys ? server.access(key: connection.key, on: config) : .admin
+        let access = access(key: connection.key)
         run(request, access: access, now: Instant(nanoseconds: press.receivedAt),
             replyFormat: format, id: nil, from: connection, flush: &flush)
     }
@@ -175,22 +200,24 @@ final class PanelHost: @unchecked Sendable {
 
     /// Releases every button with `reason=shutdown`. On `queue`.
     func releaseAllForShutdown() {
+        assertOnQueue()
         var flush = FlushList()
         output.removeAll()
-        core.shutdown(now: ServerClock.now(), into: &output)
+        core.shutdown(now: clock.now(), into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         finishBatch(&flush)
     }
 
     /// Releases what the session owned and removes it from the members.
     func disconnect(_ connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         if members.removeValue(forKey: connection.session) != nil {
             memberCount.subtract(1, ordering: .relaxed)
         }
         if !waiters.isEmpty { waiters.removeValue(forKey: connection.session) }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
-        core.disconnect(session: connection.session, now: ServerClock.now(), into: &output)
+        core.disconnect(session: connection.session, now: clock.now(), into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
     }
 
@@ -219,7 +246,7 @@ final class PanelHost: @unchecked Sendable {
 
     /// The state now, after performing whatever the clock owed.
     func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
-        let now = ServerClock.now()
+        let now = clock.now()
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: now, into: &output)
@@ -237,7 +264,7 @@ final class PanelHost: @unchecked Sendable {
                          flush: inout FlushList) -> Bool {
         func wall() -> Int64 {
             if let w = wallReading { return w }
-            let w = ServerClock.wallMilliseconds()
+            let w = clock.wallMilliseconds()
             wallReading = w
             return w
         }
@@ -288,7 +315,7 @@ final class PanelHost: @unchecked Sendable {
             let event = events[i]
             count(event)
             if HistoryRecord.isJournaled(event.kind) {
-                if wallReading == nil { wallReading = ServerClock.wallMilliseconds() }
+                if wallReading == nil { wallReading = clock.wallMilliseconds() }
                 history.append(.live(event, at: wallReading ?? 0))
             }
             broadcast(event, flush: &flush)
@@ -309,7 +336,7 @@ final class PanelHost: @unchecked Sendable {
     /// is granted, in its own format, whether it is a member or not.
     private func deliverNotice(_ notice: PanelOutput.Notice, flush: inout FlushList) {
         guard let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
-            ?? server.connection(notice.session) else { return }
+            ?? sessions.withLock({ $0[notice.session] }) else { return }
         flush.append(to: connection) { out, format in
             MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
         }
@@ -370,11 +397,14 @@ final class PanelHost: @unchecked Sendable {
 
     // MARK: Time
 
-    private func timerFired() {
+    /// Runs the panel's due timers (hold, talk, tap) at the clock's time; on `queue`.
+    /// Tests with a manual clock call it after moving the clock.
+    func timerFired() {
+        assertOnQueue()
         timerDeadline = nil
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
-        core.advance(to: ServerClock.now(), into: &output)
+        core.advance(to: clock.now(), into: &output)
         var flush = FlushList()
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         finishBatch(&flush)
@@ -384,8 +414,9 @@ final class PanelHost: @unchecked Sendable {
     /// handling time of the visit's commands (read to reply queued) is recorded. The
     /// caller writes what was appended, after leaving the queue.
     func endVisit(commandsReadAt receivedAt: Int64? = nil, count: Int = 0) {
+        assertOnQueue()
         if let receivedAt, count > 0 {
-            let elapsed = Sys.monotonicNanoseconds() - receivedAt
+            let elapsed = clock.nanoseconds() - receivedAt
             for _ in 0..<count { counters.latency.record(nanoseconds: elapsed) }
         }
         wallReading = nil
@@ -407,7 +438,7 @@ final class PanelHost: @unchecked Sendable {
         guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }
         // In nanoseconds: a delay rounded down to milliseconds wakes the core before its
         // deadline, which then has nothing to do and asks again at once.
-        let delay = max(0, next.nanoseconds &- ServerClock.now().nanoseconds)
+        let delay = max(0, next.nanoseconds &- clock.now().nanoseconds)
         timer?.schedule(deadline: .now() + .nanoseconds(Int(delay)), leeway: .milliseconds(1))
     }
 }

@@ -3,12 +3,11 @@ import ArbiterWire
 
 extension Reactor {
     /// Answers every complete request head buffered, in order (pipelining).
-    func serveHTTP(_ connection: Connection, _ parser: HTTPRequestParser, flush: inout FlushList) {
-        var parser = parser
+    func serveHTTP(_ connection: Connection, flush: inout FlushList) {
         for _ in 0..<100_000 {
             let head: HTTPRequestHead?
             do {
-                head = try parser.next()
+                head = try connection.machine.nextHTTPHead()
             } catch {
                 server.metrics.add(.httpRequests)
                 return finishHTTP(connection, HTTPResponse.serialize(
@@ -22,31 +21,26 @@ extension Reactor {
             }
             // Monitoring must see a full server: /healthz and /metrics are answered on
             // the reserve, once per connection.
-            let monitoring = (head.path == "/healthz" || head.path == "/metrics") && !connection.pastReserve
-            if connection.overCapacity, monitoring {
+            let monitoring = (head.path == "/healthz" || head.path == "/metrics") && connection.machine.admission != .pastReserve
+            if connection.machine.admission != .served, monitoring {
                 let response = HTTPRouter(server: server).response(to: head, keepAlive: false, peer: connection.peer)
                 return finishHTTP(connection, response, flush: &flush)
             }
-            if connection.overCapacity {
+            if connection.machine.admission != .served {
                 return finishHTTP(connection, HTTPResponse.serialize(
                     status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5")],
                     body: Array("the server is full; try again later\n".utf8), keepAlive: false), flush: &flush)
             }
             if head.path == "/ws", head.header("Upgrade") != nil {
-                return upgrade(connection, head, leftover: parser.takeBufferedBytes(), flush: &flush)
+                return upgrade(connection, head, flush: &flush)
             }
             // A chunked body cannot be skipped by this parser: answer, then close.
-            let keepAlive = head.keepAlive && !parser.isStopped
+            let keepAlive = head.keepAlive && connection.machine.httpCanContinue
             let response = HTTPRouter(server: server).response(to: head, keepAlive: keepAlive, peer: connection.peer)
+            if !keepAlive { return finishHTTP(connection, response, flush: &flush) }
             flush.append(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }
-            if !keepAlive {
-                connection.shared.withLock { $0.closeAfterFlush = true }
-                connection.mode = .closing
-                return
-            }
         }
-        connection.waitingSince = parser.bufferedByteCount > 0 ? (connection.waitingSince ?? ServerClock.now()) : nil
-        connection.mode = .http(parser)
+        connection.machine.httpHeadsAnswered(at: Instant(nanoseconds: batchNanos))
     }
 
     /// The response refusing a request whose `Host` or `Origin` is not this server's,
@@ -74,10 +68,8 @@ extension Reactor {
 
     /// Sends a last response and closes once it is written.
     func finishHTTP(_ connection: Connection, _ response: [UInt8], flush: inout FlushList) {
-        connection.mode = .closing
-        connection.waitingSince = nil
-        connection.shared.withLock { $0.closeAfterFlush = true }
-        flush.append(to: connection, raw: true) { out, _ in
+        guard connection.machine.finish() else { return }
+        flush.appendLast(to: connection, raw: true) { out, _ in
             out.append(contentsOf: response)
         }
     }

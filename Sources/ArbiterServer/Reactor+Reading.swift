@@ -3,72 +3,81 @@ import ArbiterIO
 import ArbiterWire
 
 extension Reactor {
-    /// Bytes arrived: detect the peer's kind once, then frame and decode.
+    /// Bytes arrived: the state machine says what they are for.
     func received(_ bytes: UnsafeBufferPointer<UInt8>, on connection: Connection, flush: inout FlushList) {
-        connection.lastReadAt = Instant(nanoseconds: batchNanos)
-        connection.pingSentAt = nil
-        switch connection.mode {
-        case .detecting(var buffered):
-            connection.mode = .closing  // let go of the array so appending does not copy it
-            buffered.append(contentsOf: bytes)
-            switch ProtocolDetector.classify(buffered) {
-            case .line:
-                becomeLinePeer(connection, replaying: buffered, flush: &flush)
-            case .http:
-                connection.kind = .http
-                var parser = HTTPRequestParser(maxHeadBytes: server.configuration.maxHTTPHeadBytes)
-                parser.append(buffered)
-                serveHTTP(connection, parser, flush: &flush)
-            case .needMoreBytes:
-                if buffered.count > server.configuration.maxLineBytes {
-                    becomeLinePeer(connection, replaying: buffered, flush: &flush)
-                } else {
-                    connection.mode = .detecting(buffered)
-                }
-            }
-        case .line:
-            frame(bytes, with: &connection.framer, on: connection, flush: &flush)
-        case .http(var parser):
-            connection.mode = .closing
-            parser.append(bytes)
-            serveHTTP(connection, parser, flush: &flush)
-        case .websocket(var reader, let echo):
-            connection.mode = .closing
-            reader.append(bytes)
-            readWebSocket(connection, reader, echo: echo, flush: &flush)
-        case .closing:
-            return
-        }
+        assertOnQueue()
+        let now = Instant(nanoseconds: batchNanos)
+        connection.lastReadAt = now
+        perform(connection.machine.bytesArrived(bytes, at: now), bytes, on: connection, flush: &flush)
     }
 
     /// The WELCOME deadline passed: a peer that has sent nothing is a line peer; one
     /// whose first line has begun is awaited.
     func greetIfSilent(_ connection: Connection, flush: inout FlushList) {
-        guard case .detecting(let buffered) = connection.mode, buffered.isEmpty else { return }
         // Bytes already in the socket that this queue has not read yet: a browser's
         // request on a socket it opened early must not meet a WELCOME. Read first.
-        if Sys.hasPendingBytes(connection.fd) { return }
-        becomeLinePeer(connection, replaying: [], flush: &flush)
+        let action = connection.machine.greetingDeadlinePassed(socketHasBytes: Sys.hasPendingBytes(connection.fd))
+        perform(action, nil, on: connection, flush: &flush)
     }
 
-    func becomeLinePeer(_ connection: Connection, replaying buffered: [UInt8], flush: inout FlushList) {
-        connection.kind = .line
-        if connection.overCapacity {
-            connection.mode = .closing
-            connection.shared.withLock { $0.closeAfterFlush = true }
-            let limit = server.configuration.maxConnections
+    /// Carries out what the state machine decided. `bytes` are the ones just read, if
+    /// the action was decided on reading them.
+    func perform(_ action: ConnectionStateMachine.Action, _ bytes: UnsafeBufferPointer<UInt8>?, on connection: Connection,
+                 flush: inout FlushList) {
+        switch action {
+        case .none:
+            return
+        case .frameLines:
+            guard let bytes else { return }
+            frame(bytes, with: &connection.framer, on: connection, flush: &flush)
+        case .greetAndFrame(let replay):
+            let name = connection.name
             flush.append(to: connection) { out, format in
+                MessageEncoder.encode(.welcome(session: connection.session, name: name), format: format, into: &out)
+            }
+            connection.framer = LineFramer(maxLineBytes: server.configuration.maxLineBytes)
+            replay.withUnsafeBufferPointer { frame($0, with: &connection.framer, on: connection, flush: &flush) }
+        case .serveHTTP:
+            serveHTTP(connection, flush: &flush)
+        case .readWebSocket(let use):
+            readWebSocket(connection, use: use, flush: &flush)
+        case .sendLast(let words):
+            sendLast(words, to: connection, flush: &flush)
+        case .sendPing:
+            flush.append(to: connection, raw: true) { out, _ in
+                out.append(contentsOf: WebSocketFrameEncoder.pingFrame())
+            }
+        case .closeSocket(let reason):
+            close(connection, reason: reason)
+        }
+    }
+
+    /// The last output the state machine chose; the connection closes once it is written.
+    func sendLast(_ words: LastWords, to connection: Connection, flush: inout FlushList) {
+        switch words {
+        case .serverFull:
+            let limit = server.configuration.maxConnections
+            flush.appendLast(to: connection) { out, format in
                 MessageEncoder.encode(.error(.serverFull, "the server has its \(limit) connections; try again later"), format: format, into: &out)
             }
-            return
+        case .idleBye:
+            flush.appendLast(to: connection) { out, format in
+                MessageEncoder.encode(.bye(reason: "idle"), format: format, into: &out)
+            }
+        case .shutdownBye:
+            flush.appendLast(to: connection) { out, format in
+                MessageEncoder.encode(.bye(reason: "shutdown"), format: format, into: &out)
+            }
+        case .requestTimeout:
+            let response = HTTPResponse.serialize(
+                status: 408, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                body: Array("request head not received in time\n".utf8), keepAlive: false)
+            flush.appendLast(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }
+        case .goingAway:
+            flush.appendLast(to: connection, raw: true) { out, _ in
+                out.append(contentsOf: WebSocketFrameEncoder.closeFrame(code: WebSocketCloseCode.goingAway, reason: "server shutting down"))
+            }
         }
-        let name = connection.name  // no run token is out before the first command
-        flush.append(to: connection) { out, format in
-            MessageEncoder.encode(.welcome(session: connection.session, name: name), format: format, into: &out)
-        }
-        connection.framer = LineFramer(maxLineBytes: server.configuration.maxLineBytes)
-        connection.mode = .line
-        buffered.withUnsafeBufferPointer { frame($0, with: &connection.framer, on: connection, flush: &flush) }
     }
 
     private func frame(_ bytes: UnsafeBufferPointer<UInt8>, with framer: inout LineFramer, on connection: Connection, flush: inout FlushList) {
@@ -78,8 +87,13 @@ extension Reactor {
             switch piece {
             case .line(let line):
                 // The press path: ids looked up straight from the bytes.
-                if let press = FastLineParser.scanPress(line), let job = server.resolvePress(press, receivedAt: receivedAt),
-                   admitPress(connection, at: receivedAt, down: press.verb == .down) {
+                if let press = FastLineParser.scanPress(line), let job = server.resolvePress(press, receivedAt: receivedAt) {
+                    // Refused here, once: handing it to the general path would take (and
+                    // count) a second token for the same line.
+                    guard admitPress(connection, at: receivedAt, down: press.verb == .down) else {
+                        jobs.append(rateLimited(.text))
+                        return
+                    }
                     // Nothing of this read before it, and the round's deferred presses
                     // are for the same panel: it joins them (see `deferPresses`).
                     if jobs.isEmpty, deferredPanel == nil || deferredPanel == job.panel {
@@ -107,7 +121,7 @@ extension Reactor {
         }
         guard !jobs.isEmpty else { return }
         runDeferredPresses(flush: &flush)
-        server.runner.run(jobs, for: connection, flush: &flush)
+        runner.run(jobs, for: connection, flush: &flush)
         jobs.removeAll(keepingCapacity: true)
     }
 
@@ -119,14 +133,15 @@ extension Reactor {
 
     /// Runs the presses deferred in this round, in one visit to their panel's queue.
     func runDeferredPresses(flush: inout FlushList) {
+        assertOnQueue()
         guard let panel = deferredPanel else { return }
-        server.runner.runPresses(deferred, on: server.panels[panel], flush: &flush)
+        runner.runPresses(deferred, on: server.panels[panel], flush: &flush)
         deferred.removeAll(keepingCapacity: true)
         deferredPanel = nil
     }
 
     /// `admit` for a resolved press: releases always pass; a DOWN over the limit is
-    /// left to the general path, which answers it `rate-limited`.
+    /// answered `rate-limited` in its place among the replies.
     func admitPress(_ connection: Connection, at now: Int64, down: Bool) -> Bool {
         !down || takeToken(connection, at: now)
     }

@@ -5,7 +5,7 @@ import ArbiterWire
 extension Reactor {
     /// `GET /ws` with `Upgrade: websocket`: the handshake, the JSON welcome, and the
     /// JOIN of `?panel=` at once.
-    func upgrade(_ connection: Connection, _ head: HTTPRequestHead, leftover: [UInt8], flush: inout FlushList) {
+    func upgrade(_ connection: Connection, _ head: HTTPRequestHead, flush: inout FlushList) {
         let configuration = server.configuration
         let accept: String
         switch WebSocketHandshake.validate(head) {
@@ -22,8 +22,8 @@ extension Reactor {
         }
         var jobs: [Job] = []
         let receivedAt = batchNanos
-        // No run token can be out for a connection that has only spoken HTTP, so the
-        // reactor may set the token-owned fields here.
+        // The session's fields belong to this queue, which also runs its commands: they
+        // may be set here before the first command.
         if let name = head.queryValue("name") {
             if Identifier.isValidName(name) {
                 connection.name = server.names.claim(name, for: connection.session, from: connection.address, replacing: connection.name)
@@ -50,33 +50,31 @@ extension Reactor {
             if echo { $0.outboundLimit = max($0.outboundLimit, 2 * configuration.webSocketEchoMaxMessageBytes) }
         }
         server.metrics.add(.webSocketUpgrades)
-        connection.kind = .websocket
+        let maxMessage = echo ? configuration.webSocketEchoMaxMessageBytes : configuration.maxWebSocketMessageBytes
+        let use: WebSocketUse = echo ? .echo : .commands
+        guard connection.machine.upgrade(to: use, reader: WebSocketReader(maxPayload: maxMessage, maxMessage: maxMessage)) else { return }
         if !echo {
             flush.append(to: connection) { out, _ in
                 MessageEncoder.encode(.welcome(session: connection.session, name: name), format: .json, into: &out)
             }
         }
-        connection.waitingSince = nil
-        let maxMessage = echo ? configuration.webSocketEchoMaxMessageBytes : configuration.maxWebSocketMessageBytes
-        var reader = WebSocketReader(maxPayload: maxMessage, maxMessage: maxMessage)
-        if !jobs.isEmpty { server.runner.run(jobs, for: connection, flush: &flush) }
-        reader.append(leftover)
-        readWebSocket(connection, reader, echo: echo, flush: &flush)
+        if !jobs.isEmpty { runner.run(jobs, for: connection, flush: &flush) }
+        readWebSocket(connection, use: use, flush: &flush)
     }
 
     /// Decodes every complete message: JSON commands become jobs; control frames are
     /// answered here; any protocol error closes with its code.
-    func readWebSocket(_ connection: Connection, _ reader: WebSocketReader, echo: Bool, flush: inout FlushList) {
-        var reader = reader
+    func readWebSocket(_ connection: Connection, use: WebSocketUse, flush: inout FlushList) {
+        let echo = use == .echo
         var jobs: [Job] = []
-        let receivedAt = Sys.monotonicNanoseconds()
+        let receivedAt = batchNanos
         defer {
-            if !jobs.isEmpty { server.runner.run(jobs, for: connection, flush: &flush) }
+            if !jobs.isEmpty { runner.run(jobs, for: connection, flush: &flush) }
         }
         for _ in 0..<1_000_000 {
             let message: WebSocketMessage?
             do {
-                message = try reader.next()
+                message = try connection.machine.nextWebSocketMessage()
             } catch {
                 return closeWebSocket(connection, code: error.closeCode, reason: "\(error)", flush: &flush)
             }
@@ -98,7 +96,8 @@ extension Reactor {
                 }
             case .binary(let bytes):
                 guard echo else {
-                    return closeWebSocket(connection, code: 1003, reason: "binary frames are not accepted; send JSON text", flush: &flush)
+                    return closeWebSocket(connection, code: WebSocketError.unsupportedData.closeCode,
+                                          reason: "binary frames are not accepted; send JSON text", flush: &flush)
                 }
                 flush.append(to: connection, raw: true) { out, _ in
                     WebSocketFrameEncoder.encode(opcode: .binary, payload: bytes, into: &out)
@@ -108,24 +107,20 @@ extension Reactor {
                     out.append(contentsOf: WebSocketFrameEncoder.pongFrame(payload))
                 }
             case .pong:
-                connection.pingSentAt = nil
+                // Any bytes answered the ping (`bytesArrived`).
+                break
             case .close(let code, _):
                 // Echo the peer's code (1000 when it gave none) and close once sent.
                 return closeWebSocket(connection, code: code ?? 1000, reason: "", flush: &flush)
             }
         }
-        connection.mode = .websocket(reader, echo: echo)
     }
 
     /// Sends a close frame as the last output and closes the socket after it.
     func closeWebSocket(_ connection: Connection, code: UInt16, reason: String, flush: inout FlushList) {
-        connection.mode = .closing
-        flush.append(to: connection, raw: true) { out, _ in
+        guard connection.machine.finish() else { return }
+        flush.appendLast(to: connection, raw: true) { out, _ in
             out.append(contentsOf: WebSocketFrameEncoder.closeFrame(code: code, reason: reason))
-        }
-        connection.shared.withLock {
-            $0.sealed = true
-            $0.closeAfterFlush = true
         }
     }
 }

@@ -16,7 +16,10 @@ final class Reactor: @unchecked Sendable {
     let index: Int
     let queue: DispatchQueue
     let epfd: Int32
+    /// The server owns its reactors; this way back is `unowned` (checked, not `unsafe`).
     unowned let server: ServerState
+    /// Runs the commands of this reactor's connections.
+    let runner: SessionRunner
     private var source: DispatchSourceRead?
     private var timer: DispatchSourceTimer?
     private var sweepTimer: DispatchSourceTimer?
@@ -55,6 +58,7 @@ final class Reactor: @unchecked Sendable {
     init(index: Int, server: ServerState) throws(Sys.Failure) {
         self.index = index
         self.server = server
+        self.runner = SessionRunner(server: server)
         self.queue = DispatchQueue(label: "arbiter.reactor.\(index)")
         self.epfd = try Sys.epollCreate()
         self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -70,7 +74,7 @@ final class Reactor: @unchecked Sendable {
     }
 
     func start() {
-        queue.setSpecific(key: Reactor.queueKey, value: queueTag)
+        markQueue()
         let source = DispatchSource.makeReadSource(fileDescriptor: epfd, queue: queue)
         source.setEventHandler { [unowned self] in self.drainReadyEvents() }
         source.resume()
@@ -86,6 +90,41 @@ final class Reactor: @unchecked Sendable {
         self.sweepTimer = sweep
     }
 
+    /// Traps in a debug build when the caller is not on `queue`; compiled out of release
+    /// builds, where it would cost on the press path.
+    @inline(__always) func assertOnQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(queue))
+        #endif
+    }
+
+    /// Marks `queue` as this reactor's, so `isCurrent` can tell.
+    func markQueue() {
+        queue.setSpecific(key: Reactor.queueKey, value: queueTag)
+    }
+
+    // MARK: Embedded (tests): what an epoll wake-up or a timer would do, driven by hand
+
+    /// One read of `bytes` on `connection`, handled as `drainReadyEvents` handles one.
+    /// On `queue`.
+    func deliverForTesting(_ bytes: [UInt8], to connection: Connection) {
+        assertOnQueue()
+        batchNanos = server.clock.reading(givenSystem: Sys.monotonicNanoseconds())
+        var flush = FlushList()
+        bytes.withUnsafeBufferPointer { received($0, on: connection, flush: &flush) }
+        runDeferredPresses(flush: &flush)
+        flush.flushAll()
+        closeRequested()
+    }
+
+    /// The WELCOME timer and the sweep, at the clock's time. On `queue`.
+    func tickForTesting() {
+        assertOnQueue()
+        timerFired()
+        sweep()
+        closeRequested()
+    }
+
     /// Stops (or restarts) the epoll descriptor's source, as a lost wake-up would: for
     /// the test of the sweep's safety net. On `queue`.
     func suspendSourceForTesting(_ suspended: Bool) {
@@ -94,6 +133,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Stops watching; called on `queue` during shutdown.
     func stop() {
+        assertOnQueue()
         source?.cancel()
         timer?.cancel()
         sweepTimer?.cancel()
@@ -109,6 +149,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Closes the listening socket: no new connections. On `queue`.
     func stopListening() {
+        assertOnQueue()
         guard listenerFD >= 0 else { return }
         _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, listenerFD, 0, 0)
         Sys.close(listenerFD)
@@ -118,23 +159,10 @@ final class Reactor: @unchecked Sendable {
     /// The last words of a shutdown: line peers get `OK BYE reason=shutdown`, WebSockets
     /// a close 1001; each closes once that is written. Others close now. On `queue`.
     func sayGoodbye() {
+        assertOnQueue()
         var flush = FlushList()
         for case let connection? in slots {
-            switch connection.mode {
-            case .line:
-                connection.mode = .closing
-                flush.append(to: connection) { out, format in
-                    MessageEncoder.encode(.bye(reason: "shutdown"), format: format, into: &out)
-                }
-                connection.shared.withLock {
-                    $0.sealed = true
-                    $0.closeAfterFlush = true
-                }
-            case .websocket:
-                closeWebSocket(connection, code: 1001, reason: "server shutting down", flush: &flush)
-            case .detecting, .http, .closing:
-                close(connection, reason: "shutdown")
-            }
+            perform(connection.machine.shutdown(), nil, on: connection, flush: &flush)
         }
         flush.flushAll()
     }
@@ -154,13 +182,15 @@ final class Reactor: @unchecked Sendable {
     /// returns when sockets stay quiet for 1 ms, or after 5 ms of work so that timers
     /// and other blocks on this queue get their turn.
     private func drainReadyEvents() {
+        assertOnQueue()
         var flush = FlushList()
         let started = Sys.monotonicNanoseconds()
         drainedAt = started
         var timeout: Int32 = 0
         for _ in 0..<1_000_000 {
             let n = Int(cs_epoll_wait(epfd, readyEvents, readyData, Reactor.batch, timeout))
-            batchNanos = Sys.monotonicNanoseconds()
+            let real = Sys.monotonicNanoseconds()
+            batchNanos = server.clock.reading(givenSystem: real)
             if n <= 0 {
                 if timeout > 0 { break }
                 timeout = 1
@@ -186,7 +216,7 @@ final class Reactor: @unchecked Sendable {
             runDeferredPresses(flush: &flush)
             flush.flushAll()
             closeRequested()
-            if batchNanos - started > 5_000_000 { break }
+            if real - started > 5_000_000 { break }
         }
         flush.flushAll()
         closeRequested()
@@ -214,6 +244,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Takes a new connection into this reactor's table. On `queue`.
     func register(_ connection: Connection) {
+        assertOnQueue()
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -223,6 +254,11 @@ final class Reactor: @unchecked Sendable {
             slots.append(connection)
         }
         connection.slot = slot
+        if connection.sink != nil {
+            // Embedded (tests): no descriptor to watch; bytes are delivered by hand.
+            greetings.append((connection.acceptedAt + server.configuration.welcomeDelayMs, connection))
+            return
+        }
         if let size = server.configuration.socketSendBufferBytes {
             Sys.setOption(connection.fd, SOL_SOCKET, SO_SNDBUF, size)
         }
@@ -253,28 +289,27 @@ final class Reactor: @unchecked Sendable {
     /// Closes the socket and starts the release of everything the session owned.
     /// On `queue`; other queues use `requestClose`.
     func close(_ connection: Connection, reason: String) {
+        assertOnQueue()
         // A press read before the close must not be granted after its release.
         var pending = FlushList()
         runDeferredPresses(flush: &pending)
         pending.flushAll()
-        let wasOpen = connection.shared.withLock { s -> Bool in
-            if s.closed { return false }
-            s.closed = true
+        guard connection.machine.socketClosed() else { return }
+        connection.shared.withLock { s in
+            s.gate = .closed
             s.out = []
             s.outStart = 0
             _ = connection.outputBudget.account(&s)
             // Under the lock, so no writer can use the descriptor number once reused.
             Sys.close(connection.fd)
-            return true
         }
-        guard wasOpen else { return }
         if connection.slot >= 0, connection.slot < slots.count, slots[connection.slot] === connection {
             slots[connection.slot] = nil
             freeSlots.append(connection.slot)
         }
         server.connectionClosed(connection, reason: reason)
         var flush = FlushList()
-        server.runner.disconnect(connection, flush: &flush)
+        runner.disconnect(connection, flush: &flush)
         flush.flushAll()
     }
 
@@ -298,7 +333,8 @@ final class Reactor: @unchecked Sendable {
     // MARK: Timers
 
     private func timerFired() {
-        let now = ServerClock.now()
+        assertOnQueue()
+        let now = server.clock.now()
         var flush = FlushList()
         while greetingsHead < greetings.count, greetings[greetingsHead].deadline <= now {
             let connection = greetings[greetingsHead].connection
@@ -316,6 +352,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Once a second: heads that take too long, silent WebSockets to ping or drop.
     private func sweep() {
+        assertOnQueue()
         // A safety net: sockets ready while the source has not run for half a second,
         // and still 50 ms later (a wake-up takes microseconds), mean a wake-up was missed
         // somewhere below us. Serve them, and say so, rather than leave peers waiting
@@ -328,45 +365,10 @@ final class Reactor: @unchecked Sendable {
                 self.drainReadyEvents()
             }
         }
-        let now = ServerClock.now()
-        let configuration = server.configuration
+        let now = server.clock.now()
         var flush = FlushList()
         for case let connection? in slots {
-            switch connection.mode {
-            case .detecting(let buffered):
-                // A first line begun long ago and still undecided: not HTTP after all.
-                if !buffered.isEmpty, now.since(connection.acceptedAt) > configuration.headTimeoutMs {
-                    becomeLinePeer(connection, replaying: buffered, flush: &flush)
-                }
-            case .http:
-                if let since = connection.waitingSince, now.since(since) > configuration.headTimeoutMs {
-                    finishHTTP(connection, HTTPResponse.serialize(
-                        status: 408, headers: [("Content-Type", "text/plain; charset=utf-8")],
-                        body: Array("request head not received in time\n".utf8), keepAlive: false), flush: &flush)
-                }
-            case .websocket:
-                if let pinged = connection.pingSentAt {
-                    if now.since(pinged) > configuration.webSocketPongTimeoutMs {
-                        close(connection, reason: "websocket silent after ping")
-                    }
-                } else if now.since(connection.lastReadAt) > configuration.webSocketPingIntervalMs {
-                    connection.pingSentAt = now
-                    flush.append(to: connection, raw: true) { out, _ in
-                        out.append(contentsOf: WebSocketFrameEncoder.pingFrame())
-                    }
-                }
-            case .line:
-                let idle = configuration.idleTimeoutMs
-                if idle > 0, now.since(connection.lastReadAt) > idle {
-                    connection.mode = .closing
-                    connection.shared.withLock { $0.closeAfterFlush = true }
-                    flush.append(to: connection) { out, format in
-                        MessageEncoder.encode(.bye(reason: "idle"), format: format, into: &out)
-                    }
-                }
-            case .closing:
-                break
-            }
+            perform(connection.machine.sweep(now: now, lastReadAt: connection.lastReadAt), nil, on: connection, flush: &flush)
         }
         flush.flushAll()
     }
@@ -381,7 +383,7 @@ final class Reactor: @unchecked Sendable {
         let deadline = greetings[greetingsHead].deadline
         if let current = timerDeadline, current <= deadline { return }
         timerDeadline = deadline
-        timer?.schedule(deadline: .now() + .milliseconds(Int(max(0, deadline.since(ServerClock.now())))),
+        timer?.schedule(deadline: .now() + .milliseconds(Int(max(0, deadline.since(server.clock.now())))),
                         leeway: .milliseconds(5))
     }
 }

@@ -1,11 +1,36 @@
 import ArbiterCore
 import ArbiterIO
 
-/// Readings of the clocks the server hands to the pure layers.
-enum ServerClock {
-    /// The monotonic clock the panel cores decide by.
-    static func now() -> Instant { Instant(nanoseconds: Sys.monotonicNanoseconds()) }
+/// The clocks the server reads, passed in when it is made: the system's in production,
+/// a `ManualClock` in tests, so timeouts and timers are tested without waiting.
+public enum ServerClock: Sendable {
+    case system
+    case manual(ManualClock)
+
+    /// The monotonic clock the panel cores and the connections decide by.
+    func now() -> Instant { Instant(nanoseconds: nanoseconds()) }
+
+    func nanoseconds() -> Int64 {
+        switch self {
+        case .system: Sys.monotonicNanoseconds()
+        case .manual(let clock): clock.nanoseconds
+        }
+    }
+
+    /// This clock's reading, given the system's one already taken (`real`): the reactor
+    /// reads the system clock for its own pacing anyway and must not read it twice.
+    @inline(__always) func reading(givenSystem real: Int64) -> Int64 {
+        switch self {
+        case .system: real
+        case .manual(let clock): clock.nanoseconds
+        }
+    }
 
     /// Wall time for journal records, Unix milliseconds.
-    static func wallMilliseconds() -> Int64 { Sys.wallClockMilliseconds() }
+    func wallMilliseconds() -> Int64 {
+        switch self {
+        case .system: Sys.wallClockMilliseconds()
+        case .manual(let clock): clock.wallMilliseconds
+        }
+    }
 }

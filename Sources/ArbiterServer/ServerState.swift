@@ -14,10 +14,9 @@ final class ServerState: @unchecked Sendable {
     let panelsByID: IDTable<PanelHost>
     /// Set once before the listener opens.
     private(set) var reactors: [Reactor] = []
-    private(set) lazy var runner = SessionRunner(server: self)
     let metrics = Metrics()
     /// Open connections by session, for KICK.
-    let registry = Locked<[SessionID: Connection]>([:])
+    let registry: Locked<[SessionID: Connection]>
     /// Unsent output of all connections together.
     let outputBudget: OutputBudget
     /// Wrong keys per client address, across its connections.
@@ -27,14 +26,20 @@ final class ServerState: @unchecked Sendable {
     private let nextSession = Atomic<Int>(1)
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     let hasKeys: Bool
+    /// The limits every connection's state machine decides by.
+    let connectionLimits: ConnectionLimits
 
     let journal: Journal?
     /// The Host and Origin values served (DNS rebinding, cross-site WebSockets).
     let hostPolicy: HostPolicy
     private let shuttingDownFlag = Atomic<Bool>(false)
 
-    init(configuration: ServerConfiguration) throws {
+    /// The clock every decision reads: the system's, or a manual one in tests.
+    let clock: ServerClock
+
+    init(configuration: ServerConfiguration, clock: ServerClock = .system) throws {
         self.configuration = configuration
+        self.clock = clock
         let log = ServerLog(level: configuration.logLevel)
         self.log = log
         var loaded = JournalLoader.Loaded()
@@ -51,13 +56,18 @@ final class ServerState: @unchecked Sendable {
         } else {
             journal = nil
         }
+        let registry = Locked<[SessionID: Connection]>([:])
+        self.registry = registry
+        let hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
         let hosts = configuration.panels.enumerated().map { [journal] i, panel in
             PanelHost(index: i, config: panel, lastFence: loaded.grantedFences[panel.id] ?? 0,
-                      reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal)
+                      reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal,
+                      clock: clock, sessions: registry, hasKeys: hasKeys)
         }
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
-        self.hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+        self.hasKeys = hasKeys
+        self.connectionLimits = ConnectionLimits(configuration)
         self.outputBudget = OutputBudget(limit: configuration.maxTotalOutboundBytes)
         self.keyBudget = Locked(KeyFailureBudget(policy: configuration.keyFailures))
         let wildcard = configuration.host == "0.0.0.0" || configuration.host == "::"
@@ -76,27 +86,27 @@ final class ServerState: @unchecked Sendable {
         var made: [Reactor] = []
         for i in 0..<count { made.append(try Reactor(index: i, server: self)) }
         reactors = made
-        for panel in panels { panel.attach(to: self) }
+        for panel in panels { panel.start() }
     }
 
     /// A socket was accepted: number its session and hand it to a reactor.
-    func adopt(fd: Int32, peer: String) {
+    @discardableResult
+    func adopt(fd: Int32, peer: String, sink: EmbeddedSink? = nil) -> Connection {
         let number = nextSession.wrappingAdd(1, ordering: .relaxed).oldValue
         let reactor = reactors[number % reactors.count]
-        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: ServerClock.now(),
-                                    outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget)
+        // Accepts run on one queue only, so the count cannot grow between here and the
+        // registration below (closes elsewhere may only lower it).
+        let open = registry.withLock { $0.count } + 1
+        let admission: Admission = open <= configuration.maxConnections ? .served
+            : open <= configuration.maxConnections + configuration.monitoringReserve ? .overCapacity : .pastReserve
+        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: clock.now(),
+                                    admission: admission, limits: connectionLimits,
+                                    outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget, sink: sink)
         connection.name = names.claim(connection.name, for: connection.session, from: connection.address, replacing: nil)
         connection.tokens = Double(configuration.commandBurst)
-        connection.tokensAt = Sys.monotonicNanoseconds()
-        let open = registry.withLock { r -> Int in
-            r[connection.session] = connection
-            return r.count
-        }
-        if open > configuration.maxConnections {
-            connection.overCapacity = true
-            connection.pastReserve = open > configuration.maxConnections + configuration.monitoringReserve
-            metrics.add(.serverFull)
-        }
+        connection.tokensAt = clock.nanoseconds()
+        registry.withLock { $0[connection.session] = connection }
+        if admission != .served { metrics.add(.serverFull) }
         metrics.add(.connectionsOpened)
         log.info("connection opened", ["session": connection.session.description, "peer": peer])
         // The accepting reactor's own drain loop would hold a block back until it goes
@@ -106,6 +116,7 @@ final class ServerState: @unchecked Sendable {
         } else {
             reactor.queue.async { reactor.register(connection) }
         }
+        return connection
     }
 
     func connectionClosed(_ connection: Connection, reason: String) {
@@ -114,11 +125,12 @@ final class ServerState: @unchecked Sendable {
         metrics.add(.connectionsClosed)
         // On the connection's reactor queue, which owns `kind` and `name`. An HTTP peer
         // has no session name worth logging; the others go by the name they last chose.
-        if connection.kind == .line || connection.kind == .websocket {
-            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": connection.kind.rawValue,
+        let kind = connection.machine.kind
+        if kind == .line || kind == .websocket {
+            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": kind.rawValue,
                                            "name": connection.name, "reason": reason])
         } else {
-            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": connection.kind.rawValue,
+            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": kind.rawValue,
                                            "reason": reason])
         }
     }
@@ -151,7 +163,7 @@ final class ServerState: @unchecked Sendable {
     /// in one step under the budget's lock, so parallel guesses cannot slip past it.
     func checkKey(_ key: String, peer: String) -> KeyCheck {
         let address = KeyFailureBudget.address(ofPeer: peer)
-        let now = Sys.monotonicMilliseconds()
+        let now = clock.now().milliseconds
         var lockout: Int64?
         let check = keyBudget.withLock { budget -> KeyCheck in
             if case .lockedOut(let remaining) = budget.check(address, now: now) { return .lockedOut(remaining) }

@@ -2,7 +2,7 @@ import ArbiterCore
 import ArbiterWire
 
 extension SessionRunner {
-    /// Commands that belong to no panel, run wherever the token is.
+    /// Commands that belong to no panel, run on the reactor's queue.
     func runLocal(_ command: ParsedCommand, for connection: Connection, flush: inout FlushList) {
         var format = command.format
         let id = command.id
@@ -19,7 +19,7 @@ extension SessionRunner {
             case .recognized?, nil:
                 break
             }
-            if newFormat == .text, connection.isWebSocket {
+            if newFormat == .text, connection.machine.kind == .websocket {
                 return send(.error(.badSyntax, "format=text does not apply to a WebSocket, whose frames carry JSON; nothing was changed"))
             }
             // A name in use from another address is marked (alice-2): no impostors by name.
@@ -56,18 +56,17 @@ extension SessionRunner {
         case .ping(let token):
             send(.pong(token: token))
         case .quit:
-            send(.ok(verb: "QUIT", panel: nil))
-            connection.stopsRunning = true
-            let webSocket = connection.isWebSocket
-            if webSocket {
-                // A WebSocket ends with the close handshake (RFC 6455 5.5.1), not a bare FIN.
-                flush.append(to: connection, raw: true) { out, _ in
-                    out.append(contentsOf: WebSocketFrameEncoder.closeFrame(code: 1000, reason: "quit"))
+            let webSocket = connection.machine.kind == .websocket
+            guard connection.machine.finish() else { return }
+            guard webSocket else {
+                return flush.appendLast(to: connection) { out, _ in
+                    MessageEncoder.encode(.ok(verb: "QUIT", panel: nil), format: format, id: id, into: &out)
                 }
             }
-            connection.shared.withLock {
-                if webSocket { $0.sealed = true }
-                $0.closeAfterFlush = true
+            send(.ok(verb: "QUIT", panel: nil))
+            // A WebSocket ends with the close handshake (RFC 6455 5.5.1), not a bare FIN.
+            flush.appendLast(to: connection, raw: true) { out, _ in
+                out.append(contentsOf: WebSocketFrameEncoder.closeFrame(code: WebSocketCloseCode.normal, reason: "quit"))
             }
         case .kick(let target):
             let isAdmin = server.panels.contains { server.access(key: connection.key, on: $0.config) == .admin }

@@ -12,15 +12,14 @@ import Dispatch
 /// its queue once. Replies keep command order, and a reply precedes the events its
 /// command causes, because both are appended in that order inside the queue.
 struct SessionRunner {
-    unowned(unsafe) let server: ServerState
+    /// The server owns the reactors that own runners: `unowned` back (checked).
+    unowned let server: ServerState
 
     func run(_ jobs: [Job], for connection: Connection, flush: inout FlushList) {
+        connection.reactor.assertOnQueue()
         var i = 0
         while i < jobs.count {
             switch jobs[i] {
-            case .disconnect:
-                i += 1
-                disconnect(connection, flush: &flush)
             case .press(let first):
                 let host = server.panels[first.panel]
                 connection.touch(host.index)
@@ -33,7 +32,7 @@ struct SessionRunner {
                 runPresses(presses, on: host, flush: &flush)
             case .failure(let error):
                 i += 1
-                if connection.stopsRunning { continue }
+                if !connection.machine.runsCommands { continue }
                 let format = error.format == .json ? .json : connection.format
                 reply(.error(error.code, error.message), format: format, id: error.id, to: connection, flush: &flush)
             case .command(let command, _):
@@ -76,9 +75,13 @@ struct SessionRunner {
     /// Presses (of one or several connections) for one panel, in one visit to its queue.
     func runPresses(_ presses: some Collection<(Connection, PressJob)>, on host: PanelHost, flush: inout FlushList) {
         host.queue.sync {
+            // Read once per visit (inside the queue, so no press can follow the shutdown's
+            // release of this panel): a read through the checked `unowned` reference costs
+            // a retain and a release.
+            let shuttingDown = server.isShuttingDown
             var readAt: Int64?
-            for (connection, press) in presses where !connection.stopsRunning {
-                if server.isShuttingDown {
+            for (connection, press) in presses where connection.machine.runsCommands {
+                if shuttingDown {
                     reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
                           to: connection, flush: &flush)
                     continue
@@ -93,7 +96,7 @@ struct SessionRunner {
     /// The command as it is to be answered, or nil when it must not run (after QUIT,
     /// or during a shutdown, which it is told).
     private func admissible(_ command: ParsedCommand, for connection: Connection, flush: inout FlushList) -> ParsedCommand? {
-        if connection.stopsRunning { return nil }
+        if !connection.machine.runsCommands { return nil }
         var command = command
         // A JSON command is answered in JSON; a text one in the connection's form.
         if command.format == .text { command.format = connection.format }
@@ -107,7 +110,7 @@ struct SessionRunner {
 
     /// The connection is gone: release what it owns in every panel it touched.
     func disconnect(_ connection: Connection, flush: inout FlushList) {
-        connection.stopsRunning = true
+        connection.reactor.assertOnQueue()
         for p in connection.touchedPanels {
             let host = server.panels[p]
             host.queue.sync {

@@ -99,19 +99,6 @@ struct WebSocketPeerTests {
         #expect(throws: RawSocket.Failure.self) { try WebSocketClient(port: server.port, path: "/ws?echo=1") }
     }
 
-    @Test func silentSocketsArePingedAndDeadOnesDropped() throws {
-        let server = try TestServer {
-            $0.webSocketPingIntervalMs = 200
-            $0.webSocketPongTimeoutMs = 200
-        }
-        let ws = try WebSocketClient(port: server.port, path: "/ws")
-        _ = try ws.readText()
-        let ping = try ws.readFrame(timeout: 4)
-        #expect(ping.opcode == .ping)
-        // No pong: the server gives up on it.
-        #expect(ws.socket.waitForClose(timeout: 5))
-    }
-
     @Test func disconnectOfAWebSocketReleases() throws {
         let server = try TestServer()
         let carol = try server.member("carol")

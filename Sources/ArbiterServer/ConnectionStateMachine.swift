@@ -1,0 +1,286 @@
+import ArbiterCore
+import ArbiterWire
+
+/// A connection's life as one value: which peer it turned out to be, what its bytes
+/// are for, and how it ends. Each event method moves the state and returns what the
+/// reactor must do; the machine makes no system call and reads no clock, so every
+/// state × event pair is a unit test (`ConnectionStateMachineTests`).
+///
+/// Owned by the connection's reactor queue. What other threads must know of it (may
+/// output still be appended? is the descriptor closed?) is published in the lock-guarded
+/// `OutputGate` by the reactor, in the same step as the transition that changes it.
+///
+/// Style of async-http-client's `HTTP1ConnectionStateMachine`: every switch lists every
+/// state, and `modifying` exists only inside a method that mutates a payload in place
+/// (so a parser's buffer is not copied); no caller ever sees it.
+struct ConnectionStateMachine {
+    enum State {
+        /// Not yet known to be HTTP or a line peer: its first bytes, kept for replay.
+        case detecting([UInt8])
+        /// A line peer; its framer is `Connection.framer`, kept out of the enum so a read
+        /// does not move it in and out.
+        case line
+        /// An HTTP peer, and since when a request head has been arriving unfinished.
+        case http(HTTPRequestParser, waitingSince: Instant?)
+        /// A WebSocket, and when it was pinged for being silent, if it was.
+        case webSocket(WebSocketReader, WebSocketUse, pingSentAt: Instant?)
+        /// Reading is over; the last words are being written, then the socket closes.
+        case closing(PeerKind)
+        /// The descriptor is closed.
+        case closed(PeerKind)
+        /// Inside a method only: a payload is being changed in place.
+        case modifying
+    }
+
+    enum Action: Equatable {
+        /// Nothing to do now (more bytes are awaited, or the event changes nothing).
+        case none
+        /// Frame the bytes just read as lines (`Connection.framer`).
+        case frameLines
+        /// Now a line peer: send WELCOME, then frame these bytes read before it.
+        case greetAndFrame(replay: [UInt8])
+        /// Answer the complete request heads buffered (`nextHTTPHead`).
+        case serveHTTP
+        /// Decode the complete messages buffered (`nextWebSocketMessage`).
+        case readWebSocket(WebSocketUse)
+        /// The connection is closing: send these as its last output, close once written.
+        case sendLast(LastWords)
+        /// Send a WebSocket ping.
+        case sendPing
+        /// Close the socket now.
+        case closeSocket(reason: String)
+    }
+
+    private(set) var state: State = .detecting([])
+    let admission: Admission
+    let limits: ConnectionLimits
+    let acceptedAt: Instant
+
+    init(admission: Admission, limits: ConnectionLimits, acceptedAt: Instant) {
+        self.admission = admission
+        self.limits = limits
+        self.acceptedAt = acceptedAt
+    }
+
+    /// What the connection turned out to be, for logs and replies.
+    var kind: PeerKind {
+        switch state {
+        case .detecting: .unknown
+        case .line: .line
+        case .http: .http
+        case .webSocket: .websocket
+        case .closing(let kind), .closed(let kind): kind
+        case .modifying: .unknown
+        }
+    }
+
+    /// Whether commands the session sent may still run: not once it is closing (after
+    /// QUIT, or its last words) or closed.
+    var runsCommands: Bool {
+        switch state {
+        case .detecting, .line, .http, .webSocket: true
+        case .closing, .closed, .modifying: false
+        }
+    }
+
+    // MARK: Reading
+
+    /// Bytes arrived at `now`.
+    mutating func bytesArrived(_ bytes: UnsafeBufferPointer<UInt8>, at now: Instant) -> Action {
+        switch state {
+        case .line:
+            return .frameLines
+        case .detecting(var buffered):
+            state = .modifying
+            buffered.append(contentsOf: bytes)
+            switch ProtocolDetector.classify(buffered) {
+            case .line:
+                return becomeLinePeer(replaying: buffered)
+            case .http:
+                var parser = HTTPRequestParser(maxHeadBytes: limits.maxHTTPHeadBytes)
+                parser.append(buffered)
+                state = .http(parser, waitingSince: nil)
+                return .serveHTTP
+            case .needMoreBytes:
+                // A "first line" longer than any line: not HTTP; the framer says it is too long.
+                if buffered.count > limits.maxLineBytes { return becomeLinePeer(replaying: buffered) }
+                state = .detecting(buffered)
+                return .none
+            }
+        case .http(var parser, let since):
+            state = .modifying
+            parser.append(bytes)
+            state = .http(parser, waitingSince: since)
+            return .serveHTTP
+        case .webSocket(var reader, let use, _):
+            state = .modifying
+            reader.append(bytes)
+            // Any bytes answer a ping.
+            state = .webSocket(reader, use, pingSentAt: nil)
+            return .readWebSocket(use)
+        case .closing, .closed:
+            return .none
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+
+    /// The WELCOME deadline passed. A peer that has sent nothing becomes a line peer,
+    /// unless bytes already wait in its socket (a browser that opened it early).
+    mutating func greetingDeadlinePassed(socketHasBytes: @autoclosure () -> Bool) -> Action {
+        switch state {
+        case .detecting(let buffered):
+            guard buffered.isEmpty, !socketHasBytes() else { return .none }
+            return becomeLinePeer(replaying: [])
+        case .line, .http, .webSocket, .closing, .closed:
+            return .none
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+
+    private mutating func becomeLinePeer(replaying buffered: [UInt8]) -> Action {
+        switch admission {
+        case .served:
+            state = .line
+            return .greetAndFrame(replay: buffered)
+        case .overCapacity, .pastReserve:
+            state = .closing(.line)
+            return .sendLast(.serverFull)
+        }
+    }
+
+    // MARK: HTTP
+
+    /// The next complete request head, parsed in place; nil when none is complete or the
+    /// connection is not (or no longer) serving HTTP.
+    mutating func nextHTTPHead() throws(HTTPParseError) -> HTTPRequestHead? {
+        guard case .http(var parser, let since) = state else { return nil }
+        state = .modifying
+        defer { state = .http(parser, waitingSince: since) }
+        return try parser.next()
+    }
+
+    /// Whether the HTTP parser can go on to a next request (it cannot skip a chunked body).
+    var httpCanContinue: Bool {
+        guard case .http(let parser, _) = state else { return false }
+        return !parser.isStopped
+    }
+
+    /// Every complete head was answered: if part of one is buffered, its clock runs
+    /// from when it began.
+    mutating func httpHeadsAnswered(at now: Instant) {
+        guard case .http(let parser, let since) = state else { return }
+        let waiting = parser.bufferedByteCount > 0 ? (since ?? now) : nil
+        state = .http(parser, waitingSince: waiting)
+    }
+
+    /// The handshake was answered: the connection is now a WebSocket. Bytes after the
+    /// request head are handed to `reader`. Returns false (and changes nothing) when the
+    /// connection is not serving HTTP.
+    mutating func upgrade(to use: WebSocketUse, reader: WebSocketReader) -> Bool {
+        switch state {
+        case .http(var parser, _):
+            state = .modifying
+            var reader = reader
+            reader.append(parser.takeBufferedBytes())
+            state = .webSocket(reader, use, pingSentAt: nil)
+            return true
+        case .detecting, .line, .webSocket, .closing, .closed:
+            return false
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+
+    // MARK: WebSocket
+
+    /// The next complete message, decoded in place; nil when none is complete or the
+    /// connection is not (or no longer) a WebSocket.
+    mutating func nextWebSocketMessage() throws(WebSocketError) -> WebSocketMessage? {
+        guard case .webSocket(var reader, let use, let ping) = state else { return nil }
+        state = .modifying
+        defer { state = .webSocket(reader, use, pingSentAt: ping) }
+        return try reader.next()
+    }
+
+    // MARK: Ending
+
+    /// The reactor (or a command) decided to end the connection with a last output of
+    /// its own (an HTTP response, a close frame, `OK QUIT`). True when that output must be
+    /// sent; false when the connection was already ending, and nothing more goes out.
+    mutating func finish() -> Bool {
+        switch state {
+        case .detecting, .line, .http, .webSocket:
+            state = .closing(kind)
+            return true
+        case .closing, .closed:
+            return false
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+
+    /// The server is shutting down: say goodbye where the protocol has words for it.
+    mutating func shutdown() -> Action {
+        switch state {
+        case .line:
+            state = .closing(.line)
+            return .sendLast(.shutdownBye)
+        case .webSocket:
+            state = .closing(.websocket)
+            return .sendLast(.goingAway)
+        case .detecting, .http, .closing:
+            return .closeSocket(reason: "shutdown")
+        case .closed:
+            return .none
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+
+    /// The descriptor is being closed. True the first time; false when it already was.
+    mutating func socketClosed() -> Bool {
+        switch state {
+        case .detecting, .line, .http, .webSocket, .closing:
+            state = .closed(kind)
+            return true
+        case .closed:
+            return false
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+
+    // MARK: Time
+
+    /// The once-a-second look at the clock: heads that take too long, silent WebSockets
+    /// to ping or drop, idle line peers. `lastReadAt` is when bytes last arrived.
+    mutating func sweep(now: Instant, lastReadAt: Instant) -> Action {
+        switch state {
+        case .detecting(let buffered):
+            // A first line begun long ago and still undecided: not HTTP after all.
+            guard !buffered.isEmpty, now.since(acceptedAt) > limits.headTimeoutMs else { return .none }
+            return becomeLinePeer(replaying: buffered)
+        case .http(_, let since):
+            guard let since, now.since(since) > limits.headTimeoutMs else { return .none }
+            state = .closing(.http)
+            return .sendLast(.requestTimeout)
+        case .webSocket(let reader, let use, let ping):
+            if let ping {
+                return now.since(ping) > limits.webSocketPongTimeoutMs ? .closeSocket(reason: "websocket silent after ping") : .none
+            }
+            guard now.since(lastReadAt) > limits.webSocketPingIntervalMs else { return .none }
+            state = .webSocket(reader, use, pingSentAt: now)
+            return .sendPing
+        case .line:
+            guard limits.idleTimeoutMs > 0, now.since(lastReadAt) > limits.idleTimeoutMs else { return .none }
+            state = .closing(.line)
+            return .sendLast(.idleBye)
+        case .closing, .closed:
+            return .none
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+}
