@@ -388,7 +388,7 @@ final class PanelHost: @unchecked Sendable {
     func endVisit(commandsReadAt receivedAt: Int64? = nil, count: Int = 0) {
         if let receivedAt, count > 0 {
             let elapsed = Sys.monotonicNanoseconds() - receivedAt
-            for _ in 0..<count { counters.latency.record(nanoseconds: elapsed) }
+            counters.latency.record(UInt64(clamping: elapsed), count: UInt64(count))
         }
         wallReading = nil
         scheduleTimer()

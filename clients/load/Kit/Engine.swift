@@ -1,3 +1,4 @@
+import ArbiterCore
 import CSystem
 
 /// One generator thread: its share of the connections on one epoll set, driven through

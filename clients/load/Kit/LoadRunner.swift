@@ -1,3 +1,4 @@
+import ArbiterCore
 import Dispatch
 import Foundation
 

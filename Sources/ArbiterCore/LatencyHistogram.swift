@@ -1,4 +1,8 @@
-/// A log-bucketed latency histogram in the spirit of HdrHistogram.
+/// A log-bucketed latency histogram in the spirit of HdrHistogram: the load
+/// generator's percentiles and the server's `/metrics` histogram, in nanoseconds.
+///
+/// In ArbiterCore because it is pure and clock-free (it is handed durations), and the
+/// server and the load kit both build on this module; ArbiterWire is for byte codecs.
 ///
 /// Millions of samples must cost a fixed 30 KB, not an array per sample: values below
 /// 128 ns are counted exactly, and every power of two above that is split into 64
@@ -46,6 +50,28 @@ public struct LatencyHistogram: Sendable, Equatable {
         sum &+= value
         if value > max { max = value }
         if value < min { min = value }
+    }
+
+    /// `samples` samples of one value: a visit's commands share their handling time.
+    @inline(__always)
+    public mutating func record(_ value: UInt64, count samples: UInt64) {
+        counts[LatencyHistogram.index(of: value)] &+= samples
+        count &+= samples
+        sum &+= value &* samples
+        if value > max { max = value }
+        if value < min { min = value }
+    }
+
+    /// How many samples are at or below `bound`, as Prometheus' `le` buckets count: a
+    /// bucket counts when all of it is, so the answer is exact for a bound at a bucket's
+    /// end and otherwise leaves out samples within 1/64 below the bound.
+    public func count(atOrBelow bound: UInt64) -> UInt64 {
+        let i = LatencyHistogram.index(of: bound)
+        let (low, width) = LatencyHistogram.range(of: i)
+        let end = low + (width - 1) <= bound ? i + 1 : i
+        var n: UInt64 = 0
+        for k in 0..<end { n &+= counts[k] }
+        return n
     }
 
     public mutating func merge(_ other: LatencyHistogram) {

@@ -1,5 +1,5 @@
 import Testing
-@testable import ArbiterLoadKit
+@testable import ArbiterCore
 
 @Suite struct LatencyHistogramTests {
     @Test func smallValuesAreExact() {
@@ -46,5 +46,34 @@ import Testing
         a.merge(b)
         #expect(a.count == 3 && a.min == 10 && a.max == 1_000_000 && a.sum == 1_000_030)
         #expect(LatencyHistogram().value(atFraction: 0.99) == 0)
+    }
+
+    @Test func aVisitsSamplesAtOnceAreTheSameAsOneByOne() {
+        var once = LatencyHistogram()
+        var each = LatencyHistogram()
+        once.record(37_500, count: 5)
+        for _ in 0..<5 { each.record(37_500) }
+        #expect(once == each)
+        #expect(once.count == 5 && once.sum == 187_500)
+    }
+
+    /// What `/metrics` reports per `le` bound.
+    @Test func countsAtOrBelowABound() {
+        var h = LatencyHistogram()
+        h.record(50_000, count: 3)
+        h.record(200_000, count: 2)
+        h.record(2_000_000)
+        #expect(h.count(atOrBelow: 0) == 0)
+        #expect(h.count(atOrBelow: 100_000) == 3)
+        #expect(h.count(atOrBelow: 250_000) == 5)
+        #expect(h.count(atOrBelow: 1_000_000) == 5)
+        #expect(h.count(atOrBelow: 1_000_000_000) == 6)
+        // A bound at a bucket's end counts the whole bucket; one past a sample, nothing above it.
+        let (low, width) = LatencyHistogram.range(of: LatencyHistogram.index(of: 200_000))
+        #expect(h.count(atOrBelow: low + width - 1) == 5)
+        #expect(h.count(atOrBelow: low - 1) == 3)
+        var exact = LatencyHistogram()
+        for v: UInt64 in 0..<128 { exact.record(v) }
+        #expect(exact.count(atOrBelow: 63) == 64, "values below 128 ns are counted exactly")
     }
 }
