@@ -13,6 +13,7 @@ public struct Press<Name> {
     public var fence: UInt64?
 
     /// Nil unless `verb` is a press verb and a fence goes with UP or CANCEL only.
+    @inlinable
     public init?(verb: Verb, panel: Name, button: Name, fence: UInt64? = nil) {
         guard verb.isPress, fence == nil || verb != .down else { return nil }
         self.verb = verb
@@ -21,6 +22,7 @@ public struct Press<Name> {
         self.fence = fence
     }
 
+    @usableFromInline
     init(checked verb: Verb, panel: Name, button: Name, fence: UInt64?) {
         self.verb = verb
         self.panel = panel
@@ -28,24 +30,29 @@ public struct Press<Name> {
         self.fence = fence
     }
 
+    @inlinable
     public static func down(panel: Name, button: Name) -> Press {
         Press(checked: .down, panel: panel, button: button, fence: nil)
     }
 
+    @inlinable
     public static func up(panel: Name, button: Name, fence: UInt64? = nil) -> Press {
         Press(checked: .up, panel: panel, button: button, fence: fence)
     }
 
+    @inlinable
     public static func cancel(panel: Name, button: Name, fence: UInt64? = nil) -> Press {
         Press(checked: .cancel, panel: panel, button: button, fence: fence)
     }
 
     /// The same press with its panel and button named another way (decoded).
+    @inlinable
     public func map<Other>(_ transform: (Name) -> Other) -> Press<Other> {
         Press<Other>(checked: verb, panel: transform(panel), button: transform(button), fence: fence)
     }
 
     /// The same press with its panel and button looked up.
+    @inlinable
     public func resolved<Other>(panel: Other, button: Other) -> Press<Other> {
         Press<Other>(checked: verb, panel: panel, button: button, fence: fence)
     }

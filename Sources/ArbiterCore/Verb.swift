@@ -18,6 +18,7 @@ public enum Verb: String, Sendable, CaseIterable {
     case kick = "KICK"
 
     /// DOWN, UP and CANCEL: the verbs a `Press` carries.
+    @inlinable
     public var isPress: Bool {
         switch self {
         case .down, .up, .cancel: true
