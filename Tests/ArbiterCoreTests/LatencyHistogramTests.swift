@@ -76,4 +76,25 @@ import Testing
         for v: UInt64 in 0..<128 { exact.record(v) }
         #expect(exact.count(atOrBelow: 63) == 64, "values below 128 ns are counted exactly")
     }
+
+    /// The server keeps one per panel: an idle panel's costs no buckets, a busy one's
+    /// only those up to its slowest command.
+    @Test func bucketsGrowOnlyToTheLargestSample() {
+        var h = LatencyHistogram()
+        #expect(h.counts.isEmpty)
+        h.record(900_000)
+        let small = h.counts.count
+        #expect(small == LatencyHistogram.index(of: 900_000) + 1)
+        #expect(small * 8 < 8_192)
+        h.record(10)
+        #expect(h.counts.count == small)
+        var big = LatencyHistogram()
+        big.record(.max)
+        #expect(big.counts.count == LatencyHistogram.bucketCount)
+        var bigFirst = big
+        bigFirst.merge(h)
+        h.merge(big)
+        #expect(h == bigFirst && h.count == 3)
+        #expect(h.count(atOrBelow: 1_000_000) == 2)
+    }
 }
