@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via
         // CSystem, the server's codecs for WebSocket frames and config; never the server itself.
-        .target(name: "ArbiterLoadKit", dependencies: ["ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),
+        .target(name: "ArbiterLoadKit", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),
         .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit", "ArbiterCLI"], path: "clients/load/Main"),
         // The arbitration layer alone on 1..n cores (bench/scaling.sh's second part).
         .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore"], path: "bench/cores"),

@@ -10,12 +10,11 @@ extension PanelCore {
     }
 
     mutating func down(
-        _ ref: ButtonRef, session: SessionID, name: String, access: Access, now: Instant, into out: inout PanelOutput
+        _ b: Int, session: SessionID, name: String, access: Access, now: Instant, into out: inout PanelOutput
     ) {
         guard access >= .press else {
-            return out.append(.reply(.deniedForbidden(buttonID: resolve(ref).map { config.buttons[$0].id } ?? ref.text)))
+            return out.append(.reply(.deniedForbidden(buttonID: config.buttons[b].id)))
         }
-        guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
         advance(to: now, into: &out)
         let g = groupOf(b)
         if hasFairGroups, fairDown(b, group: g, session: session, name: name, now: now, into: &out) { return }
@@ -38,13 +37,12 @@ extension PanelCore {
     }
 
     mutating func release(
-        _ verb: PanelReply.ReleaseVerb, _ ref: ButtonRef, fence: UInt64?, session: SessionID,
+        _ verb: PanelReply.ReleaseVerb, _ b: Int, fence: UInt64?, session: SessionID,
         access: Access, now: Instant, into out: inout PanelOutput
     ) {
         guard access >= .press else {
             return out.append(.reply(.error(.forbidden, "\(verb.rawValue) needs the press key of panel \(config.id)")))
         }
-        guard let b = resolve(ref) else { return noSuchButton(ref, into: &out) }
         func id() -> String { config.buttons[b].id }
         let g = groupOf(b)
         // A hold that already lasted hold_ms fires on this UP even if its timer tick is
@@ -86,7 +84,13 @@ extension PanelCore {
         }
     }
 
-    private func noSuchButton(_ ref: ButtonRef, into out: inout PanelOutput) {
-        out.append(.reply(.error(.noSuchButton, "no button \(ref.text) on panel \(config.id)")))
+    /// A press on a button the panel lacks changes nothing; who may not press is told
+    /// that first, as for a button that exists.
+    func unknownButton(_ verb: Verb, id: String, access: Access, into out: inout PanelOutput) {
+        guard access >= .press else {
+            if verb == .down { return out.append(.reply(.deniedForbidden(buttonID: id))) }
+            return out.append(.reply(.error(.forbidden, "\(verb.rawValue) needs the press key of panel \(config.id)")))
+        }
+        out.append(.reply(.error(.noSuchButton, "no button \(id) on panel \(config.id)")))
     }
 }

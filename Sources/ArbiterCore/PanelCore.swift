@@ -11,7 +11,6 @@
 /// that grant.
 public struct PanelCore: Sendable {
     public let config: PanelConfig
-    private let buttonIndex: IDTable<Int>
     /// Group index of every button.
     let groupIndex: [Int]
     public let groupCount: Int
@@ -72,7 +71,6 @@ public struct PanelCore: Sendable {
         self.hasFairGroups = policies.contains { $0 != .exclusive }
         self.queues = Array(repeating: [], count: names.count)
         self.rounds = Array(repeating: BuzzerRound(), count: names.count)
-        self.buttonIndex = IDTable(config.buttons.enumerated().map { ($1.id, $0) })
         self.groupIndex = groupOf
         self.groupCount = groups.count
         self.grants = Array(repeating: nil, count: groups.count)
@@ -91,14 +89,6 @@ public struct PanelCore: Sendable {
     public var memberCount: Int { memberNames.count }
 
     public func isMember(_ session: SessionID) -> Bool { memberNames[session] != nil }
-
-    /// The index `ref` names, if it names a button of this panel.
-    func resolve(_ ref: ButtonRef) -> Int? {
-        switch ref {
-        case .index(let i): i >= 0 && i < config.buttons.count ? i : nil
-        case .id(let s): buttonIndex[s]
-        }
-    }
 
     /// When the core next needs to be woken; a wake-up is only a hint, `advance`
     /// re-checks against the time it is given.
@@ -121,12 +111,20 @@ public struct PanelCore: Sendable {
             if let leftName = memberNames.removeValue(forKey: session) {
                 emit(.left(name: leftName, session: session), into: &out)
             }
-        case .down(let id):
-            down(id, session: session, name: name, access: access, now: now, into: &out)
-        case .up(let id, let fence):
-            release(.up, id, fence: fence, session: session, access: access, now: now, into: &out)
-        case .cancel(let id, let fence):
-            release(.cancel, id, fence: fence, session: session, access: access, now: now, into: &out)
+        case .press(let press):
+            let b = press.button
+            guard b >= 0, b < config.buttons.count else {
+                return unknownButton(press.verb, id: "#\(b)", access: access, into: &out)
+            }
+            switch press.verb {
+            case .down: down(b, session: session, name: name, access: access, now: now, into: &out)
+            case .up: release(.up, b, fence: press.fence, session: session, access: access, now: now, into: &out)
+            case .cancel: release(.cancel, b, fence: press.fence, session: session, access: access, now: now, into: &out)
+            // `Press` is never made with another verb.
+            case .hello, .help, .panels, .join, .leave, .history, .ping, .quit, .reset, .arm, .kick: break
+            }
+        case .unknownButton(let verb, let id):
+            unknownButton(verb, id: id, access: access, into: &out)
         case .reset:
             guard access >= .admin else {
                 return out.append(.reply(.error(.forbidden, "RESET needs the admin key of panel \(config.id)")))

@@ -2,29 +2,13 @@
 public enum PanelRequest: Sendable, Equatable {
     case join
     case leave
-    case down(button: ButtonRef)
-    case up(button: ButtonRef, fence: UInt64?)
-    case cancel(button: ButtonRef, fence: UInt64?)
+    /// DOWN, UP or CANCEL on a button of this panel, looked up by the server (its ids
+    /// are looked up there, once, so the core's press path handles plain integers).
+    case press(Press<Int>)
+    /// A press naming a button this panel does not have: still the core's to answer,
+    /// because a session without the press key is told that first.
+    case unknownButton(Verb, id: String)
     case reset
     /// Opens a round of a buzzer group (admin).
     case arm(group: String)
-}
-
-/// A button named by its id, or already looked up (the server resolves ids once per
-/// command, so the core's press path handles plain integers).
-public enum ButtonRef: Sendable, Equatable, ExpressibleByStringLiteral {
-    case index(Int)
-    case id(String)
-
-    public init(stringLiteral value: String) {
-        self = .id(value)
-    }
-
-    /// How the button is named in an error message.
-    var text: String {
-        switch self {
-        case .index(let i): "#\(i)"
-        case .id(let s): s
-        }
-    }
 }

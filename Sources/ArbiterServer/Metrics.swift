@@ -78,27 +78,3 @@ struct PanelCounters {
         latency.merge(other.latency)
     }
 }
-
-/// A fixed-bucket histogram of durations, in the shape Prometheus expects.
-struct LatencyHistogram {
-    /// Upper bounds in seconds.
-    static let bounds: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
-    private static let boundsNanos: [Int64] = bounds.map { Int64($0 * 1e9) }
-    var counts = [Int](repeating: 0, count: LatencyHistogram.bounds.count + 1)
-    var sumNanos: Int64 = 0
-    var total = 0
-
-    mutating func record(nanoseconds: Int64) {
-        var i = 0
-        while i < Self.boundsNanos.count, nanoseconds > Self.boundsNanos[i] { i += 1 }
-        counts[i] += 1
-        sumNanos &+= nanoseconds
-        total += 1
-    }
-
-    mutating func merge(_ other: LatencyHistogram) {
-        for i in counts.indices { counts[i] += other.counts[i] }
-        sumNanos &+= other.sumNanos
-        total += other.total
-    }
-}

@@ -101,35 +101,38 @@ final class PanelHost: @unchecked Sendable {
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
         }
-        guard var request = command.request.panelRequest else { return }
-        // Ids looked up once here, so the core's press path only sees integers.
-        switch request {
-        case .down(.id(let b)): if let i = buttonIndex[b] { request = .down(button: .index(i)) }
-        case .up(.id(let b), let f): if let i = buttonIndex[b] { request = .up(button: .index(i), fence: f) }
-        case .cancel(.id(let b), let f): if let i = buttonIndex[b] { request = .cancel(button: .index(i), fence: f) }
-        default: break
+        let request: PanelRequest
+        switch command.request {
+        case .press(let press): request = resolve(press)
+        case .join: request = .join
+        case .leave: request = .leave
+        case .reset: request = .reset
+        case .arm(_, let group): request = .arm(group: group)
+        case .hello, .help, .panels, .history, .ping, .quit, .kick: return
         }
         run(request, access: access, now: now, replyFormat: command.format, id: command.id, from: connection, flush: &flush)
     }
 
+    /// The general path's one look-up of a button id (the fast path's is
+    /// `ServerState.resolvePress`, from the line's bytes, in the same table).
+    func resolve(_ press: Press<String>) -> PanelRequest {
+        guard let button = buttonIndex[press.button] else { return .unknownButton(press.verb, id: press.button) }
+        return .press(press.resolved(panel: index, button: button))
+    }
+
     /// Runs a press command whose ids the reactor already looked up. On `queue`.
-    func executePress(_ press: PressJob, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+    func executePress(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
         assertOnQueue()
         counters.commands += 1
-        let request: PanelRequest = switch press.verb {
-        case .down: .down(button: .index(press.button))
-        case .up: .up(button: .index(press.button), fence: press.fence)
-        case .cancel: .cancel(button: .index(press.button), fence: press.fence)
-        }
         let access = access(key: connection.key)
-        run(request, access: access, now: Instant(nanoseconds: press.receivedAt),
+        run(.press(press), access: access, now: Instant(nanoseconds: receivedAt),
             replyFormat: format, id: nil, from: connection, flush: &flush)
     }
 
     private func run(_ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
                      from connection: Connection, flush: inout FlushList) {
         var before: PanelCore?
-        if case .down = request {
+        if case .press(let press) = request, press.verb == .down {
             if let refusal = admitDown() {
                 return refuse(refusal, to: connection, format: replyFormat, id: id, flush: &flush)
             }
@@ -417,7 +420,7 @@ final class PanelHost: @unchecked Sendable {
         assertOnQueue()
         if let receivedAt, count > 0 {
             let elapsed = clock.nanoseconds() - receivedAt
-            for _ in 0..<count { counters.latency.record(nanoseconds: elapsed) }
+            counters.latency.record(UInt64(clamping: elapsed), count: UInt64(count))
         }
         wallReading = nil
         scheduleTimer()

@@ -87,7 +87,7 @@ extension Reactor {
             switch piece {
             case .line(let line):
                 // The press path: ids looked up straight from the bytes.
-                if let press = FastLineParser.scanPress(line), let job = server.resolvePress(press, receivedAt: receivedAt) {
+                if let scanned = FastLineParser.scanPress(line), let press = server.resolvePress(scanned) {
                     // Refused here, once: handing it to the general path would take (and
                     // count) a second token for the same line.
                     guard admitPress(connection, at: receivedAt, down: press.verb == .down) else {
@@ -96,12 +96,12 @@ extension Reactor {
                     }
                     // Nothing of this read before it, and the round's deferred presses
                     // are for the same panel: it joins them (see `deferPresses`).
-                    if jobs.isEmpty, deferredPanel == nil || deferredPanel == job.panel {
-                        connection.touch(job.panel)
-                        deferredPanel = job.panel
-                        deferred.append((connection, job))
+                    if jobs.isEmpty, deferredPanel == nil || deferredPanel == press.panel {
+                        connection.touch(press.panel)
+                        deferredPanel = press.panel
+                        deferred.append((connection, press, receivedAt))
                     } else {
-                        jobs.append(.press(job))
+                        jobs.append(.press(press, receivedAt: receivedAt))
                     }
                     return
                 }
@@ -151,7 +151,8 @@ extension Reactor {
     /// would leave a button held, and a flood of them can take nothing from anyone.
     func admit(_ request: Request, _ connection: Connection, at now: Int64) -> Bool {
         switch request {
-        case .up, .cancel, .leave, .quit: true
+        case .press(let press) where press.verb != .down: true
+        case .leave, .quit: true
         default: takeToken(connection, at: now)
         }
     }

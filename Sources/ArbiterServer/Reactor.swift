@@ -43,7 +43,7 @@ final class Reactor: @unchecked Sendable {
     /// Commands decoded from one read, reused so a read allocates nothing.
     @exclusivity(unchecked) var jobs: [Job] = []
     /// Press commands of this round waiting for one visit to their panel.
-    @exclusivity(unchecked) var deferred: [(Connection, PressJob)] = []
+    @exclusivity(unchecked) var deferred: [(Connection, Press<Int>, receivedAt: Int64)] = []
     @exclusivity(unchecked) var deferredPanel: Int?
     /// Closes asked for on `queue` itself (a reply written, then close): done right after
     /// the round's writes rather than after the loop goes quiet, so peers see the FIN

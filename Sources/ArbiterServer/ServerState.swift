@@ -139,16 +139,11 @@ final class ServerState: @unchecked Sendable {
         registry.withLock { $0[session] }
     }
 
-    /// A scanned press on a known panel and button as a `PressJob`; nil otherwise (the
-    /// line then takes the general path, errors included).
-    func resolvePress(_ press: FastLineParser.Press, receivedAt: Int64) -> PressJob? {
+    /// A scanned press on a known panel and button, looked up to indexes; nil otherwise
+    /// (the line then takes the general path, errors included).
+    func resolvePress(_ press: Press<UnsafeBufferPointer<UInt8>>) -> Press<Int>? {
         guard let host = panelsByID[bytes: press.panel], let button = host.buttonIndex[bytes: press.button] else { return nil }
-        let verb: PressJob.Verb = switch press.verb {
-        case .down: .down
-        case .up: .up
-        case .cancel: .cancel
-        }
-        return PressJob(panel: host.index, button: button, verb: verb, fence: press.fence, receivedAt: receivedAt)
+        return press.resolved(panel: host.index, button: button)
     }
 
     enum KeyCheck {

@@ -36,7 +36,7 @@ extension SessionRunner {
             send(.hello(name: name, session: connection.session, role: best.roleName))
         case .help(let topic?):
             // Validated by the parser: the topic is a verb.
-            for syntax in CommandSyntax.all where syntax.verb == topic {
+            for syntax in CommandSyntax.all where syntax.verb.rawValue == topic {
                 send(.helpLine("\(syntax.usage) - \(syntax.summary)"))
                 send(.helpLine("JSON: \(syntax.jsonUsage)"))
             }
@@ -82,7 +82,7 @@ extension SessionRunner {
             }
             send(.okKick(target))
             victim.reactor.requestClose(victim, reason: "kicked by \(connection.session)")
-        case .join, .leave, .down, .up, .cancel, .history, .reset, .arm:
+        case .join, .leave, .press, .history, .reset, .arm:
             // Routed to their panel before they get here.
             send(.error(.badSyntax, "internal routing error"))
         }

@@ -20,13 +20,13 @@ struct SessionRunner {
         var i = 0
         while i < jobs.count {
             switch jobs[i] {
-            case .press(let first):
+            case .press(let first, _):
                 let host = server.panels[first.panel]
                 connection.touch(host.index)
                 var end = i + 1
-                while end < jobs.count, case .press(let next) = jobs[end], next.panel == first.panel { end += 1 }
-                let presses = jobs[i..<end].lazy.compactMap { job -> (Connection, PressJob)? in
-                    if case .press(let p) = job { (connection, p) } else { nil }
+                while end < jobs.count, case .press(let next, _) = jobs[end], next.panel == first.panel { end += 1 }
+                let presses = jobs[i..<end].lazy.compactMap { job -> (Connection, Press<Int>, receivedAt: Int64)? in
+                    if case .press(let p, let at) = job { (connection, p, at) } else { nil }
                 }
                 i = end
                 runPresses(presses, on: host, flush: &flush)
@@ -73,21 +73,21 @@ struct SessionRunner {
     }
 
     /// Presses (of one or several connections) for one panel, in one visit to its queue.
-    func runPresses(_ presses: some Collection<(Connection, PressJob)>, on host: PanelHost, flush: inout FlushList) {
+    func runPresses(_ presses: some Collection<(Connection, Press<Int>, receivedAt: Int64)>, on host: PanelHost, flush: inout FlushList) {
         host.queue.sync {
             // Read once per visit (inside the queue, so no press can follow the shutdown's
             // release of this panel): a read through the checked `unowned` reference costs
             // a retain and a release.
             let shuttingDown = server.isShuttingDown
             var readAt: Int64?
-            for (connection, press) in presses where connection.machine.runsCommands {
+            for (connection, press, receivedAt) in presses where connection.machine.runsCommands {
                 if shuttingDown {
                     reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
                           to: connection, flush: &flush)
                     continue
                 }
-                readAt = press.receivedAt
-                host.executePress(press, format: connection.format, from: connection, flush: &flush)
+                readAt = receivedAt
+                host.executePress(press, receivedAt: receivedAt, format: connection.format, from: connection, flush: &flush)
             }
             host.endVisit(commandsReadAt: readAt, count: presses.count)
         }

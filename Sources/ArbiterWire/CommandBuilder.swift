@@ -31,7 +31,7 @@ enum CommandBuilder {
             return v
         }
         switch syntax.verb {
-        case "HELLO":
+        case .hello:
             let name = args["name"] ?? ""
             guard Identifier.isValidName(name) else { throw fail("name must match [A-Za-z0-9_.-]{1,32}; usage: \(syntax.usage)") }
             var format: WireFormat?
@@ -43,39 +43,37 @@ enum CommandBuilder {
                 throw fail("key must be 1 to 256 bytes")
             }
             return .hello(name: name, key: args["key"], format: format)
-        case "HELP":
+        case .help:
             guard let topic = args["topic"] else { return .help(topic: nil) }
             guard CommandSyntax.byVerb[topic.uppercased()] != nil else {
                 let hint = CommandSyntax.closest(to: topic)
                 throw fail("HELP has no topic \(topic): it is not a command; did you mean HELP \(hint)? Send HELP alone for the list")
             }
             return .help(topic: topic.uppercased())
-        case "PANELS": return .panels
-        case "JOIN": return .join(panel: try panel())
-        case "LEAVE": return .leave(panel: try panel())
-        case "DOWN": return .down(panel: try panel(), button: try button())
-        case "UP": return .up(panel: try panel(), button: try button(), fence: try fence())
-        case "CANCEL": return .cancel(panel: try panel(), button: try button(), fence: try fence())
-        case "HISTORY":
+        case .panels: return .panels
+        case .join: return .join(panel: try panel())
+        case .leave: return .leave(panel: try panel())
+        case .down: return .press(.down(panel: try panel(), button: try button()))
+        case .up: return .press(.up(panel: try panel(), button: try button(), fence: try fence()))
+        case .cancel: return .press(.cancel(panel: try panel(), button: try button(), fence: try fence()))
+        case .history:
             var count = Request.defaultHistoryCount
             if let n = args["n"] {
                 guard Self.isDigits(n), let v = Int(n) else { throw fail("n must be a non-negative integer, not \(n)") }
                 count = min(v, Request.maxHistoryCount)
             }
             return .history(panel: try panel(), count: count)
-        case "PING": return .ping(token: args["token"])
-        case "QUIT": return .quit
-        case "RESET": return .reset(panel: try panel())
-        case "ARM":
+        case .ping: return .ping(token: args["token"])
+        case .quit: return .quit
+        case .reset: return .reset(panel: try panel())
+        case .arm:
             let g = args["group"] ?? ""
             guard Identifier.isValidID(g) else { throw fail("group id must match [A-Za-z0-9_-]{1,64}; usage: \(syntax.usage)") }
             return .arm(panel: try panel(), group: g)
-        case "KICK":
+        case .kick:
             let s = args["session"] ?? ""
             guard let session = SessionID(parsing: s) else { throw fail("session must look like s12, not \(s)") }
             return .kick(session: session)
-        default:
-            throw RequestError(.unknownCommand, "unknown command", format: format, id: id)
         }
     }
 }

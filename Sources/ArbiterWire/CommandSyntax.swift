@@ -3,7 +3,7 @@ import ArbiterCore
 /// The verbs, their arguments and options: one table shared by the text and JSON
 /// parsers and by HELP, so the three cannot drift apart.
 public struct CommandSyntax: Sendable {
-    public var verb: String
+    public var verb: Verb
     /// Positional argument names, as JSON fields name them.
     public var required: [String]
     public var optional: [String]
@@ -12,7 +12,7 @@ public struct CommandSyntax: Sendable {
     public var summary: String
 
     public var usage: String {
-        var parts = [verb]
+        var parts = [verb.rawValue]
         parts += required.map { "<\($0)>" }
         parts += optional.map { "[\($0)]" }
         parts += options.map { "[\($0)=<\($0)>]" }
@@ -25,7 +25,7 @@ public struct CommandSyntax: Sendable {
             // Numbers may be given as JSON numbers (JSONCommandParser takes both).
             Self.numericFields.contains(name) ? "\"\(name)\":<\(name)>" : "\"\(name)\":\"<\(name)>\""
         }
-        var text = "{\"cmd\":\"\(verb.lowercased())\""
+        var text = "{\"cmd\":\"\(verb.rawValue.lowercased())\""
         for name in required { text += "," + field(name) }
         for name in optional + options { text += "[," + field(name) + "]" }
         return text + "}"
@@ -34,33 +34,34 @@ public struct CommandSyntax: Sendable {
     static let numericFields: Set<String> = ["fence", "n"]
 
     public static let all: [CommandSyntax] = [
-        CommandSyntax(verb: "HELLO", required: ["name"], optional: [], options: ["key", "format"],
+        CommandSyntax(verb: .hello, required: ["name"], optional: [], options: ["key", "format"],
                       summary: "name yourself; key= unlocks keyed panels; format=json switches to JSON"),
-        CommandSyntax(verb: "HELP", required: [], optional: ["topic"], options: [],
+        CommandSyntax(verb: .help, required: [], optional: ["topic"], options: [],
                       summary: "this list; HELP <command> shows one command, text and JSON"),
-        CommandSyntax(verb: "PANELS", required: [], optional: [], options: [], summary: "list the panels"),
-        CommandSyntax(verb: "JOIN", required: ["panel"], optional: [], options: [],
+        CommandSyntax(verb: .panels, required: [], optional: [], options: [], summary: "list the panels"),
+        CommandSyntax(verb: .join, required: ["panel"], optional: [], options: [],
                       summary: "snapshot of a panel, then its events"),
-        CommandSyntax(verb: "LEAVE", required: ["panel"], optional: [], options: [], summary: "stop receiving its events"),
-        CommandSyntax(verb: "DOWN", required: ["panel", "button"], optional: [], options: [],
+        CommandSyntax(verb: .leave, required: ["panel"], optional: [], options: [], summary: "stop receiving its events"),
+        CommandSyntax(verb: .down, required: ["panel", "button"], optional: [], options: [],
                       summary: "press: GRANTED with a fence, or DENIED"),
-        CommandSyntax(verb: "UP", required: ["panel", "button"], optional: [], options: ["fence"],
+        CommandSyntax(verb: .up, required: ["panel", "button"], optional: [], options: ["fence"],
                       summary: "release what you pressed (the button's action, if any)"),
-        CommandSyntax(verb: "CANCEL", required: ["panel", "button"], optional: [], options: ["fence"],
+        CommandSyntax(verb: .cancel, required: ["panel", "button"], optional: [], options: ["fence"],
                       summary: "release without the action"),
-        CommandSyntax(verb: "HISTORY", required: ["panel"], optional: ["n"], options: [],
+        CommandSyntax(verb: .history, required: ["panel"], optional: ["n"], options: [],
                       summary: "the last n grants, fires and releases (default 20, max 1000)"),
-        CommandSyntax(verb: "PING", required: [], optional: ["token"], options: [], summary: "PONG [token]"),
-        CommandSyntax(verb: "QUIT", required: [], optional: [], options: [], summary: "say goodbye and close"),
-        CommandSyntax(verb: "RESET", required: ["panel"], optional: [], options: [],
+        CommandSyntax(verb: .ping, required: [], optional: ["token"], options: [], summary: "PONG [token]"),
+        CommandSyntax(verb: .quit, required: [], optional: [], options: [], summary: "say goodbye and close"),
+        CommandSyntax(verb: .reset, required: ["panel"], optional: [], options: [],
                       summary: "(admin) release every button of a panel"),
-        CommandSyntax(verb: "ARM", required: ["panel", "group"], optional: [], options: [],
+        CommandSyntax(verb: .arm, required: ["panel", "group"], optional: [], options: [],
                       summary: "(admin) open a round of a buzzer group: the first DOWN wins, later ones are ranked"),
-        CommandSyntax(verb: "KICK", required: ["session"], optional: [], options: [],
+        CommandSyntax(verb: .kick, required: ["session"], optional: [], options: [],
                       summary: "(admin) close a session, releasing what it owns"),
     ]
 
-    static let byVerb: [String: CommandSyntax] = Dictionary(uniqueKeysWithValues: all.map { ($0.verb, $0) })
+    /// Keyed by the verb uppercased.
+    static let byVerb: [String: CommandSyntax] = Dictionary(uniqueKeysWithValues: all.map { ($0.verb.rawValue, $0) })
 
     /// The verb nearest to a mistyped one, for `unknown-command`.
     public static func closest(to word: String) -> String {
@@ -68,9 +69,9 @@ public struct CommandSyntax: Sendable {
         var best = "HELP"
         var bestDistance = Int.max
         for syntax in all {
-            let d = editDistance(w, Array(syntax.verb.utf8))
+            let d = editDistance(w, Array(syntax.verb.rawValue.utf8))
             if d < bestDistance {
-                best = syntax.verb
+                best = syntax.verb.rawValue
                 bestDistance = d
             }
         }

@@ -9,18 +9,10 @@ import ArbiterCore
 /// `TextCommandParser`'s general path, which therefore decides every error message.
 /// Tests check that both paths agree on every line the fast one accepts.
 public enum FastLineParser {
-    /// A DOWN/UP/CANCEL line, its ids left as bytes of the line.
-    public struct Press {
-        public enum Verb: Sendable { case down, up, cancel }
-        public var verb: Verb
-        public var panel: UnsafeBufferPointer<UInt8>
-        public var button: UnsafeBufferPointer<UInt8>
-        public var fence: UInt64?
-    }
-
     /// The press commands alone, their ids not even made into strings: the server
     /// looks them up in its tables directly. Nil for anything else, or anything unusual.
-    public static func scanPress(_ line: UnsafeBufferPointer<UInt8>) -> Press? {
+    /// Its panel and button are byte ranges of `line`.
+    public static func scanPress(_ line: UnsafeBufferPointer<UInt8>) -> Press<UnsafeBufferPointer<UInt8>>? {
         // One pass, token by token, giving up at the first thing that is not a press.
         guard let base = line.baseAddress else { return nil }
         let n = line.count
@@ -38,12 +30,8 @@ public enum FastLineParser {
             return start..<i
         }
         guard let v = next(), !v.isEmpty else { return nil }
-        let verb: Press.Verb
-        switch Verb(UnsafeBufferPointer(start: base + v.lowerBound, count: v.count)) {
-        case .down: verb = .down
-        case .up: verb = .up
-        case .cancel: verb = .cancel
-        default: return nil
+        guard let verb = Verb(caseInsensitive: UnsafeBufferPointer(start: base + v.lowerBound, count: v.count)), verb.isPress else {
+            return nil
         }
         guard let p = next(), !p.isEmpty, let b = next(), !b.isEmpty else { return nil }
         var fence: UInt64?
@@ -96,7 +84,7 @@ public enum FastLineParser {
 
     static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Request? {
         guard let t = tokens(line) else { return nil }
-        let verb = Verb(UnsafeBufferPointer(rebasing: line[t.s0..<t.e0]))
+        let verb = Verb(caseInsensitive: UnsafeBufferPointer(rebasing: line[t.s0..<t.e0]))
         switch (verb, t.count) {
         case (.ping, 1):
             return .ping(token: nil)
@@ -105,13 +93,7 @@ public enum FastLineParser {
             return verb == .join ? .join(panel: p) : .leave(panel: p)
         case (.down, 3), (.up, 3), (.cancel, 3), (.up, 4), (.cancel, 4):
             guard let press = scanPress(line) else { return nil }
-            let p = String(decoding: press.panel, as: UTF8.self)
-            let b = String(decoding: press.button, as: UTF8.self)
-            switch press.verb {
-            case .down: return .down(panel: p, button: b)
-            case .up: return .up(panel: p, button: b, fence: press.fence)
-            case .cancel: return .cancel(panel: p, button: b, fence: press.fence)
-            }
+            return .press(press.map { String(decoding: $0, as: UTF8.self) })
         default:
             return nil
         }
@@ -141,24 +123,4 @@ public enum FastLineParser {
         return value
     }
 
-    private enum Verb: Equatable {
-        case down, up, cancel, join, leave, ping, other
-
-        init(_ t: UnsafeBufferPointer<UInt8>) {
-            // ASCII letters only reach here; | 0x20 lowercases them.
-            func matches(_ word: StaticString) -> Bool {
-                guard t.count == word.utf8CodeUnitCount else { return false }
-                let w = word.utf8Start
-                for k in 0..<t.count where t[k] | 0x20 != w[k] { return false }
-                return true
-            }
-            switch t.count {
-            case 2: self = matches("up") ? .up : .other
-            case 4: self = matches("down") ? .down : matches("join") ? .join : matches("ping") ? .ping : .other
-            case 5: self = matches("leave") ? .leave : .other
-            case 6: self = matches("cancel") ? .cancel : .other
-            default: self = .other
-            }
-        }
-    }
 }

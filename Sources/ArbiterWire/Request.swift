@@ -8,9 +8,8 @@ public enum Request: Sendable, Equatable {
     case panels
     case join(panel: String)
     case leave(panel: String)
-    case down(panel: String, button: String)
-    case up(panel: String, button: String, fence: UInt64?)
-    case cancel(panel: String, button: String, fence: UInt64?)
+    /// DOWN, UP or CANCEL.
+    case press(Press<String>)
     case history(panel: String, count: Int)
     case ping(token: String?)
     case quit
@@ -21,9 +20,10 @@ public enum Request: Sendable, Equatable {
     /// The panel the command is addressed to, for routing to that panel's queue.
     public var panel: String? {
         switch self {
-        case .join(let p), .leave(let p), .down(let p, _), .up(let p, _, _), .cancel(let p, _, _),
-             .history(let p, _), .reset(let p), .arm(let p, _):
+        case .join(let p), .leave(let p), .history(let p, _), .reset(let p), .arm(let p, _):
             p
+        case .press(let press):
+            press.panel
         case .hello, .help, .panels, .ping, .quit, .kick:
             nil
         }
@@ -37,29 +37,13 @@ public enum Request: Sendable, Equatable {
         case .panels: "PANELS"
         case .join: "JOIN"
         case .leave: "LEAVE"
-        case .down: "DOWN"
-        case .up: "UP"
-        case .cancel: "CANCEL"
+        case .press(let press): press.verb.rawValue
         case .history: "HISTORY"
         case .ping: "PING"
         case .quit: "QUIT"
         case .reset: "RESET"
         case .arm: "ARM"
         case .kick: "KICK"
-        }
-    }
-
-    /// The part of the command a panel's core decides, if any.
-    public var panelRequest: PanelRequest? {
-        switch self {
-        case .join: .join
-        case .leave: .leave
-        case .down(_, let b): .down(button: .id(b))
-        case .up(_, let b, let f): .up(button: .id(b), fence: f)
-        case .cancel(_, let b, let f): .cancel(button: .id(b), fence: f)
-        case .reset: .reset
-        case .arm(_, let g): .arm(group: g)
-        case .hello, .help, .panels, .history, .ping, .quit, .kick: nil
         }
     }
 

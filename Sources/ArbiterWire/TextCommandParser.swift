@@ -69,7 +69,7 @@ public enum TextCommandParser {
         let names = syntax.required + syntax.optional
         for token in tokens.dropFirst() {
             // PING echoes its token whatever it looks like.
-            if let key = token.key, verb != "PING" {
+            if let key = token.key, syntax.verb != .ping {
                 guard syntax.options.contains(key) else {
                     let allowed = syntax.options.isEmpty ? "it takes none" : "it takes " + syntax.options.map { "\($0)=" }.joined(separator: ", ")
                     throw RequestError(.badSyntax, "\(verb) has no option \(key)=; \(allowed); usage: \(syntax.usage)")

@@ -21,17 +21,22 @@ struct CoreHarness {
 
     @discardableResult
     mutating func down(_ b: String, _ session: Int, access: Access = .admin) -> [String] {
-        send(.down(button: .id(b)), session, access: access)
+        send(press(.down(panel: b, button: b)), session, access: access)
     }
 
     @discardableResult
-    mutating func up(_ b: String, _ session: Int, fence: UInt64? = nil) -> [String] {
-        send(.up(button: .id(b), fence: fence), session)
+    mutating func up(_ b: String, _ session: Int, fence: UInt64? = nil, access: Access = .admin) -> [String] {
+        send(press(.up(panel: b, button: b, fence: fence)), session, access: access)
     }
 
     @discardableResult
     mutating func cancel(_ b: String, _ session: Int, fence: UInt64? = nil) -> [String] {
-        send(.cancel(button: .id(b), fence: fence), session)
+        send(press(.cancel(panel: b, button: b, fence: fence)), session)
+    }
+
+    /// A press naming its button by id, looked up as the server does.
+    func press(_ named: Press<String>) -> PanelRequest {
+        core.config.request(for: named)
     }
 
     /// Moves the clock and delivers the timer wake-up, as the server's timer would.
@@ -158,5 +163,13 @@ extension PanelConfig {
             ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: holdMs, progressMs: progressMs),
             ButtonConfig(id: "talk", kind: .talk, group: "talk", timeoutMs: talkTimeout, longMs: longMs, minTalkMs: minTalkMs),
         ])
+    }
+}
+
+extension PanelConfig {
+    /// The server's look-up of a press's button id, for tests that name buttons by id.
+    func request(for press: Press<String>) -> PanelRequest {
+        guard let b = buttons.firstIndex(where: { $0.id == press.button }) else { return .unknownButton(press.verb, id: press.button) }
+        return .press(press.resolved(panel: 0, button: b))
     }
 }

@@ -39,9 +39,11 @@ struct RandomizedInvariantTests {
             let button = buttons.randomElement(using: &rng)!
             var request: PanelRequest?
             switch Int.random(in: 0..<100, using: &rng) {
-            case 0..<30: request = .down(button: .id(button))
-            case 30..<55: request = .up(button: .id(button), fence: Bool.random(using: &rng) ? nil : UInt64.random(in: 0...core.lastFence + 1, using: &rng))
-            case 55..<62: request = .cancel(button: .id(button), fence: nil)
+            case 0..<30: request = config.request(for: .down(panel: "p", button: button))
+            case 30..<55:
+                let fence = Bool.random(using: &rng) ? nil : UInt64.random(in: 0...core.lastFence + 1, using: &rng)
+                request = config.request(for: .up(panel: "p", button: button, fence: fence))
+            case 55..<62: request = config.request(for: .cancel(panel: "p", button: button))
             case 62..<66: request = .join
             case 66..<68: request = .leave
             case 68..<69: request = .reset

@@ -66,7 +66,7 @@ struct ReleaseRuleTests {
     @Test func accessLevels() {
         var h = CoreHarness()
         #expect(h.down("b1", 1, access: .view) == ["DENIED b1 forbidden"])
-        #expect(h.send(.up(button: "b1", fence: nil), 1, access: .view) == ["ERROR forbidden"])
+        #expect(h.up("b1", 1, access: .view) == ["ERROR forbidden"])
         #expect(h.send(.join, 1, access: .none) == ["ERROR forbidden"])
         #expect(h.send(.join, 1, access: .view).first == "OK JOIN members=1 fence=0 seq=0")
     }

@@ -8,12 +8,12 @@ struct JSONCommandParserTests {
 
     @Test func protocolExample() {
         #expect(parse(#"{"cmd":"down","panel":"demo","button":"b1","id":"c7"}"#)
-            == .command(ParsedCommand(request: .down(panel: "demo", button: "b1"), format: .json, id: .string("c7"))))
+            == .command(ParsedCommand(request: .press(.down(panel: "demo", button: "b1")), format: .json, id: .string("c7"))))
     }
 
     @Test func fieldsMapOntoTheTextForm() {
         func req(_ s: String) -> Request? { if case .command(let c) = parse(s) { c.request } else { nil } }
-        #expect(req(#"{"cmd":"UP","panel":"demo","button":"b1","fence":12}"#) == .up(panel: "demo", button: "b1", fence: 12))
+        #expect(req(#"{"cmd":"UP","panel":"demo","button":"b1","fence":12}"#) == .press(.up(panel: "demo", button: "b1", fence: 12)))
         #expect(req(#"{"cmd":"hello","name":"alice","format":"json","key":"k"}"#) == .hello(name: "alice", key: "k", format: .json))
         #expect(req(#"{"cmd":"history","panel":"demo","n":5}"#) == .history(panel: "demo", count: 5))
         #expect(req(#"{"cmd":"kick","session":"s3"}"#) == .kick(session: SessionID(3)))

@@ -23,9 +23,9 @@ struct TextCommandParserTests {
         #expect(request("panels") == .panels)
         #expect(request("Join demo") == .join(panel: "demo"))
         #expect(request("LEAVE demo") == .leave(panel: "demo"))
-        #expect(request("DOWN demo b1") == .down(panel: "demo", button: "b1"))
-        #expect(request("up demo b1 fence=12") == .up(panel: "demo", button: "b1", fence: 12))
-        #expect(request("CANCEL demo b1") == .cancel(panel: "demo", button: "b1", fence: nil))
+        #expect(request("DOWN demo b1") == .press(.down(panel: "demo", button: "b1")))
+        #expect(request("up demo b1 fence=12") == .press(.up(panel: "demo", button: "b1", fence: 12)))
+        #expect(request("CANCEL demo b1") == .press(.cancel(panel: "demo", button: "b1", fence: nil)))
         #expect(request("HISTORY demo") == .history(panel: "demo", count: 20))
         #expect(request("HISTORY demo 5000") == .history(panel: "demo", count: 1000))
         #expect(request("PING") == .ping(token: nil))
@@ -37,13 +37,13 @@ struct TextCommandParserTests {
     }
 
     @Test func idsAreCaseSensitiveVerbsAreNot() {
-        #expect(request("dOwN Demo B1") == .down(panel: "Demo", button: "B1"))
+        #expect(request("dOwN Demo B1") == .press(.down(panel: "Demo", button: "B1")))
     }
 
     @Test func whitespaceAndEmptyLines() {
         #expect(parse("") == .empty)
         #expect(parse("   \t ") == .empty)
-        #expect(request("  DOWN\tdemo   b1  ") == .down(panel: "demo", button: "b1"))
+        #expect(request("  DOWN\tdemo   b1  ") == .press(.down(panel: "demo", button: "b1")))
     }
 
     @Test func quotingAndEscapes() throws {

@@ -1,3 +1,4 @@
+import ArbiterCore
 import ArbiterIO
 import CSystem
 

@@ -1,3 +1,5 @@
+import ArbiterCore
+
 /// Writes a `LoadResult` for people (text) or machines (`--json`).
 public enum LoadReport {
     public static func text(_ r: LoadResult) -> String {

@@ -1,3 +1,5 @@
+import ArbiterCore
+
 /// What an engine last published for the live progress line.
 struct ProgressSlot: Sendable {
     var replies = 0

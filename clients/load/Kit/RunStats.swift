@@ -1,3 +1,5 @@
+import ArbiterCore
+
 /// What one engine measured; engines' stats are merged at the end.
 public struct RunStats: Sendable {
     /// Request sent -> its reply read (DOWN, UP; SET, DEL; PUBLISH).

@@ -1,24 +1,30 @@
-/// A log-bucketed latency histogram in the spirit of HdrHistogram.
+/// A log-bucketed latency histogram in the spirit of HdrHistogram: the load
+/// generator's percentiles and the server's `/metrics` histogram, in nanoseconds.
 ///
-/// Millions of samples must cost a fixed 30 KB, not an array per sample: values below
+/// In ArbiterCore because it is pure and clock-free (it is handed durations), and the
+/// server and the load kit both build on this module; ArbiterWire is for byte codecs.
+///
+/// Millions of samples must cost at most 30 KB, not an array per sample: values below
 /// 128 ns are counted exactly, and every power of two above that is split into 64
 /// linear sub-buckets, so any reported value is within 1/64 (1.6 %) of a sample that
-/// fell into its bucket. Recording is a count-leading-zeros and an increment.
+/// fell into its bucket. Recording is a count-leading-zeros and an increment. The
+/// buckets are allocated up to the largest sample's only (about 8 KB for samples up to
+/// a millisecond, none while empty): the server keeps one per panel, and a config may
+/// have many panels.
 public struct LatencyHistogram: Sendable, Equatable {
     static let exactLimit: UInt64 = 128
     static let subBuckets = 64
     static let bucketCount = 128 + (63 - 7 + 1) * 64
 
-    private(set) var counts: [UInt64]
+    /// Up to the largest sample's bucket.
+    private(set) var counts: [UInt64] = []
     public private(set) var count: UInt64 = 0
     public private(set) var max: UInt64 = 0
     public private(set) var min: UInt64 = .max
     /// Sum of all samples, for the mean.
     public private(set) var sum: UInt64 = 0
 
-    public init() {
-        counts = Array(repeating: 0, count: LatencyHistogram.bucketCount)
-    }
+    public init() {}
 
     /// The bucket a value falls into.
     @inline(__always)
@@ -41,20 +47,53 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     @inline(__always)
     public mutating func record(_ value: UInt64) {
-        counts[LatencyHistogram.index(of: value)] &+= 1
+        let i = LatencyHistogram.index(of: value)
+        if i >= counts.count { grow(to: i) }
+        counts[i] &+= 1
         count &+= 1
         sum &+= value
         if value > max { max = value }
         if value < min { min = value }
     }
 
+    /// `samples` samples of one value: a visit's commands share their handling time.
+    @inline(__always)
+    public mutating func record(_ value: UInt64, count samples: UInt64) {
+        let i = LatencyHistogram.index(of: value)
+        if i >= counts.count { grow(to: i) }
+        counts[i] &+= samples
+        count &+= samples
+        sum &+= value &* samples
+        if value > max { max = value }
+        if value < min { min = value }
+    }
+
+    /// How many samples are at or below `bound`, as Prometheus' `le` buckets count: a
+    /// bucket counts when all of it is, so the answer is exact for a bound at a bucket's
+    /// end and otherwise leaves out samples within 1/64 below the bound.
+    public func count(atOrBelow bound: UInt64) -> UInt64 {
+        let i = LatencyHistogram.index(of: bound)
+        let (low, width) = LatencyHistogram.range(of: i)
+        let end = Swift.min(low + (width - 1) <= bound ? i + 1 : i, counts.count)
+        var n: UInt64 = 0
+        for k in 0..<end { n &+= counts[k] }
+        return n
+    }
+
     public mutating func merge(_ other: LatencyHistogram) {
         guard other.count > 0 else { return }
-        for i in counts.indices { counts[i] &+= other.counts[i] }
+        if other.counts.count > counts.count { grow(to: other.counts.count - 1) }
+        for i in other.counts.indices { counts[i] &+= other.counts[i] }
         count &+= other.count
         sum &+= other.sum
         if other.max > max { max = other.max }
         if other.min < min { min = other.min }
+    }
+
+    /// Makes room for bucket `index`.
+    @inline(never)
+    private mutating func grow(to index: Int) {
+        counts.append(contentsOf: repeatElement(0, count: index + 1 - counts.count))
     }
 
     public var mean: Double { count == 0 ? 0 : Double(sum) / Double(count) }
