@@ -17,9 +17,10 @@ let package = Package(
         .target(name: "ArbiterCluster", dependencies: ["ArbiterCore"]),
         // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
         .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
-        // The only place with sockets, Dispatch, timers, files and signals.
         // epoll and accept4, which Swift's Glibc module does not export.
         .target(name: "CSystem"),
+        // The server: sockets, Dispatch, timers, files and signals around the pure core
+        // and codecs (ArbiterEtcd and the load kit have sockets of their own).
         .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "CSystem"], plugins: ["EmbedKiosk"]),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),

@@ -90,8 +90,6 @@ public struct PanelCore: Sendable {
 
     public var memberCount: Int { memberNames.count }
 
-    public func isMember(_ session: SessionID) -> Bool { memberNames[session] != nil }
-
     /// The index `ref` names, if it names a button of this panel.
     func resolve(_ ref: ButtonRef) -> Int? {
         switch ref {

@@ -29,26 +29,6 @@ public enum Request: Sendable, Equatable {
         }
     }
 
-    /// The verb, uppercased, as `OK <VERB>` names it.
-    public var verb: String {
-        switch self {
-        case .hello: "HELLO"
-        case .help: "HELP"
-        case .panels: "PANELS"
-        case .join: "JOIN"
-        case .leave: "LEAVE"
-        case .down: "DOWN"
-        case .up: "UP"
-        case .cancel: "CANCEL"
-        case .history: "HISTORY"
-        case .ping: "PING"
-        case .quit: "QUIT"
-        case .reset: "RESET"
-        case .arm: "ARM"
-        case .kick: "KICK"
-        }
-    }
-
     /// The part of the command a panel's core decides, if any.
     public var panelRequest: PanelRequest? {
         switch self {
