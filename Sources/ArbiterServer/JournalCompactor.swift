@@ -30,7 +30,12 @@ enum JournalCompactor {
     /// else writes to it); returns the new file, open for appending, and its size.
     static func replace(path: String, with lines: [[UInt8]], io: JournalIO = .system) throws(Sys.Failure) -> (fd: Int32, size: Int) {
         let replacement = try JournalReplacement(path: path, lines: lines, io: io)
-        try replacement.install()
+        do {
+            try replacement.install()
+        } catch {
+            replacement.abandon()
+            throw error
+        }
         replacement.syncDirectory()
         return (replacement.fd, replacement.size)
     }
