@@ -43,7 +43,7 @@ let package = Package(
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
-        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterTestSupport"]),
+        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport"]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via

@@ -1,4 +1,5 @@
-/// One live ownership of a group: who, which button, since when, and the kind's clock.
+/// One live ownership of a group: who, which button, and the kind's clock (which knows
+/// when the grant began where the kind needs it).
 struct Grant: Sendable, Equatable {
     enum Phase: Sendable, Equatable {
         /// A tap fired at the grant; it only waits for release or its timeout.
@@ -9,7 +10,6 @@ struct Grant: Sendable, Equatable {
 
     var owner: Owner
     var button: Int
-    var since: Instant
     var phase: Phase
 
     var deadline: Instant? {

@@ -27,7 +27,7 @@ extension PanelCore {
             phase = .talk(TalkClock(
                 since: now, longMs: button.longMs, timeoutMs: button.timeoutMs, minTalkMs: button.minTalkMs))
         }
-        let grant = Grant(owner: Owner(name: name, session: session, fence: lastFence), button: b, since: now, phase: phase)
+        let grant = Grant(owner: Owner(name: name, session: session, fence: lastFence), button: b, phase: phase)
         grants[groupOf(b)] = grant
         noteDeadline(grant.deadline)
         return grant

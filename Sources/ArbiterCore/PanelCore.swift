@@ -88,7 +88,6 @@ public struct PanelCore: Sendable {
 
     public var memberCount: Int { memberNames.count }
 
-    public func isMember(_ session: SessionID) -> Bool { memberNames[session] != nil }
 
     /// When the core next needs to be woken; a wake-up is only a hint, `advance`
     /// re-checks against the time it is given.

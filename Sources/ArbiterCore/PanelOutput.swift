@@ -65,5 +65,4 @@ public struct PanelOutput: Sendable, Equatable {
         return all
     }
 
-    public var replies: [PanelReply] { reply.map { [$0] } ?? [] }
 }

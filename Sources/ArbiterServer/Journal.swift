@@ -1,5 +1,6 @@
 import ArbiterIO
 import ArbiterWire
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -22,6 +23,11 @@ import Synchronization
 /// `keep` record lines — all a restart needs. It compacts the file to just those when it
 /// opens a file several times longer, and whenever the file grows past `maxBytes`
 /// (`JournalCompactor`), so a server that runs for months keeps a bounded file.
+///
+/// A compaction at run time never holds up a press: the new file is written and synced
+/// on its own queue from a snapshot, while every panel keeps appending to the old file.
+/// The lines appended meanwhile are copied after the snapshot, and only the last few of
+/// them, the rename and the switch of descriptors happen under the lock (see `compact`).
 final class Journal: @unchecked Sendable {
     let path: String
     let syncRecords: Bool
@@ -39,10 +45,17 @@ final class Journal: @unchecked Sendable {
 
     private struct State {
         var fd: Int32
-        /// The descriptor the last compaction replaced: a panel may still be syncing
-        /// through it, so it is closed one compaction later.
-        var retiredFD: Int32 = -1
+        /// Descriptors compactions replaced, closed once no reservation is syncing
+        /// outside the lock (it may be syncing through one of them).
+        var retiredFDs: [Int32] = []
+        var syncsOutsideLock = 0
         var size: Int
+        /// Lines appended since the running compaction's snapshot (nil: none runs); the
+        /// compaction copies them into the new file.
+        var sinceSnapshot: [UInt8]?
+        /// Whether `sinceSnapshot` holds a line its writer synced: the new file must be
+        /// synced too before it is renamed over the old one.
+        var sinceSnapshotNeedsSync = false
         /// What the file would shrink to (as of the last compaction or the start): a
         /// file compacts only once it is twice that, so many panels' tails above
         /// `maxBytes` cannot make every append compact.
@@ -72,7 +85,7 @@ final class Journal: @unchecked Sendable {
         initial.compactedSize = kept.reduce(0) { $0 + $1.count + 1 }
         if loaded.lines > 2 * kept.count, loaded.lines > 100 {
             do {
-                (initial.fd, initial.size) = try JournalCompactor.replace(path: path, with: kept)
+                (initial.fd, initial.size) = try JournalCompactor.replace(path: path, with: kept, io: io)
                 log.info("journal compacted", ["path": path, "lines_before": "\(loaded.lines)", "lines_after": "\(kept.count)"])
             } catch {
                 // The old journal is intact: serve with it and say why it stays long.
@@ -91,9 +104,12 @@ final class Journal: @unchecked Sendable {
     deinit {
         state.withLock { s in
             Glibc.close(s.fd)
-            if s.retiredFD >= 0 { Glibc.close(s.retiredFD) }
+            for fd in s.retiredFDs { Glibc.close(fd) }
         }
     }
+
+    /// Where run-time compactions run, one at a time.
+    private let compactionQueue = DispatchQueue(label: "arbiter.journal.compaction")
 
     /// Whether the last write or sync worked (or the disk has worked again since).
     var isHealthy: Bool { state.withLock { $0.health.isHealthy } }
@@ -140,6 +156,7 @@ final class Journal: @unchecked Sendable {
                 return false
             }
             s.size += bytes.count
+            noteAppended(bytes, synced: sync, in: &s)
             var lineStart = 0
             for i in bytes.indices where bytes[i] == 0x0A {
                 s.tails[panel, default: []].append(Array(bytes[lineStart..<i]))
@@ -166,7 +183,9 @@ final class Journal: @unchecked Sendable {
             }
             s.size += line.count
             s.reserved[panel] = max(s.reserved[panel] ?? 0, upTo)
+            noteAppended(line, synced: true, in: &s)
             compactIfLarge(&s)
+            s.syncsOutsideLock += 1
             return s.fd
         }
         guard let fd else { return false }
@@ -175,6 +194,8 @@ final class Journal: @unchecked Sendable {
         // it may reach the disk or not, and either way no fence of it is handed out.
         let e = io.fdatasync(fd)
         return state.withLock { s in
+            s.syncsOutsideLock -= 1
+            closeRetired(&s)
             if e != 0 {
                 fail(e, sync: true, in: &s)
                 return false
@@ -185,6 +206,8 @@ final class Journal: @unchecked Sendable {
     }
 
     func close() {
+        // A compaction under way finishes (or gives up) first: its file may be the journal.
+        compactionQueue.sync {}
         state.withLock { s in _ = fsync(s.fd) }
         lock?.release()
     }
@@ -214,21 +237,90 @@ final class Journal: @unchecked Sendable {
         }
     }
 
+    /// Keeps what a running compaction's snapshot does not have.
+    private func noteAppended(_ bytes: [UInt8], synced: Bool, in s: inout State) {
+        guard s.sinceSnapshot != nil else { return }
+        s.sinceSnapshot! += bytes
+        s.sinceSnapshotNeedsSync = s.sinceSnapshotNeedsSync || synced
+    }
+
+    private func closeRetired(_ s: inout State) {
+        guard s.syncsOutsideLock == 0 else { return }
+        for fd in s.retiredFDs { Glibc.close(fd) }
+        s.retiredFDs.removeAll()
+    }
+
+    /// Starts a compaction on its own queue when the file has grown enough. Only the
+    /// snapshot of what to keep is taken under the lock.
     private func compactIfLarge(_ s: inout State) {
-        guard maxBytes > 0, s.size > max(maxBytes, 2 * s.compactedSize) else { return }
+        guard maxBytes > 0, s.sinceSnapshot == nil, s.size > max(maxBytes, 2 * s.compactedSize) else { return }
+        let lines = JournalCompactor.lines(reserved: s.reserved, tails: s.tails, keep: keep)
+        s.sinceSnapshot = []
+        s.sinceSnapshotNeedsSync = false
         let before = s.size
-        do {
-            let (fd, after) = try JournalCompactor.replace(path: path, with: JournalCompactor.lines(reserved: s.reserved, tails: s.tails, keep: keep))
-            if s.retiredFD >= 0 { Glibc.close(s.retiredFD) }
-            s.retiredFD = s.fd
-            s.fd = fd
-            s.size = after
-            s.compactedSize = after
-            log.info("journal compacted", ["path": path, "bytes_before": "\(before)", "bytes_after": "\(after)"])
+        compactionQueue.async { [self] in compact(lines, before: before) }
+    }
+
+    /// Writes and syncs the snapshot, then copies what was appended meanwhile: first
+    /// outside the lock (synced too), then under it only the last lines, the rename and
+    /// the switch, so the lock is never held for the long write or, unless a line
+    /// appended in that short window was synced by its writer, for a sync.
+    private func compact(_ lines: [[UInt8]], before: Int) {
+        var replacement: JournalReplacement
+        do throws(Sys.Failure) {
+            replacement = try JournalReplacement(path: path, lines: lines, io: io)
         } catch {
-            // Keep appending to the old file; try again once it has doubled.
-            s.compactedSize = s.size
-            log.warning("journal not compacted", ["path": path, "error": "\(error)"])
+            return giveUp(error)
         }
+        do throws(Sys.Failure) {
+            for _ in 0..<2 {
+                let caughtUp = state.withLock { s in
+                    defer { (s.sinceSnapshot, s.sinceSnapshotNeedsSync) = ([], false) }
+                    return s.sinceSnapshot ?? []
+                }
+                if caughtUp.isEmpty { break }
+                try replacement.append(caughtUp)
+            }
+            try replacement.sync()
+        } catch {
+            replacement.abandon()
+            return giveUp(error)
+        }
+        let failure: Sys.Failure? = state.withLock { s in
+            do throws(Sys.Failure) {
+                try replacement.append(s.sinceSnapshot ?? [])
+                if s.sinceSnapshotNeedsSync { try replacement.sync() }
+                try replacement.install()
+            } catch {
+                return error
+            }
+            s.retiredFDs.append(s.fd)
+            s.fd = replacement.fd
+            s.size = replacement.size
+            // Not the new size: lines appended during a slow compaction are all kept, and
+            // the next one must not wait for the file to double past them.
+            s.compactedSize = replacement.compactedSize
+            s.sinceSnapshot = nil
+            closeRetired(&s)
+            return nil
+        }
+        if let failure {
+            replacement.abandon()
+            return giveUp(failure)
+        }
+        // Only lines nobody synced may be unsynced in the new file; sync them now anyway,
+        // and make the rename durable.
+        _ = io.fdatasync(replacement.fd)
+        replacement.syncDirectory()
+        log.info("journal compacted", ["path": path, "bytes_before": "\(before)", "bytes_after": "\(replacement.size)"])
+    }
+
+    /// Keeps appending to the old file; tries again once it has doubled.
+    private func giveUp(_ error: Sys.Failure) {
+        state.withLock { s in
+            s.sinceSnapshot = nil
+            s.compactedSize = s.size
+        }
+        log.warning("journal not compacted", ["path": path, "error": "\(error)"])
     }
 }

@@ -8,7 +8,6 @@ final class Metrics: Sendable {
     let connectionsOpened = Atomic<Int>(0)
     let connectionsClosed = Atomic<Int>(0)
     let localCommands = Atomic<Int>(0)
-    let rejectedLines = Atomic<Int>(0)
     let httpRequests = Atomic<Int>(0)
     let webSocketUpgrades = Atomic<Int>(0)
     let slowConsumerDrops = Atomic<Int>(0)
@@ -22,7 +21,7 @@ final class Metrics: Sendable {
     let outputBudgetCuts = Atomic<Int>(0)
 
     enum Counter: CaseIterable {
-        case connectionsOpened, connectionsClosed, localCommands, rejectedLines, httpRequests
+        case connectionsOpened, connectionsClosed, localCommands, httpRequests
         case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull, missedWakeups
         case hostRefused, originRefused, keyFailures, keyLockedOut, outputBudgetCuts
     }
@@ -33,7 +32,6 @@ final class Metrics: Sendable {
         case .connectionsOpened: body(connectionsOpened)
         case .connectionsClosed: body(connectionsClosed)
         case .localCommands: body(localCommands)
-        case .rejectedLines: body(rejectedLines)
         case .httpRequests: body(httpRequests)
         case .webSocketUpgrades: body(webSocketUpgrades)
         case .slowConsumerDrops: body(slowConsumerDrops)

@@ -29,24 +29,6 @@ public enum Request: Sendable, Equatable {
         }
     }
 
-    /// The verb, uppercased, as `OK <VERB>` names it.
-    public var verb: String {
-        switch self {
-        case .hello: "HELLO"
-        case .help: "HELP"
-        case .panels: "PANELS"
-        case .join: "JOIN"
-        case .leave: "LEAVE"
-        case .press(let press): press.verb.rawValue
-        case .history: "HISTORY"
-        case .ping: "PING"
-        case .quit: "QUIT"
-        case .reset: "RESET"
-        case .arm: "ARM"
-        case .kick: "KICK"
-        }
-    }
-
     public static let defaultHistoryCount = 20
     public static let maxHistoryCount = 1000
 }

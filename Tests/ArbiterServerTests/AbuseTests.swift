@@ -63,7 +63,7 @@ struct AbuseTests {
         // Everything ends released; the watcher's stream is one gapless order.
         for c in honest { c.send("UP t b1") }
         flooder.close()
-        garbage.forEach { _ = $0.waitForClose(timeout: 0.01) }
+        for c in garbage { _ = c.waitForClose(timeout: 0.01) }
         let closer = try server.client(name: "closer")
         closer.send("RESET t")
         _ = try closer.expect("OK RESET")

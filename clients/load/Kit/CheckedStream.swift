@@ -10,8 +10,6 @@ struct CheckedStream {
     var name: String
     var session: Int64 = -1
     var joined = false
-    /// Still reading; closed streams no longer hold back the window.
-    var active = true
     /// The seq the next event must carry.
     var expected: Int64 = 0
     var lastEvent: WireMessage?

@@ -243,7 +243,7 @@ extension Engine {
         switch peer.step {
         case .holding, .retryingUp: sendUp(peer)
         case .thinking: startCycle(peer)
-        case .retryingDown: control.phase == .running ? sendDown(peer) : (peer.step = .idle)
+        case .retryingDown: if control.phase == .running { sendDown(peer) } else { peer.step = .idle }
         case .idle, .awaitingDown, .awaitingUp, .queued: break
         }
     }

@@ -54,13 +54,6 @@ public final class SafetyChecker {
         return streams.count - 1
     }
 
-    /// The connection is closed; it no longer holds back the window.
-    public func closeStream(_ stream: Int) {
-        streams[stream].active = false
-    }
-
-    public var isClean: Bool { violationCount == 0 }
-
     /// One message `stream` received, in its order.
     public func record(_ stream: Int, _ m: WireMessage) {
         switch m.kind {
@@ -224,7 +217,7 @@ public final class SafetyChecker {
         if sinceTrim >= 256 || cachedOldest == 0 {
             sinceTrim = 0
             var oldest = nextApply
-            for s in streams where s.active && s.joined && s.expected < oldest { oldest = s.expected }
+            for s in streams where s.joined && s.expected < oldest { oldest = s.expected }
             cachedOldest = oldest
         }
         return cachedOldest

@@ -34,12 +34,6 @@ public struct WebSocketClientCodec {
         WebSocketFrameEncoder.encode(opcode: .pong, payload: payload.prefix(125), maskingKey: key, into: &out)
     }
 
-    /// Appends a masked close frame (code 1000).
-    public mutating func appendClose(to out: inout [UInt8]) {
-        let key = UInt32(truncatingIfNeeded: random.next())
-        WebSocketFrameEncoder.encode(opcode: .close, payload: [0x03, 0xE8], maskingKey: key, into: &out)
-    }
-
     public mutating func append(_ bytes: some Collection<UInt8>) {
         decoder.append(bytes)
     }
