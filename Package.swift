@@ -13,8 +13,9 @@ let package = Package(
         // Pure byte codecs: no sockets.
         .target(name: "ArbiterWire", dependencies: ["ArbiterCore"]),
         // Cluster mode's pure logic: the etcd API as values, an in-memory etcd, the lease
-        // and leadership state machines. No Foundation, no Dispatch, no clock reads.
-        .target(name: "ArbiterCluster", dependencies: ["ArbiterCore"]),
+        // and leadership state machines, the relay codec, the config digest. No Foundation, no
+        // Dispatch, no clock reads.
+        .target(name: "ArbiterCluster", dependencies: ["ArbiterCore", "ArbiterWire"]),
         // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
         .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
         // epoll, accept4 and the other calls Swift's Glibc module does not export.
@@ -37,7 +38,7 @@ let package = Package(
         .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO"]),
         // The shared flag reader, and arbiter's own options through @testable import.
         .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer"]),
-        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore"]),
+        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
         .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterCore"], path: "Tests/cluster/check"),
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
