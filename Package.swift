@@ -18,6 +18,8 @@ let package = Package(
         .target(name: "ArbiterCluster", dependencies: ["ArbiterCore", "ArbiterWire"]),
         // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
         .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
+        // Drives ClusterNode for real: the lease on its own queue, steps on another.
+        .target(name: "ArbiterClusterRuntime", dependencies: ["ArbiterCluster", "ArbiterEtcd", "ArbiterCore"]),
         // epoll, accept4 and the other calls Swift's Glibc module does not export.
         .target(name: "CSystem"),
         // The system calls, wrapped once for the server and the load generator: EINTR
@@ -40,7 +42,8 @@ let package = Package(
         .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer"]),
         .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
-        .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterCore"], path: "Tests/cluster/check"),
+        .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore"], path: "Tests/cluster/check"),
+        .testTarget(name: "ArbiterClusterRuntimeTests", dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore"]),
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
