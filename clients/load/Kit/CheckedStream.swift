@@ -19,6 +19,10 @@ struct CheckedStream {
     /// BUTTON lines of the snapshot being read: how many were not idle, and which
     /// buttons were pressed.
     var snapshotBusy = 0
+    /// The leader's term of this stream's last snapshot (0 outside cluster mode).
+    var term: Int64 = 0
+    /// A `RELEASED reason=failover` was read; the new term's snapshot must come next.
+    var failedOver = false
     var snapshotPressed: [Int32] = []
 
     init(name: String) {
