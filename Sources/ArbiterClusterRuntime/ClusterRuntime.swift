@@ -104,6 +104,7 @@ public final class ClusterRuntime: @unchecked Sendable {
             s.keepAlivesAnswered = lease.keepAlivesAnswered
             s.keepAlivesFailed = lease.keepAlivesFailed
             s.longestKeepAliveGapMilliseconds = lease.longestKeepAliveGapMilliseconds
+            s.longestRenewalGapMilliseconds = lease.longestRenewalGapMilliseconds
             return s
         }
     }

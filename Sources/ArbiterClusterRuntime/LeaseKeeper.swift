@@ -20,6 +20,7 @@ final class LeaseKeeper: @unchecked Sendable {
     private var machine: NodeLeaseStateMachine
     private var inFlight = 0
     private var lastSent: Instant?
+    private var lastRenewedSentAt: Instant?
     private var stats = ClusterRuntimeStats()
     private var timer: DispatchSourceTimer?
     private let ttlSeconds: Int64
@@ -97,7 +98,9 @@ final class LeaseKeeper: @unchecked Sendable {
         do { result = .success(try etcd.grantLease(ttlSeconds: ttlSeconds)) } catch { result = .failure(error) }
         lock.lock()
         switch result {
-        case .success(let lease): _ = machine.granted(lease)
+        case .success(let lease):
+            _ = machine.granted(lease)
+            lastRenewedSentAt = sentAt
         case .failure: machine.grantFailed()
         }
         lastSent = nil
@@ -115,6 +118,10 @@ final class LeaseKeeper: @unchecked Sendable {
         switch result {
         case .success(let lease):
             stats.keepAlivesAnswered += 1
+            if let previous = lastRenewedSentAt {
+                stats.longestRenewalGapMilliseconds = max(stats.longestRenewalGapMilliseconds, sentAt.since(previous))
+            }
+            lastRenewedSentAt = max(lastRenewedSentAt ?? sentAt, sentAt)
             action = machine.keepAliveAnswered(lease, sentAt: sentAt)
         case .failure(let error):
             stats.keepAlivesFailed += 1

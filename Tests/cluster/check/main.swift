@@ -74,12 +74,13 @@ func leaderMember() -> Int {
     return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
 }
 
-/// A count shared between a node's queue and the check's thread.
+/// Step-down reasons, shared between a node's queue and the check's thread.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
-    private var value = 0
-    func add() { lock.lock(); value += 1; lock.unlock() }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return value }
+    private var values: [String] = []
+    func add(_ what: String = "") { lock.lock(); values.append(what); lock.unlock() }
+    var count: Int { lock.lock(); defer { lock.unlock() }; return values.count }
+    func since(_ n: Int) -> [String] { lock.lock(); defer { lock.unlock() }; return Array(values.dropFirst(n)) }
 }
 
 let endpoints: [EtcdEndpoint]
@@ -246,7 +247,7 @@ let runtimeStops = Counter()
 let r1 = ClusterRuntime(name: "r1", advertise: "127.0.0.1:17005", panels: ["rt"],
                         control: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
                         lease: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
-                        clock: now, callbacks: ClusterRuntimeCallbacks(stopDeciding: { _, _, _ in runtimeStops.add() }))
+                        clock: now, callbacks: ClusterRuntimeCallbacks(stopDeciding: { _, _, reason in runtimeStops.add("\(reason)") }))
 r1.start()
 /// s1 lives on its own queue; the check only reads what the loop publishes.
 final class SyncDriver: @unchecked Sendable {
@@ -259,7 +260,7 @@ final class SyncDriver: @unchecked Sendable {
 
     init(_ node: ClusterNode) {
         self.node = node
-        node.onAction = { [stops] _, action in if case .stopDeciding = action { stops.add() } }
+        node.onAction = { [stops] _, action in if case .stopDeciding(_, let reason) = action { stops.add("\(reason)") } }
     }
 
     var leading: Bool { lock.lock(); defer { lock.unlock() }; return leadingNow }
@@ -310,15 +311,16 @@ for round in 1...rounds {
         sleep(milliseconds: 100)
     }
     let (rStops, sStops) = (runtimeStops.count - r0, syncStops.count - s0)
+    let reasons = "runtime \(runtimeStops.since(r0)), synchronous \(syncStops.since(s0)); runtime's longest renewal gap so far \(r1.statistics.longestRenewalGapMilliseconds) ms"
     if rStops > 0 { runtimeRounds += 1 }
     if sStops > 0 { syncRounds += 1 }
     if let elected { elections.append(elected) }
-    ok("round \(round): killed etcd leader m\(leader); new etcd leader seen after \(elected.map { "\($0) ms" } ?? "more than 5 s"); step-downs: runtime \(rStops), synchronous \(sStops)")
+    ok("round \(round): killed etcd leader m\(leader); new etcd leader seen after \(elected.map { "\($0) ms" } ?? "more than 5 s"); step-downs: runtime \(rStops), synchronous \(sStops) (\(reasons))")
     member("start", leader)
     sleep(milliseconds: 3_000)
 }
 let stats = r1.statistics
 r1.stop(resign: true)
 s1.stop()
-ok("etcd leader killed \(rounds) times: the runtime's leader stepped down in \(runtimeRounds), the synchronous node's in \(syncRounds); new etcd leader seen after \(elections.sorted()) ms (polled every ~100 ms plus etcdctl); runtime keepalives \(stats.keepAlivesSent) sent, \(stats.keepAlivesAnswered) answered, \(stats.keepAlivesFailed) failed, longest gap between sends \(stats.longestKeepAliveGapMilliseconds) ms, longest control step \(stats.longestStepMilliseconds) ms")
+ok("etcd leader killed \(rounds) times: the runtime's leader stepped down in \(runtimeRounds), the synchronous node's in \(syncRounds); new etcd leader seen after \(elections.sorted()) ms (polled every ~100 ms plus etcdctl); runtime keepalives \(stats.keepAlivesSent) sent, \(stats.keepAlivesAnswered) answered, \(stats.keepAlivesFailed) failed, longest gap between sends \(stats.longestKeepAliveGapMilliseconds) ms, longest gap between answered sends \(stats.longestRenewalGapMilliseconds) ms, longest control step \(stats.longestStepMilliseconds) ms")
 print("arbiter-etcd-check: all passed")
