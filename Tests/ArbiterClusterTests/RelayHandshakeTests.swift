@@ -68,6 +68,8 @@ import Testing
         let output = try a.receive(proof + frame)
         #expect(output.peer == "n2")
         #expect(output.leftover == frame)
+        // Bytes fed to it after the link is up are handed back, never dropped.
+        #expect(try a.receive(frame).leftover == frame)
     }
 
     @Test func anAcceptorWithAnotherKeyIsCaughtByTheDialer() throws {

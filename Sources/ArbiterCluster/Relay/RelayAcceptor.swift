@@ -47,6 +47,9 @@ public struct RelayAcceptor: Sendable {
             }
             return output
         }
+        // Established: these are frame bytes; the caller should have switched to a
+        // `RelayFrameDecoder`, and gets them back rather than losing them.
+        output.leftover = Array(bytes)
         return output
     }
 

@@ -37,6 +37,8 @@ public struct RelayDialer: Sendable {
         Array("RELAY-HELLO \(RelayProof.version) \(node) \(RelayProof.hex(nonce))\n".utf8)
     }
 
+    /// Feed what the acceptor sent until this returns `established`; after that, frame
+    /// bytes belong to a `RelayFrameDecoder` (starting with `leftover`).
     public mutating func receive(_ bytes: some Collection<UInt8>) throws(RelayError) -> Step {
         guard !done else { return .needMore }
         lines.append(bytes)
