@@ -25,8 +25,8 @@ public final class ClusterRuntime: @unchecked Sendable {
     private let control = DispatchQueue(label: "arbiter.cluster.control")
     private var keeper: LeaseKeeper!
     private let lock = NSLock()
-    /// The panels the server was told to decide, and with which block.
-    private var deciding: [String: FenceBlock] = [:]
+    /// The panels the server was told to decide.
+    private var deciding = DecisionTable()
     private var leaders: [String: LeaderInfo?] = [:]
     private var stats = ClusterRuntimeStats()
     private var stepTimer: DispatchSourceTimer?
@@ -71,10 +71,7 @@ public final class ClusterRuntime: @unchecked Sendable {
         }
         keeper.stop()
         if resign { control.sync { cluster.shutdown() } }
-        let stopped: [(String, FenceBlock)] = withLock {
-            defer { deciding = [:] }
-            return deciding.sorted { $0.key < $1.key }
-        }
+        let stopped = withLock { deciding.removeAll() }
         for (panel, block) in stopped { callbacks.stopDeciding(panel, block.term, .shutdown) }
     }
 
@@ -83,7 +80,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     public func canDecide(_ panel: String) -> FenceBlock? {
         let lease = keeper.snapshot
         let now = clock()
-        return withLock { lease.isSafe(at: now) ? deciding[panel] : nil }
+        return withLock { deciding.canDecide(panel, lease: lease, now: now) }
     }
 
     /// The running core used most of its block: reserve the next one, same term.
@@ -131,35 +128,27 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// still marked as decided is stopped now, without waiting for the control queue.
     private func watchdog(_ now: Instant) {
         let lease = keeper.snapshot
-        guard !lease.isSafe(at: now) else { return }
-        let reason: StepDownReason
-        if case .lost = lease.state { reason = .leaseLost } else { reason = .leaseDeadline }
-        let stopped: [(String, FenceBlock)] = withLock {
-            guard !deciding.isEmpty else { return [] }
-            defer { deciding = [:] }
-            for _ in deciding { stats.stepDowns[String(describing: reason), default: 0] += 1 }
-            return deciding.sorted { $0.key < $1.key }
+        let stopped = withLock {
+            let ended = deciding.expire(lease: lease, now: now)
+            for entry in ended { stats.stepDowns[String(describing: entry.reason), default: 0] += 1 }
+            return ended
         }
-        for (panel, block) in stopped { callbacks.stopDeciding(panel, block.term, reason) }
+        for (panel, block, reason) in stopped { callbacks.stopDeciding(panel, block.term, reason) }
     }
 
     /// On the control queue, for every action of the panels' machines.
     private func perform(_ action: PanelLeadershipAction, for panel: String) {
         switch action {
         case .startDeciding(let block):
-            withLock { deciding[panel] = block }
+            guard let lease = cluster.lease.leaseID else { return }
+            withLock { deciding.start(panel, block: block, lease: lease) }
             callbacks.becameLeader(panel, block.term, block.first - 1, block)
         case .extendFences(let block):
-            let current = withLock {
-                guard deciding[panel]?.term == block.term else { return false }
-                deciding[panel] = block
-                return true
-            }
+            let current = withLock { deciding.extend(panel, block: block) }
             if current { callbacks.fencesExtended(panel, block) }
         case .stopDeciding(let term, let reason):
             let wasDeciding = withLock {
-                guard deciding[panel]?.term == term else { return false }
-                deciding[panel] = nil
+                guard deciding.stop(panel, term: term) else { return false }
                 stats.stepDowns[String(describing: reason), default: 0] += 1
                 return true
             }
