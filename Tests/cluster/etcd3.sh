@@ -6,7 +6,8 @@
 #                           stop every member and remove the dir on exit, CMD's status
 #   etcd3.sh stop DIR N     kill -9 member N (1-3), as a crash would
 #   etcd3.sh start DIR N    start member N again on its old data and ports
-#   etcd3.sh leader DIR OUT write the number (1-3) of etcd's current raft leader to OUT
+#   etcd3.sh leader DIR OUT write the number (1-3) of etcd's current raft leader and the
+#                           highest raft term any member reports to OUT ("0 T": no leader)
 #
 # Raft timing: ETCD3_HEARTBEAT_MS and ETCD3_ELECTION_MS, default 50 and 500 (etcd's own
 # defaults are 100 and 1000). On loopback a heartbeat takes well under a millisecond, and
@@ -37,14 +38,16 @@ stop_member() { # DIR N
 }
 
 leader_member() { # DIR OUT
-  local dir=$1 out=$2 n status
+  local dir=$1 out=$2 n status leader=0 term=0 t
   for n in 1 2 3; do
     [ -f "$dir/m$n.pid" ] || continue
     status=$(ETCDCTL_API=3 etcdctl --endpoints="$(cat "$dir/m$n.url")" --command-timeout=1s endpoint status 2>/dev/null || true)
-    # Columns: endpoint, ID, version, DB size, IS LEADER, ...
-    if [ "$(echo "$status" | awk -F', ' '{print $5}')" = "true" ]; then echo "$n" >"$out"; return 0; fi
+    # Columns: endpoint, ID, version, DB size, IS LEADER, IS LEARNER, RAFT TERM, ...
+    [ "$(echo "$status" | awk -F', ' '{print $5}')" = "true" ] && leader=$n
+    t=$(echo "$status" | awk -F', ' '{print $7}')
+    [ -n "$t" ] && [ "$t" -gt "$term" ] && term=$t
   done
-  echo 0 >"$out"
+  echo "$leader $term" >"$out"
 }
 
 case "${1:-}" in
