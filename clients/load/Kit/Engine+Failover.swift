@@ -52,6 +52,7 @@ extension Engine {
         peer.fence = -1
         peer.releasePending = false
         peer.grantEnded = false
+        peer.pendingOKs = 0
         peer.timerGeneration &+= 1
         reconnects.append(peer.slot)
         return true
