@@ -29,6 +29,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     private var deciding = DecisionTable()
     private var leaders: [String: LeaderInfo?] = [:]
     private var stats = ClusterRuntimeStats()
+    private var addresses: [String: String] = [:]
     private var stepTimer: DispatchSourceTimer?
     private let stepIntervalMilliseconds: Int
     private let timing: ClusterTiming
@@ -88,9 +89,10 @@ public final class ClusterRuntime: @unchecked Sendable {
         control.async { [self] in cluster.reserveMoreFences(panel) }
     }
 
-    /// Every live node's advertised address (for the kiosk's list of nodes to fail over to).
+    /// Every live node's advertised address as of the last step (for the kiosk's list of
+    /// nodes to fail over to). Safe from any thread, callbacks included.
     public func nodeAddresses() -> [String: String] {
-        control.sync { cluster.nodeAddresses }
+        withLock { addresses }
     }
 
     public var statistics: ClusterRuntimeStats {
@@ -118,7 +120,9 @@ public final class ClusterRuntime: @unchecked Sendable {
         let started = clock()
         cluster.step()
         let took = clock().since(started)
+        let seen = cluster.nodeAddresses
         withLock {
+            addresses = seen
             stats.steps += 1
             stats.longestStepMilliseconds = max(stats.longestStepMilliseconds, took)
         }

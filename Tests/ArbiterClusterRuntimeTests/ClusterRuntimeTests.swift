@@ -92,6 +92,7 @@ import Testing
         #expect(new.term > old.term)
         #expect(new.first > old.last)
         #expect(r2.events.contains(.became("demo", term: new.term, floor: new.first - 1)))
+        #expect(n2.nodeAddresses()["n2"] == "127.0.0.1:17002")
     }
 
     @Test func aCleanStopHandsThePanelOverAtOnce() throws {
@@ -110,5 +111,37 @@ import Testing
         #expect(r1.events.contains(.stopped("demo", term: term, .shutdown)))
         #expect(n1.canDecide("demo") == nil)
         #expect(eventually(seconds: 5) { n2.canDecide("demo") != nil })
+    }
+}
+
+/// The server reads the node list from inside its callbacks (to send kiosks where to go).
+@Suite struct ClusterRuntimeCallbackTests {
+    final class Box: @unchecked Sendable {
+        let lock = NSLock()
+        var runtime: ClusterRuntime?
+        var read: [String: String]?
+    }
+
+    @Test func nodeAddressesCanBeReadFromACallback() throws {
+        let shared = SharedEtcd()
+        let box = Box()
+        let timing = ClusterTiming(ttlSeconds: 1, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 200)
+        let callbacks = ClusterRuntimeCallbacks(becameLeader: { _, _, _, _ in
+            box.lock.lock()
+            let runtime = box.runtime
+            box.lock.unlock()
+            let addresses = runtime?.nodeAddresses()
+            box.lock.lock()
+            box.read = addresses
+            box.lock.unlock()
+        })
+        let node = ClusterRuntime(name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: shared.view(),
+                                  timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: callbacks)
+        box.lock.lock()
+        box.runtime = node
+        box.lock.unlock()
+        node.start()
+        defer { node.stop(resign: true) }
+        #expect(eventually(seconds: 5) { box.lock.lock(); defer { box.lock.unlock() }; return box.read != nil })
     }
 }
