@@ -13,10 +13,13 @@ let package = Package(
         // Pure byte codecs: no sockets.
         .target(name: "ArbiterWire", dependencies: ["ArbiterCore"]),
         // Cluster mode's pure logic: the etcd API as values, an in-memory etcd, the lease
-        // and leadership state machines. No Foundation, no Dispatch, no clock reads.
-        .target(name: "ArbiterCluster", dependencies: ["ArbiterCore"]),
+        // and leadership state machines, the relay codec, the config digest. No Foundation, no
+        // Dispatch, no clock reads.
+        .target(name: "ArbiterCluster", dependencies: ["ArbiterCore", "ArbiterWire"]),
         // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
         .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
+        // Drives ClusterNode for real: the lease on its own queue, steps on another.
+        .target(name: "ArbiterClusterRuntime", dependencies: ["ArbiterCluster", "ArbiterEtcd", "ArbiterCore"]),
         // epoll, accept4 and the other calls Swift's Glibc module does not export.
         .target(name: "CSystem"),
         // The system calls, wrapped once for the server and the load generator: EINTR
@@ -37,9 +40,10 @@ let package = Package(
         .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO"]),
         // The shared flag reader, and arbiter's own options through @testable import.
         .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer"]),
-        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore"]),
+        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
-        .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterCore"], path: "Tests/cluster/check"),
+        .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore"], path: "Tests/cluster/check"),
+        .testTarget(name: "ArbiterClusterRuntimeTests", dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore"]),
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),

@@ -4,6 +4,7 @@
 ///     /arbiter/nodes/<node>           advertise address; under the node's lease
 ///     /arbiter/panels/<p>/leader      leading node's name; under its lease; term = create_revision
 ///     /arbiter/panels/<p>/fence       highest fence ever reserved, decimal; no lease, never deleted
+///     /arbiter/config                 the panels' config in ClusterConfig's canonical form; no lease
 public struct ClusterKeys: Equatable, Sendable {
     public var root: String
 
@@ -17,6 +18,7 @@ public struct ClusterKeys: Equatable, Sendable {
     public func node(_ name: String) -> String { "\(root)/nodes/\(name)" }
     public func leader(_ panel: String) -> String { "\(root)/panels/\(panel)/leader" }
     public func fence(_ panel: String) -> String { "\(root)/panels/\(panel)/fence" }
+    public var config: String { "\(root)/config" }
 
     /// The panel whose election key `key` is, if it is one.
     public func panel(ofLeaderKey key: String) -> String? {

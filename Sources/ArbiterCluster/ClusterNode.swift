@@ -16,6 +16,12 @@ public final class ClusterNode {
     public private(set) var machines: [String: PanelLeadershipStateMachine]
     public private(set) var liveNodes = 1
     public private(set) var lastError: EtcdError?
+    /// Every live node's advertised address, as last read from `/arbiter/nodes/`.
+    public private(set) var nodeAddresses: [String: String] = [:]
+    /// Set by a driver that keeps the lease elsewhere (`ClusterRuntime` renews it on its own
+    /// thread, so a slow range or txn never delays a keepalive): `step()` then leaves the
+    /// lease alone and the driver hands every change in with `adoptLease`.
+    public var leaseIsExternal = false
     /// Every action the machines produced, in order, for the server (and tests) to follow.
     public var onAction: ((String, PanelLeadershipAction) -> Void)?
     public var fenceBlockSize = FenceBlock.size
@@ -50,7 +56,7 @@ public final class ClusterNode {
     public func step() {
         let now = clock()
         for panel in panelNames { update(panel) { $0.tick(now: now) } }
-        renewLease()
+        if !leaseIsExternal { renewLease() }
         observe()
         retryPending()
         spread()
@@ -72,6 +78,24 @@ public final class ClusterNode {
     }
 
     // MARK: Lease
+
+    /// The lease as an external driver now holds it. Every panel's deadline is checked
+    /// with the clock first, so a leader whose old deadline passed steps down before a
+    /// later renewal could make it look as if it never had.
+    public func adoptLease(_ newLease: NodeLeaseStateMachine) {
+        let now = clock()
+        for panel in panelNames { update(panel) { $0.tick(now: now) } }
+        let before = lease
+        lease = newLease
+        switch newLease.state {
+        case .held(let held, let safeUntil, _):
+            if before.leaseID != held.id || before.safeUntil != safeUntil { leaseChanged(.renewed(safeUntil: safeUntil)) }
+        case .lost:
+            if case .lost = before.state {} else { leaseChanged(.lost) }
+        case .absent, .granting:
+            if before.leaseID != nil { leaseChanged(.lost) }
+        }
+    }
 
     private func renewLease() {
         switch lease.tick(now: clock()) {
@@ -124,6 +148,11 @@ public final class ClusterNode {
             return
         }
         liveNodes = max(1, nodes.kvs.filter { keys.node(ofKey: $0.keyText) != nil }.count)
+        var addresses: [String: String] = [:]
+        for kv in nodes.kvs {
+            if let node = keys.node(ofKey: kv.keyText) { addresses[node] = kv.valueText }
+        }
+        nodeAddresses = addresses
         register(seen: nodes.kvs)
         var current: [String: LeaderInfo] = [:]
         for kv in leaders.kvs {
@@ -140,6 +169,7 @@ public final class ClusterNode {
         guard !seen.contains(where: { $0.keyText == key && $0.lease == id }) else { return }
         do {
             _ = try etcd.txn(EtcdTxn(compare: [], success: [.put(key, advertise, lease: id)]))
+            nodeAddresses[name] = advertise
             liveNodes = max(liveNodes, seen.filter { $0.keyText != key }.count + 1)
         } catch {
             lastError = error

@@ -6,6 +6,15 @@
 #                           stop every member and remove the dir on exit, CMD's status
 #   etcd3.sh stop DIR N     kill -9 member N (1-3), as a crash would
 #   etcd3.sh start DIR N    start member N again on its old data and ports
+#   etcd3.sh leader DIR OUT write the number (1-3) of etcd's current raft leader and the
+#                           highest raft term any member reports to OUT ("0 T": no leader)
+#
+# Raft timing: ETCD3_HEARTBEAT_MS and ETCD3_ELECTION_MS, default 50 and 500 (etcd's own
+# defaults are 100 and 1000). On loopback a heartbeat takes well under a millisecond, and
+# etcd's guide asks for an election timeout of about ten heartbeats; halving both halves
+# how long the cluster is leaderless after its leader dies, which is what an arbiter leader
+# must ride out inside its safe window (docs/CLUSTER.md). Between machines on a LAN the
+# same values suit; over a WAN keep etcd's defaults or larger.
 #
 # Needs Debian's etcd-server and etcd-client (etcd, etcdctl on PATH).
 set -euo pipefail
@@ -28,9 +37,23 @@ stop_member() { # DIR N
   rm -f "$dir/m$n.pid"
 }
 
+leader_member() { # DIR OUT
+  local dir=$1 out=$2 n status leader=0 term=0 t
+  for n in 1 2 3; do
+    [ -f "$dir/m$n.pid" ] || continue
+    status=$(ETCDCTL_API=3 etcdctl --endpoints="$(cat "$dir/m$n.url")" --command-timeout=1s endpoint status 2>/dev/null || true)
+    # Columns: endpoint, ID, version, DB size, IS LEADER, IS LEARNER, RAFT TERM, ...
+    [ "$(echo "$status" | awk -F', ' '{print $5}')" = "true" ] && leader=$n
+    t=$(echo "$status" | awk -F', ' '{print $7}')
+    [ -n "$t" ] && [ "$t" -gt "$term" ] && term=$t
+  done
+  echo "$leader $term" >"$out"
+}
+
 case "${1:-}" in
   stop) stop_member "$2" "$3" ;;
   start) start_member "$2" "$3" ;;
+  leader) leader_member "$2" "$3" ;;
   run)
     shift
     command -v etcd >/dev/null || { echo "etcd3.sh: etcd not found (apt-get install etcd-server etcd-client)" >&2; exit 2; }
@@ -53,11 +76,13 @@ for s in socks: s.close()')"
     for n in 1 2 3; do
       client=${ports[$((2*n-2))]}; peer=${ports[$((2*n-1))]}
       endpoints+="${endpoints:+,}http://127.0.0.1:$client"
+      echo "http://127.0.0.1:$client" >"$dir/m$n.url"
       cat >"$dir/m$n.cmd" <<CMD
 exec etcd --name m$n --data-dir "$dir/m$n.data" \
   --listen-client-urls http://127.0.0.1:$client --advertise-client-urls http://127.0.0.1:$client \
   --listen-peer-urls http://127.0.0.1:$peer --initial-advertise-peer-urls http://127.0.0.1:$peer \
-  --initial-cluster $initial --initial-cluster-state new --initial-cluster-token arbiter-check-$$
+  --initial-cluster $initial --initial-cluster-state new --initial-cluster-token arbiter-check-$$ \
+  --heartbeat-interval ${ETCD3_HEARTBEAT_MS:-50} --election-timeout ${ETCD3_ELECTION_MS:-500}
 CMD
       start_member "$dir" "$n"
     done
@@ -78,7 +103,7 @@ CMD
     exit "$status"
     ;;
   *)
-    echo "usage: etcd3.sh run CMD... | stop DIR N | start DIR N" >&2
+    echo "usage: etcd3.sh run CMD... | stop DIR N | start DIR N | leader DIR OUT" >&2
     exit 2
     ;;
 esac

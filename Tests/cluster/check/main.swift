@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterRuntime
 import ArbiterCore
 import ArbiterEtcd
 import Foundation
@@ -57,6 +58,30 @@ func member(_ verb: String, _ n: Int) {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     guard status == 0 else { fail("etcd3.sh \(verb) \(n) exited with status \(status)") }
+}
+
+/// The number (1-3) of etcd's raft leader now (0 if none answered as leader), and the
+/// highest raft term the members report.
+func leaderMember() -> (member: Int, term: Int) {
+    let out = "\(env("ETCD3_DIR"))/leader.out"
+    let argv = ["/bin/bash", env("ETCD3_CTL"), "leader", env("ETCD3_DIR"), out]
+    var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+    defer { for arg in cargs { free(arg) } }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, "/bin/bash", nil, nil, &cargs, environ) == 0 else { fail("cannot run etcd3.sh leader") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let words = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: " ").map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 }
+    return (words.first ?? 0, words.count > 1 ? words[1] : 0)
+}
+
+/// Step-down reasons, shared between a node's queue and the check's thread.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String] = []
+    func add(_ what: String = "") { lock.lock(); values.append(what); lock.unlock() }
+    var count: Int { lock.lock(); defer { lock.unlock() }; return values.count }
+    func since(_ n: Int) -> [String] { lock.lock(); defer { lock.unlock() }; return Array(values.dropFirst(n)) }
 }
 
 let endpoints: [EtcdEndpoint]
@@ -187,4 +212,120 @@ _ = now().since(died)
 ok("n1 woke \(now().since(died)) ms later: stopped deciding first, does not decide")
 
 n2.shutdown()
+
+// 10. The config digest: the first node publishes, a node with another config is refused.
+do {
+    let clusterKey = Array("check key".utf8)
+    let panels = [PanelConfig(id: "lobby", buttons: [ButtonConfig(id: "sos", kind: .hold, holdMs: 3000)])]
+    var other = panels
+    other[0].buttons[0].holdMs = 2000
+    let mine = ClusterConfig(panels: panels, clusterKey: clusterKey)
+    guard mine.verdict(on: try client1.txn(mine.publishTxn(keys: keys)), node: "n1") == nil else { fail("first config refused") }
+    guard mine.verdict(on: try client2.txn(mine.publishTxn(keys: keys)), node: "n2") == nil else { fail("same config refused") }
+    let theirs = ClusterConfig(panels: other, clusterKey: clusterKey)
+    let refusal = theirs.verdict(on: try client2.txn(theirs.publishTxn(keys: keys)), node: "n3")
+    guard refusal == "node n3's config differs from the cluster's: panels[0].buttons[0].hold_ms 2000 vs 3000" else { fail("refusal: \(String(describing: refusal))") }
+    ok("config digest \(mine.digest.prefix(12))... published at \(keys.config); a differing node is refused: \(refusal ?? "")")
+} catch { fail("config: \(error)") }
+
+// 11. Seeding the fence key from a single-node journal's reservation.
+do {
+    let raised = try FenceSeed.seed(["seeded": 123_000], etcd: client1, keys: keys)
+    guard raised == ["seeded": 123_000] else { fail("seed raised \(raised)") }
+    guard try FenceSeed.seed(["seeded": 5], etcd: client1, keys: keys).isEmpty else { fail("a lower seed lowered the key") }
+} catch { fail("seed: \(error)") }
+let n4 = ClusterNode(name: "n4", advertise: "127.0.0.1:17004", panels: ["seeded"], etcd: client1, clock: now)
+stepUntil([n4], seconds: 10, "n4 leading the seeded panel") { n4.canDecide("seeded") != nil }
+guard n4.canDecide("seeded")?.first == 123_001 else { fail("after seeding, fences from \(String(describing: n4.canDecide("seeded")))") }
+n4.shutdown()
+ok("fence key seeded from a journal's 123000: the first leader hands out fences from 123001; a lower seed changes nothing")
+
+// 12. Kill etcd's own raft leader, several times, with two leaders of one panel each: r1
+// through ClusterRuntime (keepalives on their own queue) and s1 through a synchronous
+// ClusterNode stepped every 100 ms (keepalives inside the step). Reported, not required.
+let rounds = Int(ProcessInfo.processInfo.environment["ARBITER_CHECK_ROUNDS"] ?? "") ?? 5
+let runtimeStops = Counter()
+let r1 = ClusterRuntime(name: "r1", advertise: "127.0.0.1:17005", panels: ["rt"],
+                        control: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
+                        lease: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
+                        clock: now, callbacks: ClusterRuntimeCallbacks(stopDeciding: { _, _, reason in runtimeStops.add("\(reason)") }))
+r1.start()
+/// s1 lives on its own queue; the check only reads what the loop publishes.
+final class SyncDriver: @unchecked Sendable {
+    let node: ClusterNode
+    let stops = Counter()
+    private let lock = NSLock()
+    private var leadingNow = false
+    private var stopping = false
+    private let queue = DispatchQueue(label: "check.sync")
+
+    init(_ node: ClusterNode) {
+        self.node = node
+        node.onAction = { [stops] _, action in if case .stopDeciding(_, let reason) = action { stops.add("\(reason)") } }
+    }
+
+    var leading: Bool { lock.lock(); defer { lock.unlock() }; return leadingNow }
+
+    func start() {
+        queue.async { [self] in
+            while true {
+                lock.lock()
+                let done = stopping
+                lock.unlock()
+                if done { return }
+                node.step()
+                let leads = node.canDecide("sync") != nil
+                lock.lock()
+                leadingNow = leads
+                lock.unlock()
+                usleep(100_000)
+            }
+        }
+    }
+
+    func stop() {
+        lock.lock()
+        stopping = true
+        lock.unlock()
+        queue.sync {}
+        node.shutdown()
+    }
+}
+let s1 = SyncDriver(ClusterNode(name: "s1", advertise: "127.0.0.1:17006", panels: ["sync"], etcd: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout), clock: now))
+s1.start()
+let syncStops = s1.stops
+var runtimeRounds = 0
+var syncRounds = 0
+var elections: [Int64] = []
+for round in 1...rounds {
+    let start = now()
+    while now().since(start) < 15_000 && (r1.canDecide("rt") == nil || !s1.leading) { sleep(milliseconds: 100) }
+    guard r1.canDecide("rt") != nil else { fail("round \(round): r1 does not lead rt") }
+    let (leader, termBefore) = leaderMember()
+    guard leader != 0 else { fail("round \(round): no etcd leader found") }
+    let (r0, s0) = (runtimeStops.count, syncStops.count)
+    member("stop", leader)
+    let killed = now()
+    var elected: Int64?
+    while now().since(killed) < 5_000 {
+        if elected == nil {
+            let (now_, term) = leaderMember()
+            // A leader in a higher raft term: an election happened after the kill.
+            if now_ != 0, term > termBefore { elected = now().since(killed) }
+        }
+        sleep(milliseconds: 100)
+    }
+    let (rStops, sStops) = (runtimeStops.count - r0, syncStops.count - s0)
+    let reasons = "runtime \(runtimeStops.since(r0)), synchronous \(syncStops.since(s0)); runtime's longest renewal gap so far \(r1.statistics.longestRenewalGapMilliseconds) ms"
+    if rStops > 0 { runtimeRounds += 1 }
+    if sStops > 0 { syncRounds += 1 }
+    if let elected { elections.append(elected) }
+    ok("round \(round): killed etcd leader m\(leader); raft term \(termBefore) -> new leader in a later term seen after \(elected.map { "\($0) ms" } ?? "none within 5 s"); step-downs: runtime \(rStops), synchronous \(sStops) (\(reasons))")
+    member("start", leader)
+    sleep(milliseconds: 3_000)
+}
+let stats = r1.statistics
+r1.stop(resign: true)
+s1.stop()
+ok("etcd leader killed \(rounds) times: the runtime's leader stepped down in \(runtimeRounds), the synchronous node's in \(syncRounds); an election (a leader in a later raft term) seen in \(elections.count) of them, after \(elections.sorted()) ms (polled with etcdctl, ~100 ms apart); runtime keepalives \(stats.keepAlivesSent) sent, \(stats.keepAlivesAnswered) answered, \(stats.keepAlivesFailed) failed, longest gap between sends \(stats.longestKeepAliveGapMilliseconds) ms, longest gap between answered sends \(stats.longestRenewalGapMilliseconds) ms, longest control step \(stats.longestStepMilliseconds) ms")
 print("arbiter-etcd-check: all passed")

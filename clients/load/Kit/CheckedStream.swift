@@ -10,6 +10,8 @@ struct CheckedStream {
     var name: String
     var session: Int64 = -1
     var joined = false
+    /// Still reading; closed streams no longer hold back the window.
+    var active = true
     /// The seq the next event must carry.
     var expected: Int64 = 0
     var lastEvent: WireMessage?
@@ -17,6 +19,10 @@ struct CheckedStream {
     /// BUTTON lines of the snapshot being read: how many were not idle, and which
     /// buttons were pressed.
     var snapshotBusy = 0
+    /// The leader's term of this stream's last snapshot (0 outside cluster mode).
+    var term: Int64 = 0
+    /// A `RELEASED reason=failover` was read; the new term's snapshot must come next.
+    var failedOver = false
     var snapshotPressed: [Int32] = []
 
     init(name: String) {

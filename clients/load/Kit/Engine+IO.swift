@@ -19,12 +19,17 @@ extension Engine {
 
     /// Starts connects while fewer than `--connect-batch` peers are being set up.
     func connectMore() {
-        let host = plan.options.redisHost ?? plan.options.host
-        let port = plan.options.isRedis ? plan.options.redisPort : plan.options.port
-        while settingUp < plan.options.connectBatch, nextToConnect < peers.count {
-            let peer = peers[nextToConnect]
-            nextToConnect += 1
+        while settingUp < plan.options.connectBatch, !reconnects.isEmpty || nextToConnect < peers.count {
+            let peer: Peer
+            if !reconnects.isEmpty {
+                peer = peers[reconnects.removeFirst()]
+            } else {
+                peer = peers[nextToConnect]
+                nextToConnect += 1
+                peer.target = peer.id % plan.options.targets.count
+            }
             guard peer.state == .notStarted else { continue }
+            let (host, port) = address(of: peer)
             switch Sys.connect(host: host, port: port) {
             case .success(let fd):
                 peer.fd = fd
@@ -42,8 +47,8 @@ extension Engine {
     func connected(_ peer: Peer) {
         let err = Sys.pendingError(peer.fd)
         guard err == 0 else {
-            let host = plan.options.redisHost ?? plan.options.host
-            let port = plan.options.isRedis ? plan.options.redisPort : plan.options.port
+            let (host, port) = address(of: peer)
+            if tryAnotherNode(peer) { return }
             return control.abort("cannot connect to \(HostLiteral.authority(host, port: port)): \(Sys.Failure(call: "connect", errno: err).reason)")
         }
         _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
@@ -55,7 +60,8 @@ extension Engine {
             peer.state = .upgrading
             var nonce: [UInt8] = []
             for _ in 0..<16 { nonce.append(UInt8(truncatingIfNeeded: peer.random.next())) }
-            let handshake = WebSocketClientHandshake(host: plan.options.host, port: plan.options.port, nonce: nonce)
+            let (host, port) = address(of: peer)
+            let handshake = WebSocketClientHandshake(host: host, port: port, nonce: nonce)
             peer.handshake = handshake
             peer.ws = WebSocketClientCodec(seed: peer.random.next())
             send(peer, handshake.request)
@@ -70,7 +76,9 @@ extension Engine {
         guard peer.state != .ready else { return }
         peer.state = .ready
         settingUp -= 1
-        control.readyPeers.wrappingAdd(1, ordering: .relaxed)
+        peer.connectTries = 0
+        if !peer.wasReady { control.readyPeers.wrappingAdd(1, ordering: .relaxed) }
+        peer.wasReady = true
         if control.phase == .running { start(peer) }
     }
 
@@ -92,6 +100,7 @@ extension Engine {
     /// A connection ended that should not have.
     func lost(_ peer: Peer, _ why: String) {
         let phase = control.phase
+        if reconnect(peer, phase: phase) { return }
         close(peer)
         guard phase != .done && phase != .aborted else { return }
         control.abort("\(peer.name) (\(peer.role), \(peer.transport)): \(why) during \(phase)")

@@ -29,6 +29,8 @@ final class Engine: @unchecked Sendable {
     /// PRESSED read before its presser's GRANTED was: (panel, fence, read at).
     var pendingPresses: [(Int, Int64, UInt64)] = []
     var nextToConnect = 0
+    /// Slots of peers whose node went away, to connect again to another (`--hosts`).
+    var reconnects: [Int] = []
     var settingUp = 0
     var presserSlots: [Int] = []
     var reportedDrained = false
@@ -130,6 +132,7 @@ final class Engine: @unchecked Sendable {
                 control.advance(from: .connecting, to: .running)
             }
         case .running:
+            if !reconnects.isEmpty { connectMore() }
             if !measured, now >= control.measureStart.load(ordering: .acquiring) {
                 // Warm-up over: forget what was counted so far, except errors.
                 measured = true

@@ -106,6 +106,8 @@ public enum LineMessageParser {
             m.rank = Int32(clamping: ByteText.integer(bytes, value) ?? -1)
         case UInt8(ascii: "a") where ByteText.equals(bytes, key, "after_us"):
             m.afterUs = ByteText.integer(bytes, value) ?? -1
+        case UInt8(ascii: "t") where ByteText.equals(bytes, key, "term"):
+            m.term = ByteText.integer(bytes, value) ?? -1
         default:
             break
         }

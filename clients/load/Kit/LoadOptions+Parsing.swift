@@ -5,7 +5,7 @@ extension LoadOptions {
     /// The same error, worded the same way, as the server's command line.
     public typealias UsageError = ArbiterCLI.UsageError
 
-    static let flags = ["--host", "--port", "--redis", "--panel", "--panels", "--connections", "--members", "--buttons", "--pressers",
+    static let flags = ["--host", "--hosts", "--port", "--redis", "--panel", "--panels", "--connections", "--members", "--buttons", "--pressers",
                         "--observers", "--ws-fraction", "--duration", "--warmup", "--cycles", "--threads", "--seed",
                         "--server-pid", "--json", "--no-check", "--max-hold-ms", "--connect-batch", "--lock-ttl-ms",
                         "--holds", "--talks", "--groups", "--hold-ms", "--long-ms", "--min-talk-ms", "--policy", "--max-queue",
@@ -35,6 +35,16 @@ extension LoadOptions {
                 }
                 o.host = host.address
             case "--port": o.port = UInt16(try int(flag, inline, min: 1, max: 65535))
+            case "--hosts":
+                switch LoadHost.parseList(try value(flag, inline)) {
+                case .success(let hosts):
+                    o.hosts = hosts
+                    // The setup probe and the kept observer use the first node.
+                    o.host = hosts[0].host
+                    o.port = hosts[0].port
+                case .failure(let error):
+                    throw error
+                }
             case "--redis":
                 let text = try value(flag, inline)
                 guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0,
@@ -98,6 +108,9 @@ extension LoadOptions {
         }
         if o.isRedis && (o.workload == .holds || o.workload == .queue || o.workload == .buzz) {
             throw UsageError(message: "\(o.workload.rawValue) has no Redis equivalent; --redis works with contend, fanout and idle")
+        }
+        if o.isRedis && !o.hosts.isEmpty {
+            throw UsageError(message: "--hosts lists arbiter nodes; it does not apply to --redis")
         }
         if o.isRedis && o.wsFraction > 0 {
             throw UsageError(message: "--ws-fraction does not apply to --redis")

@@ -6,6 +6,10 @@ public struct LoadOptions: Sendable, Equatable {
     /// Server address; default 127.0.0.1:7070.
     public var host = "127.0.0.1"
     public var port: UInt16 = 7070
+    /// `--hosts`: several nodes of one cluster; connection i goes to node i mod N, and a
+    /// connection whose node goes away reconnects to the next one and goes on. Empty:
+    /// `host:port` alone (then a lost connection ends the run, as before).
+    public var hosts: [LoadHost] = []
     /// `--redis HOST:PORT`: run the equivalent workload against Redis instead.
     public var redisHost: String?
     public var redisPort: UInt16 = 6379
@@ -61,6 +65,9 @@ public struct LoadOptions: Sendable, Equatable {
     public init() {}
 
     public var isRedis: Bool { redisHost != nil }
+
+    /// The nodes connections are spread over: `--hosts`, or `host:port` alone.
+    public var targets: [LoadHost] { hosts.isEmpty ? [LoadHost(host: host, port: port)] : hosts }
 
     /// `host:port` of the arbiter, IPv6 in brackets, for messages.
     public var serverAuthority: String { HostLiteral.authority(host, port: port) }

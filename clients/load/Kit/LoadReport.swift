@@ -45,6 +45,9 @@ public enum LoadReport {
             if o.workload == .buzz {
                 out.append("  rounds/s      \(count(Double(r.stats.rounds) / max(r.measuredSeconds, 1e-9)))   rounds \(r.stats.rounds)   ranked \(count(Double(r.stats.ranked)))   early DOWNs denied \(r.stats.earlyDenied)")
             }
+            if r.stats.reconnects > 0 {
+                out.append("  reconnects    \(r.stats.reconnects)   connections whose node went away, connected to another (--hosts)")
+            }
             if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
             if o.workload != .fanout { out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members") }
             out.append("  request->reply  " + latency(r.stats.reply))
@@ -118,6 +121,7 @@ public enum LoadReport {
             ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"), ("rate_limited", "\(r.stats.rateLimited)"),
             ("queued", "\(r.stats.queued)"), ("hand_offs", "\(r.stats.handOffs)"), ("rounds", "\(r.stats.rounds)"),
             ("ranked", "\(r.stats.ranked)"), ("early_denied", "\(r.stats.earlyDenied)"),
+            ("reconnects", "\(r.stats.reconnects)"),
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]
         if r.checked || r.overlapChecked {

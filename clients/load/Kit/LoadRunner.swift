@@ -8,7 +8,7 @@ public enum LoadRunner {
     /// Runs `o` and returns what it measured; `onProgress` is called about once a
     /// second from the calling thread (for a live progress line).
     public static func run(_ o: LoadOptions, onProgress: ((LiveProgress) -> Void)? = nil) -> LoadResult {
-        let target = o.isRedis ? "redis \(o.redisAuthority)" : "arbiter \(o.serverAuthority)"
+        let target = o.isRedis ? "redis \(o.redisAuthority)" : "arbiter \(o.targets.map(\.authority).joined(separator: ","))"
         var result = LoadResult(options: o, target: target)
         do {
             try execute(o, &result, onProgress)

@@ -12,6 +12,12 @@ final class Peer {
     /// stream the checker reads for reply order).
     var joins = false
     var fd: Int32 = -1
+    /// Which of `LoadOptions.targets` it connects to; moves on when its node goes away.
+    var target = 0
+    /// Connects tried since it last became ready (bounded by the number of targets).
+    var connectTries = 0
+    /// It was ready once: a reconnection is not counted again as a peer getting ready.
+    var wasReady = false
     var state: PeerState = .notStarted
     /// Unparsed bytes: a line, frame or reply not yet complete (or the HTTP head).
     var input: [UInt8] = []

@@ -3,6 +3,8 @@ public enum ReasonCode: UInt8, Sendable, Equatable {
     case none, up, cancel, timeout, disconnect, fired, reset, shutdown, busy, forbidden, other
     /// Fair groups: DENIED on a full line, before a round, during a lockout; DEQUEUED by LEAVE.
     case queueFull, early, lockedOut, leave
+    /// Cluster mode: the panel's leader changed (docs/CLUSTER.md).
+    case failover
 
     public var word: String {
         switch self {
@@ -16,6 +18,7 @@ public enum ReasonCode: UInt8, Sendable, Equatable {
         case .shutdown: "shutdown"
         case .busy: "busy"
         case .forbidden: "forbidden"
+        case .failover: "failover"
         case .other: "other"
         case .queueFull: "queue-full"
         case .early: "early"
@@ -35,6 +38,7 @@ public enum ReasonCode: UInt8, Sendable, Equatable {
         case UInt8(ascii: "d") where ByteText.equals(bytes, range, "disconnect"): return .disconnect
         case UInt8(ascii: "f") where ByteText.equals(bytes, range, "fired"): return .fired
         case UInt8(ascii: "f") where ByteText.equals(bytes, range, "forbidden"): return .forbidden
+        case UInt8(ascii: "f") where ByteText.equals(bytes, range, "failover"): return .failover
         case UInt8(ascii: "r") where ByteText.equals(bytes, range, "reset"): return .reset
         case UInt8(ascii: "s") where ByteText.equals(bytes, range, "shutdown"): return .shutdown
         case UInt8(ascii: "b") where ByteText.equals(bytes, range, "busy"): return .busy

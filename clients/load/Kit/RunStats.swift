@@ -27,6 +27,8 @@ public struct RunStats: Sendable {
     public var rounds = 0
     public var ranked = 0
     public var earlyDenied = 0
+    /// `--hosts`: connections that lost their node and connected to another.
+    public var reconnects = 0
     /// A few error lines, for the report.
     public var errorSamples: [String] = []
 
@@ -53,6 +55,7 @@ public struct RunStats: Sendable {
         rounds += o.rounds
         ranked += o.ranked
         earlyDenied += o.earlyDenied
+        reconnects += o.reconnects
         errorSamples += o.errorSamples.prefix(max(0, 5 - errorSamples.count))
     }
 }

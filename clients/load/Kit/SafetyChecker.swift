@@ -38,6 +38,13 @@ public final class SafetyChecker {
     var lastMatchedFence: Int64 = 0
     /// Per group: the fair-group model (unused for exclusive groups).
     var fair: [FairGroup]
+    /// Cluster mode: the term the model follows, and every term's lowest and highest
+    /// fence as read by any member (`SafetyChecker+Failover`).
+    var modelTerm: Int64 = 0
+    var termFences: [Int64: ClosedRange<Int64>] = [:]
+    /// Grants of the model's term ended by a `RELEASED reason=failover` (other members
+    /// report the same release).
+    var failoverEnded: Set<Int64> = []
     private var sinceTrim = 0
     private var cachedOldest: Int64 = 0
 
@@ -54,6 +61,11 @@ public final class SafetyChecker {
         return streams.count - 1
     }
 
+    /// The connection is closed; it no longer holds back the window.
+    public func closeStream(_ stream: Int) {
+        streams[stream].active = false
+    }
+
     /// One message `stream` received, in its order.
     public func record(_ stream: Int, _ m: WireMessage) {
         switch m.kind {
@@ -65,6 +77,8 @@ public final class SafetyChecker {
             if m.state == .pressed, m.button >= 0 { streams[stream].snapshotPressed.append(m.button) }
         case .okJoin:
             joined(stream, m)
+        case .released where m.reason == .failover:
+            failover(stream, m)
         case .okLeave:
             streams[stream].joined = false
         case .granted:
@@ -85,7 +99,15 @@ public final class SafetyChecker {
 
     private func joined(_ stream: Int, _ m: WireMessage) {
         var s = streams[stream]
-        if s.joined {
+        let term = max(0, m.term)
+        if s.joined, term != s.term || s.failedOver {
+            // A new term's snapshot (after a failover, or a reconnection to a node that
+            // already follows the new leader): its seq starts a new chain.
+            if !s.failedOver, term < s.term {
+                violate(.failover, "snapshot of term \(term) after one of term \(s.term)", [describe(stream, m)])
+            }
+            s.expected = m.seq + 1
+        } else if s.joined {
             // A JOIN again: everything up to the snapshot's seq was sent before it.
             if m.seq != s.expected - 1 {
                 let last = s.lastEvent.map { describe(stream, $0) } ?? "\(s.name): (no event yet)"
@@ -97,10 +119,15 @@ public final class SafetyChecker {
             s.joined = true
             s.expected = m.seq + 1
         }
+        s.term = term
+        s.failedOver = false
         if !modelStarted {
+            modelTerm = term
             startModel(at: m.seq, fence: m.fence, pressed: s.snapshotPressed)
+        } else if term > modelTerm {
+            startTerm(term, at: m.seq, fence: m.fence, pressed: s.snapshotPressed)
         }
-        if s.snapshotBusy == 0, m.seq > idleSnapshotSeq { idleSnapshotSeq = m.seq }
+        if s.snapshotBusy == 0, term == modelTerm, m.seq > idleSnapshotSeq { idleSnapshotSeq = m.seq }
         s.snapshotBusy = 0
         s.snapshotPressed = []
         streams[stream] = s
@@ -115,9 +142,16 @@ public final class SafetyChecker {
             let last = streams[stream].lastEvent.map { describe(stream, $0) } ?? "\(streams[stream].name): OK JOIN seq=\(streams[stream].expected - 1)"
             violate(.seqGap, "expected seq=\(streams[stream].expected), got seq=\(m.seq)", [last, describe(stream, m)])
         }
+        if streams[stream].failedOver {
+            violate(.failover, "event after RELEASED reason=failover before the new term's snapshot", [describe(stream, m)])
+        }
         streams[stream].expected = m.seq + 1
         streams[stream].lastEvent = m
         checkOwnOrder(stream, m)
+        if m.kind == .pressed { checkTermFence(stream, m) }
+        // A member still reading an older term (its node has not heard of the new leader
+        // yet): its own chain was checked; the model follows the newest term only.
+        guard streams[stream].term == modelTerm else { return }
         if let first = window.entry(m.seq) {
             eventsCompared += 1
             if first.message != m {
@@ -217,7 +251,7 @@ public final class SafetyChecker {
         if sinceTrim >= 256 || cachedOldest == 0 {
             sinceTrim = 0
             var oldest = nextApply
-            for s in streams where s.joined && s.expected < oldest { oldest = s.expected }
+            for s in streams where s.active && s.joined && s.term == modelTerm && s.expected < oldest { oldest = s.expected }
             cachedOldest = oldest
         }
         return cachedOldest

@@ -10,6 +10,10 @@ public enum SafetyRule: String, Sendable, CaseIterable {
     case seqGap = "seq-gap"
     /// Every member sees the same event at the same seq (one order for all).
     case seqDisagree = "seq-disagree"
+    /// Cluster mode: after `RELEASED reason=failover` a member reads the new term's
+    /// snapshot before any other event, and every fence of a later term is above every
+    /// fence of an earlier one, in whatever order members read them.
+    case failover = "failover"
     /// Every PRESSED is closed by exactly one RELEASED (and RELEASED only closes an
     /// open PRESSED of the same button and fence).
     case pressRelease = "press-release"

@@ -20,6 +20,8 @@ public struct WireMessage: Sendable, Equatable {
     public var heldMs: Int64 = -1
     public var discarded = false
     public var members: Int64 = -1
+    /// `term=` of a cluster node's snapshot (`OK JOIN`): which leader's reign it shows.
+    public var term: Int64 = -1
     /// BUTTON `state=`.
     public var state: ButtonState = .unknown
     /// ERROR's code.

@@ -26,6 +26,9 @@ enum Help {
         OPTIONS:
           --host <ip>             Server address, IPv4 or IPv6 (default: 127.0.0.1).
           --port <port>           Server port (default: 7070).
+          --hosts <h:p,h:p,...>   Several nodes of one cluster: connections are spread
+                                  over them, and one whose node goes away reconnects to
+                                  the next and goes on (IPv6 as [::1]:7070).
           --redis <host:port>     Run against Redis instead (contend, fanout, idle);
                                   IPv6 as [::1]:6379.
           --panel <id>            Panel under load (default: load).

@@ -1,0 +1,128 @@
+import ArbiterCore
+import ArbiterWire
+
+/// The panels' configuration in a canonical text form, which the first node puts into etcd
+/// (`ClusterKeys.config`) and every later node compares with its own, so nodes with
+/// different `--config` files cannot serve one cluster with different rules.
+///
+/// One line per field, `path value`, in config order (the order of panels and buttons is
+/// visible to clients), every field written even at its default, values as JSON literals:
+///
+///     arbiter-config 1
+///     panels[0].id "demo"
+///     panels[0].buttons[1].hold_ms 3000
+///
+/// Panel keys are written as HMAC-SHA256 under `--cluster-key`, never in clear: etcd's
+/// readers learn nothing of them, and nobody can guess one offline from the stored form
+/// without the cluster key too.
+public struct ClusterConfig: Equatable, Sendable {
+    public static let header = "arbiter-config 1"
+
+    public let lines: [String]
+
+    public init(panels: [PanelConfig], clusterKey: [UInt8]) {
+        var lines = [ClusterConfig.header]
+        func add(_ path: String, _ text: String) {
+            var out: [UInt8] = []
+            JSONString.append(text, to: &out)
+            lines.append("\(path) \(String(decoding: out, as: UTF8.self))")
+        }
+        for (p, panel) in panels.enumerated() {
+            let path = "panels[\(p)]"
+            add("\(path).id", panel.id)
+            add("\(path).title", panel.title)
+            for (name, key) in [("view", panel.keys.view), ("press", panel.keys.press), ("admin", panel.keys.admin)] {
+                let stored = key.map { ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: Array("arbiter-panel-key\0\($0)".utf8))) }
+                lines.append("\(path).keys.\(name) \(stored.map { "\"hmac:\($0)\"" } ?? "null")")
+            }
+            for (b, button) in panel.buttons.enumerated() {
+                let bp = "\(path).buttons[\(b)]"
+                add("\(bp).id", button.id)
+                add("\(bp).label", button.label)
+                add("\(bp).kind", button.kind.rawValue)
+                add("\(bp).group", button.group)
+                lines.append("\(bp).timeout_ms \(button.timeoutMs)")
+                lines.append("\(bp).hold_ms \(button.holdMs)")
+                lines.append("\(bp).progress_ms \(button.progressMs)")
+                lines.append("\(bp).long_ms \(button.longMs)")
+                lines.append("\(bp).min_talk_ms \(button.minTalkMs)")
+            }
+        }
+        self.lines = lines
+    }
+
+    /// Reads the stored form back; nil if it is not one.
+    public init?(text: String) {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard lines.first == ClusterConfig.header else { return nil }
+        self.lines = lines
+    }
+
+    public var text: String { lines.joined(separator: "\n") }
+
+    /// SHA-256 of the stored form, in hex: what logs and `/arbiter/config`'s readers compare.
+    public var digest: String { ClusterConfig.hex(SHA256.hash(text.utf8)) }
+
+    /// The first field where `self` (this node's) and `cluster` (etcd's) differ, for the
+    /// refusal: `panels[0].buttons[1].hold_ms 3000 vs 2000`. Nil when they are equal.
+    public func firstDifference(from cluster: ClusterConfig) -> String? {
+        for i in 0..<max(lines.count, cluster.lines.count) {
+            let mine = i < lines.count ? Self.split(lines[i]) : nil
+            let theirs = i < cluster.lines.count ? Self.split(cluster.lines[i]) : nil
+            switch (mine, theirs) {
+            case let (m?, t?) where m == t:
+                continue
+            case let (m?, t?) where m.path == t.path:
+                if m.path.contains(".keys.") { return "\(m.path) differs" }
+                return "\(m.path) \(m.value) vs \(t.value)"
+            case let (m?, t?):
+                // A field exists on one side only: a panel or button more or fewer.
+                return "\(m.path) vs \(t.path) (a panel or button is missing on one side)"
+            case let (m?, nil):
+                return "\(m.path) is not in the cluster's config"
+            case let (nil, t?):
+                return "\(t.path) is missing from this node's config"
+            case (nil, nil):
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// The refusal a node logs before exiting when its config is not the cluster's.
+    public func refusal(node: String, cluster: ClusterConfig) -> String? {
+        firstDifference(from: cluster).map { "node \(node)'s config differs from the cluster's: \($0)" }
+    }
+
+    private static func split(_ line: String) -> (path: String, value: String) {
+        guard let space = line.firstIndex(of: " ") else { return (line, "") }
+        return (String(line[..<space]), String(line[line.index(after: space)...]))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] })
+    }
+}
+
+extension ClusterConfig {
+    /// The first node's put, create iff absent; every other node's read of what is there.
+    public func publishTxn(keys: ClusterKeys) -> EtcdTxn {
+        EtcdTxn(compare: [.createRevision(keys.config, .equal, 0)],
+                success: [.put(keys.config, text)],
+                failure: [.range(keys.config)])
+    }
+
+    /// What `publishTxn`'s answer means for this node: nil if it may join (it published,
+    /// or the cluster's config is its own), else the refusal to log before exiting.
+    public func verdict(on answer: EtcdTxnResponse, node: String) -> String? {
+        if answer.succeeded { return nil }
+        guard let stored = answer.rangeResult(0).first else {
+            return "node \(node) could not read the cluster's config: it vanished; try again"
+        }
+        guard let cluster = ClusterConfig(text: stored.valueText) else {
+            return "node \(node) cannot read the cluster's config (not a \(ClusterConfig.header) text)"
+        }
+        return refusal(node: node, cluster: cluster)
+    }
+}

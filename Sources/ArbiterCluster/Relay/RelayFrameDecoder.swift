@@ -1,0 +1,106 @@
+/// Reads relay frames (`RelayFrameEncoder`'s layout) from bytes in any chunks. A frame's
+/// length is checked against the limit as soon as its 4-byte prefix is in, before any of
+/// it is kept; a frame whose fields do not fill it exactly is malformed. After an error
+/// the link is closed: the decoder does not try to resynchronise.
+public struct RelayFrameDecoder: Sendable {
+    public let limits: RelayLimits
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    public init(limits: RelayLimits = .standard) {
+        self.limits = limits
+    }
+
+    public mutating func append(_ bytes: some Collection<UInt8>) {
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete message, nil if more bytes are needed.
+    public mutating func next() throws(RelayError) -> RelayMessage? {
+        guard buffer.count - start >= 4 else { return nil }
+        let size = Int(buffer[start]) << 24 | Int(buffer[start + 1]) << 16 | Int(buffer[start + 2]) << 8 | Int(buffer[start + 3])
+        guard size <= limits.maxFrameBytes else { throw .frameTooLarge(size: size, limit: limits.maxFrameBytes) }
+        guard size >= 1 else { throw .malformedFrame("empty frame") }
+        guard buffer.count - start >= 4 + size else { return nil }
+        var reader = Reader(bytes: buffer[(start + 4)..<(start + 4 + size)])
+        start += 4 + size
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 4096 && start * 2 > buffer.count {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        let message = try reader.message()
+        guard reader.atEnd else { throw .malformedFrame("bytes left over after the fields") }
+        return message
+    }
+
+    private struct Reader {
+        var bytes: ArraySlice<UInt8>
+
+        var atEnd: Bool { bytes.isEmpty }
+
+        mutating func message() throws(RelayError) -> RelayMessage {
+            let type = try byte()
+            switch type {
+            case RelayFrameType.command:
+                let origin = try string()
+                let session = try integer()
+                let name = try string()
+                let key: String? = try byte() == 1 ? try string() : nil
+                return .command(RelayCommand(origin: origin, session: session, sessionName: name, key: key, panel: try string(),
+                                             command: try data(), arrivedAt: Int64(bitPattern: try integer())))
+            case RelayFrameType.reply:
+                return .reply(panel: try string(), term: try term(), session: try integer(), line: try data())
+            case RelayFrameType.event:
+                return .event(panel: try string(), term: try term(), seq: try integer(), line: try data())
+            case RelayFrameType.sessionGone:
+                return .sessionGone(origin: try string(), session: try integer())
+            case RelayFrameType.snapshotRequest:
+                return .snapshotRequest(panel: try string(), request: try integer())
+            case RelayFrameType.snapshot:
+                return .snapshot(panel: try string(), term: try term(), seq: try integer(), request: try integer(), line: try data())
+            case RelayFrameType.term:
+                return .term(panel: try string(), term: try term(), leader: try string())
+            default:
+                throw .malformedFrame("unknown frame type \(type)")
+            }
+        }
+
+        mutating func byte() throws(RelayError) -> UInt8 {
+            guard let b = bytes.popFirst() else { throw .malformedFrame("frame ends inside a field") }
+            return b
+        }
+
+        mutating func integer() throws(RelayError) -> UInt64 {
+            guard bytes.count >= 8 else { throw .malformedFrame("frame ends inside a field") }
+            var value: UInt64 = 0
+            for b in bytes.prefix(8) { value = value << 8 | UInt64(b) }
+            bytes = bytes.dropFirst(8)
+            return value
+        }
+
+        mutating func term() throws(RelayError) -> Int64 {
+            let value = Int64(bitPattern: try integer())
+            guard value > 0 else { throw .malformedFrame("term \(value)") }
+            return value
+        }
+
+        mutating func data() throws(RelayError) -> [UInt8] {
+            guard bytes.count >= 4 else { throw .malformedFrame("frame ends inside a field") }
+            var count = 0
+            for b in bytes.prefix(4) { count = count << 8 | Int(b) }
+            bytes = bytes.dropFirst(4)
+            guard bytes.count >= count else { throw .malformedFrame("a field is longer than its frame") }
+            defer { bytes = bytes.dropFirst(count) }
+            return Array(bytes.prefix(count))
+        }
+
+        mutating func string() throws(RelayError) -> String {
+            let raw = try data()
+            guard let s = String(validating: raw, as: UTF8.self) else { throw .malformedFrame("a string is not UTF-8") }
+            return s
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// One message on a node-to-node relay link, after the handshake. A follower node sends
+/// `command`, `sessionGone` and `snapshotRequest`; the leader of the panel sends the rest.
+/// Every leader-to-follower message of a panel carries its term, so the follower can drop
+/// anything from a term that is no longer current (`RelayInbox`).
+public enum RelayMessage: Equatable, Sendable {
+    /// A local session's command for a panel the receiver leads. `command` is the command
+    /// in its JSON form (PROTOCOL.md); `arrivedAt` is when the origin node read it, in
+    /// milliseconds of the origin's monotonic clock, so the leader can order and age one
+    /// session's commands without trusting clocks to agree across machines.
+    case command(RelayCommand)
+    /// The leader's reply to one relayed session (the JSON line the session gets).
+    case reply(panel: String, term: Int64, session: UInt64, line: [UInt8])
+    /// One panel event, sent once per follower node, which fans it out to its members.
+    case event(panel: String, term: Int64, seq: UInt64, line: [UInt8])
+    /// A relayed session disconnected: its grants end with `reason=disconnect`.
+    case sessionGone(origin: String, session: UInt64)
+    /// The follower needs the panel's snapshot (a member joined, or a term began).
+    case snapshotRequest(panel: String, request: UInt64)
+    /// The answer: the snapshot as after `JOIN`, and the `seq` it is current at.
+    case snapshot(panel: String, term: Int64, seq: UInt64, request: UInt64, line: [UInt8])
+    /// The sender leads `panel` in `term`. Only a hint: terms are learned from etcd.
+    case term(panel: String, term: Int64, leader: String)
+
+    /// The panel and term of a leader-to-follower message, which receipt is fenced on.
+    public var fencedTerm: (panel: String, term: Int64)? {
+        switch self {
+        case .reply(let panel, let term, _, _), .event(let panel, let term, _, _),
+             .snapshot(let panel, let term, _, _, _), .term(let panel, let term, _):
+            (panel, term)
+        case .command, .sessionGone, .snapshotRequest:
+            nil
+        }
+    }
+}

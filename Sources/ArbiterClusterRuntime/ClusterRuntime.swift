@@ -1,0 +1,179 @@
+import ArbiterCluster
+import ArbiterCore
+import Dispatch
+import Foundation
+
+/// Drives a `ClusterNode` for real, on three queues so that nothing slow can hold up what
+/// keeps the node safe:
+///
+/// - the **lease** queue (`LeaseKeeper`) renews the node's lease every keepalive interval,
+///   each call on its own request, and runs the deadline watchdog;
+/// - the **control** queue steps the `ClusterNode` (ranges, campaigns, fence reservations,
+///   resignations), which may wait for etcd for a whole call timeout or two;
+/// - callers on any thread ask `canDecide(panel)`, answered under a lock from the lease's
+///   latest deadline and the panels this node was told to decide.
+///
+/// `canDecide` is the authority: it compares the clock with the deadline on every call, so
+/// even a watchdog tick that comes late cannot let a decision through after the deadline.
+/// The watchdog only makes sure the server *hears* of the step-down without waiting for
+/// the control queue, which may be stuck in an etcd call.
+public final class ClusterRuntime: @unchecked Sendable {
+    public let node: String
+    private let cluster: ClusterNode
+    private let callbacks: ClusterRuntimeCallbacks
+    private let clock: @Sendable () -> Instant
+    private let control = DispatchQueue(label: "arbiter.cluster.control")
+    private var keeper: LeaseKeeper!
+    private let lock = NSLock()
+    /// The panels the server was told to decide.
+    private var deciding = DecisionTable()
+    private var leaders: [String: LeaderInfo?] = [:]
+    private var stats = ClusterRuntimeStats()
+    private var addresses: [String: String] = [:]
+    private var stepTimer: DispatchSourceTimer?
+    private let stepIntervalMilliseconds: Int
+    private let timing: ClusterTiming
+
+    /// `control` serves the steps; `lease` only grants and keepalives, possibly several at
+    /// once, so it must be safe to call from several threads (`EtcdHTTPClient` is). Give
+    /// them separate clients: the lease's endpoint choice then never waits on a slow range.
+    public init(name: String, advertise: String, panels: [String], control controlEtcd: any EtcdAPI, lease leaseEtcd: any EtcdAPI,
+                timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), stepIntervalMilliseconds: Int = 100,
+                clock: @escaping @Sendable () -> Instant = BootClock.now, callbacks: ClusterRuntimeCallbacks) {
+        self.node = name
+        self.callbacks = callbacks
+        self.clock = clock
+        self.timing = timing
+        self.stepIntervalMilliseconds = stepIntervalMilliseconds
+        cluster = ClusterNode(name: name, advertise: advertise, panels: panels, etcd: controlEtcd, timing: timing, keys: keys, clock: clock)
+        cluster.leaseIsExternal = true
+        keeper = LeaseKeeper(etcd: leaseEtcd, timing: timing, clock: clock,
+            changed: { [weak self] lease in self?.adopt(lease) },
+            ticked: { [weak self] now in self?.watchdog(now) })
+        cluster.onAction = { [weak self] panel, action in self?.perform(action, for: panel) }
+    }
+
+    public func start() {
+        keeper.start(intervalMilliseconds: max(5, Int(timing.keepAliveIntervalMilliseconds) / 20))
+        let timer = DispatchSource.makeTimerSource(queue: control)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(stepIntervalMilliseconds), leeway: .milliseconds(5))
+        timer.setEventHandler { [weak self] in self?.step() }
+        stepTimer = timer
+        timer.resume()
+    }
+
+    /// Stops the queues. With `resign`, gives every panel up and revokes the lease first,
+    /// so the others take over at once instead of after the TTL; without, the node just
+    /// goes quiet, as a crashed one would (tests use that).
+    public func stop(resign: Bool) {
+        control.sync {
+            stepTimer?.cancel()
+            stepTimer = nil
+        }
+        keeper.stop()
+        if resign { control.sync { cluster.shutdown() } }
+        let stopped = withLock { deciding.removeAll() }
+        for (panel, block) in stopped { callbacks.stopDeciding(panel, block.term, .shutdown) }
+    }
+
+    /// The block to decide `panel` with now, nil if this node must not decide it. Safe
+    /// from any thread; one lock and one clock read.
+    public func canDecide(_ panel: String) -> FenceBlock? {
+        let lease = keeper.snapshot
+        let now = clock()
+        return withLock { deciding.canDecide(panel, lease: lease, now: now) }
+    }
+
+    /// The running core used most of its block: reserve the next one, same term.
+    public func reserveMoreFences(_ panel: String) {
+        control.async { [self] in cluster.reserveMoreFences(panel) }
+    }
+
+    /// Every live node's advertised address as of the last step (for the kiosk's list of
+    /// nodes to fail over to). Safe from any thread, callbacks included.
+    public func nodeAddresses() -> [String: String] {
+        withLock { addresses }
+    }
+
+    public var statistics: ClusterRuntimeStats {
+        let lease = keeper.counters
+        return withLock {
+            var s = stats
+            s.keepAlivesSent = lease.keepAlivesSent
+            s.keepAlivesAnswered = lease.keepAlivesAnswered
+            s.keepAlivesFailed = lease.keepAlivesFailed
+            s.longestKeepAliveGapMilliseconds = lease.longestKeepAliveGapMilliseconds
+            s.longestRenewalGapMilliseconds = lease.longestRenewalGapMilliseconds
+            return s
+        }
+    }
+
+    public var leaseID: Int64? { keeper.snapshot.leaseID }
+
+    // MARK: Private
+
+    private func adopt(_ lease: NodeLeaseStateMachine) {
+        control.async { [self] in cluster.adoptLease(lease) }
+    }
+
+    private func step() {
+        let started = clock()
+        cluster.step()
+        let took = clock().since(started)
+        let seen = cluster.nodeAddresses
+        withLock {
+            addresses = seen
+            stats.steps += 1
+            stats.longestStepMilliseconds = max(stats.longestStepMilliseconds, took)
+        }
+    }
+
+    /// On the lease queue: once the deadline passed (or the lease is gone), every panel
+    /// still marked as decided is stopped now, without waiting for the control queue.
+    private func watchdog(_ now: Instant) {
+        let lease = keeper.snapshot
+        let stopped = withLock {
+            let ended = deciding.expire(lease: lease, now: now)
+            for entry in ended { stats.stepDowns[String(describing: entry.reason), default: 0] += 1 }
+            return ended
+        }
+        for (panel, block, reason) in stopped { callbacks.stopDeciding(panel, block.term, reason) }
+    }
+
+    /// On the control queue, for every action of the panels' machines.
+    private func perform(_ action: PanelLeadershipAction, for panel: String) {
+        switch action {
+        case .startDeciding(let block):
+            guard let lease = cluster.lease.leaseID else { return }
+            withLock { deciding.start(panel, block: block, lease: lease) }
+            callbacks.becameLeader(panel, block.term, block.first - 1, block)
+        case .extendFences(let block):
+            let current = withLock { deciding.extend(panel, block: block) }
+            if current { callbacks.fencesExtended(panel, block) }
+        case .stopDeciding(let term, let reason):
+            let wasDeciding = withLock {
+                guard deciding.stop(panel, term: term) else { return false }
+                stats.stepDowns[String(describing: reason), default: 0] += 1
+                return true
+            }
+            // Else the watchdog already stopped it.
+            if wasDeciding { callbacks.stopDeciding(panel, term, reason) }
+        case .follow(let leader):
+            let changed = withLock {
+                guard leaders[panel] != .some(leader) else { return false }
+                leaders[panel] = .some(leader)
+                return true
+            }
+            guard changed else { return }
+            callbacks.leaderChanged(panel, leader?.node, leader.flatMap { cluster.nodeAddresses[$0.node] }, leader?.term)
+        case .campaign, .reserveFences, .resign:
+            break
+        }
+    }
+
+    private func withLock<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+}

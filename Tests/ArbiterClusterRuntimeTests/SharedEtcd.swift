@@ -1,0 +1,91 @@
+import ArbiterCluster
+import ArbiterCore
+import Foundation
+
+/// `InMemoryEtcd` behind a lock, on the real clock, so several runtimes' threads can call
+/// it at once. Its `gate` can hold every call of one view until opened, as an etcd call
+/// stuck for its whole timeout would, and `failing` makes one view throw `unavailable`.
+final class SharedEtcd: @unchecked Sendable {
+    let lock = NSLock()
+    let etcd: InMemoryEtcd
+
+    init() {
+        etcd = InMemoryEtcd(clock: BootClockForTests.now)
+        etcd.minimumTTLSeconds = 1
+    }
+
+    func with<T>(_ body: (InMemoryEtcd) throws(EtcdError) -> T) throws(EtcdError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(etcd)
+    }
+
+    func view() -> View { View(shared: self) }
+
+    final class View: EtcdAPI, @unchecked Sendable {
+        let shared: SharedEtcd
+        private let state = NSCondition()
+        private var held = false
+        private var failingNow = false
+        private(set) var calls = 0
+
+        init(shared: SharedEtcd) {
+            self.shared = shared
+        }
+
+        /// Holds every later call until `release`.
+        func hold() { state.lock(); held = true; state.unlock() }
+
+        func release() { state.lock(); held = false; state.broadcast(); state.unlock() }
+
+        func setFailing(_ failing: Bool) { state.lock(); failingNow = failing; state.unlock() }
+
+        var callCount: Int { state.lock(); defer { state.unlock() }; return calls }
+
+        private func enter() throws(EtcdError) {
+            state.lock()
+            defer { state.unlock() }
+            calls += 1
+            // Bounded: a held call gives up after 10 s, as a real client's timeout would.
+            let limit = Date().addingTimeInterval(10)
+            while held, state.wait(until: limit) {}
+            if held { throw .unavailable("held too long") }
+            if failingNow { throw .unavailable("failing on purpose") }
+        }
+
+        func grantLease(ttlSeconds: Int64) throws(EtcdError) -> EtcdLease {
+            try enter()
+            return try shared.with { e throws(EtcdError) in try e.grantLease(ttlSeconds: ttlSeconds) }
+        }
+
+        func keepAlive(lease: Int64) throws(EtcdError) -> EtcdLease {
+            try enter()
+            return try shared.with { e throws(EtcdError) in try e.keepAlive(lease: lease) }
+        }
+
+        func revokeLease(_ id: Int64) throws(EtcdError) {
+            try enter()
+            try shared.with { e throws(EtcdError) in try e.revokeLease(id) }
+        }
+
+        func range(_ keys: EtcdKeyRange) throws(EtcdError) -> EtcdRangeResponse {
+            try enter()
+            return try shared.with { e throws(EtcdError) in try e.range(keys) }
+        }
+
+        func txn(_ txn: EtcdTxn) throws(EtcdError) -> EtcdTxnResponse {
+            try enter()
+            return try shared.with { e throws(EtcdError) in try e.txn(txn) }
+        }
+
+        func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
+            throw .unavailable("the runtime tests do not watch")
+        }
+    }
+}
+
+enum BootClockForTests {
+    @Sendable static func now() -> Instant {
+        Instant(milliseconds: Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000))
+    }
+}

@@ -1,0 +1,73 @@
+import Testing
+@testable import ArbiterCluster
+
+@Suite struct RelayFrameTests {
+    static let messages: [RelayMessage] = [
+        .command(RelayCommand(origin: "n2", session: 42, sessionName: "kiosk-7", key: "s3cret", panel: "lobby",
+                              command: Array(#"{"cmd":"DOWN","panel":"lobby","button":"sos"}"#.utf8), arrivedAt: 123_456_789)),
+        .command(RelayCommand(origin: "n3", session: .max, sessionName: "", key: nil, panel: "緊急", command: [], arrivedAt: -5)),
+        .reply(panel: "lobby", term: 17, session: 42, line: Array(#"{"type":"ok"}"#.utf8)),
+        .event(panel: "lobby", term: 17, seq: 9_000_000_001, line: Array(#"{"type":"granted","fence":1001}"#.utf8)),
+        .sessionGone(origin: "n2", session: 42),
+        .snapshotRequest(panel: "lobby", request: 3),
+        .snapshot(panel: "lobby", term: 17, seq: 12, request: 3, line: Array(repeating: 0x7A, count: 3000)),
+        .term(panel: "lobby", term: .max, leader: "n1"),
+    ]
+
+    static var stream: [UInt8] { messages.flatMap(RelayFrameEncoder.encode) }
+
+    func decodeAll(_ chunks: [ArraySlice<UInt8>], limits: RelayLimits = .standard) throws(RelayError) -> [RelayMessage] {
+        var decoder = RelayFrameDecoder(limits: limits)
+        var out: [RelayMessage] = []
+        for chunk in chunks {
+            decoder.append(chunk)
+            while let m = try decoder.next() { out.append(m) }
+        }
+        return out
+    }
+
+    @Test func everyMessageRoundTrips() throws {
+        for message in Self.messages {
+            #expect(try decodeAll([RelayFrameEncoder.encode(message)[...]]) == [message])
+        }
+    }
+
+    @Test func everySplitOfTheStreamDecodesTheSame() throws {
+        let stream = Self.stream
+        for cut in 0...stream.count {
+            #expect(try decodeAll([stream[..<cut], stream[cut...]]) == Self.messages, "cut at \(cut)")
+        }
+        #expect(try decodeAll(stream.indices.map { stream[$0...$0] }) == Self.messages)
+    }
+
+    @Test func anOversizeFrameIsRefusedFromItsLengthAlone() throws {
+        let big = RelayFrameEncoder.encode(.event(panel: "p", term: 1, seq: 1, line: Array(repeating: 0, count: 200)))
+        #expect(throws: RelayError.frameTooLarge(size: big.count - 4, limit: 100)) {
+            try decodeAll([big.prefix(4)], limits: RelayLimits(maxFrameBytes: 100))
+        }
+        #expect(throws: RelayError.frameTooLarge(size: 0xFFFF_FFFF, limit: RelayLimits.standard.maxFrameBytes)) {
+            try decodeAll([[0xFF, 0xFF, 0xFF, 0xFF]])
+        }
+        let fits = RelayFrameEncoder.encode(.event(panel: "p", term: 1, seq: 1, line: Array(repeating: 0, count: 50)))
+        #expect(try decodeAll([fits[...]], limits: RelayLimits(maxFrameBytes: 100)).count == 1)
+    }
+
+    @Test func malformedFramesAreRefused() throws {
+        func frame(_ body: [UInt8]) -> ArraySlice<UInt8> {
+            let n = UInt32(body.count)
+            return ([UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + body)[...]
+        }
+        #expect(throws: RelayError.malformedFrame("empty frame")) { try decodeAll([frame([])]) }
+        #expect(throws: RelayError.malformedFrame("unknown frame type 99")) { try decodeAll([frame([99])]) }
+        let gone = Array(RelayFrameEncoder.encode(.sessionGone(origin: "n2", session: 1)).dropFirst(4))
+        #expect(throws: RelayError.malformedFrame("bytes left over after the fields")) { try decodeAll([frame(gone + [0])]) }
+        #expect(throws: RelayError.malformedFrame("frame ends inside a field")) { try decodeAll([frame(gone.dropLast())]) }
+        let badUTF8: [UInt8] = [4, 0, 0, 0, 2, 0xC3, 0x28] + [UInt8](repeating: 0, count: 8)
+        #expect(throws: RelayError.malformedFrame("a string is not UTF-8")) { try decodeAll([frame(badUTF8)]) }
+        var zeroTerm = Array(RelayFrameEncoder.encode(.term(panel: "p", term: 1, leader: "n1")).dropFirst(4))
+        zeroTerm[1 + 4 + 1 + 7] = 0  // the term's last byte: term 0
+        #expect(throws: RelayError.malformedFrame("term 0")) { try decodeAll([frame(zeroTerm)]) }
+        let lying: [UInt8] = [2, 0, 0, 0, 200, 0x70]
+        #expect(throws: RelayError.malformedFrame("a field is longer than its frame")) { try decodeAll([frame(lying)]) }
+    }
+}

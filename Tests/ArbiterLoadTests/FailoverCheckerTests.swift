@@ -1,0 +1,118 @@
+import Testing
+import ArbiterLoadKit
+
+/// The checker's cluster-mode rules (SafetyChecker+Failover), on doctored histories: a
+/// leader change in the middle of a held press, then the new term's traffic.
+@Suite struct FailoverCheckerTests {
+    static func snapshot(_ stream: String, seq: Int, fence: Int, members: Int, term: Int, pressed: String? = nil) -> [String] {
+        HistoryScript.buttons.map {
+            let state = $0.id == pressed ? "pressed owner=c1" : "idle owner=-"
+            return "\(stream): BUTTON load \($0.id) kind=\($0.kind) group=\($0.group) state=\(state) progress=0.000"
+        } + ["\(stream): OK JOIN load members=\(members) fence=\(fence) seq=\(seq) term=\(term)"]
+    }
+
+    /// obs and p are members on different nodes; p holds h1 when the leader of term 10
+    /// dies; the leader of term 20 starts above fence 2000.
+    static let history: [String] = {
+        var lines = ["obs: WELCOME session=s1 name=c0 proto=1", "obs: OK HELLO name=c0 session=s1 role=admin"]
+        lines += snapshot("obs", seq: 0, fence: 1000, members: 1, term: 10)
+        lines += ["obs: JOINED load name=c0 session=s1 seq=1",
+                  "p: WELCOME session=s2 name=c1 proto=1", "p: OK HELLO name=c1 session=s2 role=admin"]
+        lines += snapshot("p", seq: 1, fence: 1000, members: 2, term: 10)
+        lines += [
+            "p: JOINED load name=c1 session=s2 seq=2",
+            "obs: JOINED load name=c1 session=s2 seq=2",
+            "p: GRANTED load h1 fence=1001",
+            "p: PRESSED load h1 owner=c1 session=s2 fence=1001 seq=3",
+            "obs: PRESSED load h1 owner=c1 session=s2 fence=1001 seq=3",
+            // The leader dies here.
+            "p: RELEASED load h1 reason=failover owner=c1 fence=1001",
+            "obs: RELEASED load h1 reason=failover owner=c1 fence=1001",
+        ]
+        lines += snapshot("p", seq: 0, fence: 2000, members: 2, term: 20)
+        lines += snapshot("obs", seq: 0, fence: 2000, members: 2, term: 20)
+        lines += [
+            "p: GRANTED load b1 fence=2001",
+            "p: PRESSED load b1 owner=c1 session=s2 fence=2001 seq=1",
+            "p: FIRED load b1 owner=c1 session=s2 fence=2001 seq=2",
+            "obs: PRESSED load b1 owner=c1 session=s2 fence=2001 seq=1",
+            "obs: FIRED load b1 owner=c1 session=s2 fence=2001 seq=2",
+            "p: OK UP load b1",
+            "p: RELEASED load b1 reason=up owner=c1 fence=2001 seq=3",
+            "obs: RELEASED load b1 reason=up owner=c1 fence=2001 seq=3",
+        ]
+        lines += snapshot("obs", seq: 3, fence: 2001, members: 2, term: 20)
+        lines += snapshot("p", seq: 3, fence: 2001, members: 2, term: 20)
+        return lines
+    }()
+
+    @Test func aCleanFailoverPasses() {
+        let checker = HistoryScript.check(Self.history)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func failoverIsAReasonOfItsOwn() {
+        // Read as any other reason, the release would be a normal event with no seq.
+        #expect(HistoryScript.check(Self.history.replacing("reason=failover", with: "reason=up")).violations.isEmpty == false)
+    }
+
+    @Test func aHoldThatFiresAfterItsFailoverIsCaught() {
+        let doctored = Self.history
+            .replacing("p: FIRED load b1 owner=c1 session=s2 fence=2001 seq=2", with: "p: FIRED load h1 owner=c1 session=s2 fence=1001 seq=2")
+            .replacing("obs: FIRED load b1 owner=c1 session=s2 fence=2001 seq=2", with: "obs: FIRED load h1 owner=c1 session=s2 fence=1001 seq=2")
+        #expect(HistoryScript.broken(doctored).contains(.firedCount))
+    }
+
+    @Test func aFenceOfTheNewTermNotAboveTheOldOnesIsCaught() {
+        let doctored = Self.history.replacing("fence=2001", with: "fence=1001").replacing("fence=2000", with: "fence=1000")
+        #expect(HistoryScript.broken(doctored).contains(.failover))
+    }
+
+    @Test func aLaggingMembersOldTermFenceAboveTheNewTermsIsCaught() {
+        // late still reads term 10 (its node has not seen the new leader) and gets a
+        // PRESSED of term 10 above the fence the new term already handed out.
+        var doctored = Self.history
+        let at = doctored.firstIndex(of: "p: OK UP load b1")!
+        var late = ["late: WELCOME session=s9 name=c9 proto=1"]
+        late += Self.snapshot("late", seq: 3, fence: 1001, members: 3, term: 10)
+        late += ["late: RELEASED load h1 reason=up owner=c1 fence=1001 seq=4",
+                 "late: PRESSED load b2 owner=c0 session=s1 fence=2500 seq=5"]
+        doctored.insert(contentsOf: late, at: at)
+        #expect(HistoryScript.broken(doctored) == [.failover])
+    }
+
+    @Test func anEventBetweenTheFailoverReleaseAndTheNewSnapshotIsCaught() {
+        let doctored = Self.history.moving("obs: PRESSED load b1 owner=c1 session=s2 fence=2001 seq=1",
+                                           after: "obs: RELEASED load h1 reason=failover owner=c1 fence=1001")
+        #expect(HistoryScript.broken(doctored).contains(.failover))
+    }
+
+    @Test func aFailoverReleaseOfAGrantThatIsNotOpenIsCaught() {
+        let doctored = Self.history
+            .replacing("p: RELEASED load h1 reason=failover owner=c1 fence=1001", with: "p: RELEASED load b2 reason=failover owner=c1 fence=999")
+            .replacing("obs: RELEASED load h1 reason=failover owner=c1 fence=1001", with: "obs: RELEASED load b2 reason=failover owner=c1 fence=999")
+        #expect(HistoryScript.broken(doctored) == [.failover])
+    }
+
+    @Test func aClientWhoseNodeDiedGoesOnThroughAnotherNode() {
+        // p's node dies with the leader: its connection ends without the failover release,
+        // and it comes back as p2 on another node, already in term 20.
+        let doctored = Self.history.prefix { $0 != "p: RELEASED load h1 reason=failover owner=c1 fence=1001" }
+            + ["obs: RELEASED load h1 reason=failover owner=c1 fence=1001"]
+            + Self.snapshot("obs", seq: 0, fence: 2000, members: 1, term: 20)
+            + ["p2: WELCOME session=s4 name=c1 proto=1", "p2: OK HELLO name=c1 session=s4 role=admin"]
+            + Self.snapshot("p2", seq: 0, fence: 2000, members: 2, term: 20)
+            + ["p2: JOINED load name=c1 session=s4 seq=1", "obs: JOINED load name=c1 session=s4 seq=1",
+               "p2: GRANTED load b1 fence=2001",
+               "p2: PRESSED load b1 owner=c1 session=s4 fence=2001 seq=2",
+               "obs: PRESSED load b1 owner=c1 session=s4 fence=2001 seq=2"]
+        let checker = HistoryScript.check(doctored)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func aSnapshotOfAnOlderTermAfterANewerOneIsCaught() {
+        var doctored = Self.history
+        doctored += Self.snapshot("obs", seq: 7, fence: 1001, members: 2, term: 10)
+        #expect(HistoryScript.broken(doctored).contains(.failover))
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import ArbiterLoadKit
+
+/// `--hosts`: connections spread over several nodes, and one whose node dies goes on
+/// through another.
+@Suite(.serialized) struct HostsTests {
+    @Test func hostsAreParsedAndTheFirstIsTheSetupNode() throws {
+        let o = try LoadOptions.parse(["contend", "--hosts", "127.0.0.1:7071,[::1]:7072,localhost:7073"])
+        #expect(o.hosts == [LoadHost(host: "127.0.0.1", port: 7071), LoadHost(host: "::1", port: 7072), LoadHost(host: "127.0.0.1", port: 7073)])
+        #expect(o.targets.map(\.authority) == ["127.0.0.1:7071", "[::1]:7072", "127.0.0.1:7073"])
+        #expect(o.host == "127.0.0.1" && o.port == 7071)
+        #expect(try LoadOptions.parse(["contend", "--port", "7075"]).targets == [LoadHost(host: "127.0.0.1", port: 7075)])
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["contend", "--hosts", "127.0.0.1"]) }
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["contend", "--hosts", "127.0.0.1:7071,"]) }
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["contend", "--hosts", "example.org:7071"]) }
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["contend", "--hosts", "127.0.0.1:7071", "--redis", "127.0.0.1:6379"]) }
+    }
+
+    /// Two independent single nodes stand in for a cluster's nodes (whose events would
+    /// not agree, hence --no-check: the checker's failover rules are tested on doctored
+    /// histories in FailoverCheckerTests). One is killed during the run: without
+    /// reconnection the run would end with "the server closed the connection".
+    @Test func aConnectionWhoseNodeDiesGoesOnThroughAnother() throws {
+        let config = try IntegrationTests.config()
+        let a = try ServerProcess(config: config)
+        let b = try ServerProcess(config: config)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        var o = try LoadOptions.parse(["contend", "--hosts", "127.0.0.1:\(a.port),127.0.0.1:\(b.port)", "--connections", "8",
+                                       "--buttons", "4", "--duration", "2.5", "--no-check"])
+        o.seed = 7
+        let killAt = DispatchTime.now() + .milliseconds(1_000)
+        let victim = a.pid
+        DispatchQueue.global().asyncAfter(deadline: killAt) { kill(victim, SIGKILL) }
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.exitCode == 0, "\(LoadReport.text(run))")
+        #expect(run.stats.reconnects >= 4, "the connections on the killed node: \(run.stats.reconnects)")
+        #expect(run.stats.cycles > 0)
+        #expect(run.target == "arbiter 127.0.0.1:\(a.port),127.0.0.1:\(b.port)")
+    }
+
+    @Test func aDeadFirstChoiceIsSkippedAtConnect() throws {
+        let b = try ServerProcess(config: try IntegrationTests.config())
+        defer { b.stop() }
+        // A port nobody listens on (bound, then closed) as odd connections' first choice.
+        let dead = try Self.closedPort()
+        let o = try LoadOptions.parse(["contend", "--hosts", "127.0.0.1:\(b.port),127.0.0.1:\(dead)", "--connections", "4",
+                                       "--buttons", "4", "--cycles", "200", "--no-check"])
+        let run = LoadRunner.run(o)
+        #expect(run.exitCode == 0, "\(LoadReport.text(run))")
+        #expect(run.stats.cycles > 0)
+    }
+
+    static func closedPort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw ServerProcess.StartError(description: "cannot bind a probe port") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
