@@ -42,7 +42,8 @@ let package = Package(
         .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer"]),
         .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
-        .executableTarget(name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore"], path: "Tests/cluster/check"),
+        .executableTarget(
+            name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore"], path: "Tests/cluster/check"),
         .testTarget(name: "ArbiterClusterRuntimeTests", dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore"]),
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.

@@ -20,7 +20,7 @@ struct EmbedKiosk: BuildToolPlugin {
                 arguments: [output.path] + files.map(\.path),
                 inputFiles: files,
                 outputFiles: [output]
-            ),
+            )
         ]
     }
 }

@@ -70,17 +70,17 @@ public struct ClusterConfig: Equatable, Sendable {
             let mine = i < lines.count ? Self.split(lines[i]) : nil
             let theirs = i < cluster.lines.count ? Self.split(cluster.lines[i]) : nil
             switch (mine, theirs) {
-            case let (m?, t?) where m == t:
+            case (let m?, let t?) where m == t:
                 continue
-            case let (m?, t?) where m.path == t.path:
+            case (let m?, let t?) where m.path == t.path:
                 if m.path.contains(".keys.") { return "\(m.path) differs" }
                 return "\(m.path) \(m.value) vs \(t.value)"
-            case let (m?, t?):
+            case (let m?, let t?):
                 // A field exists on one side only: a panel or button more or fewer.
                 return "\(m.path) vs \(t.path) (a panel or button is missing on one side)"
-            case let (m?, nil):
+            case (let m?, nil):
                 return "\(m.path) is not in the cluster's config"
-            case let (nil, t?):
+            case (nil, let t?):
                 return "\(t.path) is missing from this node's config"
             case (nil, nil):
                 return nil
@@ -108,9 +108,10 @@ public struct ClusterConfig: Equatable, Sendable {
 extension ClusterConfig {
     /// The first node's put, create iff absent; every other node's read of what is there.
     public func publishTxn(keys: ClusterKeys) -> EtcdTxn {
-        EtcdTxn(compare: [.createRevision(keys.config, .equal, 0)],
-                success: [.put(keys.config, text)],
-                failure: [.range(keys.config)])
+        EtcdTxn(
+            compare: [.createRevision(keys.config, .equal, 0)],
+            success: [.put(keys.config, text)],
+            failure: [.range(keys.config)])
     }
 
     /// What `publishTxn`'s answer means for this node: nil if it may join (it published,

@@ -30,7 +30,10 @@ public final class ClusterNode {
     private let etcd: any EtcdAPI
     private let clock: () -> Instant
 
-    public init(name: String, advertise: String, panels: [String], etcd: any EtcdAPI, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), clock: @escaping () -> Instant) {
+    public init(
+        name: String, advertise: String, panels: [String], etcd: any EtcdAPI, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(),
+        clock: @escaping () -> Instant
+    ) {
         self.name = name
         self.advertise = advertise
         self.keys = keys

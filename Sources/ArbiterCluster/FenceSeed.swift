@@ -25,8 +25,9 @@ public struct FenceSeed: Equatable, Sendable {
         }
         guard journalFence > reserved else { return nil }
         seeded = journalFence
-        txn = EtcdTxn(compare: [.modRevision(fenceKey, .equal, current?.modRevision ?? 0)],
-                      success: [.put(fenceKey, String(journalFence))])
+        txn = EtcdTxn(
+            compare: [.modRevision(fenceKey, .equal, current?.modRevision ?? 0)],
+            success: [.put(fenceKey, String(journalFence))])
     }
 
     /// Seeds every panel of `journalFences` (panel to highest reserved fence), reading and

@@ -37,9 +37,11 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// `control` serves the steps; `lease` only grants and keepalives, possibly several at
     /// once, so it must be safe to call from several threads (`EtcdHTTPClient` is). Give
     /// them separate clients: the lease's endpoint choice then never waits on a slow range.
-    public init(name: String, advertise: String, panels: [String], control controlEtcd: any EtcdAPI, lease leaseEtcd: any EtcdAPI,
-                timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), stepIntervalMilliseconds: Int = 100,
-                clock: @escaping @Sendable () -> Instant = BootClock.now, callbacks: ClusterRuntimeCallbacks) {
+    public init(
+        name: String, advertise: String, panels: [String], control controlEtcd: any EtcdAPI, lease leaseEtcd: any EtcdAPI,
+        timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), stepIntervalMilliseconds: Int = 100,
+        clock: @escaping @Sendable () -> Instant = BootClock.now, callbacks: ClusterRuntimeCallbacks
+    ) {
         self.node = name
         self.callbacks = callbacks
         self.clock = clock
@@ -47,7 +49,8 @@ public final class ClusterRuntime: @unchecked Sendable {
         self.stepIntervalMilliseconds = stepIntervalMilliseconds
         cluster = ClusterNode(name: name, advertise: advertise, panels: panels, etcd: controlEtcd, timing: timing, keys: keys, clock: clock)
         cluster.leaseIsExternal = true
-        keeper = LeaseKeeper(etcd: leaseEtcd, timing: timing, clock: clock,
+        keeper = LeaseKeeper(
+            etcd: leaseEtcd, timing: timing, clock: clock,
             changed: { [weak self] lease in self?.adopt(lease) },
             ticked: { [weak self] now in self?.watchdog(now) })
         cluster.onAction = { [weak self] panel, action in self?.perform(action, for: panel) }

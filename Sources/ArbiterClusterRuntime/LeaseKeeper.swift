@@ -29,8 +29,10 @@ final class LeaseKeeper: @unchecked Sendable {
     /// Called on the lease queue at every tick, after the lease's own work.
     private let ticked: @Sendable (Instant) -> Void
 
-    init(etcd: any EtcdAPI, timing: ClusterTiming, clock: @escaping @Sendable () -> Instant,
-         changed: @escaping @Sendable (NodeLeaseStateMachine) -> Void, ticked: @escaping @Sendable (Instant) -> Void) {
+    init(
+        etcd: any EtcdAPI, timing: ClusterTiming, clock: @escaping @Sendable () -> Instant,
+        changed: @escaping @Sendable (NodeLeaseStateMachine) -> Void, ticked: @escaping @Sendable (Instant) -> Void
+    ) {
         self.etcd = etcd
         self.clock = clock
         self.machine = NodeLeaseStateMachine(timing: timing)

@@ -7,8 +7,10 @@ public struct PanelConfig: Sendable, Equatable {
     /// Groups described in the config; any other group is `exclusive`.
     public var groups: [String: GroupPolicy]
 
-    public init(id: String, title: String? = nil, buttons: [ButtonConfig], keys: PanelKeys = PanelKeys(),
-                groups: [String: GroupPolicy] = [:]) {
+    public init(
+        id: String, title: String? = nil, buttons: [ButtonConfig], keys: PanelKeys = PanelKeys(),
+        groups: [String: GroupPolicy] = [:]
+    ) {
         self.id = id
         self.title = title ?? id
         self.buttons = buttons

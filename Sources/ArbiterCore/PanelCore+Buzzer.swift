@@ -19,8 +19,10 @@ extension PanelCore {
         emit(.armed(group: group), into: &out)
     }
 
-    mutating func buzzerDown(_ b: Int, group g: Int, lockoutMs: Int64, session: SessionID, name: String,
-                             now: Instant, into out: inout PanelOutput) {
+    mutating func buzzerDown(
+        _ b: Int, group g: Int, lockoutMs: Int64, session: SessionID, name: String,
+        now: Instant, into out: inout PanelOutput
+    ) {
         if rounds[g].isLockedOut(session, at: now) {
             return out.append(.reply(.denied(button: b, reason: .lockedOut)))
         }
@@ -49,8 +51,9 @@ extension PanelCore {
             // decision order, and after_us never goes below the rank before it.
             let measured = now.microseconds(since: rounds[g].wonAt ?? now)
             let floor = rounds[g].ranking.last?.afterMicroseconds ?? 0
-            let ranking = Ranking(button: b, name: name, session: session, rank: rounds[g].ranking.count + 1,
-                                  afterMicroseconds: max(measured, floor))
+            let ranking = Ranking(
+                button: b, name: name, session: session, rank: rounds[g].ranking.count + 1,
+                afterMicroseconds: max(measured, floor))
             rounds[g].ranking.append(ranking)
             out.append(.reply(.ranked(button: b, rank: ranking.rank, afterMicroseconds: ranking.afterMicroseconds)))
             emit(.buzzed(ranking), into: &out)

@@ -48,8 +48,9 @@ extension PanelCore {
         // A hold that already lasted hold_ms fires on this UP even if its timer tick is
         // late; the reply comes first, then the completion events (PROTOCOL.md 6).
         if let grant = grantOf(group: g), grant.button == b, grant.owner.session == session,
-           fence == nil || fence == grant.owner.fence,
-           case .hold(let clock) = grant.phase, clock.isComplete(at: now) {
+            fence == nil || fence == grant.owner.fence,
+            case .hold(let clock) = grant.phase, clock.isComplete(at: now)
+        {
             out.append(.reply(.released(verb: verb, button: b, ended: nil)))
             advance(to: now, into: &out)
             return
@@ -58,7 +59,8 @@ extension PanelCore {
         // Letting go while waiting in line: out of the line. With a fence it is about a
         // grant, and a late release never touches what the session does now.
         if hasFairGroups, fence == nil,
-           leaveQueue(b, group: g, session: session, reason: verb == .up ? .up : .cancel, reply: .released(verb: verb, button: b, ended: nil), into: &out) {
+            leaveQueue(b, group: g, session: session, reason: verb == .up ? .up : .cancel, reply: .released(verb: verb, button: b, ended: nil), into: &out)
+        {
             return
         }
         let current = grantOf(group: g).flatMap { $0.button == b ? $0 : nil }

@@ -24,8 +24,9 @@ extension PanelCore {
         case .hold:
             phase = .hold(HoldClock(since: now, holdMs: button.holdMs, progressMs: button.progressMs))
         case .talk:
-            phase = .talk(TalkClock(
-                since: now, longMs: button.longMs, timeoutMs: button.timeoutMs, minTalkMs: button.minTalkMs))
+            phase = .talk(
+                TalkClock(
+                    since: now, longMs: button.longMs, timeoutMs: button.timeoutMs, minTalkMs: button.minTalkMs))
         }
         let grant = Grant(owner: Owner(name: name, session: session, fence: lastFence), button: b, phase: phase)
         grants[groupOf(b)] = grant
@@ -41,8 +42,10 @@ extension PanelCore {
                 switch reason {
                 case .up, .timeout:
                     let held = clock.heldMs(at: now, timedOut: reason == .timeout)
-                    emit(.stopped(button: grant.button, owner: grant.owner, heldMs: held,
-                                  discarded: clock.isDiscarded(heldMs: held), reason: reason), into: &out)
+                    emit(
+                        .stopped(
+                            button: grant.button, owner: grant.owner, heldMs: held,
+                            discarded: clock.isDiscarded(heldMs: held), reason: reason), into: &out)
                 case .cancel, .disconnect, .reset, .shutdown, .fired:
                     emit(.cancelled(button: grant.button, owner: grant.owner), into: &out)
                 }

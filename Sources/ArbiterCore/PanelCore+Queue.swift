@@ -5,8 +5,10 @@ extension PanelCore {
     /// exclusive group, or a free queue group, which the ordinary rules grant. Not
     /// inlined: the press path of an exclusive group stays as small as it was.
     @inline(never)
-    mutating func fairDown(_ b: Int, group g: Int, session: SessionID, name: String, now: Instant,
-                           into out: inout PanelOutput) -> Bool {
+    mutating func fairDown(
+        _ b: Int, group g: Int, session: SessionID, name: String, now: Instant,
+        into out: inout PanelOutput
+    ) -> Bool {
         switch policies[g] {
         case .exclusive:
             return false
@@ -20,8 +22,10 @@ extension PanelCore {
 
     /// Handles a DOWN on a queue group when it is busy; false when the group is free
     /// (or busy with the requester itself) and the ordinary rules apply.
-    mutating func queueDown(_ b: Int, group g: Int, maxQueue: Int, session: SessionID, name: String,
-                            into out: inout PanelOutput) -> Bool {
+    mutating func queueDown(
+        _ b: Int, group g: Int, maxQueue: Int, session: SessionID, name: String,
+        into out: inout PanelOutput
+    ) -> Bool {
         guard let grant = grants[g], grant.owner.session != session else { return false }
         if let i = queues[g].firstIndex(where: { $0.session == session }) {
             // Already waiting: the same button again is a retry, and it keeps its place.
@@ -44,8 +48,10 @@ extension PanelCore {
     }
 
     /// Takes `session` out of the line of group `g` if it waits there on button `b`.
-    mutating func leaveQueue(_ b: Int, group g: Int, session: SessionID, reason: DequeueReason,
-                             reply: PanelReply, into out: inout PanelOutput) -> Bool {
+    mutating func leaveQueue(
+        _ b: Int, group g: Int, session: SessionID, reason: DequeueReason,
+        reply: PanelReply, into out: inout PanelOutput
+    ) -> Bool {
         guard !queues[g].isEmpty, let i = queues[g].firstIndex(where: { $0.session == session && $0.button == b }) else {
             return false
         }
@@ -114,8 +120,10 @@ extension PanelCore {
                 }
                 result.append(GroupSnapshot(group: groupNames[g], policy: policies[g], waiting: waiting))
             case .buzzer:
-                result.append(GroupSnapshot(group: groupNames[g], policy: policies[g],
-                                            round: rounds[g].state, ranking: rounds[g].ranking))
+                result.append(
+                    GroupSnapshot(
+                        group: groupNames[g], policy: policies[g],
+                        round: rounds[g].state, ranking: rounds[g].ranking))
             }
         }
         return result

@@ -88,7 +88,6 @@ public struct PanelCore: Sendable {
 
     public var memberCount: Int { memberNames.count }
 
-
     /// When the core next needs to be woken; a wake-up is only a hint, `advance`
     /// re-checks against the time it is given.
     public var nextDeadline: Instant? { earliestDeadline }
@@ -174,12 +173,14 @@ public struct PanelCore: Sendable {
             if grant.button == b, case .hold(let clock) = grant.phase {
                 permille = min(clock.permille(at: now), 999)
             }
-            buttons.append(ButtonSnapshot(
-                button: b, state: grant.button == b ? .pressed : .locked,
-                owner: grant.owner.name, permille: permille, ownerSession: grant.owner.session))
+            buttons.append(
+                ButtonSnapshot(
+                    button: b, state: grant.button == b ? .pressed : .locked,
+                    owner: grant.owner.name, permille: permille, ownerSession: grant.owner.session))
         }
-        return PanelSnapshot(buttons: buttons, members: memberNames.count, fence: lastFence, seq: seq,
-                             groups: hasFairGroups ? groupSnapshots() : [])
+        return PanelSnapshot(
+            buttons: buttons, members: memberNames.count, fence: lastFence, seq: seq,
+            groups: hasFairGroups ? groupSnapshots() : [])
     }
 
     // MARK: Time

@@ -41,8 +41,8 @@ public struct PanelEvent: Sendable, Equatable {
     public var button: Int? {
         switch kind {
         case .pressed(let b, _), .fired(let b, _), .progress(let b, _), .midway(let b),
-             .tapped(let b, _), .started(let b, _), .stopped(let b, _, _, _, _),
-             .cancelled(let b, _), .released(let b, _, _), .queued(let b, _, _, _), .dequeued(let b, _, _, _, _):
+            .tapped(let b, _), .started(let b, _), .stopped(let b, _, _, _, _),
+            .cancelled(let b, _), .released(let b, _, _), .queued(let b, _, _, _), .dequeued(let b, _, _, _, _):
             b
         case .buzzed(let r):
             r.button

@@ -12,7 +12,9 @@ public struct EtcdEndpoint: Equatable, Sendable, CustomStringConvertible {
     /// Parses `http://host:port` (IPv6 hosts in brackets), or says what is wrong with it.
     public static func parse(_ text: String) -> Result<EtcdEndpoint, EndpointError> {
         guard text.hasPrefix("http://") else {
-            return .failure(EndpointError(text: text, reason: text.hasPrefix("https://") ? "https is not supported; use a TLS tunnel and http to it" : "must start with http://"))
+            return .failure(
+                EndpointError(
+                    text: text, reason: text.hasPrefix("https://") ? "https is not supported; use a TLS tunnel and http to it" : "must start with http://"))
         }
         var rest = Substring(text.dropFirst("http://".count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }

@@ -148,7 +148,8 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
 
     private func request(_ path: String, _ body: String, endpoint: EtcdEndpoint) -> [UInt8] {
         let bytes = Array(body.utf8)
-        let head = "POST \(path) HTTP/1.1\r\nHost: \(endpoint.authority)\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
+        let head =
+            "POST \(path) HTTP/1.1\r\nHost: \(endpoint.authority)\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + bytes
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One TCP connection to an etcd member, every operation bounded by a deadline on the

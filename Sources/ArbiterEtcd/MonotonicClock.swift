@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Milliseconds on CLOCK_MONOTONIC: deadlines must not move when the wall clock is set.

@@ -112,7 +112,8 @@ public enum Sys {
         setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         // Explicit, not the net.ipv6.bindv6only default: `::` serves IPv4 peers too.
         if v6 { setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0) }
-        let bound = v6
+        let bound =
+            v6
             ? withUnsafePointer(to: &addr6) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
             }

@@ -30,8 +30,12 @@ public final class ArbiterServer: Sendable {
         first.queue.sync { first.watchListener(listener.fd) }
         running.withLock { $0 = state }
         boundPort.store(Int(listener.port), ordering: .relaxed)
-        state.log.info("listening", ["host": configuration.host, "port": "\(listener.port)",
-                                     "panels": configuration.panels.map(\.id).joined(separator: ",")])
+        state.log.info(
+            "listening",
+            [
+                "host": configuration.host, "port": "\(listener.port)",
+                "panels": configuration.panels.map(\.id).joined(separator: ","),
+            ])
         return listener.port
     }
 

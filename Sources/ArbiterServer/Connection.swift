@@ -58,7 +58,6 @@ final class Connection: @unchecked Sendable {
     /// Panels this session joined or pressed in; a disconnect visits each of them.
     @exclusivity(unchecked) var touchedPanels: [Int] = []
 
-
     /// Notes a panel this session joined or pressed in (the first time only, so the
     /// lock is not taken per press).
     @inline(__always) func touch(_ panel: Int) {
@@ -95,8 +94,10 @@ final class Connection: @unchecked Sendable {
 
     let shared: Locked<Shared>
 
-    init(session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, admission: Admission,
-         limits: ConnectionLimits, outboundLimit: Int, outputBudget: OutputBudget, sink: EmbeddedSink? = nil) {
+    init(
+        session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, admission: Admission,
+        limits: ConnectionLimits, outboundLimit: Int, outputBudget: OutputBudget, sink: EmbeddedSink? = nil
+    ) {
         self.sink = sink
         self.boundMachine = ConnectionStateMachine(admission: admission, limits: limits, acceptedAt: acceptedAt)
         self.outputBudget = outputBudget

@@ -10,8 +10,9 @@ struct HTTPRouter {
     func response(to head: HTTPRequestHead, keepAlive: Bool, peer: String) -> [UInt8] {
         let headOnly = head.method == "HEAD"
         func reply(_ status: Int, _ contentType: String, _ body: [UInt8], _ extra: [(String, String)] = []) -> [UInt8] {
-            HTTPResponse.serialize(status: status, headers: [("Content-Type", contentType)] + extra,
-                                   body: body, keepAlive: keepAlive, headOnly: headOnly)
+            HTTPResponse.serialize(
+                status: status, headers: [("Content-Type", contentType)] + extra,
+                body: body, keepAlive: keepAlive, headOnly: headOnly)
         }
         func text(_ status: Int, _ message: String, _ extra: [(String, String)] = []) -> [UInt8] {
             reply(status, "text/plain; charset=utf-8", Array((message + "\n").utf8), extra)
@@ -32,8 +33,9 @@ struct HTTPRouter {
         case "/api/panels":
             let key = bearerKey(head)
             if case .lockedOut(let wait)? = key.map({ server.checkKey($0, peer: peer) }) {
-                return text(429, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s",
-                            [("Retry-After", "\((wait + 999) / 1000)")])
+                return text(
+                    429, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s",
+                    [("Retry-After", "\((wait + 999) / 1000)")])
             }
             return reply(200, "application/json", apiPanels(key: key), [("Cache-Control", "no-store")])
         case "/ws":

@@ -70,8 +70,10 @@ final class Journal: @unchecked Sendable {
 
     /// Opens `path` for appending after `JournalLoader` has read it, and compacts it
     /// first when it holds more than twice what a restart needs.
-    init(path: String, syncRecords: Bool, maxBytes: Int, keep: Int, loaded: JournalLoader.Loaded, log: ServerLog,
-         io: JournalIO = .system, retryIntervalMs: Int64 = 1000, lock: JournalLock? = nil) throws(Sys.Failure) {
+    init(
+        path: String, syncRecords: Bool, maxBytes: Int, keep: Int, loaded: JournalLoader.Loaded, log: ServerLog,
+        io: JournalIO = .system, retryIntervalMs: Int64 = 1000, lock: JournalLock? = nil
+    ) throws(Sys.Failure) {
         self.path = path
         self.syncRecords = syncRecords
         self.maxBytes = maxBytes
@@ -79,8 +81,9 @@ final class Journal: @unchecked Sendable {
         self.log = log
         self.io = io
         self.lock = lock
-        var initial = State(fd: -1, size: 0, compactedSize: 0, reserved: loaded.lastFences, tails: loaded.historyLines,
-                            health: JournalHealth(retryIntervalMs: retryIntervalMs))
+        var initial = State(
+            fd: -1, size: 0, compactedSize: 0, reserved: loaded.lastFences, tails: loaded.historyLines,
+            health: JournalHealth(retryIntervalMs: retryIntervalMs))
         let kept = JournalCompactor.lines(reserved: initial.reserved, tails: initial.tails, keep: keep)
         initial.compactedSize = kept.reduce(0) { $0 + $1.count + 1 }
         if loaded.lines > 2 * kept.count, loaded.lines > 100 {
@@ -223,8 +226,9 @@ final class Journal: @unchecked Sendable {
 
     private func fail(_ e: Int32, sync: Bool, in s: inout State) {
         if s.health.fail(errno: e, sync: sync, nowMs: Sys.monotonicMilliseconds()) {
-            log.error("journal unavailable; refusing presses until it can be written again",
-                      ["path": path, "error": String(cString: strerror(e)), "call": sync ? "fdatasync" : "write"])
+            log.error(
+                "journal unavailable; refusing presses until it can be written again",
+                ["path": path, "error": String(cString: strerror(e)), "call": sync ? "fdatasync" : "write"])
         }
     }
 
@@ -232,8 +236,12 @@ final class Journal: @unchecked Sendable {
         let refused = s.health.refusedInEpisode
         let started = s.health.startedMs
         if s.health.succeed(synced: synced) {
-            log.warning("journal available again", ["path": path, "refused": "\(refused)",
-                                                    "lasted_ms": "\(Sys.monotonicMilliseconds() - started)"])
+            log.warning(
+                "journal available again",
+                [
+                    "path": path, "refused": "\(refused)",
+                    "lasted_ms": "\(Sys.monotonicMilliseconds() - started)",
+                ])
         }
     }
 

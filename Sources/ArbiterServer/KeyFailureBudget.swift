@@ -16,8 +16,10 @@ public struct KeyFailureBudget: Sendable {
         /// Addresses remembered at most; the stalest is dropped to make room.
         public var maxAddresses: Int
 
-        public init(allowance: Int = 5, baseLockoutMs: Int64 = 1000, maxLockoutMs: Int64 = 300_000,
-                    forgetAfterMs: Int64 = 900_000, maxAddresses: Int = 10_000) {
+        public init(
+            allowance: Int = 5, baseLockoutMs: Int64 = 1000, maxLockoutMs: Int64 = 300_000,
+            forgetAfterMs: Int64 = 900_000, maxAddresses: Int = 10_000
+        ) {
             self.allowance = allowance
             self.baseLockoutMs = baseLockoutMs
             self.maxLockoutMs = maxLockoutMs

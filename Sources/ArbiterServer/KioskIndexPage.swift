@@ -22,10 +22,12 @@ struct KioskIndexPage {
         for host in server.panels {
             let config = host.config
             let id = Self.escape(config.id)
-            let meta = server.access(key: nil, on: config) < .view
+            let meta =
+                server.access(key: nil, on: config) < .view
                 ? "\(id) · needs a view key"
                 : "\(id) · \(config.buttons.count) button\(config.buttons.count == 1 ? "" : "s")"
-            html += "<li data-panel=\"\(id)\"><a class=\"panel-link\" href=\"/panel/\(id)\">"
+            html +=
+                "<li data-panel=\"\(id)\"><a class=\"panel-link\" href=\"/panel/\(id)\">"
                 + "<span class=\"panel-title\">\(Self.escape(config.title))</span>"
                 + "<span class=\"panel-meta\">\(meta)</span></a></li>"
         }

@@ -24,29 +24,37 @@ struct MetricsPage {
         p.counter("arbiter_denials_total", "DOWNs denied (busy or forbidden).", total.denials)
         p.counter("arbiter_fires_total", "Button actions fired (FIRED).", total.fires)
         p.counter("arbiter_events_total", "Panel events broadcast.", total.events)
-        p.counters("arbiter_releases_total", "Ownerships ended, by reason.", label: "reason",
-                   ReleaseReason.allCases.map { ($0.rawValue, total.releases[$0.index]) })
+        p.counters(
+            "arbiter_releases_total", "Ownerships ended, by reason.", label: "reason",
+            ReleaseReason.allCases.map { ($0.rawValue, total.releases[$0.index]) })
         p.counter("arbiter_slow_consumer_drops_total", "Peers disconnected for not reading their output.", value(.slowConsumerDrops))
         p.counter("arbiter_rate_limited_total", "Commands refused by the per-session rate limit.", value(.rateLimited))
         p.counter("arbiter_server_full_total", "Connections refused because the server was full.", value(.serverFull))
-        p.counter("arbiter_missed_wakeups_total", "Times the once-a-second sweep found sockets ready that no wake-up had served.",
-                  value(.missedWakeups))
-        p.counter("arbiter_host_refused_total", "HTTP requests refused 421 for a Host that is not the server's (DNS rebinding).",
-                  value(.hostRefused))
+        p.counter(
+            "arbiter_missed_wakeups_total", "Times the once-a-second sweep found sockets ready that no wake-up had served.",
+            value(.missedWakeups))
+        p.counter(
+            "arbiter_host_refused_total", "HTTP requests refused 421 for a Host that is not the server's (DNS rebinding).",
+            value(.hostRefused))
         p.counter("arbiter_origin_refused_total", "WebSocket upgrades refused 403 for another site's Origin.", value(.originRefused))
-        p.counter("arbiter_key_failures_total", "Keys presented that match no panel (HELLO key=, Authorization: Bearer).",
-                  value(.keyFailures))
-        p.counter("arbiter_key_lockouts_total", "Keys refused unchecked because their address had too many wrong ones.",
-                  value(.keyLockedOut))
-        p.gauge("arbiter_output_queued_bytes", "Unsent output of all peers together (in 4 KiB units per peer).",
-                server.outputBudget.queuedBytes)
-        p.counter("arbiter_output_budget_cuts_total", "Peers disconnected, largest backlog first, because all peers together had too much unsent output.",
-                  value(.outputBudgetCuts))
+        p.counter(
+            "arbiter_key_failures_total", "Keys presented that match no panel (HELLO key=, Authorization: Bearer).",
+            value(.keyFailures))
+        p.counter(
+            "arbiter_key_lockouts_total", "Keys refused unchecked because their address had too many wrong ones.",
+            value(.keyLockedOut))
+        p.gauge(
+            "arbiter_output_queued_bytes", "Unsent output of all peers together (in 4 KiB units per peer).",
+            server.outputBudget.queuedBytes)
+        p.counter(
+            "arbiter_output_budget_cuts_total", "Peers disconnected, largest backlog first, because all peers together had too much unsent output.",
+            value(.outputBudgetCuts))
         p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
         p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
         if let journal = server.journal {
-            p.counter("arbiter_journal_unavailable_total", "Presses refused (ERROR unavailable) because the journal could not be written.",
-                      journal.refusals.load(ordering: .relaxed))
+            p.counter(
+                "arbiter_journal_unavailable_total", "Presses refused (ERROR unavailable) because the journal could not be written.",
+                journal.refusals.load(ordering: .relaxed))
             p.gauge("arbiter_journal_healthy", "1 while the journal can be written, 0 while presses are refused.", journal.isHealthy ? 1 : 0)
         }
         p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)

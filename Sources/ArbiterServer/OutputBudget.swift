@@ -52,7 +52,8 @@ final class OutputBudget: Sendable {
             }
             guard cut else { continue }
             server.metrics.add(.outputBudgetCuts)
-            connection.reactor.requestClose(connection, reason: "output budget: the largest unsent backlog while all peers together had more than \(limit) bytes unsent")
+            connection.reactor.requestClose(
+                connection, reason: "output budget: the largest unsent backlog while all peers together had more than \(limit) bytes unsent")
         }
     }
 }

@@ -47,8 +47,10 @@ final class PanelHost: @unchecked Sendable {
     /// Wall time read once per visit, for journal and history records.
     @exclusivity(unchecked) private var wallReading: Int64?
 
-    init(index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,
-         clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true) {
+    init(
+        index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,
+        clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true
+    ) {
         self.clock = clock
         self.sessions = sessions
         self.hasKeys = hasKeys
@@ -80,7 +82,7 @@ final class PanelHost: @unchecked Sendable {
     /// builds, where it would cost on the press path.
     @inline(__always) func assertOnQueue() {
         #if DEBUG
-        dispatchPrecondition(condition: .onQueue(queue))
+            dispatchPrecondition(condition: .onQueue(queue))
         #endif
     }
 
@@ -125,12 +127,15 @@ final class PanelHost: @unchecked Sendable {
         assertOnQueue()
         counters.commands += 1
         let access = access(key: connection.key)
-        run(.press(press), access: access, now: Instant(nanoseconds: receivedAt),
+        run(
+            .press(press), access: access, now: Instant(nanoseconds: receivedAt),
             replyFormat: format, id: nil, from: connection, flush: &flush)
     }
 
-    private func run(_ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
-                     from connection: Connection, flush: inout FlushList) {
+    private func run(
+        _ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
+        from connection: Connection, flush: inout FlushList
+    ) {
         var before: PanelCore?
         if case .press(let press) = request, press.verb == .down {
             if let refusal = admitDown() {
@@ -194,7 +199,8 @@ final class PanelHost: @unchecked Sendable {
         let highest = core.highestFence
         let groups = UInt64(core.groupCount)
         if highest > UInt64.max - groups || highest + groups > reservedFence,
-           highest < UInt64.max, journal.admitsPress(nowMs: Sys.monotonicMilliseconds()) {
+            highest < UInt64.max, journal.admitsPress(nowMs: Sys.monotonicMilliseconds())
+        {
             let upTo = highest + min(Journal.reservationBlock, UInt64.max - highest)
             if journal.reserve(panel: config.id, upTo: upTo) { reservedFence = upTo } else { journal.noteRefusal() }
         }
@@ -263,8 +269,10 @@ final class PanelHost: @unchecked Sendable {
     /// member, in the core's order. With `undoable`, records that cannot be written stop
     /// it before anything is sent: false, and the caller undoes the decision.
     @discardableResult
-    private func deliver(replyTo requester: Connection?, format: WireFormat, id: CommandID?, undoable: Bool = false,
-                         flush: inout FlushList) -> Bool {
+    private func deliver(
+        replyTo requester: Connection?, format: WireFormat, id: CommandID?, undoable: Bool = false,
+        flush: inout FlushList
+    ) -> Bool {
         func wall() -> Int64 {
             if let w = wallReading { return w }
             let w = clock.wallMilliseconds()
@@ -338,8 +346,10 @@ final class PanelHost: @unchecked Sendable {
     /// A reply to a session that did not send the command: a queue's head is told it
     /// is granted, in its own format, whether it is a member or not.
     private func deliverNotice(_ notice: PanelOutput.Notice, flush: inout FlushList) {
-        guard let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
-            ?? sessions.withLock({ $0[notice.session] }) else { return }
+        guard
+            let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
+                ?? sessions.withLock({ $0[notice.session] })
+        else { return }
         flush.append(to: connection) { out, format in
             MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
         }

@@ -12,7 +12,8 @@ public enum ProtectedMode {
         guard !open.isEmpty else { return nil }
         let names = open.map(\.id).joined(separator: ", ")
         let which = open.count == 1 ? "panel \(names) has" : "panels \(names) have"
-        let fix = configPath.map { "set \"keys\": {\"admin\": \"<secret>\"} on \(open.count == 1 ? "it" : "each of them") in \($0)" }
+        let fix =
+            configPath.map { "set \"keys\": {\"admin\": \"<secret>\"} on \(open.count == 1 ? "it" : "each of them") in \($0)" }
             ?? "serve a --config file whose panels set \"keys\": {\"admin\": \"<secret>\"} (the embedded demo has no keys)"
         return "--host \(host) listens beyond this machine, and \(which) no admin key, so anyone who can reach \(port == 0 ? "its port" : "port \(port)") "
             + "could RESET \(open.count == 1 ? "it" : "them") and KICK anyone. To fix it, \(fix); "

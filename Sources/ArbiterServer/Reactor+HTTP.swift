@@ -10,9 +10,11 @@ extension Reactor {
                 head = try connection.machine.nextHTTPHead()
             } catch {
                 server.metrics.add(.httpRequests)
-                return finishHTTP(connection, HTTPResponse.serialize(
-                    status: error.status, headers: [("Content-Type", "text/plain; charset=utf-8")],
-                    body: Array("\(error)\n".utf8), keepAlive: false), flush: &flush)
+                return finishHTTP(
+                    connection,
+                    HTTPResponse.serialize(
+                        status: error.status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                        body: Array("\(error)\n".utf8), keepAlive: false), flush: &flush)
             }
             guard let head else { break }
             server.metrics.add(.httpRequests)
@@ -27,9 +29,11 @@ extension Reactor {
                 return finishHTTP(connection, response, flush: &flush)
             }
             if connection.machine.admission != .served {
-                return finishHTTP(connection, HTTPResponse.serialize(
-                    status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5")],
-                    body: Array("the server is full; try again later\n".utf8), keepAlive: false), flush: &flush)
+                return finishHTTP(
+                    connection,
+                    HTTPResponse.serialize(
+                        status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "5")],
+                        body: Array("the server is full; try again later\n".utf8), keepAlive: false), flush: &flush)
             }
             if head.path == "/ws", head.header("Upgrade") != nil {
                 return upgrade(connection, head, flush: &flush)
@@ -62,8 +66,9 @@ extension Reactor {
             server.metrics.add(.originRefused)
             (status, message) = (403, "WebSockets from pages of \(origin) are not accepted; if they should be, start the server with --allow-origin \(origin)")
         }
-        return HTTPResponse.serialize(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
-                                      body: Array((message + "\n").utf8), keepAlive: false, headOnly: head.method == "HEAD")
+        return HTTPResponse.serialize(
+            status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+            body: Array((message + "\n").utf8), keepAlive: false, headOnly: head.method == "HEAD")
     }
 
     /// Sends a last response and closes once it is written.

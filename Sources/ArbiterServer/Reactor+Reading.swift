@@ -22,8 +22,10 @@ extension Reactor {
 
     /// Carries out what the state machine decided. `bytes` are the ones just read, if
     /// the action was decided on reading them.
-    func perform(_ action: ConnectionStateMachine.Action, _ bytes: UnsafeBufferPointer<UInt8>?, on connection: Connection,
-                 flush: inout FlushList) {
+    func perform(
+        _ action: ConnectionStateMachine.Action, _ bytes: UnsafeBufferPointer<UInt8>?, on connection: Connection,
+        flush: inout FlushList
+    ) {
         switch action {
         case .none:
             return
@@ -173,7 +175,10 @@ extension Reactor {
     }
 
     func rateLimited(_ format: WireFormat) -> Job {
-        .failure(RequestError(.rateLimited, "over \(server.configuration.commandBurst) commands at once or \(server.configuration.commandsPerSecond) a second; this one was dropped",
-                              format: format))
+        .failure(
+            RequestError(
+                .rateLimited,
+                "over \(server.configuration.commandBurst) commands at once or \(server.configuration.commandsPerSecond) a second; this one was dropped",
+                format: format))
     }
 }

@@ -16,9 +16,11 @@ extension Reactor {
         }
         let echo = head.queryValue("echo") == "1"
         if echo, !configuration.webSocketEcho {
-            return finishHTTP(connection, HTTPResponse.serialize(
-                status: 404, headers: [("Content-Type", "text/plain; charset=utf-8")],
-                body: Array("echo mode is off; start the server with --ws-echo\n".utf8), keepAlive: false), flush: &flush)
+            return finishHTTP(
+                connection,
+                HTTPResponse.serialize(
+                    status: 404, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                    body: Array("echo mode is off; start the server with --ws-echo\n".utf8), keepAlive: false), flush: &flush)
         }
         var jobs: [Job] = []
         let receivedAt = batchNanos
@@ -96,8 +98,9 @@ extension Reactor {
                 }
             case .binary(let bytes):
                 guard echo else {
-                    return closeWebSocket(connection, code: WebSocketError.unsupportedData.closeCode,
-                                          reason: "binary frames are not accepted; send JSON text", flush: &flush)
+                    return closeWebSocket(
+                        connection, code: WebSocketError.unsupportedData.closeCode,
+                        reason: "binary frames are not accepted; send JSON text", flush: &flush)
                 }
                 flush.append(to: connection, raw: true) { out, _ in
                     WebSocketFrameEncoder.encode(opcode: .binary, payload: bytes, into: &out)

@@ -94,7 +94,7 @@ final class Reactor: @unchecked Sendable {
     /// builds, where it would cost on the press path.
     @inline(__always) func assertOnQueue() {
         #if DEBUG
-        dispatchPrecondition(condition: .onQueue(queue))
+            dispatchPrecondition(condition: .onQueue(queue))
         #endif
     }
 
@@ -383,7 +383,8 @@ final class Reactor: @unchecked Sendable {
         let deadline = greetings[greetingsHead].deadline
         if let current = timerDeadline, current <= deadline { return }
         timerDeadline = deadline
-        timer?.schedule(deadline: .now() + .milliseconds(Int(max(0, deadline.since(server.clock.now())))),
-                        leeway: .milliseconds(5))
+        timer?.schedule(
+            deadline: .now() + .milliseconds(Int(max(0, deadline.since(server.clock.now())))),
+            leeway: .milliseconds(5))
     }
 }

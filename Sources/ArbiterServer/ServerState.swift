@@ -48,11 +48,16 @@ final class ServerState: @unchecked Sendable {
             let lock = try JournalLock(journalPath: path)
             loaded = try JournalLoader.load(path: path, keep: Request.maxHistoryCount)
             for warning in loaded.warnings { log.warning(warning) }
-            journal = try Journal(path: path, syncRecords: configuration.journalSync, maxBytes: configuration.journalMaxBytes,
-                                  keep: Request.maxHistoryCount, loaded: loaded, log: log,
-                                  io: configuration.journalIO, retryIntervalMs: configuration.journalRetryMs, lock: lock)
-            log.info("journal opened", ["path": path, "records": "\(loaded.records)",
-                                        "fences": loaded.lastFences.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
+            journal = try Journal(
+                path: path, syncRecords: configuration.journalSync, maxBytes: configuration.journalMaxBytes,
+                keep: Request.maxHistoryCount, loaded: loaded, log: log,
+                io: configuration.journalIO, retryIntervalMs: configuration.journalRetryMs, lock: lock)
+            log.info(
+                "journal opened",
+                [
+                    "path": path, "records": "\(loaded.records)",
+                    "fences": loaded.lastFences.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ","),
+                ])
         } else {
             journal = nil
         }
@@ -60,9 +65,10 @@ final class ServerState: @unchecked Sendable {
         self.registry = registry
         let hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
         let hosts = configuration.panels.enumerated().map { [journal] i, panel in
-            PanelHost(index: i, config: panel, lastFence: loaded.grantedFences[panel.id] ?? 0,
-                      reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal,
-                      clock: clock, sessions: registry, hasKeys: hasKeys)
+            PanelHost(
+                index: i, config: panel, lastFence: loaded.grantedFences[panel.id] ?? 0,
+                reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal,
+                clock: clock, sessions: registry, hasKeys: hasKeys)
         }
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
@@ -71,8 +77,9 @@ final class ServerState: @unchecked Sendable {
         self.outputBudget = OutputBudget(limit: configuration.maxTotalOutboundBytes)
         self.keyBudget = Locked(KeyFailureBudget(policy: configuration.keyFailures))
         let wildcard = configuration.host == "0.0.0.0" || configuration.host == "::"
-        self.hostPolicy = HostPolicy(listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
-                                     allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins)
+        self.hostPolicy = HostPolicy(
+            listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
+            allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins)
     }
 
     var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .relaxed) }
@@ -80,7 +87,8 @@ final class ServerState: @unchecked Sendable {
     func beginShutdown() { shuttingDownFlag.store(true, ordering: .relaxed) }
 
     func makeReactors() throws(Sys.Failure) {
-        let count = configuration.reactorCount > 0
+        let count =
+            configuration.reactorCount > 0
             ? configuration.reactorCount
             : max(1, min(System.coreCount, configuration.panels.count))
         var made: [Reactor] = []
@@ -97,11 +105,14 @@ final class ServerState: @unchecked Sendable {
         // Accepts run on one queue only, so the count cannot grow between here and the
         // registration below (closes elsewhere may only lower it).
         let open = registry.withLock { $0.count } + 1
-        let admission: Admission = open <= configuration.maxConnections ? .served
+        let admission: Admission =
+            open <= configuration.maxConnections
+            ? .served
             : open <= configuration.maxConnections + configuration.monitoringReserve ? .overCapacity : .pastReserve
-        let connection = Connection(session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: clock.now(),
-                                    admission: admission, limits: connectionLimits,
-                                    outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget, sink: sink)
+        let connection = Connection(
+            session: SessionID(number), fd: fd, peer: peer, reactor: reactor, acceptedAt: clock.now(),
+            admission: admission, limits: connectionLimits,
+            outboundLimit: configuration.maxOutboundBytes, outputBudget: outputBudget, sink: sink)
         connection.name = names.claim(connection.name, for: connection.session, from: connection.address, replacing: nil)
         connection.tokens = Double(configuration.commandBurst)
         connection.tokensAt = clock.nanoseconds()
@@ -127,11 +138,19 @@ final class ServerState: @unchecked Sendable {
         // has no session name worth logging; the others go by the name they last chose.
         let kind = connection.machine.kind
         if kind == .line || kind == .websocket {
-            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": kind.rawValue,
-                                           "name": connection.name, "reason": reason])
+            log.info(
+                "connection closed",
+                [
+                    "session": connection.session.description, "peer": connection.peer, "kind": kind.rawValue,
+                    "name": connection.name, "reason": reason,
+                ])
         } else {
-            log.info("connection closed", ["session": connection.session.description, "peer": connection.peer, "kind": kind.rawValue,
-                                           "reason": reason])
+            log.info(
+                "connection closed",
+                [
+                    "session": connection.session.description, "peer": connection.peer, "kind": kind.rawValue,
+                    "reason": reason,
+                ])
         }
     }
 

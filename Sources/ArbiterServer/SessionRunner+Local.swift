@@ -49,8 +49,10 @@ extension SessionRunner {
             send(.ok(verb: "HELP", panel: nil))
         case .panels:
             for host in server.panels {
-                send(.panel(id: host.config.id, buttons: host.config.buttons.count,
-                            members: host.memberCount.load(ordering: .relaxed), title: host.config.title))
+                send(
+                    .panel(
+                        id: host.config.id, buttons: host.config.buttons.count,
+                        members: host.memberCount.load(ordering: .relaxed), title: host.config.title))
             }
             send(.okCount(verb: "PANELS", panel: nil, count: server.panels.count))
         case .ping(let token):

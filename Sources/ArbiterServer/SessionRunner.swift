@@ -47,8 +47,9 @@ struct SessionRunner {
                 guard let host = server.panelsByID[panelID] else {
                     i += 1
                     if let command = admissible(command, for: connection, flush: &flush) {
-                        reply(.error(.noSuchPanel, "no panel \(panelID); PANELS lists them"), format: command.format,
-                              id: command.id, to: connection, flush: &flush)
+                        reply(
+                            .error(.noSuchPanel, "no panel \(panelID); PANELS lists them"), format: command.format,
+                            id: command.id, to: connection, flush: &flush)
                     }
                     continue
                 }
@@ -62,7 +63,8 @@ struct SessionRunner {
                     var readAt: Int64?
                     for k in first..<end {
                         guard case .command(let command, let receivedAt) = jobs[k],
-                              let command = admissible(command, for: connection, flush: &flush) else { continue }
+                            let command = admissible(command, for: connection, flush: &flush)
+                        else { continue }
                         readAt = receivedAt
                         host.execute(command, receivedAt: receivedAt, from: connection, flush: &flush)
                     }
@@ -82,8 +84,9 @@ struct SessionRunner {
             var readAt: Int64?
             for (connection, press, receivedAt) in presses where connection.machine.runsCommands {
                 if shuttingDown {
-                    reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
-                          to: connection, flush: &flush)
+                    reply(
+                        .error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
+                        to: connection, flush: &flush)
                     continue
                 }
                 readAt = receivedAt
@@ -101,8 +104,9 @@ struct SessionRunner {
         // A JSON command is answered in JSON; a text one in the connection's form.
         if command.format == .text { command.format = connection.format }
         if server.isShuttingDown {
-            reply(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: command.format,
-                  id: command.id, to: connection, flush: &flush)
+            reply(
+                .error(.shuttingDown, "the server is shutting down; nothing was done"), format: command.format,
+                id: command.id, to: connection, flush: &flush)
             return nil
         }
         return command

@@ -34,30 +34,40 @@ public struct CommandSyntax: Sendable {
     static let numericFields: Set<String> = ["fence", "n"]
 
     public static let all: [CommandSyntax] = [
-        CommandSyntax(verb: .hello, required: ["name"], optional: [], options: ["key", "format"],
-                      summary: "name yourself; key= unlocks keyed panels; format=json switches to JSON"),
-        CommandSyntax(verb: .help, required: [], optional: ["topic"], options: [],
-                      summary: "this list; HELP <command> shows one command, text and JSON"),
+        CommandSyntax(
+            verb: .hello, required: ["name"], optional: [], options: ["key", "format"],
+            summary: "name yourself; key= unlocks keyed panels; format=json switches to JSON"),
+        CommandSyntax(
+            verb: .help, required: [], optional: ["topic"], options: [],
+            summary: "this list; HELP <command> shows one command, text and JSON"),
         CommandSyntax(verb: .panels, required: [], optional: [], options: [], summary: "list the panels"),
-        CommandSyntax(verb: .join, required: ["panel"], optional: [], options: [],
-                      summary: "snapshot of a panel, then its events"),
+        CommandSyntax(
+            verb: .join, required: ["panel"], optional: [], options: [],
+            summary: "snapshot of a panel, then its events"),
         CommandSyntax(verb: .leave, required: ["panel"], optional: [], options: [], summary: "stop receiving its events"),
-        CommandSyntax(verb: .down, required: ["panel", "button"], optional: [], options: [],
-                      summary: "press: GRANTED with a fence, or DENIED"),
-        CommandSyntax(verb: .up, required: ["panel", "button"], optional: [], options: ["fence"],
-                      summary: "release what you pressed (the button's action, if any)"),
-        CommandSyntax(verb: .cancel, required: ["panel", "button"], optional: [], options: ["fence"],
-                      summary: "release without the action"),
-        CommandSyntax(verb: .history, required: ["panel"], optional: ["n"], options: [],
-                      summary: "the last n grants, fires and releases (default 20, max 1000)"),
+        CommandSyntax(
+            verb: .down, required: ["panel", "button"], optional: [], options: [],
+            summary: "press: GRANTED with a fence, or DENIED"),
+        CommandSyntax(
+            verb: .up, required: ["panel", "button"], optional: [], options: ["fence"],
+            summary: "release what you pressed (the button's action, if any)"),
+        CommandSyntax(
+            verb: .cancel, required: ["panel", "button"], optional: [], options: ["fence"],
+            summary: "release without the action"),
+        CommandSyntax(
+            verb: .history, required: ["panel"], optional: ["n"], options: [],
+            summary: "the last n grants, fires and releases (default 20, max 1000)"),
         CommandSyntax(verb: .ping, required: [], optional: ["token"], options: [], summary: "PONG [token]"),
         CommandSyntax(verb: .quit, required: [], optional: [], options: [], summary: "say goodbye and close"),
-        CommandSyntax(verb: .reset, required: ["panel"], optional: [], options: [],
-                      summary: "(admin) release every button of a panel"),
-        CommandSyntax(verb: .arm, required: ["panel", "group"], optional: [], options: [],
-                      summary: "(admin) open a round of a buzzer group: the first DOWN wins, later ones are ranked"),
-        CommandSyntax(verb: .kick, required: ["session"], optional: [], options: [],
-                      summary: "(admin) close a session, releasing what it owns"),
+        CommandSyntax(
+            verb: .reset, required: ["panel"], optional: [], options: [],
+            summary: "(admin) release every button of a panel"),
+        CommandSyntax(
+            verb: .arm, required: ["panel", "group"], optional: [], options: [],
+            summary: "(admin) open a round of a buzzer group: the first DOWN wins, later ones are ranked"),
+        CommandSyntax(
+            verb: .kick, required: ["session"], optional: [], options: [],
+            summary: "(admin) close a session, releasing what it owns"),
     ]
 
     /// Keyed by the verb uppercased.

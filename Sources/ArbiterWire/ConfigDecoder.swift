@@ -129,8 +129,9 @@ public enum ConfigDecoder {
                     }
                     policy = .queue(maxQueue: max)
                 case "buzzer":
-                    policy = .buzzer(earlyLockoutMs: try millis(g["early_lockout_ms"], "\(at).early_lockout_ms", min: 0)
-                        ?? GroupPolicy.defaultEarlyLockoutMs)
+                    policy = .buzzer(
+                        earlyLockoutMs: try millis(g["early_lockout_ms"], "\(at).early_lockout_ms", min: 0)
+                            ?? GroupPolicy.defaultEarlyLockoutMs)
                 default:
                     policy = .exclusive
                 }
@@ -152,12 +153,15 @@ public enum ConfigDecoder {
             let group = v["group"] == nil ? ButtonConfig.defaultGroup : try self.id(v["group"], "\(path).group")
             // A timing the kind never uses would be ignored without a word: a "hold_ms" on
             // a button whose "kind" was forgotten would make a tap button that fires at once.
-            let uses: [ButtonKind: [String]] = [.tap: ["timeout_ms"], .hold: ["hold_ms", "progress_ms"],
-                                                .talk: ["timeout_ms", "long_ms", "min_talk_ms"]]
+            let uses: [ButtonKind: [String]] = [
+                .tap: ["timeout_ms"], .hold: ["hold_ms", "progress_ms"],
+                .talk: ["timeout_ms", "long_ms", "min_talk_ms"],
+            ]
             for field in timings where v[field] != nil {
                 guard uses[kind]!.contains(field) else {
                     let users = ButtonKind.allCases.filter { uses[$0]!.contains(field) }.map(\.rawValue).joined(separator: " and ")
-                    throw fail("\(path).\(field)", "applies to \(users) buttons, and this one is \(kind.rawValue)\(v["kind"] == nil ? " (no \"kind\" given)" : "")")
+                    throw fail(
+                        "\(path).\(field)", "applies to \(users) buttons, and this one is \(kind.rawValue)\(v["kind"] == nil ? " (no \"kind\" given)" : "")")
                 }
             }
             var b = ButtonConfig(id: id, label: label, kind: kind, group: group)

@@ -37,7 +37,8 @@ public enum FastLineParser {
         var fence: UInt64?
         if let f = next() {
             guard verb != .down, !f.isEmpty, let value = fenceOption(UnsafeBufferPointer(start: base + f.lowerBound, count: f.count)),
-                  next() == nil else { return nil }
+                next() == nil
+            else { return nil }
             fence = value
         }
         let panel = UnsafeBufferPointer(start: base + p.lowerBound, count: p.count)

@@ -74,9 +74,10 @@ public struct HistoryRecord: Sendable, Equatable {
     /// Reads a journal line (the JSON form of `RECORD`); nil if it is not one.
     public init?(json: JSONValue) {
         guard case .object(let members) = json,
-              json["type"]?.string == "record",
-              let panel = json["panel"]?.string, let button = json["button"]?.string,
-              let event = json["event"]?.string, let at = json["at"]?.integer else { return nil }
+            json["type"]?.string == "record",
+            let panel = json["panel"]?.string, let button = json["button"]?.string,
+            let event = json["event"]?.string, let at = json["at"]?.integer
+        else { return nil }
         var fields: [(name: String, value: Value)] = []
         for (name, value) in members where !["type", "panel", "button", "event", "at"].contains(name) {
             switch value {

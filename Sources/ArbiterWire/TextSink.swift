@@ -65,16 +65,18 @@ struct TextSink: ByteSink {
     private mutating func appendValue(_ value: String, alwaysQuote: Bool) {
         var value = value
         // Ids and names never need quotes: copy their bytes in one go when so.
-        let plain = !alwaysQuote && value.withUTF8 { bytes -> Bool in
-            if bytes.isEmpty { return false }
-            for (i, c) in bytes.enumerated() where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F || c == 0xC2 || c == 0xE2 {
-                // U+2028/U+2029 (E2 80 A8/A9) are sanitized; other E2 characters are plain.
-                if c == 0xE2, !(i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)) { continue }
-                return false
+        let plain =
+            !alwaysQuote
+            && value.withUTF8 { bytes -> Bool in
+                if bytes.isEmpty { return false }
+                for (i, c) in bytes.enumerated() where c <= 0x20 || c == 0x22 || c == 0x5C || c == 0x3D || c == 0x7F || c == 0xC2 || c == 0xE2 {
+                    // U+2028/U+2029 (E2 80 A8/A9) are sanitized; other E2 characters are plain.
+                    if c == 0xE2, !(i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)) { continue }
+                    return false
+                }
+                out.append(contentsOf: bytes)
+                return true
             }
-            out.append(contentsOf: bytes)
-            return true
-        }
         if plain { return }
         out.append(0x22)
         appendSanitized(value, escapingQuotes: true)

@@ -18,22 +18,25 @@ extension Verb {
         case 2 where matches("up"): self = .up
         case 3 where matches("arm"): self = .arm
         case 4:
-            if matches("down") { self = .down }
-            else if matches("join") { self = .join }
-            else if matches("ping") { self = .ping }
-            else if matches("help") { self = .help }
-            else if matches("quit") { self = .quit }
-            else if matches("kick") { self = .kick }
-            else { return nil }
+            if matches("down") {
+                self = .down
+            } else if matches("join") {
+                self = .join
+            } else if matches("ping") {
+                self = .ping
+            } else if matches("help") {
+                self = .help
+            } else if matches("quit") {
+                self = .quit
+            } else if matches("kick") {
+                self = .kick
+            } else {
+                return nil
+            }
         case 5:
-            if matches("leave") { self = .leave }
-            else if matches("hello") { self = .hello }
-            else if matches("reset") { self = .reset }
-            else { return nil }
+            if matches("leave") { self = .leave } else if matches("hello") { self = .hello } else if matches("reset") { self = .reset } else { return nil }
         case 6:
-            if matches("cancel") { self = .cancel }
-            else if matches("panels") { self = .panels }
-            else { return nil }
+            if matches("cancel") { self = .cancel } else if matches("panels") { self = .panels } else { return nil }
         case 7 where matches("history"): self = .history
         default: return nil
         }

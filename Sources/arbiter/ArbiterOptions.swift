@@ -138,11 +138,13 @@ public struct ArbiterOptions: Equatable, Sendable {
     /// What `--version` prints: the release and the wire protocol it speaks (WELCOME's proto=).
     public static let version = "arbiter 1.0.0 (protocol 1)"
 
-    static let flags = ["--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
-                        "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
-                        "--max-outbound", "--head-timeout", "--reactors",
-                        "--allow-host", "--allow-origin", "--backlog", "--key-failures",
-                        "--max-total-outbound", "--open-admin"]
+    static let flags = [
+        "--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
+        "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
+        "--max-outbound", "--head-timeout", "--reactors",
+        "--allow-host", "--allow-origin", "--backlog", "--key-failures",
+        "--max-total-outbound", "--open-admin",
+    ]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
         var options = ArbiterOptions()
@@ -210,11 +212,14 @@ public struct ArbiterOptions: Equatable, Sendable {
             case "--allow-host":
                 let text = try value(flag, inline)
                 let name = HostPolicy.normalizedName(text)
-                let isName = !name.isEmpty && name.utf8.allSatisfy { c in
-                    (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
-                }
+                let isName =
+                    !name.isEmpty
+                    && name.utf8.allSatisfy { c in
+                        (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
+                    }
                 guard isName || cs_ip_literal_version(name) != 0 else {
-                    throw UsageError(message: "--allow-host must be a host name or address such as panel.example.org or 10.0.0.7, without a port, not '\(text)'")
+                    throw UsageError(
+                        message: "--allow-host must be a host name or address such as panel.example.org or 10.0.0.7, without a port, not '\(text)'")
                 }
                 options.allowedHosts.append(name)
             case "--allow-origin":

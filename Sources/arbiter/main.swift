@@ -33,15 +33,18 @@ if let path = options.configPath {
         exit(78)
     }
 }
-if let refusal = ProtectedMode.refusal(host: options.host, port: options.port, panels: configuration.panels,
-                                       configPath: options.configPath, openAdmin: options.openAdmin) {
+if let refusal = ProtectedMode.refusal(
+    host: options.host, port: options.port, panels: configuration.panels,
+    configPath: options.configPath, openAdmin: options.openAdmin)
+{
     FileHandle.standardError.write(Data("error: \(refusal)\n".utf8))
     exit(78)
 }
 let openPanels = ProtectedMode.openPanels(host: options.host, panels: configuration.panels)
 if !openPanels.isEmpty {
-    log.warning("protected mode off (--open-admin): anyone who can connect may RESET and KICK on these panels",
-                ["host": options.host, "panels": openPanels.map(\.id).joined(separator: ",")])
+    log.warning(
+        "protected mode off (--open-admin): anyone who can connect may RESET and KICK on these panels",
+        ["host": options.host, "panels": openPanels.map(\.id).joined(separator: ",")])
 }
 
 let server = ArbiterServer(configuration: configuration)

@@ -7,8 +7,10 @@ import Testing
 /// arbiter's own command line, parsed without starting anything.
 @Suite struct ArbiterOptionsTests {
     @Test func flagsLandInTheConfiguration() throws {
-        let o = try ArbiterOptions.parse(["--host", "[::1]", "--port=0", "--rate", "0", "--journal", "j.log", "--journal-sync",
-                                          "--allow-host", "Panel.Example.org", "--reactors=2", "--log-level", "warn"])
+        let o = try ArbiterOptions.parse([
+            "--host", "[::1]", "--port=0", "--rate", "0", "--journal", "j.log", "--journal-sync",
+            "--allow-host", "Panel.Example.org", "--reactors=2", "--log-level", "warn",
+        ])
         #expect(o.host == "::1")
         #expect(o.port == 0)
         #expect(o.journalPath == "j.log" && o.journalSync)

@@ -47,8 +47,9 @@ import Testing
     @Test func unknownFlagsNameTheNearestOnlyWhenNear() {
         let known = ["--port", "--host", "--journal"]
         #expect(FlagReader.unknown("--prot", flag: "--prot", known: known).message == "unknown argument '--prot'; did you mean --port?")
-        #expect(FlagReader.unknown("--jornal=x", flag: "--jornal", known: known).message
-            == "unknown argument '--jornal=x'; did you mean --journal?")
+        #expect(
+            FlagReader.unknown("--jornal=x", flag: "--jornal", known: known).message
+                == "unknown argument '--jornal=x'; did you mean --journal?")
         #expect(FlagReader.unknown("--verbose", flag: "--verbose", known: known).message == "unknown argument '--verbose'")
         // A bare word is not a mistyped flag.
         #expect(FlagReader.unknown("port", flag: "port", known: known).message == "unknown argument 'port'")
@@ -62,7 +63,8 @@ import Testing
     }
 
     @Test func aBadCommandLineIsReportedWithWhereHelpIs() {
-        #expect(CommandLineParse.report(UsageError(message: "missing value for --port"), program: "arbiter-load")
-            == "error: missing value for --port\nRun 'arbiter-load --help' for usage.\n")
+        #expect(
+            CommandLineParse.report(UsageError(message: "missing value for --port"), program: "arbiter-load")
+                == "error: missing value for --port\nRun 'arbiter-load --help' for usage.\n")
     }
 }

@@ -11,9 +11,10 @@ import Testing
     let timing = ClusterTiming(ttlSeconds: 1, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 200)
 
     func runtime(_ name: String, _ shared: SharedEtcd, control: SharedEtcd.View? = nil, lease: SharedEtcd.View? = nil, recorder: Recorder) -> ClusterRuntime {
-        ClusterRuntime(name: name, advertise: "127.0.0.1:\(17000 + name.count)", panels: ["demo"],
-                       control: control ?? shared.view(), lease: lease ?? shared.view(), timing: timing,
-                       stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: recorder.callbacks)
+        ClusterRuntime(
+            name: name, advertise: "127.0.0.1:\(17000 + name.count)", panels: ["demo"],
+            control: control ?? shared.view(), lease: lease ?? shared.view(), timing: timing,
+            stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: recorder.callbacks)
     }
 
     @Test func aNodeLeadsAndTellsTheServerWithTheFenceFloor() throws {
@@ -44,7 +45,7 @@ import Testing
         control.hold()
         let heldAt = BootClockForTests.now()
         // Twice the window (800 ms) with every range and txn stuck.
-        #expect(eventually(seconds: 5) { BootClockForTests.now().since(heldAt) >= 1_600 } )
+        #expect(eventually(seconds: 5) { BootClockForTests.now().since(heldAt) >= 1_600 })
         #expect(node.canDecide("demo") != nil, "the leader lost its panel while only the control queue was stuck")
         #expect(node.statistics.keepAlivesAnswered >= before + 8)
         #expect(!recorder.events.contains { if case .stopped = $0 { true } else { false } })
@@ -135,13 +136,17 @@ import Testing
             box.read = addresses
             box.lock.unlock()
         })
-        let node = ClusterRuntime(name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: shared.view(),
-                                  timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: callbacks)
+        let node = ClusterRuntime(
+            name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: shared.view(),
+            timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: callbacks)
         box.lock.lock()
         box.runtime = node
         box.lock.unlock()
         node.start()
         defer { node.stop(resign: true) }
-        #expect(eventually(seconds: 5) { box.lock.lock(); defer { box.lock.unlock() }; return box.read != nil })
+        #expect(
+            eventually(seconds: 5) {
+                box.lock.lock(); defer { box.lock.unlock() }; return box.read != nil
+            })
     }
 }

@@ -6,11 +6,15 @@ import Testing
     let key = Array("cluster secret".utf8)
 
     func panels(holdMs: Int64 = 3000, adminKey: String? = "a1") -> [PanelConfig] {
-        [PanelConfig(id: "lobby", buttons: [
-            ButtonConfig(id: "door", kind: .tap),
-            ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: holdMs),
-        ], keys: PanelKeys(admin: adminKey)),
-         PanelConfig(id: "stage", buttons: [ButtonConfig(id: "talk", kind: .talk, group: "talk")])]
+        [
+            PanelConfig(
+                id: "lobby",
+                buttons: [
+                    ButtonConfig(id: "door", kind: .tap),
+                    ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: holdMs),
+                ], keys: PanelKeys(admin: adminKey)),
+            PanelConfig(id: "stage", buttons: [ButtonConfig(id: "talk", kind: .talk, group: "talk")]),
+        ]
     }
 
     @Test func equalConfigsHaveEqualDigestsAndNoDifference() {
@@ -26,8 +30,9 @@ import Testing
         let mine = ClusterConfig(panels: panels(holdMs: 3000), clusterKey: key)
         let cluster = ClusterConfig(panels: panels(holdMs: 2000), clusterKey: key)
         #expect(mine.digest != cluster.digest)
-        #expect(mine.refusal(node: "n2", cluster: cluster)
-            == "node n2's config differs from the cluster's: panels[0].buttons[1].hold_ms 3000 vs 2000")
+        #expect(
+            mine.refusal(node: "n2", cluster: cluster)
+                == "node n2's config differs from the cluster's: panels[0].buttons[1].hold_ms 3000 vs 2000")
     }
 
     @Test func aPanelKeyDifferenceIsNamedWithoutShowingEitherKey() {
@@ -52,8 +57,9 @@ import Testing
         #expect(base.firstDifference(from: ClusterConfig(panels: shorter, clusterKey: key)) == "panels[1].id is not in the cluster's config")
         var extraButton = panels()
         extraButton[0].buttons.append(ButtonConfig(id: "bell", kind: .tap))
-        #expect(ClusterConfig(panels: extraButton, clusterKey: key).firstDifference(from: base)
-            == "panels[0].buttons[2].id vs panels[1].id (a panel or button is missing on one side)")
+        #expect(
+            ClusterConfig(panels: extraButton, clusterKey: key).firstDifference(from: base)
+                == "panels[0].buttons[2].id vs panels[1].id (a panel or button is missing on one side)")
     }
 
     @Test func theFirstNodePublishesAndALaterOneIsComparedThroughEtcd() throws {
@@ -66,8 +72,9 @@ import Testing
         let same = ClusterConfig(panels: panels(), clusterKey: key)
         #expect(same.verdict(on: try etcd.txn(same.publishTxn(keys: keys)), node: "n2") == nil)
         let other = ClusterConfig(panels: panels(holdMs: 2000), clusterKey: key)
-        #expect(other.verdict(on: try etcd.txn(other.publishTxn(keys: keys)), node: "n3")
-            == "node n3's config differs from the cluster's: panels[0].buttons[1].hold_ms 2000 vs 3000")
+        #expect(
+            other.verdict(on: try etcd.txn(other.publishTxn(keys: keys)), node: "n3")
+                == "node n3's config differs from the cluster's: panels[0].buttons[1].hold_ms 2000 vs 3000")
         #expect(try etcd.get(keys.config)?.valueText == first.text, "a differing node must not overwrite the cluster's config")
     }
 

@@ -100,7 +100,10 @@ import Testing
         #expect(a.canDecide("demo") == nil)
         #expect(a.machines["demo"]?.state == .following(leader: nil))
         #expect(try etcd.get("/arbiter/panels/demo/fence")?.valueText == String(block.last))
-        let stale = try #require(FenceReservation(current: try etcd.get("/arbiter/panels/demo/fence"), term: block.term, leaderKey: "/arbiter/panels/demo/leader", fenceKey: "/arbiter/panels/demo/fence", size: 1000))
+        let stale = try #require(
+            FenceReservation(
+                current: try etcd.get("/arbiter/panels/demo/fence"), term: block.term, leaderKey: "/arbiter/panels/demo/leader",
+                fenceKey: "/arbiter/panels/demo/fence", size: 1000))
         #expect(try !etcd.txn(stale.txn).succeeded)
     }
 

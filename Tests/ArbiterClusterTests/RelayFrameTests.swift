@@ -3,8 +3,10 @@ import Testing
 
 @Suite struct RelayFrameTests {
     static let messages: [RelayMessage] = [
-        .command(RelayCommand(origin: "n2", session: 42, sessionName: "kiosk-7", key: "s3cret", panel: "lobby",
-                              command: Array(#"{"cmd":"DOWN","panel":"lobby","button":"sos"}"#.utf8), arrivedAt: 123_456_789)),
+        .command(
+            RelayCommand(
+                origin: "n2", session: 42, sessionName: "kiosk-7", key: "s3cret", panel: "lobby",
+                command: Array(#"{"cmd":"DOWN","panel":"lobby","button":"sos"}"#.utf8), arrivedAt: 123_456_789)),
         .command(RelayCommand(origin: "n3", session: .max, sessionName: "", key: nil, panel: "緊急", command: [], arrivedAt: -5)),
         .reply(panel: "lobby", term: 17, session: 42, line: Array(#"{"type":"ok"}"#.utf8)),
         .event(panel: "lobby", term: 17, seq: 9_000_000_001, line: Array(#"{"type":"granted","fence":1001}"#.utf8)),

@@ -15,7 +15,9 @@ import Testing
     }
 
     /// Runs a whole handshake, each message delivered in the given chunking.
-    func handshake(_ d: inout RelayDialer, _ a: inout RelayAcceptor, split: (([UInt8]) -> [[UInt8]]) = { [$0] }) throws(RelayError) -> (dialerSaw: String, acceptorSaw: String?, proof: [UInt8], challenge: [UInt8]) {
+    func handshake(_ d: inout RelayDialer, _ a: inout RelayAcceptor, split: (([UInt8]) -> [[UInt8]]) = { [$0] }) throws(RelayError) -> (
+        dialerSaw: String, acceptorSaw: String?, proof: [UInt8], challenge: [UInt8]
+    ) {
         var challenge: [UInt8] = []
         for piece in split(d.hello) { challenge += try a.receive(piece).send }
         var step = RelayDialer.Step.needMore
@@ -83,7 +85,8 @@ import Testing
         var a = acceptor()
         let impostor = RelayDialer(node: "evil", key: Array("guess".utf8), nonce: dialerNonce)
         _ = try a.receive(impostor.hello)
-        let guessed = RelayProof.mac(key: Array("guess".utf8), role: "dialer", dialerNonce: dialerNonce, acceptorNonce: acceptorNonce, dialer: "evil", acceptor: "n1")
+        let guessed = RelayProof.mac(
+            key: Array("guess".utf8), role: "dialer", dialerNonce: dialerNonce, acceptorNonce: acceptorNonce, dialer: "evil", acceptor: "n1")
         #expect(throws: RelayError.badProof) { try a.receive(Array("RELAY-PROOF \(RelayProof.hex(guessed))\n".utf8)) }
     }
 
@@ -135,7 +138,8 @@ import Testing
         var a = acceptor()
         #expect(throws: RelayError.self) { try a.receive(Array("JOIN demo\n".utf8)) }
         var a2 = acceptor()
-        let frame = RelayFrameEncoder.encode(.command(RelayCommand(origin: "x", session: 1, sessionName: "s", key: nil, panel: "demo", command: [], arrivedAt: 0)))
+        let frame = RelayFrameEncoder.encode(
+            .command(RelayCommand(origin: "x", session: 1, sessionName: "s", key: nil, panel: "demo", command: [], arrivedAt: 0)))
         #expect(throws: RelayError.self) { try a2.receive(frame + [0x0A]) }
         var a3 = acceptor()
         _ = try a3.receive(dialer().hello)

@@ -155,14 +155,18 @@ struct CoreHarness {
 
 extension PanelConfig {
     /// A panel with short timings for tests.
-    static func testPanel(tapTimeout: Int64 = 10_000, holdMs: Int64 = 3000, progressMs: Int64 = 100,
-                          longMs: Int64 = 350, minTalkMs: Int64 = 300, talkTimeout: Int64 = 60_000) -> PanelConfig {
-        PanelConfig(id: "t", buttons: [
-            ButtonConfig(id: "b1", kind: .tap, timeoutMs: tapTimeout),
-            ButtonConfig(id: "b2", kind: .tap, timeoutMs: tapTimeout),
-            ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: holdMs, progressMs: progressMs),
-            ButtonConfig(id: "talk", kind: .talk, group: "talk", timeoutMs: talkTimeout, longMs: longMs, minTalkMs: minTalkMs),
-        ])
+    static func testPanel(
+        tapTimeout: Int64 = 10_000, holdMs: Int64 = 3000, progressMs: Int64 = 100,
+        longMs: Int64 = 350, minTalkMs: Int64 = 300, talkTimeout: Int64 = 60_000
+    ) -> PanelConfig {
+        PanelConfig(
+            id: "t",
+            buttons: [
+                ButtonConfig(id: "b1", kind: .tap, timeoutMs: tapTimeout),
+                ButtonConfig(id: "b2", kind: .tap, timeoutMs: tapTimeout),
+                ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: holdMs, progressMs: progressMs),
+                ButtonConfig(id: "talk", kind: .talk, group: "talk", timeoutMs: talkTimeout, longMs: longMs, minTalkMs: minTalkMs),
+            ])
     }
 }
 

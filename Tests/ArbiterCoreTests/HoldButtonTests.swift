@@ -7,12 +7,13 @@ struct HoldButtonTests {
         var h = CoreHarness(.testPanel(holdMs: 1000, progressMs: 250))
         #expect(h.down("sos", 1) == ["GRANTED sos fence=1", "PRESSED sos u1 s1 fence=1 #1"])
         let lines = h.runTimers(for: 1000)
-        #expect(lines == [
-            "PROGRESS sos 250 #2",
-            "MIDWAY sos #3", "PROGRESS sos 500 #4",
-            "PROGRESS sos 750 #5",
-            "PROGRESS sos 1000 #6", "FIRED sos u1 s1 fence=1 #7", "RELEASED sos fired u1 fence=1 #8",
-        ])
+        #expect(
+            lines == [
+                "PROGRESS sos 250 #2",
+                "MIDWAY sos #3", "PROGRESS sos 500 #4",
+                "PROGRESS sos 750 #5",
+                "PROGRESS sos 1000 #6", "FIRED sos u1 s1 fence=1 #7", "RELEASED sos fired u1 fence=1 #8",
+            ])
     }
 
     @Test func defaultHoldSendsThirtyStepsAndFiresOnceAtThreeSeconds() {
@@ -53,9 +54,10 @@ struct HoldButtonTests {
         h.down("sos", 1)
         h.runTimers(for: 2900)
         h.skip(100)  // the 3000 ms tick is late
-        #expect(h.up("sos", 1) == [
-            "OK UP sos", "PROGRESS sos 1000 #32", "FIRED sos u1 s1 fence=1 #33", "RELEASED sos fired u1 fence=1 #34",
-        ])
+        #expect(
+            h.up("sos", 1) == [
+                "OK UP sos", "PROGRESS sos 1000 #32", "FIRED sos u1 s1 fence=1 #33", "RELEASED sos fired u1 fence=1 #34",
+            ])
         // Every 1.000 is immediately followed by FIRED then RELEASED fired.
         for (i, line) in h.log.enumerated() where line.hasPrefix("PROGRESS sos 1000") {
             #expect(h.log[i + 1].hasPrefix("FIRED sos"))
@@ -67,10 +69,11 @@ struct HoldButtonTests {
         var h = CoreHarness()
         h.down("sos", 1)
         h.skip(5000)
-        #expect(h.up("sos", 1) == [
-            "OK UP sos", "MIDWAY sos #2", "PROGRESS sos 1000 #3", "FIRED sos u1 s1 fence=1 #4",
-            "RELEASED sos fired u1 fence=1 #5",
-        ])
+        #expect(
+            h.up("sos", 1) == [
+                "OK UP sos", "MIDWAY sos #2", "PROGRESS sos 1000 #3", "FIRED sos u1 s1 fence=1 #4",
+                "RELEASED sos fired u1 fence=1 #5",
+            ])
     }
 
     @Test func cancelAfterHoldMsAlsoFiresBecauseTheHoldCompletedFirst() {

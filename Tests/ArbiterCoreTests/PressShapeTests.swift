@@ -32,16 +32,18 @@ import Testing
     @Test func anIndexOutsideThePanelIsNoSuchButton() {
         var h = CoreHarness()
         var out = PanelOutput()
-        h.core.handle(.press(.down(panel: 0, button: 99)), session: SessionID(1), name: "u1", access: .admin,
-                      now: h.now, into: &out)
+        h.core.handle(
+            .press(.down(panel: 0, button: 99)), session: SessionID(1), name: "u1", access: .admin,
+            now: h.now, into: &out)
         guard case .reply(.error(.noSuchButton, let message)) = out.items.first else {
             Issue.record("got \(out.items)")
             return
         }
         #expect(message == "no button #99 on panel \(h.core.config.id)")
         out.removeAll()
-        h.core.handle(.press(.down(panel: 0, button: -1)), session: SessionID(1), name: "u1", access: .view,
-                      now: h.now, into: &out)
+        h.core.handle(
+            .press(.down(panel: 0, button: -1)), session: SessionID(1), name: "u1", access: .view,
+            now: h.now, into: &out)
         #expect(out.items.first == .reply(.deniedForbidden(buttonID: "#-1")))
     }
 }

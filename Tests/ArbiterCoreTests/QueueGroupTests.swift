@@ -4,14 +4,16 @@ import Testing
 extension PanelConfig {
     /// `q`: a queue group of two taps and a hold; `quiz`: a buzzer group of two taps.
     static func fairPanel(maxQueue: Int = 3, lockoutMs: Int64 = 250, holdMs: Int64 = 1000, tapTimeout: Int64 = 10_000) -> PanelConfig {
-        PanelConfig(id: "f", buttons: [
-            ButtonConfig(id: "a", kind: .tap, group: "q", timeoutMs: tapTimeout),
-            ButtonConfig(id: "b", kind: .tap, group: "q", timeoutMs: tapTimeout),
-            ButtonConfig(id: "h", kind: .hold, group: "q", holdMs: holdMs, progressMs: 0),
-            ButtonConfig(id: "red", kind: .tap, group: "quiz"),
-            ButtonConfig(id: "blue", kind: .tap, group: "quiz"),
-            ButtonConfig(id: "x", kind: .tap, group: "plain"),
-        ], groups: ["q": .queue(maxQueue: maxQueue), "quiz": .buzzer(earlyLockoutMs: lockoutMs)])
+        PanelConfig(
+            id: "f",
+            buttons: [
+                ButtonConfig(id: "a", kind: .tap, group: "q", timeoutMs: tapTimeout),
+                ButtonConfig(id: "b", kind: .tap, group: "q", timeoutMs: tapTimeout),
+                ButtonConfig(id: "h", kind: .hold, group: "q", holdMs: holdMs, progressMs: 0),
+                ButtonConfig(id: "red", kind: .tap, group: "quiz"),
+                ButtonConfig(id: "blue", kind: .tap, group: "quiz"),
+                ButtonConfig(id: "x", kind: .tap, group: "plain"),
+            ], groups: ["q": .queue(maxQueue: maxQueue), "quiz": .buzzer(earlyLockoutMs: lockoutMs)])
     }
 }
 
@@ -32,14 +34,16 @@ struct QueueGroupTests {
         h.down("a", 1)
         h.down("b", 2)
         h.down("a", 3)
-        #expect(h.up("a", 1) == [
-            "OK UP a", "RELEASED a up u1 fence=1 #5",
-            "to s2: GRANTED b fence=2", "PRESSED b u2 s2 fence=2 #6", "FIRED b u2 s2 fence=2 #7",
-        ])
+        #expect(
+            h.up("a", 1) == [
+                "OK UP a", "RELEASED a up u1 fence=1 #5",
+                "to s2: GRANTED b fence=2", "PRESSED b u2 s2 fence=2 #6", "FIRED b u2 s2 fence=2 #7",
+            ])
         #expect(h.core.snapshot(at: h.now).groups.first?.waiting.map(\.name) == ["u3"])
-        #expect(h.cancel("b", 2).suffix(4) == [
-            "RELEASED b cancel u2 fence=2 #8", "to s3: GRANTED a fence=3", "PRESSED a u3 s3 fence=3 #9", "FIRED a u3 s3 fence=3 #10",
-        ])
+        #expect(
+            h.cancel("b", 2).suffix(4) == [
+                "RELEASED b cancel u2 fence=2 #8", "to s3: GRANTED a fence=3", "PRESSED a u3 s3 fence=3 #9", "FIRED a u3 s3 fence=3 #10",
+            ])
     }
 
     @Test func handOffWhenTheOwnersHoldFires() {
@@ -48,10 +52,11 @@ struct QueueGroupTests {
         h.wait(100)
         h.down("h", 2)
         let lines = h.runTimers(for: 900)
-        #expect(lines.suffix(5) == [
-            "PROGRESS h 1000 #4", "FIRED h u1 s1 fence=1 #5", "RELEASED h fired u1 fence=1 #6",
-            "to s2: GRANTED h fence=2", "PRESSED h u2 s2 fence=2 #7",
-        ])
+        #expect(
+            lines.suffix(5) == [
+                "PROGRESS h 1000 #4", "FIRED h u1 s1 fence=1 #5", "RELEASED h fired u1 fence=1 #6",
+                "to s2: GRANTED h fence=2", "PRESSED h u2 s2 fence=2 #7",
+            ])
         // Its hold_ms runs from the hand-off, not from its DOWN.
         #expect(h.core.nextDeadline == h.now + 500)
         #expect(h.runTimers(for: 999).filter { $0.hasPrefix("FIRED") }.isEmpty)
@@ -80,7 +85,8 @@ struct QueueGroupTests {
         var h = CoreHarness(.fairPanel())
         h.down("a", 1)
         h.down("b", 2)
-        #expect(h.disconnect(1) == ["RELEASED a disconnect u1 fence=1 #4", "to s2: GRANTED b fence=2", "PRESSED b u2 s2 fence=2 #5", "FIRED b u2 s2 fence=2 #6"])
+        #expect(
+            h.disconnect(1) == ["RELEASED a disconnect u1 fence=1 #4", "to s2: GRANTED b fence=2", "PRESSED b u2 s2 fence=2 #5", "FIRED b u2 s2 fence=2 #6"])
     }
 
     @Test func upCancelAndLeaveOfAWaiterDequeueWithTheirReason() {
@@ -129,9 +135,10 @@ struct QueueGroupTests {
         h.down("a", 1)
         h.down("a", 2)
         h.down("b", 3)
-        #expect(h.send(.reset, 9) == [
-            "OK RESET", "DEQUEUED b u3 s3 position=2 reset #5", "DEQUEUED a u2 s2 position=1 reset #6", "RELEASED a reset u1 fence=1 #7",
-        ])
+        #expect(
+            h.send(.reset, 9) == [
+                "OK RESET", "DEQUEUED b u3 s3 position=2 reset #5", "DEQUEUED a u2 s2 position=1 reset #6", "RELEASED a reset u1 fence=1 #7",
+            ])
         #expect(h.core.grants.allSatisfy { $0 == nil })
     }
 

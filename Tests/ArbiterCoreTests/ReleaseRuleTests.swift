@@ -48,10 +48,11 @@ struct ReleaseRuleTests {
         h.down("talk", 2)
         h.runTimers(for: 400)
         #expect(h.send(.reset, 3, access: .press) == ["ERROR forbidden"])
-        #expect(h.send(.reset, 3) == [
-            "OK RESET", "RELEASED b1 reset u1 fence=1 #5", "CANCELLED talk u2 s2 fence=2 #6",
-            "RELEASED talk reset u2 fence=2 #7",
-        ])
+        #expect(
+            h.send(.reset, 3) == [
+                "OK RESET", "RELEASED b1 reset u1 fence=1 #5", "CANCELLED talk u2 s2 fence=2 #6",
+                "RELEASED talk reset u2 fence=2 #7",
+            ])
         #expect(h.up("b1", 1) == ["OK UP b1 ended=reset"])
     }
 
@@ -76,9 +77,10 @@ struct ReleaseRuleTests {
         h.send(.join, 1)
         h.down("b1", 1)
         h.down("sos", 1)
-        #expect(h.disconnect(1) == [
-            "RELEASED b1 disconnect u1 fence=1 #5", "RELEASED sos disconnect u1 fence=2 #6", "LEFT u1 s1 #7",
-        ])
+        #expect(
+            h.disconnect(1) == [
+                "RELEASED b1 disconnect u1 fence=1 #5", "RELEASED sos disconnect u1 fence=2 #6", "LEFT u1 s1 #7",
+            ])
         #expect(h.core.memberCount == 0)
         #expect(h.up("b1", 1) == ["ERROR not-owner"])
     }

@@ -25,10 +25,11 @@ struct TalkButtonTests {
         h.down("talk", 1)
         h.runTimers(for: 10_000)
         #expect(!h.log.contains { $0.hasPrefix("STOPPED") || $0.hasPrefix("RELEASED") })
-        #expect(h.up("talk", 1) == [
-            "OK UP talk", "STOPPED talk u1 s1 fence=1 held=9650 discarded=false up #3",
-            "RELEASED talk up u1 fence=1 #4",
-        ])
+        #expect(
+            h.up("talk", 1) == [
+                "OK UP talk", "STOPPED talk u1 s1 fence=1 held=9650 discarded=false up #3",
+                "RELEASED talk up u1 fence=1 #4",
+            ])
     }
 
     @Test func shortTalkIsDiscarded() {
@@ -45,10 +46,11 @@ struct TalkButtonTests {
         var h = CoreHarness()
         h.down("talk", 1)
         h.skip(1000)
-        #expect(h.up("talk", 1) == [
-            "STARTED talk u1 s1 fence=1 #2", "OK UP talk",
-            "STOPPED talk u1 s1 fence=1 held=650 discarded=false up #3", "RELEASED talk up u1 fence=1 #4",
-        ])
+        #expect(
+            h.up("talk", 1) == [
+                "STARTED talk u1 s1 fence=1 #2", "OK UP talk",
+                "STOPPED talk u1 s1 fence=1 held=650 discarded=false up #3", "RELEASED talk up u1 fence=1 #4",
+            ])
     }
 
     @Test func cancelAfterStartIsCancelled() {
@@ -76,10 +78,11 @@ struct TalkButtonTests {
         var h = CoreHarness(.testPanel(talkTimeout: 5000))
         h.down("talk", 1)
         let lines = h.runTimers(for: 350 + 5000)
-        #expect(lines == [
-            "STARTED talk u1 s1 fence=1 #2", "STOPPED talk u1 s1 fence=1 held=5000 discarded=false timeout #3",
-            "RELEASED talk timeout u1 fence=1 #4",
-        ])
+        #expect(
+            lines == [
+                "STARTED talk u1 s1 fence=1 #2", "STOPPED talk u1 s1 fence=1 held=5000 discarded=false timeout #3",
+                "RELEASED talk timeout u1 fence=1 #4",
+            ])
         #expect(h.up("talk", 1) == ["OK UP talk ended=timeout"])
     }
 

@@ -71,10 +71,11 @@ struct TapButtonTests {
         var h = CoreHarness(.testPanel(tapTimeout: 500))
         h.down("b1", 1)
         h.skip(600)
-        #expect(h.down("b2", 2) == [
-            "RELEASED b1 timeout u1 fence=1 #3", "GRANTED b2 fence=2",
-            "PRESSED b2 u2 s2 fence=2 #4", "FIRED b2 u2 s2 fence=2 #5",
-        ])
+        #expect(
+            h.down("b2", 2) == [
+                "RELEASED b1 timeout u1 fence=1 #3", "GRANTED b2 fence=2",
+                "PRESSED b2 u2 s2 fence=2 #4", "FIRED b2 u2 s2 fence=2 #5",
+            ])
     }
 
     @Test func zeroTimeoutMeansNone() {

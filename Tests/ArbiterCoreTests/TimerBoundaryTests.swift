@@ -37,10 +37,11 @@ struct TimerBoundaryTests {
         var h = Self.harness(.testPanel(holdMs: 3000, progressMs: 0))
         h.down("sos", 1)
         h.now = Self.pressAt + 3000
-        #expect(h.up("sos", 1) == [
-            "OK UP sos", "MIDWAY sos #2", "PROGRESS sos 1000 #3", "FIRED sos u1 s1 fence=1 #4",
-            "RELEASED sos fired u1 fence=1 #5",
-        ])
+        #expect(
+            h.up("sos", 1) == [
+                "OK UP sos", "MIDWAY sos #2", "PROGRESS sos 1000 #3", "FIRED sos u1 s1 fence=1 #4",
+                "RELEASED sos fired u1 fence=1 #5",
+            ])
     }
 
     @Test func tapTimesOutAtExactlyTimeoutMs() {

@@ -5,7 +5,8 @@ import Testing
 /// The client against `FakeGateway`s on loopback: endpoint failover, a silent member,
 /// streamed answers that never end, and etcd's error bodies.
 @Suite struct EtcdHTTPClientTests {
-    static let rangeAnswer = FakeGateway.json(#"{"header":{"revision":"7"},"kvs":[{"key":"YQ==","create_revision":"5","mod_revision":"6","version":"2","value":"MQ==","lease":"9"}],"count":"1"}"#)
+    static let rangeAnswer = FakeGateway.json(
+        #"{"header":{"revision":"7"},"kvs":[{"key":"YQ==","create_revision":"5","mod_revision":"6","version":"2","value":"MQ==","lease":"9"}],"count":"1"}"#)
 
     func endpoints(_ texts: [String]) throws -> [EtcdEndpoint] {
         try EtcdEndpoint.parseList(texts.joined(separator: ",")).get()
@@ -16,7 +17,8 @@ import Testing
         defer { good.stop() }
         let client = EtcdHTTPClient(endpoints: try endpoints(["http://127.0.0.1:\(FakeGateway.refusedPort())", good.endpoint]), timeoutMilliseconds: 5_000)
         let answer = try client.range(.key("a"))
-        #expect(answer == EtcdRangeResponse(revision: 7, kvs: [EtcdKeyValue(key: [0x61], value: [0x31], createRevision: 5, modRevision: 6, version: 2, lease: 9)]))
+        #expect(
+            answer == EtcdRangeResponse(revision: 7, kvs: [EtcdKeyValue(key: [0x61], value: [0x31], createRevision: 5, modRevision: 6, version: 2, lease: 9)]))
         #expect(client.currentEndpoint.port == good.port)
         #expect(good.seen.map(\.path) == ["/v3/kv/range"])
         #expect(good.seen.first?.body == #"{"key":"YQ=="}"#)
@@ -40,7 +42,9 @@ import Testing
     }
 
     @Test func noEndpointAtAllIsUnavailableNamingEachOne() throws {
-        let client = EtcdHTTPClient(endpoints: try endpoints(["http://127.0.0.1:\(FakeGateway.refusedPort())", "http://127.0.0.1:\(FakeGateway.refusedPort())"]), timeoutMilliseconds: 1_000)
+        let client = EtcdHTTPClient(
+            endpoints: try endpoints(["http://127.0.0.1:\(FakeGateway.refusedPort())", "http://127.0.0.1:\(FakeGateway.refusedPort())"]),
+            timeoutMilliseconds: 1_000)
         do {
             _ = try client.grantLease(ttlSeconds: 3)
             Issue.record("granted without etcd")
@@ -66,7 +70,9 @@ import Testing
     @Test func etcdsErrorBodiesBecomeTheirCases() throws {
         let gateway = try FakeGateway { path, _ in
             switch path {
-            case "/v3/lease/revoke": FakeGateway.json(#"{"error":"etcdserver: requested lease not found","message":"etcdserver: requested lease not found","code":5}"#, status: "404 Not Found")
+            case "/v3/lease/revoke":
+                FakeGateway.json(
+                    #"{"error":"etcdserver: requested lease not found","message":"etcdserver: requested lease not found","code":5}"#, status: "404 Not Found")
             default: FakeGateway.json(#"{"error":"etcdserver: no leader","message":"etcdserver: no leader","code":14}"#, status: "503 Service Unavailable")
             }
         }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loopback stand-in for one etcd member's gateway: answers each request (one per
@@ -107,7 +107,8 @@ final class FakeGateway: @unchecked Sendable {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let headEnd = text.range(of: "\r\n\r\n") else { return nil }
         let head = text[..<headEnd.lowerBound]
-        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+        let length =
+            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
         let body = text[headEnd.upperBound...]
         guard body.utf8.count >= length else { return nil }

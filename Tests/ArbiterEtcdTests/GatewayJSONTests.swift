@@ -11,15 +11,20 @@ import Testing
     }
 
     @Test func aWonCampaignIsASucceededTxnWhoseRevisionIsTheTerm() throws {
-        let json = try parse(#"{"header":{"cluster_id":"1511932369191479037","member_id":"454174273020010300","revision":"2","raft_term":"2"},"succeeded":true,"responses":[{"response_put":{"header":{"revision":"2"}}}]}"#)
+        let json = try parse(
+            #"{"header":{"cluster_id":"1511932369191479037","member_id":"454174273020010300","revision":"2","raft_term":"2"},"succeeded":true,"responses":[{"response_put":{"header":{"revision":"2"}}}]}"#
+        )
         #expect(try EtcdJSONResponse.txn(json) == EtcdTxnResponse(succeeded: true, revision: 2, results: [.put]))
     }
 
     @Test func aLostCampaignLeavesSucceededOutAndCarriesTheHolder() throws {
-        let json = try parse(#"{"header":{"cluster_id":"1511932369191479037","member_id":"454174273020010300","revision":"2","raft_term":"2"},"responses":[{"response_range":{"header":{"revision":"2"},"kvs":[{"key":"YQ==","create_revision":"2","mod_revision":"2","version":"1","value":"MQ==","lease":"2250852245721187335"}],"count":"1"}}]}"#)
+        let json = try parse(
+            #"{"header":{"cluster_id":"1511932369191479037","member_id":"454174273020010300","revision":"2","raft_term":"2"},"responses":[{"response_range":{"header":{"revision":"2"},"kvs":[{"key":"YQ==","create_revision":"2","mod_revision":"2","version":"1","value":"MQ==","lease":"2250852245721187335"}],"count":"1"}}]}"#
+        )
         let txn = try EtcdJSONResponse.txn(json)
         #expect(!txn.succeeded)
-        #expect(txn.rangeResult(0) == [EtcdKeyValue(key: [0x61], value: [0x31], createRevision: 2, modRevision: 2, version: 1, lease: 2_250_852_245_721_187_335)])
+        #expect(
+            txn.rangeResult(0) == [EtcdKeyValue(key: [0x61], value: [0x31], createRevision: 2, modRevision: 2, version: 1, lease: 2_250_852_245_721_187_335)])
     }
 
     @Test func anEmptyRangeHasNoKvs() throws {
@@ -51,7 +56,9 @@ import Testing
     }
 
     @Test func watchEventsLeaveTheTypeOutForPuts() throws {
-        let json = try parse(#"{"header":{"revision":"3"},"events":[{"kv":{"key":"YQ==","create_revision":"2","mod_revision":"2","version":"1","value":"MQ==","lease":"7"}},{"type":"DELETE","kv":{"key":"YQ==","mod_revision":"3"},"prev_kv":{"key":"YQ==","create_revision":"2","mod_revision":"2","version":"1","value":"MQ=="}}]}"#)
+        let json = try parse(
+            #"{"header":{"revision":"3"},"events":[{"kv":{"key":"YQ==","create_revision":"2","mod_revision":"2","version":"1","value":"MQ==","lease":"7"}},{"type":"DELETE","kv":{"key":"YQ==","mod_revision":"3"},"prev_kv":{"key":"YQ==","create_revision":"2","mod_revision":"2","version":"1","value":"MQ=="}}]}"#
+        )
         let events = try EtcdJSONResponse.events(json)
         #expect(events.map(\.kind) == [.put, .delete])
         #expect(events[0].kv.lease == 7)
@@ -67,14 +74,21 @@ import Testing
     @Test func requestBodiesHaveTheGatewaysShape() throws {
         let campaign = EtcdTxn(compare: [.createRevision("a", .equal, 0)], success: [.put("a", "1", lease: 9)], failure: [.range("a")])
         let body = try parse(EtcdJSONRequest.txn(campaign))
-        #expect(body == (try parse(#"{"compare":[{"result":"EQUAL","target":"CREATE","create_revision":"0","key":"YQ=="}],"success":[{"request_put":{"key":"YQ==","value":"MQ==","lease":"9"}}],"failure":[{"request_range":{"key":"YQ=="}}]}"#)))
+        #expect(
+            body
+                == (try parse(
+                    #"{"compare":[{"result":"EQUAL","target":"CREATE","create_revision":"0","key":"YQ=="}],"success":[{"request_put":{"key":"YQ==","value":"MQ==","lease":"9"}}],"failure":[{"request_range":{"key":"YQ=="}}]}"#
+                )))
         let watch = try parse(EtcdJSONRequest.watch(.prefix("a"), startRevision: 5))
         #expect(watch == (try parse(#"{"create_request":{"key":"YQ==","range_end":"Yg==","start_revision":"5","prev_kv":true}}"#)))
         #expect(try parse(EtcdJSONRequest.leaseGrant(ttlSeconds: 3)) == (try parse(#"{"TTL":"3","ID":"0"}"#)))
     }
 
     @Test func endpointsParseOrSayWhy() throws {
-        #expect(try EtcdEndpoint.parseList("http://10.0.0.1:2379,http://[::1]:2380/").get() == [EtcdEndpoint(host: "10.0.0.1", port: 2379), EtcdEndpoint(host: "::1", port: 2380)])
+        #expect(
+            try EtcdEndpoint.parseList("http://10.0.0.1:2379,http://[::1]:2380/").get() == [
+                EtcdEndpoint(host: "10.0.0.1", port: 2379), EtcdEndpoint(host: "::1", port: 2380),
+            ])
         guard case .failure(let https) = EtcdEndpoint.parse("https://e1:2379") else { Issue.record("https accepted"); return }
         #expect(https.description.contains("TLS"))
         guard case .failure = EtcdEndpoint.parse("http://e1") else { Issue.record("no port accepted"); return }

@@ -16,8 +16,10 @@ import ArbiterLoadKit
     static let history: [String] = {
         var lines = ["obs: WELCOME session=s1 name=c0 proto=1", "obs: OK HELLO name=c0 session=s1 role=admin"]
         lines += snapshot("obs", seq: 0, fence: 1000, members: 1, term: 10)
-        lines += ["obs: JOINED load name=c0 session=s1 seq=1",
-                  "p: WELCOME session=s2 name=c1 proto=1", "p: OK HELLO name=c1 session=s2 role=admin"]
+        lines += [
+            "obs: JOINED load name=c0 session=s1 seq=1",
+            "p: WELCOME session=s2 name=c1 proto=1", "p: OK HELLO name=c1 session=s2 role=admin",
+        ]
         lines += snapshot("p", seq: 1, fence: 1000, members: 2, term: 10)
         lines += [
             "p: JOINED load name=c1 session=s2 seq=2",
@@ -75,15 +77,18 @@ import ArbiterLoadKit
         let at = doctored.firstIndex(of: "p: OK UP load b1")!
         var late = ["late: WELCOME session=s9 name=c9 proto=1"]
         late += Self.snapshot("late", seq: 3, fence: 1001, members: 3, term: 10)
-        late += ["late: RELEASED load h1 reason=up owner=c1 fence=1001 seq=4",
-                 "late: PRESSED load b2 owner=c0 session=s1 fence=2500 seq=5"]
+        late += [
+            "late: RELEASED load h1 reason=up owner=c1 fence=1001 seq=4",
+            "late: PRESSED load b2 owner=c0 session=s1 fence=2500 seq=5",
+        ]
         doctored.insert(contentsOf: late, at: at)
         #expect(HistoryScript.broken(doctored) == [.failover])
     }
 
     @Test func anEventBetweenTheFailoverReleaseAndTheNewSnapshotIsCaught() {
-        let doctored = Self.history.moving("obs: PRESSED load b1 owner=c1 session=s2 fence=2001 seq=1",
-                                           after: "obs: RELEASED load h1 reason=failover owner=c1 fence=1001")
+        let doctored = Self.history.moving(
+            "obs: PRESSED load b1 owner=c1 session=s2 fence=2001 seq=1",
+            after: "obs: RELEASED load h1 reason=failover owner=c1 fence=1001")
         #expect(HistoryScript.broken(doctored).contains(.failover))
     }
 
@@ -97,15 +102,18 @@ import ArbiterLoadKit
     @Test func aClientWhoseNodeDiedGoesOnThroughAnotherNode() {
         // p's node dies with the leader: its connection ends without the failover release,
         // and it comes back as p2 on another node, already in term 20.
-        let doctored = Self.history.prefix { $0 != "p: RELEASED load h1 reason=failover owner=c1 fence=1001" }
+        let doctored =
+            Self.history.prefix { $0 != "p: RELEASED load h1 reason=failover owner=c1 fence=1001" }
             + ["obs: RELEASED load h1 reason=failover owner=c1 fence=1001"]
             + Self.snapshot("obs", seq: 0, fence: 2000, members: 1, term: 20)
             + ["p2: WELCOME session=s4 name=c1 proto=1", "p2: OK HELLO name=c1 session=s4 role=admin"]
             + Self.snapshot("p2", seq: 0, fence: 2000, members: 2, term: 20)
-            + ["p2: JOINED load name=c1 session=s4 seq=1", "obs: JOINED load name=c1 session=s4 seq=1",
-               "p2: GRANTED load b1 fence=2001",
-               "p2: PRESSED load b1 owner=c1 session=s4 fence=2001 seq=2",
-               "obs: PRESSED load b1 owner=c1 session=s4 fence=2001 seq=2"]
+            + [
+                "p2: JOINED load name=c1 session=s4 seq=1", "obs: JOINED load name=c1 session=s4 seq=1",
+                "p2: GRANTED load b1 fence=2001",
+                "p2: PRESSED load b1 owner=c1 session=s4 fence=2001 seq=2",
+                "obs: PRESSED load b1 owner=c1 session=s4 fence=2001 seq=2",
+            ]
         let checker = HistoryScript.check(doctored)
         #expect(checker.violations.isEmpty, "\(checker.violations)")
     }

@@ -89,7 +89,8 @@ import ArbiterLoadKit
         func parse(_ s: String) -> WireMessage {
             var wire = Array(s.utf8)
             return wire.withUnsafeMutableBufferPointer { raw in
-                s.hasPrefix("{") ? JSONMessageParser.parse(UnsafeBufferPointer(raw), 0..<raw.count, buttons: table)
+                s.hasPrefix("{")
+                    ? JSONMessageParser.parse(UnsafeBufferPointer(raw), 0..<raw.count, buttons: table)
                     : LineMessageParser.parse(UnsafeBufferPointer(raw), 0..<raw.count, buttons: table)
             }
         }

@@ -29,8 +29,10 @@ import Testing
             a.stop()
             b.stop()
         }
-        var o = try LoadOptions.parse(["contend", "--hosts", "127.0.0.1:\(a.port),127.0.0.1:\(b.port)", "--connections", "8",
-                                       "--buttons", "4", "--duration", "2.5", "--no-check"])
+        var o = try LoadOptions.parse([
+            "contend", "--hosts", "127.0.0.1:\(a.port),127.0.0.1:\(b.port)", "--connections", "8",
+            "--buttons", "4", "--duration", "2.5", "--no-check",
+        ])
         o.seed = 7
         let killAt = DispatchTime.now() + .milliseconds(1_000)
         let victim = a.pid
@@ -48,8 +50,10 @@ import Testing
         defer { b.stop() }
         // A port nobody listens on (bound, then closed) as odd connections' first choice.
         let dead = try Self.closedPort()
-        let o = try LoadOptions.parse(["contend", "--hosts", "127.0.0.1:\(b.port),127.0.0.1:\(dead)", "--connections", "4",
-                                       "--buttons", "4", "--cycles", "200", "--no-check"])
+        let o = try LoadOptions.parse([
+            "contend", "--hosts", "127.0.0.1:\(b.port),127.0.0.1:\(dead)", "--connections", "4",
+            "--buttons", "4", "--cycles", "200", "--no-check",
+        ])
         let run = LoadRunner.run(o)
         #expect(run.exitCode == 0, "\(LoadReport.text(run))")
         #expect(run.stats.cycles > 0)

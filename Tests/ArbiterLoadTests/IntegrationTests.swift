@@ -5,8 +5,11 @@ import Testing
 /// (by cycle count, not by time) whose safety checker must come out clean.
 @Suite(.serialized) struct IntegrationTests {
     static func config() throws -> String {
-        ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--buttons", "8", "--holds", "2", "--talks", "2",
-                                                      "--hold-ms", "60", "--long-ms", "30", "--min-talk-ms", "20"]))
+        ConfigWriter.panelJSON(
+            try LoadOptions.parse([
+                "config", "--buttons", "8", "--holds", "2", "--talks", "2",
+                "--hold-ms", "60", "--long-ms", "30", "--min-talk-ms", "20",
+            ]))
     }
 
     func options(_ arguments: [String], port: UInt16) throws -> LoadOptions {
@@ -19,8 +22,12 @@ import Testing
         let server = try ServerProcess(config: try Self.config())
         defer { server.stop() }
 
-        let contend = LoadRunner.run(try options(["contend", "--connections", "12", "--buttons", "4", "--observers", "2",
-                                                  "--cycles", "3000", "--threads", "2"], port: server.port))
+        let contend = LoadRunner.run(
+            try options(
+                [
+                    "contend", "--connections", "12", "--buttons", "4", "--observers", "2",
+                    "--cycles", "3000", "--threads", "2",
+                ], port: server.port))
         #expect(contend.failure == nil, "\(contend.failure ?? "")")
         #expect(contend.exitCode == 0, "\(LoadReport.text(contend))")
         #expect(contend.checked && contend.violationCount == 0)
@@ -49,7 +56,8 @@ import Testing
         #expect(queue.checked && queue.violationCount == 0)
         #expect(queue.stats.handOffs > 0 && queue.stats.queued > 0)
 
-        let buzzServer = try ServerProcess(config: ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--buttons", "3", "--groups", "1", "--policy", "buzzer"])))
+        let buzzServer = try ServerProcess(
+            config: ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--buttons", "3", "--groups", "1", "--policy", "buzzer"])))
         defer { buzzServer.stop() }
         // Rounds take no press cycles: a short duration bounds the run.
         let buzz = LoadRunner.run(try options(["buzz", "--connections", "6", "--duration", "0.5"], port: buzzServer.port))
@@ -62,8 +70,11 @@ import Testing
         let server = try ServerProcess(config: try Self.config(), host: "::1")
         defer { server.stop() }
         // Line and WebSocket peers, so both the connect and the Host header go over ::1.
-        let o = try options(["contend", "--host", "::1", "--connections", "6", "--buttons", "4",
-                             "--cycles", "600", "--ws-fraction", "0.5"], port: server.port)
+        let o = try options(
+            [
+                "contend", "--host", "::1", "--connections", "6", "--buttons", "4",
+                "--cycles", "600", "--ws-fraction", "0.5",
+            ], port: server.port)
         let run = LoadRunner.run(o)
         #expect(run.exitCode == 0, "\(LoadReport.text(run))")
         #expect(run.checked && run.violationCount == 0 && run.stats.grants > 0)
@@ -76,8 +87,12 @@ import Testing
         defer { server.stop() }
         // No member receives events: only the overlap check watches, over three panels. It
         // also checks the grants answered while draining, which are not measured.
-        let bare = LoadRunner.run(try options(["contend", "--panels", "3", "--connections", "9", "--observers", "0",
-                                               "--cycles", "3000", "--threads", "2", "--ws-fraction", "0.3"], port: server.port))
+        let bare = LoadRunner.run(
+            try options(
+                [
+                    "contend", "--panels", "3", "--connections", "9", "--observers", "0",
+                    "--cycles", "3000", "--threads", "2", "--ws-fraction", "0.3",
+                ], port: server.port))
         #expect(bare.exitCode == 0, "\(LoadReport.text(bare))")
         #expect(bare.overlapChecked && !bare.checked && bare.observers == 0 && bare.panels == 3 && bare.buttons == 12)
         #expect(bare.stats.grants > 0 && bare.grantsChecked >= bare.stats.grants && bare.stats.events == 0)
@@ -91,8 +106,12 @@ import Testing
     @Test func webSocketAndLinePeersTogether() throws {
         let server = try ServerProcess(config: try Self.config())
         defer { server.stop() }
-        let contend = LoadRunner.run(try options(["contend", "--connections", "6", "--cycles", "600", "--ws-fraction", "0.5",
-                                                  "--observers", "2"], port: server.port))
+        let contend = LoadRunner.run(
+            try options(
+                [
+                    "contend", "--connections", "6", "--cycles", "600", "--ws-fraction", "0.5",
+                    "--observers", "2",
+                ], port: server.port))
         #expect(contend.exitCode == 0, "\(LoadReport.text(contend))")
         #expect(contend.webSocketConnections == 3 && contend.violationCount == 0)
         // Text and JSON members must decode every event to the same value.

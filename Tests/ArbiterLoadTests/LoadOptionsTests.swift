@@ -37,13 +37,22 @@ import ArbiterWire
         #expect(throws: LoadOptions.UsageError(message: "unknown argument '--conections'; did you mean --connections?")) {
             try LoadOptions.parse(["contend", "--conections", "3"])
         }
-        #expect(throws: LoadOptions.UsageError(message: "unknown workload 'contention'; did you mean contend? Or choose one of contend, fanout, holds, idle, queue, buzz, config")) {
+        #expect(
+            throws: LoadOptions.UsageError(
+                message: "unknown workload 'contention'; did you mean contend? Or choose one of contend, fanout, holds, idle, queue, buzz, config")
+        ) {
             try LoadOptions.parse(["contention"])
         }
-        #expect(throws: LoadOptions.UsageError(message: "unknown workload 'fanot'; did you mean fanout? Or choose one of contend, fanout, holds, idle, queue, buzz, config")) {
+        #expect(
+            throws: LoadOptions.UsageError(
+                message: "unknown workload 'fanot'; did you mean fanout? Or choose one of contend, fanout, holds, idle, queue, buzz, config")
+        ) {
             try LoadOptions.parse(["fanot", "--members", "10"])
         }
-        #expect(throws: LoadOptions.UsageError(message: "unknown workload 'Hold'; did you mean holds? Or choose one of contend, fanout, holds, idle, queue, buzz, config")) {
+        #expect(
+            throws: LoadOptions.UsageError(
+                message: "unknown workload 'Hold'; did you mean holds? Or choose one of contend, fanout, holds, idle, queue, buzz, config")
+        ) {
             try LoadOptions.parse(["Hold"])
         }
         // Nothing near: no guess, only the list.

@@ -22,10 +22,11 @@ import Testing
     @Test func fanoutLeadsWithEventsAndNamesThePressersFigure() throws {
         let text = lines(try result(["fanout", "--members", "50"]))
         let figures = text.filter { $0.hasPrefix("  events/s") || $0.contains("ops/s") }
-        #expect(figures == [
-            "  events/s      5,200   delivered to members",
-            "  presser ops/s 103   replies to the pressers' DOWN and UP",
-        ])
+        #expect(
+            figures == [
+                "  events/s      5,200   delivered to members",
+                "  presser ops/s 103   replies to the pressers' DOWN and UP",
+            ])
         // Other workloads keep replies first and say what they are.
         let contend = lines(try result(["contend"]))
         #expect(contend.contains("  ops/s         103   replies to timed requests"))
@@ -36,8 +37,9 @@ import Testing
     }
 
     @Test func theLiveLineLeadsLikeTheReport() {
-        let p = LiveProgress(elapsed: 2.04, phase: "measuring", opsPerSecond: 103, eventsPerSecond: 5200, p99: 1_500_000,
-                             errors: 0, ready: 51, total: 51)
+        let p = LiveProgress(
+            elapsed: 2.04, phase: "measuring", opsPerSecond: 103, eventsPerSecond: 5200, p99: 1_500_000,
+            errors: 0, ready: 51, total: 51)
         #expect(LoadReport.progress(p, workload: .fanout) == "[2.0 s] measuring 5,200 events/s  103 presser ops/s  p99 1.500 ms  errors 0")
         #expect(LoadReport.progress(p, workload: .contend) == "[2.0 s] measuring 103 ops/s  p99 1.500 ms  5,200 events/s  errors 0")
         var connecting = p
@@ -48,8 +50,12 @@ import Testing
 
     @Test func zeroComparedSaysWhy() throws {
         let one = lines(try result(["contend"]))
-        #expect(one.contains { $0.contains("52,000 events checked, 0 compared across members (comparing needs 2+ connections reading a panel's events: give --observers 2 or more)") },
-                "\(one)")
+        #expect(
+            one.contains {
+                $0.contains(
+                    "52,000 events checked, 0 compared across members (comparing needs 2+ connections reading a panel's events: give --observers 2 or more)")
+            },
+            "\(one)")
         var two = try result(["contend", "--observers", "2"])
         two.eventsCompared = 4000
         #expect(lines(two).contains { $0.contains("4,000 compared across members;") || $0.hasSuffix("4,000 compared across members") })

@@ -6,16 +6,20 @@ import ArbiterWire
 /// The generator's byte parsers against the server's own encoder, in both forms: text
 /// and JSON must decode to the same `WireMessage`.
 @Suite struct MessageParserTests {
-    static let panel = PanelConfig(id: "load", buttons: [
-        ButtonConfig(id: "b1", kind: .tap, group: "g1"),
-        ButtonConfig(id: "h1", kind: .hold, group: "g2"),
-        ButtonConfig(id: "t1", kind: .talk, group: "g3"),
-    ])
-    static let table = ButtonTable(panel: "load", buttons: [
-        SnapshotButton(id: "b1", kind: .tap, group: "g1"),
-        SnapshotButton(id: "h1", kind: .hold, group: "g2"),
-        SnapshotButton(id: "t1", kind: .talk, group: "g3"),
-    ])
+    static let panel = PanelConfig(
+        id: "load",
+        buttons: [
+            ButtonConfig(id: "b1", kind: .tap, group: "g1"),
+            ButtonConfig(id: "h1", kind: .hold, group: "g2"),
+            ButtonConfig(id: "t1", kind: .talk, group: "g3"),
+        ])
+    static let table = ButtonTable(
+        panel: "load",
+        buttons: [
+            SnapshotButton(id: "b1", kind: .tap, group: "g1"),
+            SnapshotButton(id: "h1", kind: .hold, group: "g2"),
+            SnapshotButton(id: "t1", kind: .talk, group: "g3"),
+        ])
     let owner = Owner(name: "c12", session: SessionID(7), fence: 41)
 
     /// Parses every line of `bytes` with the parser for its form.
@@ -84,8 +88,9 @@ import ArbiterWire
 
     /// A free button's owner is `-` in text and `null` in JSON: both mean no owner.
     @Test func noOwnerInBothForms() {
-        let snapshot = PanelSnapshot(buttons: [ButtonSnapshot(button: 1, state: .idle, owner: nil, permille: 0)],
-                                     members: 1, fence: 0, seq: 0)
+        let snapshot = PanelSnapshot(
+            buttons: [ButtonSnapshot(button: 1, state: .idle, owner: nil, permille: 0)],
+            members: 1, fence: 0, seq: 0)
         let (text, json) = Self.both(.joined(snapshot))
         #expect(text[0].owner == -1)
         #expect(json[0].owner == -1)
@@ -93,8 +98,9 @@ import ArbiterWire
     }
 
     @Test func repliesAgreeAcrossForms() {
-        let snapshot = PanelSnapshot(buttons: [ButtonSnapshot(button: 0, state: .pressed, owner: "c1", permille: 0)],
-                                     members: 3, fence: 9, seq: 17)
+        let snapshot = PanelSnapshot(
+            buttons: [ButtonSnapshot(button: 0, state: .pressed, owner: "c1", permille: 0)],
+            members: 3, fence: 9, seq: 17)
         let replies: [PanelReply] = [
             .granted(button: 0, fence: 5), .deniedBusy(button: 0, owner: "c2", ownerSession: SessionID(2), active: 0),
             .released(verb: .up, button: 1, ended: nil), .released(verb: .cancel, button: 1, ended: .fired),
@@ -144,7 +150,8 @@ import ArbiterWire
     @Test func snapshotButtonsReadTheSlowWay() {
         let text = SnapshotButton.parse(Array("BUTTON demo sos kind=hold group=emergency state=locked owner=bob progress=0.250".utf8))
         #expect(text == SnapshotButton(id: "sos", kind: .hold, group: "emergency", state: .locked))
-        let json = SnapshotButton.parse(Array(#"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":null,"progress":0.000}"#.utf8))
+        let json = SnapshotButton.parse(
+            Array(#"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":null,"progress":0.000}"#.utf8))
         #expect(json == SnapshotButton(id: "b1", kind: .tap, group: "main", state: .idle))
     }
 }

@@ -6,8 +6,9 @@ import ArbiterLoadKit
 @Suite struct OverlapCheckerTests {
     /// Panel 0: b0 in its own group, b1 and b2 sharing one; panel 1: b3.
     static func checker() -> OverlapChecker {
-        OverlapChecker(labels: ["p b0", "p b1", "p b2", "q b3"], groups: [0, 1, 1, 2], panels: [0, 0, 0, 1],
-                       groupLabels: ["group g0 of p", "group g1 of p", "group g0 of q"], origin: 0)
+        OverlapChecker(
+            labels: ["p b0", "p b1", "p b2", "q b3"], groups: [0, 1, 1, 2], panels: [0, 0, 0, 1],
+            groupLabels: ["group g0 of p", "group g1 of p", "group g0 of q"], origin: 0)
     }
 
     static func rules(_ c: OverlapChecker) -> [SafetyRule] { c.violations.map(\.rule) }
@@ -21,8 +22,11 @@ import ArbiterLoadKit
         #expect(Self.rules(c) == [.grantOverlap])
         let v = try #require(c.violations.first)
         #expect(v.message.hasPrefix("c2 read a grant of group g0 of p while c1's grant of it was read"))
-        #expect(v.evidence == ["c1: GRANTED p b0 fence=1 read at 0.000000010 s, no UP sent yet",
-                               "c2: GRANTED p b0 fence=2 read at 0.000000015 s"])
+        #expect(
+            v.evidence == [
+                "c1: GRANTED p b0 fence=1 read at 0.000000010 s, no UP sent yet",
+                "c2: GRANTED p b0 fence=2 read at 0.000000015 s",
+            ])
         #expect(c.grantsChecked == 2 && c.violationCount == 1)
     }
 
@@ -109,15 +113,17 @@ import ArbiterLoadKit
     }
 
     @Test func redisWordsInReports() throws {
-        let c = OverlapChecker(labels: ["lock:load:b1"], groups: [0], panels: [0], groupLabels: ["lock:load:b1"],
-                               grantWord: "+OK to SET NX", releaseWord: "DEL", origin: 1_000_000_000)
+        let c = OverlapChecker(
+            labels: ["lock:load:b1"], groups: [0], panels: [0], groupLabels: ["lock:load:b1"],
+            grantWord: "+OK to SET NX", releaseWord: "DEL", origin: 1_000_000_000)
         c.granted(button: 0, by: 4, readAt: 2_500_000_000)
         c.granted(button: 0, by: 9, readAt: 2_500_000_001)
         let v = try #require(c.violations.first)
-        #expect(v.description == """
-            VIOLATION grant-overlap: c9 read a grant of lock:load:b1 while c4's grant of it was read and its DEL not yet sent
-                c4: +OK to SET NX lock:load:b1 read at 1.500000000 s, no DEL sent yet
-                c9: +OK to SET NX lock:load:b1 read at 1.500000001 s
-            """)
+        #expect(
+            v.description == """
+                VIOLATION grant-overlap: c9 read a grant of lock:load:b1 while c4's grant of it was read and its DEL not yet sent
+                    c4: +OK to SET NX lock:load:b1 read at 1.500000000 s, no DEL sent yet
+                    c9: +OK to SET NX lock:load:b1 read at 1.500000001 s
+                """)
     }
 }

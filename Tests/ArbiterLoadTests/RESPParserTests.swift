@@ -40,7 +40,8 @@ import Testing
     }
 
     @Test func commandsAreArraysOfBulkStrings() {
-        #expect(String(decoding: RESPCommand.encode(["SET", "k", "c1", "NX", "PX", "10000"]), as: UTF8.self)
-            == "*6\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nc1\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n")
+        #expect(
+            String(decoding: RESPCommand.encode(["SET", "k", "c1", "NX", "PX", "10000"]), as: UTF8.self)
+                == "*6\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nc1\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n")
     }
 }

@@ -14,7 +14,8 @@ import ArbiterLoadKit
 
     @Test func twoOwnersOfOneGroup() {
         // b2 (same group as b1) is pressed at seq 5 and b1 released only at 6.
-        let doctored = clean
+        let doctored =
+            clean
             .replacing("RELEASED load b1 reason=up owner=c1 fence=1 seq=5", with: "TMP")
             .replacing("PRESSED load b2 owner=c2 session=s3 fence=2 seq=6", with: "PRESSED load b2 owner=c2 session=s3 fence=2 seq=5")
             .replacing("TMP", with: "RELEASED load b1 reason=up owner=c1 fence=1 seq=6")
@@ -55,8 +56,9 @@ import ArbiterLoadKit
     }
 
     @Test func releasedTwice() {
-        let doctored = clean.replacing("STARTED load t1 owner=c1 session=s2 fence=5 seq=17",
-                                       with: "RELEASED load b1 reason=up owner=c1 fence=1 seq=17")
+        let doctored = clean.replacing(
+            "STARTED load t1 owner=c1 session=s2 fence=5 seq=17",
+            with: "RELEASED load b1 reason=up owner=c1 fence=1 seq=17")
         #expect(HistoryScript.broken(doctored) == [.pressRelease])
     }
 
@@ -71,8 +73,9 @@ import ArbiterLoadKit
     }
 
     @Test func stoppedBeforeTheOwnersUp() {
-        let doctored = clean.moving("p: OK UP load t1",
-                                    after: "p: STOPPED load t1 owner=c1 session=s2 fence=5 held_ms=400 discarded=false reason=up seq=18")
+        let doctored = clean.moving(
+            "p: OK UP load t1",
+            after: "p: STOPPED load t1 owner=c1 session=s2 fence=5 held_ms=400 discarded=false reason=up seq=18")
         #expect(HistoryScript.broken(doctored) == [.stoppedBeforeUp])
     }
 
@@ -95,10 +98,11 @@ import ArbiterLoadKit
     @Test func violationsNameTheOffendingEvents() throws {
         let checker = HistoryScript.check(clean.replacing("fence=4", with: "fence=3"))
         let violation = try #require(checker.violations.first)
-        #expect(violation.evidence == [
-            "p: PRESSED load h1 owner=c1 session=s2 fence=3 seq=8",
-            "p: PRESSED load h1 owner=c1 session=s2 fence=3 seq=14",
-        ])
+        #expect(
+            violation.evidence == [
+                "p: PRESSED load h1 owner=c1 session=s2 fence=3 seq=8",
+                "p: PRESSED load h1 owner=c1 session=s2 fence=3 seq=14",
+            ])
         #expect(violation.description.hasPrefix("VIOLATION fence-order: "))
     }
 }

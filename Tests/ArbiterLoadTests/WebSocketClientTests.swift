@@ -15,7 +15,8 @@ import ArbiterWire
         #expect(request.contains("\r\nSec-WebSocket-Version: 13\r\n"))
         #expect(request.hasSuffix("\r\n\r\n"))
 
-        let response = Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n".utf8)
+        let response = Array(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n".utf8)
         let withFrame = response + WebSocketFrameEncoder.textFrame(Array("{}".utf8))
         #expect(handshake.check(withFrame) == .accepted(bodyStart: response.count))
         for cut in 0..<response.count {
@@ -50,8 +51,11 @@ import ArbiterWire
             guard let frame = try server.next() else { break }
             frames.append(frame)
         }
-        #expect(frames == [WebSocketFrame(opcode: .text, payload: small), WebSocketFrame(opcode: .text, payload: small),
-                           WebSocketFrame(opcode: .text, payload: large), WebSocketFrame(opcode: .pong, payload: [1, 2, 3])])
+        #expect(
+            frames == [
+                WebSocketFrame(opcode: .text, payload: small), WebSocketFrame(opcode: .text, payload: small),
+                WebSocketFrame(opcode: .text, payload: large), WebSocketFrame(opcode: .pong, payload: [1, 2, 3]),
+            ])
         // A fresh key per frame: the two equal payloads are masked differently.
         let second = 2 + 4 + small.count
         #expect(Array(out[2..<6]) != Array(out[(second + 2)..<(second + 6)]))

@@ -55,8 +55,9 @@ struct AbuseTests {
         roundTrips.sort()
         let p99 = roundTrips[roundTrips.count * 99 / 100]
         let worst = roundTrips.last ?? 0
-        print("abuse: \(roundTrips.count) honest round trips, p50 \(Int(roundTrips[roundTrips.count / 2] * 1e6)) µs, "
-              + "p99 \(Int(p99 * 1e6)) µs, max \(Int(worst * 1e6)) µs, \(grants) grants")
+        print(
+            "abuse: \(roundTrips.count) honest round trips, p50 \(Int(roundTrips[roundTrips.count / 2] * 1e6)) µs, "
+                + "p99 \(Int(p99 * 1e6)) µs, max \(Int(worst * 1e6)) µs, \(grants) grants")
         #expect(grants > 100, "honest clients got grants under contention")
         #expect(worst < 2.0, "no honest round trip was held up (max \(worst)s)")
 
@@ -79,8 +80,9 @@ struct AbuseTests {
             if e.hasPrefix("RELEASED") { held[button] = nil }
         }
         #expect(held.isEmpty, "nothing stays held: \(held)")
-        #expect(events.contains { $0.hasPrefix("RELEASED t talk reason=disconnect owner=staller") },
-                "the stalled member was cut off and its button released")
+        #expect(
+            events.contains { $0.hasPrefix("RELEASED t talk reason=disconnect owner=staller") },
+            "the stalled member was cut off and its button released")
         #expect(events.filter { $0.hasPrefix("RELEASED t sos") }.count >= 1)
     }
 }

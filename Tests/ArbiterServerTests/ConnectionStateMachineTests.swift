@@ -47,8 +47,11 @@ struct ConnectionStateMachineTests {
 
     @Test func theStartingStatesAreWhatTheySay() {
         let seen = Start.allCases.map { Self.describe($0.machine().state) }
-        #expect(seen == ["detecting(0)", "detecting(2)", "line", "http(nil)", "http(1000000000ns)", "webSocket(commands, nil)",
-                         "webSocket(commands, 2001000000ns)", "webSocket(echo, nil)", "closing(line)", "closed(http)"])
+        #expect(
+            seen == [
+                "detecting(0)", "detecting(2)", "line", "http(nil)", "http(1000000000ns)", "webSocket(commands, nil)",
+                "webSocket(commands, 2001000000ns)", "webSocket(echo, nil)", "closing(line)", "closed(http)",
+            ])
     }
 
     // MARK: bytesArrived
@@ -57,18 +60,19 @@ struct ConnectionStateMachineTests {
         var m = start.machine()
         // Uppercase: still possibly an HTTP method, so detection goes on.
         let action = m.feed("X", at: Self.t0 + 5)
-        let expected: (Machine.Action, String) = switch start {
-        case .detectingSilent: (.none, "detecting(1)")
-        case .detectingBegun: (.none, "detecting(3)")
-        case .line: (.frameLines, "line")
-        case .http: (.serveHTTP, "http(nil)")
-        case .httpWaiting: (.serveHTTP, "http(1000000000ns)")
-        // Any bytes answer a ping.
-        case .webSocket, .webSocketPinged: (.readWebSocket(.commands), "webSocket(commands, nil)")
-        case .echo: (.readWebSocket(.echo), "webSocket(echo, nil)")
-        case .closingLine: (.none, "closing(line)")
-        case .closedHTTP: (.none, "closed(http)")
-        }
+        let expected: (Machine.Action, String) =
+            switch start {
+            case .detectingSilent: (.none, "detecting(1)")
+            case .detectingBegun: (.none, "detecting(3)")
+            case .line: (.frameLines, "line")
+            case .http: (.serveHTTP, "http(nil)")
+            case .httpWaiting: (.serveHTTP, "http(1000000000ns)")
+            // Any bytes answer a ping.
+            case .webSocket, .webSocketPinged: (.readWebSocket(.commands), "webSocket(commands, nil)")
+            case .echo: (.readWebSocket(.echo), "webSocket(echo, nil)")
+            case .closingLine: (.none, "closing(line)")
+            case .closedHTTP: (.none, "closed(http)")
+            }
         #expect(action == expected.0)
         #expect(Self.describe(m.state) == expected.1)
     }
@@ -209,14 +213,15 @@ struct ConnectionStateMachineTests {
     @Test(arguments: Start.allCases) func shutdown(_ start: Start) {
         var m = start.machine()
         let action = m.shutdown()
-        let expected: (Machine.Action, String) = switch start {
-        case .line: (.sendLast(.shutdownBye), "closing(line)")
-        case .webSocket, .webSocketPinged, .echo: (.sendLast(.goingAway), "closing(websocket)")
-        case .detectingSilent, .detectingBegun: (.closeSocket(reason: "shutdown"), Self.describe(start.machine().state))
-        case .http, .httpWaiting: (.closeSocket(reason: "shutdown"), Self.describe(start.machine().state))
-        case .closingLine: (.closeSocket(reason: "shutdown"), "closing(line)")
-        case .closedHTTP: (.none, "closed(http)")
-        }
+        let expected: (Machine.Action, String) =
+            switch start {
+            case .line: (.sendLast(.shutdownBye), "closing(line)")
+            case .webSocket, .webSocketPinged, .echo: (.sendLast(.goingAway), "closing(websocket)")
+            case .detectingSilent, .detectingBegun: (.closeSocket(reason: "shutdown"), Self.describe(start.machine().state))
+            case .http, .httpWaiting: (.closeSocket(reason: "shutdown"), Self.describe(start.machine().state))
+            case .closingLine: (.closeSocket(reason: "shutdown"), "closing(line)")
+            case .closedHTTP: (.none, "closed(http)")
+            }
         #expect(action == expected.0)
         #expect(Self.describe(m.state) == expected.1)
     }
@@ -247,18 +252,19 @@ struct ConnectionStateMachineTests {
         var m = start.machine()
         // Past the head (100), idle (300), ping (1000) and, for the pinged one, pong (500) limits.
         let action = m.sweep(now: Self.t0 + 3_000, lastReadAt: Self.t0)
-        let expected: (Machine.Action, String) = switch start {
-        case .detectingSilent: (.none, "detecting(0)")
-        case .detectingBegun: (.greetAndFrame(replay: Array("GE".utf8)), "line")
-        case .line: (.sendLast(.idleBye), "closing(line)")
-        case .http: (.none, "http(nil)")
-        case .httpWaiting: (.sendLast(.requestTimeout), "closing(http)")
-        case .webSocket: (.sendPing, "webSocket(commands, 4000000000ns)")
-        case .webSocketPinged: (.closeSocket(reason: "websocket silent after ping"), "webSocket(commands, 2001000000ns)")
-        case .echo: (.sendPing, "webSocket(echo, 4000000000ns)")
-        case .closingLine: (.none, "closing(line)")
-        case .closedHTTP: (.none, "closed(http)")
-        }
+        let expected: (Machine.Action, String) =
+            switch start {
+            case .detectingSilent: (.none, "detecting(0)")
+            case .detectingBegun: (.greetAndFrame(replay: Array("GE".utf8)), "line")
+            case .line: (.sendLast(.idleBye), "closing(line)")
+            case .http: (.none, "http(nil)")
+            case .httpWaiting: (.sendLast(.requestTimeout), "closing(http)")
+            case .webSocket: (.sendPing, "webSocket(commands, 4000000000ns)")
+            case .webSocketPinged: (.closeSocket(reason: "websocket silent after ping"), "webSocket(commands, 2001000000ns)")
+            case .echo: (.sendPing, "webSocket(echo, 4000000000ns)")
+            case .closingLine: (.none, "closing(line)")
+            case .closedHTTP: (.none, "closed(http)")
+            }
         #expect(action == expected.0)
         #expect(Self.describe(m.state) == expected.1)
     }

@@ -53,9 +53,12 @@ struct EmbeddedLimitTests {
         }
         let c = server.connect()
         c.send("DOWN demo b1\nDOWN demo b2\nUP demo b1\n")
-        #expect(Array(c.lines().dropFirst()) == ["GRANTED demo b1 fence=1",
-                                                 "ERROR rate-limited over 1 commands at once or 1 a second; this one was dropped",
-                                                 "OK UP demo b1"])
+        #expect(
+            Array(c.lines().dropFirst()) == [
+                "GRANTED demo b1 fence=1",
+                "ERROR rate-limited over 1 commands at once or 1 a second; this one was dropped",
+                "OK UP demo b1",
+            ])
         #expect(server.state.metrics.rateLimited.load(ordering: .relaxed) == 1)
     }
 
@@ -90,8 +93,9 @@ struct EmbeddedLimitTests {
             $0.webSocketPongTimeoutMs = 200
         }
         let c = server.connect()
-        c.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        c.send(
+            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
         #expect(String(decoding: c.output(), as: UTF8.self).hasPrefix("HTTP/1.1 101"))
         server.advance(milliseconds: 201)
         #expect(c.output() == WebSocketFrameEncoder.pingFrame())

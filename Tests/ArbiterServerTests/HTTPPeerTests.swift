@@ -38,14 +38,18 @@ struct HTTPPeerTests {
     }
 
     @Test func indexListsEveryPanelAsALinkInItsHTML() throws {
-        let tricky = PanelConfig(id: "quiz", title: #"<b>Tom & "Jerry"</b>'s"#,
-                                 buttons: [ButtonConfig(id: "r", kind: .tap), ButtonConfig(id: "g", kind: .tap)])
+        let tricky = PanelConfig(
+            id: "quiz", title: #"<b>Tom & "Jerry"</b>'s"#,
+            buttons: [ButtonConfig(id: "r", kind: .tap), ButtonConfig(id: "g", kind: .tap)])
         let server = try TestServer(panels: [.demo, Panels.keyed, tricky])
         let s = try RawSocket(port: server.port)
         s.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let response = try s.readResponse()
         #expect(response.head.hasPrefix("HTTP/1.1 200"))
-        #expect(response.body.contains(#"<li data-panel="demo"><a class="panel-link" href="/panel/demo"><span class="panel-title">Demo</span><span class="panel-meta">demo · 5 buttons</span></a></li>"#))
+        #expect(
+            response.body.contains(
+                #"<li data-panel="demo"><a class="panel-link" href="/panel/demo"><span class="panel-title">Demo</span><span class="panel-meta">demo · 5 buttons</span></a></li>"#
+            ))
         #expect(response.body.contains(#"href="/panel/k"><span class="panel-title">k</span><span class="panel-meta">k · needs a view key</span>"#))
         // The title is text, never markup: a title with <, &, " and ' cannot break out.
         #expect(response.body.contains(#"<span class="panel-title">&lt;b&gt;Tom &amp; &quot;Jerry&quot;&lt;/b&gt;&#39;s</span>"#))
@@ -168,8 +172,10 @@ struct HostOriginServerTests {
 
     func upgrade(_ server: TestServer, origin: String?) throws -> (head: String, body: String) {
         let originLine = origin.map { "Origin: \($0)\r\n" } ?? ""
-        return try response(server, "GET /ws?panel=demo HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nUpgrade: websocket\r\n"
-                            + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\(originLine)\r\n")
+        return try response(
+            server,
+            "GET /ws?panel=demo HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nUpgrade: websocket\r\n"
+                + "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\(originLine)\r\n")
     }
 
     @Test func webSocketsFromOtherSitesGet403() throws {

@@ -10,11 +10,12 @@ struct HelpTopicServerTests {
         let server = try TestServer()
         let c = try server.client()
         c.send("HELP up")
-        #expect(try c.readLines(through: "OK HELP") == [
-            "# UP <panel> <button> [fence=<fence>] - release what you pressed (the button's action, if any)",
-            #"# JSON: {"cmd":"up","panel":"<panel>","button":"<button>"[,"fence":<fence>]}"#,
-            "OK HELP",
-        ])
+        #expect(
+            try c.readLines(through: "OK HELP") == [
+                "# UP <panel> <button> [fence=<fence>] - release what you pressed (the button's action, if any)",
+                #"# JSON: {"cmd":"up","panel":"<panel>","button":"<button>"[,"fence":<fence>]}"#,
+                "OK HELP",
+            ])
         c.send("HELP nope")
         let error = try c.readLine()
         #expect(error.hasPrefix("ERROR bad-syntax HELP has no topic nope"))

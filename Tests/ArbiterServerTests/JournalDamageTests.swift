@@ -37,8 +37,9 @@ struct JournalDamageTests {
         Case(name: "binary", bytes: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0xFE], line: 1, says: "not JSON"),
         Case(name: "garbage in the middle", bytes: Array((good + "\nhello there\n" + good + "\n").utf8), line: 2, says: "not JSON"),
         Case(name: "another type", bytes: Array((good + "\n" + #"{"type":"note","panel":"demo"}"# + "\n").utf8), line: 2, says: "neither"),
-        Case(name: "a negative fence", bytes: Array((#"{"type":"record","panel":"demo","button":"b1","event":"pressed","at":1,"fence":-2}"# + "\n").utf8),
-             line: 1, says: #""fence" must be a whole number"#),
+        Case(
+            name: "a negative fence", bytes: Array((#"{"type":"record","panel":"demo","button":"b1","event":"pressed","at":1,"fence":-2}"# + "\n").utf8),
+            line: 1, says: #""fence" must be a whole number"#),
     ]
 
     @Test(arguments: cases)

@@ -16,8 +16,10 @@ struct JournalFailureTests {
     /// A journal whose reserved block is used up: the next DOWN must reserve first.
     func seededJournal(fence: Int = 5) throws -> String {
         let path = temporaryFile()
-        let lines = [#"{"type":"reserve","panel":"demo","upto":\#(fence)}"#,
-                     #"{"type":"record","panel":"demo","button":"b1","event":"pressed","at":1,"owner":"x","session":"s1","fence":\#(fence),"seq":1}"#]
+        let lines = [
+            #"{"type":"reserve","panel":"demo","upto":\#(fence)}"#,
+            #"{"type":"record","panel":"demo","button":"b1","event":"pressed","at":1,"owner":"x","session":"s1","fence":\#(fence),"seq":1}"#,
+        ]
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
         return path
     }

@@ -149,7 +149,10 @@ struct JournalTests {
                 lastFence = Int(field("fence", of: try c.expect("GRANTED"))!)!
                 _ = try c.expect("OK UP")
                 if cycle >= 600, cycle % 100 == 0,
-                   try !String(contentsOfFile: path, encoding: .utf8).contains(#""fence":1,"#) { break }
+                    try !String(contentsOfFile: path, encoding: .utf8).contains(#""fence":1,"#)
+                {
+                    break
+                }
             }
             server.server.shutdown()
         }

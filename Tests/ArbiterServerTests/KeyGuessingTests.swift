@@ -50,8 +50,9 @@ struct KeyFailureBudgetTests {
 
 @Suite("key guessing over loopback")
 struct KeyGuessingServerTests {
-    static let keyed = PanelConfig(id: "k", title: "Keyed", buttons: PanelConfig.demo.buttons,
-                                   keys: PanelKeys(view: nil, press: "right-key", admin: nil))
+    static let keyed = PanelConfig(
+        id: "k", title: "Keyed", buttons: PanelConfig.demo.buttons,
+        keys: PanelKeys(view: nil, press: "right-key", admin: nil))
 
     @Test func parallelGuessesFromOneAddressAreLockedOut() throws {
         let server = try TestServer(panels: [Self.keyed]) {

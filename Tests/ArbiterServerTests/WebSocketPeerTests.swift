@@ -12,7 +12,10 @@ struct WebSocketPeerTests {
         #expect(try ws.readText() == #"{"type":"welcome","session":"s2","name":"alice","proto":1}"#)
         let snapshot = try ws.readTexts(through: #""re":"join""#)
         #expect(snapshot.count == 6)
-        #expect(snapshot[0] == #"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":null,"progress":0.000,"owner_session":null}"#)
+        #expect(
+            snapshot[0]
+                == #"{"type":"button","panel":"demo","button":"b1","kind":"tap","group":"main","state":"idle","owner":null,"progress":0.000,"owner_session":null}"#
+        )
         #expect(try ws.readText() == #"{"type":"joined","panel":"demo","name":"alice","session":"s2","seq":2}"#)
         ws.sendText(#"{"cmd":"down","panel":"demo","button":"b1","id":"c7"}"#)
         #expect(try ws.readText() == #"{"type":"granted","panel":"demo","button":"b1","fence":1,"id":"c7"}"#)
@@ -63,7 +66,10 @@ struct WebSocketPeerTests {
         #expect(try close { $0.send(.text, [0x7B, 0xFF, 0x7D]) } == 1007)
         #expect(try close { $0.send(.text, Array(repeating: 0x20, count: 2000)) } == 1009)
         #expect(try close { $0.send(.close, [0x03, 0xE8]) } == 1000)
-        #expect(try close { $0.send(.text, [1], fin: true); $0.send(.continuation, [1]) } == 1002)
+        #expect(
+            try close {
+                $0.send(.text, [1], fin: true); $0.send(.continuation, [1])
+            } == 1002)
         // QUIT: its reply, then the close handshake rather than a bare FIN.
         var quitReply: String?
         let quitCode = try close { ws in
@@ -89,7 +95,9 @@ struct WebSocketPeerTests {
     @Test func handshakeErrors() throws {
         let server = try TestServer()
         let s = try RawSocket(port: server.port)
-        s.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        s.send(
+            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        )
         let head = try s.readHead()
         #expect(head.hasPrefix("HTTP/1.1 426"))
         #expect(head.contains("Sec-WebSocket-Version: 13"))

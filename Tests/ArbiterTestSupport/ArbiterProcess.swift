@@ -43,7 +43,8 @@ public final class ArbiterProcess: @unchecked Sendable {
         let deadline = Deadline(after: 10)
         while !deadline.hasPassed {
             if let line = stderr.split(separator: "\n").first(where: { $0.contains("msg=listening") }),
-               let p = line.split(separator: " ").first(where: { $0.hasPrefix("port=") }), let port = UInt16(p.dropFirst(5)) {
+                let p = line.split(separator: " ").first(where: { $0.hasPrefix("port=") }), let port = UInt16(p.dropFirst(5))
+            {
                 self.port = port
                 return
             }

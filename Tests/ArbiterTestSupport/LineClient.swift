@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A blocking loopback TCP client that speaks lines, for tests. Every wait is

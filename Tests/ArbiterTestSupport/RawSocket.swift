@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loopback TCP socket for HTTP and WebSocket tests: raw bytes, bounded waits.
@@ -64,7 +64,8 @@ public final class RawSocket: @unchecked Sendable {
     /// One whole HTTP response: head and a Content-Length body.
     public func readResponse(timeout: Double = 5) throws -> (head: String, body: String) {
         let head = try readHead(timeout: timeout)
-        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+        let length =
+            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
         var body = takeBuffered()
         let deadline = Deadline(after: timeout)

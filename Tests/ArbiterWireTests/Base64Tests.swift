@@ -24,8 +24,10 @@ import ArbiterWire
     }
 
     @Test func decodingIsStrict() {
-        for bad in ["Zg=", "Zg", "Zh==", "Zm9=", "Z===", "====", "Zm=v", "Zg==Zg==", "Zm9v\n",
-                    " Zm9v", "Zm9v-_==", "Zm9v*A==", "Zm9vYg=\u{00}"] {
+        for bad in [
+            "Zg=", "Zg", "Zh==", "Zm9=", "Z===", "====", "Zm=v", "Zg==Zg==", "Zm9v\n",
+            " Zm9v", "Zm9v-_==", "Zm9v*A==", "Zm9vYg=\u{00}",
+        ] {
             #expect(Base64.decode(bad) == nil, "\(bad.debugDescription) must be refused")
         }
     }

@@ -3,8 +3,10 @@
 /// Builds client-to-server frames the way a browser does: masked, with a key that varies
 /// per frame so that masking bugs cannot cancel out.
 enum ClientFrames {
-    static func frame(_ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
-                      key: UInt32 = 0x37FA_213D) -> [UInt8] {
+    static func frame(
+        _ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true,
+        key: UInt32 = 0x37FA_213D
+    ) -> [UInt8] {
         var out: [UInt8] = []
         WebSocketFrameEncoder.encode(opcode: opcode, payload: payload, fin: fin, maskingKey: key, into: &out)
         return out

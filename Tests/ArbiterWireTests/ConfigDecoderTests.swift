@@ -13,7 +13,8 @@ struct ConfigDecoderTests {
     }
 
     @Test func protocolExample() throws {
-        let panels = try decode("""
+        let panels = try decode(
+            """
             { "panels": [ { "id": "demo", "title": "Demo", "buttons": [
                 { "id": "b1", "label": "Button 1", "kind": "tap", "timeout_ms": 10000 },
                 { "id": "sos", "label": "緊急", "kind": "hold", "hold_ms": 3000, "group": "emergency" },
@@ -51,18 +52,24 @@ struct ConfigDecoderTests {
     @Test func errorsNameThePathAndTheProblem() {
         #expect(failure("{") != nil)
         #expect(failure(#"{"panels":[]}"#) == "panels: must list at least one panel")
-        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"push"}]}]}"#)
-            == #"panels[0].buttons[0].kind: must be tap, hold or talk, not "push""#)
-        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a"},{"id":"a"}]}]}"#)
-            == #"panels[0].buttons[1].id: "a" is used twice"#)
+        #expect(
+            failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"push"}]}]}"#)
+                == #"panels[0].buttons[0].kind: must be tap, hold or talk, not "push""#)
+        #expect(
+            failure(#"{"panels":[{"id":"p","buttons":[{"id":"a"},{"id":"a"}]}]}"#)
+                == #"panels[0].buttons[1].id: "a" is used twice"#)
         #expect(failure(#"{"panels":[{"id":"p q","buttons":[{"id":"a"}]}]}"#)?.hasPrefix("panels[0].id:") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","hold_ms":-1}]}]}"#)?.hasPrefix("panels[0].buttons[0].hold_ms:") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","colour":"red"}]}]}"#)?.contains("unknown field \"colour\"") == true)
-        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","hold_ms":1000}]}]}"#)
-            == #"panels[0].buttons[0].hold_ms: applies to hold buttons, and this one is tap (no "kind" given)"#)
-        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"hold","timeout_ms":5000}]}]}"#)
-            == #"panels[0].buttons[0].timeout_ms: applies to tap and talk buttons, and this one is hold"#)
-        #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"tap","long_ms":200}]}]}"#)?.hasPrefix("panels[0].buttons[0].long_ms: applies to talk buttons") == true)
+        #expect(
+            failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","hold_ms":1000}]}]}"#)
+                == #"panels[0].buttons[0].hold_ms: applies to hold buttons, and this one is tap (no "kind" given)"#)
+        #expect(
+            failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"hold","timeout_ms":5000}]}]}"#)
+                == #"panels[0].buttons[0].timeout_ms: applies to tap and talk buttons, and this one is hold"#)
+        #expect(
+            failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","kind":"tap","long_ms":200}]}]}"#)?.hasPrefix(
+                "panels[0].buttons[0].long_ms: applies to talk buttons") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a","label":"x\ny"}]}]}"#)?.contains("control") == true)
         #expect(failure(#"{"panels":[{"id":"p","title":"x\u0085y","buttons":[{"id":"a"}]}]}"#)?.contains("control") == true)
         #expect(failure(#"{"panels":[{"id":"p","buttons":[{"id":"a"}]},{"id":"p","buttons":[{"id":"a"}]}]}"#) == #"panels[1].id: "p" is used twice"#)

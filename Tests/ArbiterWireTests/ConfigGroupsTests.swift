@@ -39,15 +39,24 @@ struct ConfigGroupsTests {
     }
 
     @Test func errorsNameThePath() {
-        #expect(failure(panel(groups: #"{"main":{"policy":"lottery"}}"#))
-            == #"panels[0].groups.main.policy: must be exclusive, queue or buzzer, not "lottery""#)
-        #expect(failure(panel(groups: #"{"main":{"policy":"queue","max_queue":-1}}"#))
-            == "panels[0].groups.main.max_queue: must be between 1 and 100000, not -1")
-        #expect(failure(panel(groups: #"{"main":{"policy":"queue","max_queue":1.5}}"#))?.hasPrefix("panels[0].groups.main.max_queue: must be a whole number") == true)
-        #expect(failure(panel(groups: #"{"quiz":{"policy":"buzzer","early_lockout_ms":-5}}"#))?.hasPrefix("panels[0].groups.quiz.early_lockout_ms: must be between 0") == true)
-        #expect(failure(panel(groups: #"{"sos":{"policy":"buzzer"}}"#))
-            == "panels[0].groups.sos.policy: a buzzer group holds tap buttons only, and panels[0].buttons[2] (h) is hold")
-        #expect(failure(panel(groups: #"{"main":{"policy":"queue","early_lockout_ms":5}}"#))?.hasPrefix(#"panels[0].groups.main: unknown field "early_lockout_ms""#) == true)
+        #expect(
+            failure(panel(groups: #"{"main":{"policy":"lottery"}}"#))
+                == #"panels[0].groups.main.policy: must be exclusive, queue or buzzer, not "lottery""#)
+        #expect(
+            failure(panel(groups: #"{"main":{"policy":"queue","max_queue":-1}}"#))
+                == "panels[0].groups.main.max_queue: must be between 1 and 100000, not -1")
+        #expect(
+            failure(panel(groups: #"{"main":{"policy":"queue","max_queue":1.5}}"#))?.hasPrefix("panels[0].groups.main.max_queue: must be a whole number")
+                == true)
+        #expect(
+            failure(panel(groups: #"{"quiz":{"policy":"buzzer","early_lockout_ms":-5}}"#))?.hasPrefix(
+                "panels[0].groups.quiz.early_lockout_ms: must be between 0") == true)
+        #expect(
+            failure(panel(groups: #"{"sos":{"policy":"buzzer"}}"#))
+                == "panels[0].groups.sos.policy: a buzzer group holds tap buttons only, and panels[0].buttons[2] (h) is hold")
+        #expect(
+            failure(panel(groups: #"{"main":{"policy":"queue","early_lockout_ms":5}}"#))?.hasPrefix(#"panels[0].groups.main: unknown field "early_lockout_ms""#)
+                == true)
         #expect(failure(panel(groups: #"{"nope":{"policy":"queue"}}"#))?.hasPrefix(#"panels[0].groups: unknown field "nope""#) == true)
         #expect(failure(panel(groups: #"{"main":{"policy":7}}"#))?.hasPrefix("panels[0].groups.main.policy: must be a string") == true)
         #expect(failure(panel(groups: #"[]"#))?.hasPrefix("panels[0].groups: must be an object") == true)

@@ -150,7 +150,7 @@ import ArbiterWire
     }
 
     @Test func limitsTheHeadSize() {
-        let head = "GET / HTTP/1.1\r\nX-Fill: " // 24 bytes
+        let head = "GET / HTTP/1.1\r\nX-Fill: "  // 24 bytes
         let exact = head + String(repeating: "a", count: 64 - 24 - 4) + "\r\n\r\n"
         #expect(exact.utf8.count == 64)
         #expect(parseEverySplit(exact, maxHeadBytes: 64).heads.count == 1)
@@ -177,15 +177,15 @@ import ArbiterWire
     }
 
     @Test func refusesMalformedHeads() {
-        expectBadRequest("GET / HTTP/1.1\r\nX: a\r\n folded\r\n\r\n")      // obs-fold
-        expectBadRequest("GET / HTTP/1.1\r\n\tX: a\r\n\r\n")                // folding first line
-        expectBadRequest("GET / HTTP/1.1\r\nHost : x\r\n\r\n")              // space before colon
+        expectBadRequest("GET / HTTP/1.1\r\nX: a\r\n folded\r\n\r\n")  // obs-fold
+        expectBadRequest("GET / HTTP/1.1\r\n\tX: a\r\n\r\n")  // folding first line
+        expectBadRequest("GET / HTTP/1.1\r\nHost : x\r\n\r\n")  // space before colon
         expectBadRequest("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n")
         expectBadRequest("GET / HTTP/1.1\r\n: x\r\n\r\n")
         expectBadRequest("GET / HTTP/1.1\r\nNoColon\r\n\r\n")
         expectBadRequest("GET / HTTP/1.1\r\nX: a\u{01}b\r\n\r\n")
         expectBadRequest("GET / HTTP/1.1\r\nX: a\u{7F}\r\n\r\n")
-        expectBadRequest("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n")              // bare CR
+        expectBadRequest("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n")  // bare CR
         expectBadRequest("GET / HTTP/1.1\r\nX: \0\r\n\r\n")
         expectBadRequest("GET  / HTTP/1.1\r\n\r\n")
         expectBadRequest("GET / HTTP/1.1 \r\n\r\n")
@@ -194,7 +194,7 @@ import ArbiterWire
         expectBadRequest("GET / HTTP/1.1x\r\n\r\n")
         expectBadRequest("GET / http/1.1\r\n\r\n")
         expectBadRequest("GET /a%zz HTTP/1.1\r\n\r\n")
-        expectBadRequest("GET /a?x=%ff HTTP/1.1\r\n\r\n")                  // not UTF-8
+        expectBadRequest("GET /a?x=%ff HTTP/1.1\r\n\r\n")  // not UTF-8
         expectBadRequest("GET /a#frag HTTP/1.1\r\n\r\n")
         expectBadRequest("GET relative HTTP/1.1\r\n\r\n")
         expectBadRequest("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")

@@ -5,10 +5,12 @@ import ArbiterWire
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     @Test func serializesStatusHeadersAndBody() {
-        let bytes = HTTPResponse.serialize(status: 200, headers: [("Content-Type", "text/plain")],
-                                           body: Array("ok\n".utf8), keepAlive: true)
-        #expect(text(bytes) == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
-            + "Connection: keep-alive\r\n\r\nok\n")
+        let bytes = HTTPResponse.serialize(
+            status: 200, headers: [("Content-Type", "text/plain")],
+            body: Array("ok\n".utf8), keepAlive: true)
+        #expect(
+            text(bytes) == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
+                + "Connection: keep-alive\r\n\r\nok\n")
     }
 
     @Test func closeAndCustomReason() {
@@ -17,8 +19,9 @@ import ArbiterWire
     }
 
     @Test func headOnlyKeepsTheLengthButNotTheBody() {
-        let bytes = HTTPResponse.serialize(status: 200, headers: [], body: Array("hello".utf8),
-                                           keepAlive: true, headOnly: true)
+        let bytes = HTTPResponse.serialize(
+            status: 200, headers: [], body: Array("hello".utf8),
+            keepAlive: true, headOnly: true)
         #expect(text(bytes) == "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\n")
     }
 
@@ -33,19 +36,22 @@ import ArbiterWire
         let bytes = HTTPResponse.serialize(
             status: 405, headers: [("Allow", "GET"), ("content-length", "99"), ("Connection", "close")],
             body: [], keepAlive: true)
-        #expect(text(bytes) == "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\nContent-Length: 0\r\n"
-            + "Connection: keep-alive\r\n\r\n")
+        #expect(
+            text(bytes) == "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\nContent-Length: 0\r\n"
+                + "Connection: keep-alive\r\n\r\n")
     }
 
     @Test func informationalResponsesKeepTheCallersConnection() {
-        let bytes = HTTPResponse.serialize(status: 101, headers: [("Upgrade", "websocket"), ("Connection", "Upgrade")],
-                                           body: [], keepAlive: true)
+        let bytes = HTTPResponse.serialize(
+            status: 101, headers: [("Upgrade", "websocket"), ("Connection", "Upgrade")],
+            body: [], keepAlive: true)
         #expect(text(bytes) == "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
     }
 
     @Test func lineBreaksInValuesCannotInjectHeaders() {
-        let bytes = HTTPResponse.serialize(status: 301, headers: [("Location", "/x\r\nSet-Cookie: a=b")],
-                                           body: [], keepAlive: false)
+        let bytes = HTTPResponse.serialize(
+            status: 301, headers: [("Location", "/x\r\nSet-Cookie: a=b")],
+            body: [], keepAlive: false)
         #expect(text(bytes).contains("Location: /x  Set-Cookie: a=b\r\n"))
         #expect(!text(bytes).contains("\r\nSet-Cookie"))
     }

@@ -44,9 +44,11 @@ struct HelpTopicTests {
         // Every usage it prints parses once its placeholders are filled.
         for syntax in CommandSyntax.all {
             var filled = syntax.jsonUsage.replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "")
-            for (placeholder, value) in [("\"<name>\"", "\"al\""), ("\"<panel>\"", "\"demo\""), ("\"<button>\"", "\"b1\""),
-                                         ("\"<session>\"", "\"s3\""), ("\"<key>\"", "\"k\""), ("\"<format>\"", "\"json\""),
-                                         ("\"<token>\"", "\"t\""), ("\"<topic>\"", "\"down\""), ("\"<group>\"", "\"quiz\""), ("<fence>", "3"), ("<n>", "5")] {
+            for (placeholder, value) in [
+                ("\"<name>\"", "\"al\""), ("\"<panel>\"", "\"demo\""), ("\"<button>\"", "\"b1\""),
+                ("\"<session>\"", "\"s3\""), ("\"<key>\"", "\"k\""), ("\"<format>\"", "\"json\""),
+                ("\"<token>\"", "\"t\""), ("\"<topic>\"", "\"down\""), ("\"<group>\"", "\"quiz\""), ("<fence>", "3"), ("<n>", "5"),
+            ] {
                 filled = filled.replacingOccurrences(of: placeholder, with: value)
             }
             if case .failure(let e) = JSONCommandParser.parse(filled) {

@@ -10,15 +10,19 @@ struct HostPolicyTests {
     }
 
     @Test func loopbackNamesAreAlwaysServed() {
-        for host in ["localhost", "LOCALHOST:7070", "localhost.", "app.localhost:80", "127.0.0.1", "127.0.0.1:7070",
-                     "127.9.8.7:1", "[::1]:7070", "[::1]"] {
+        for host in [
+            "localhost", "LOCALHOST:7070", "localhost.", "app.localhost:80", "127.0.0.1", "127.0.0.1:7070",
+            "127.9.8.7:1", "[::1]:7070", "[::1]",
+        ] {
             #expect(verdict(loopback, host: host) == .allowed, "\(host)")
         }
     }
 
     @Test func foreignNamesAreRefused() {
-        for host in ["evil.example", "evil.example:7070", "127.0.0.1.evil.example", "127.0.0.256", "10.0.0.7:7070",
-                     "kiosk-host", "localhost.evil.example", "[::2]:7070", "a:b:c", "[::1]x", ":7070"] {
+        for host in [
+            "evil.example", "evil.example:7070", "127.0.0.1.evil.example", "127.0.0.256", "10.0.0.7:7070",
+            "kiosk-host", "localhost.evil.example", "[::2]:7070", "a:b:c", "[::1]x", ":7070",
+        ] {
             #expect(verdict(loopback, host: host) == .foreignHost(host), "\(host)")
         }
     }
@@ -31,8 +35,9 @@ struct HostPolicyTests {
     }
 
     @Test func aWildcardServesTheMachinesAddressesAndName() {
-        let policy = HostPolicy(listenHost: "::", machineNames: ["10.0.0.7", "fe80::1%eth0", "Kiosk-Host", "kiosk-host.local"],
-                                allowedHosts: [], allowedOrigins: [])
+        let policy = HostPolicy(
+            listenHost: "::", machineNames: ["10.0.0.7", "fe80::1%eth0", "Kiosk-Host", "kiosk-host.local"],
+            allowedHosts: [], allowedOrigins: [])
         for host in ["10.0.0.7:7070", "[fe80::1]:7070", "kiosk-host", "KIOSK-HOST.local:7070"] {
             #expect(verdict(policy, host: host) == .allowed, "\(host)")
         }
@@ -60,24 +65,28 @@ struct HostPolicyTests {
         #expect(verdict(loopback, host: "localhost:7070", origin: "HTTP://LOCALHOST:7070", ws: true) == .allowed)
         #expect(verdict(loopback, host: "[::1]:7070", origin: "http://[::1]:7070", ws: true) == .allowed)
         // Another port of the same host is another origin.
-        #expect(verdict(loopback, host: "127.0.0.1:7070", origin: "http://127.0.0.1:8000", ws: true)
+        #expect(
+            verdict(loopback, host: "127.0.0.1:7070", origin: "http://127.0.0.1:8000", ws: true)
                 == .foreignOrigin("http://127.0.0.1:8000"))
         #expect(verdict(loopback, host: "127.0.0.1:7070", origin: "http://evil.example", ws: true) == .foreignOrigin("http://evil.example"))
         #expect(verdict(loopback, host: "127.0.0.1:7070", origin: "null", ws: true) == .foreignOrigin("null"))
         #expect(verdict(loopback, host: "127.0.0.1:7070", origin: "ftp://127.0.0.1:7070", ws: true) == .foreignOrigin("ftp://127.0.0.1:7070"))
         // Plain HTTP requests are not judged by Origin.
         #expect(verdict(loopback, host: "127.0.0.1:7070", origin: "http://evil.example", ws: false) == .allowed)
-        let head = HTTPRequestHead(method: "GET", target: "/ws?panel=demo",
-                                   headers: [("Host", "127.0.0.1:7070"), ("Upgrade", "websocket"), ("Origin", "http://evil.example")])
+        let head = HTTPRequestHead(
+            method: "GET", target: "/ws?panel=demo",
+            headers: [("Host", "127.0.0.1:7070"), ("Upgrade", "websocket"), ("Origin", "http://evil.example")])
         #expect(loopback.check(head) == .foreignOrigin("http://evil.example"))
     }
 
     @Test func allowOriginAddsOrigins() {
-        let policy = HostPolicy(listenHost: "127.0.0.1", machineNames: [], allowedHosts: [],
-                                allowedOrigins: ["https://Panel.example.org/", "null"])
+        let policy = HostPolicy(
+            listenHost: "127.0.0.1", machineNames: [], allowedHosts: [],
+            allowedOrigins: ["https://Panel.example.org/", "null"])
         #expect(verdict(policy, host: "127.0.0.1:7070", origin: "https://panel.example.org", ws: true) == .allowed)
         #expect(verdict(policy, host: "127.0.0.1:7070", origin: "null", ws: true) == .allowed)
-        #expect(verdict(policy, host: "127.0.0.1:7070", origin: "http://panel.example.org", ws: true)
+        #expect(
+            verdict(policy, host: "127.0.0.1:7070", origin: "http://panel.example.org", ws: true)
                 == .foreignOrigin("http://panel.example.org"))
     }
 }

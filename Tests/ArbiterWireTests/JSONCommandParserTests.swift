@@ -7,8 +7,9 @@ struct JSONCommandParserTests {
     func parse(_ s: String) -> TextCommandParser.Outcome { JSONCommandParser.parse(s) }
 
     @Test func protocolExample() {
-        #expect(parse(#"{"cmd":"down","panel":"demo","button":"b1","id":"c7"}"#)
-            == .command(ParsedCommand(request: .press(.down(panel: "demo", button: "b1")), format: .json, id: .string("c7"))))
+        #expect(
+            parse(#"{"cmd":"down","panel":"demo","button":"b1","id":"c7"}"#)
+                == .command(ParsedCommand(request: .press(.down(panel: "demo", button: "b1")), format: .json, id: .string("c7"))))
     }
 
     @Test func fieldsMapOntoTheTextForm() {

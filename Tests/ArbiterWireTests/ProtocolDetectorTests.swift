@@ -66,16 +66,16 @@ import ArbiterWire
     }
 
     @Test func malformedRequestLinesAreLine() {
-        #expect(classify("GET  / HTTP/1.1\r\n") == .line)       // second space too early
-        #expect(classify(" GET / HTTP/1.1\r\n") == .line)       // empty method
-        #expect(classify("GET /a\tb HTTP/1.1\r\n") == .line)    // control char in target
+        #expect(classify("GET  / HTTP/1.1\r\n") == .line)  // second space too early
+        #expect(classify(" GET / HTTP/1.1\r\n") == .line)  // empty method
+        #expect(classify("GET /a\tb HTTP/1.1\r\n") == .line)  // control char in target
         #expect(classify("GET /\u{7F} HTTP/1.1\r\n") == .line)  // DEL in target
-        #expect(classify("GET / HTTP/1.1 \r\n") == .line)       // trailing space
-        #expect(classify("GET / HTTP/1.1\rX") == .line)         // CR not followed by LF
-        #expect(classify("GET / HTTP/2.0\r\n") == .line)        // not HTTP/1.x
+        #expect(classify("GET / HTTP/1.1 \r\n") == .line)  // trailing space
+        #expect(classify("GET / HTTP/1.1\rX") == .line)  // CR not followed by LF
+        #expect(classify("GET / HTTP/2.0\r\n") == .line)  // not HTTP/1.x
         #expect(classify("GET / HTTP/1.10\r\n") == .line)
         #expect(classify("GET / http/1.1\r\n") == .line)
-        #expect(classify("GET /\n") == .line)                   // HTTP/0.9 style
+        #expect(classify("GET /\n") == .line)  // HTTP/0.9 style
         #expect(classify("\r\nGET / HTTP/1.1\r\n") == .line)
         #expect(ProtocolDetector.classify([0x47, 0x00]) == .line)
         #expect(ProtocolDetector.classify([0xE7, 0xB7, 0x8A]) == .line)

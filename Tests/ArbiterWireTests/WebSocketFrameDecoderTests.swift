@@ -23,8 +23,10 @@ import Testing
     }
 
     /// Decodes `bytes` whole, at every (or every sampled) split point and byte by byte.
-    private func decodeEverySplit(_ bytes: [UInt8], maxPayload: Int = 1 << 20, masked: Bool = true,
-                                  splitPoints: [Int]? = nil) -> Outcome {
+    private func decodeEverySplit(
+        _ bytes: [UInt8], maxPayload: Int = 1 << 20, masked: Bool = true,
+        splitPoints: [Int]? = nil
+    ) -> Outcome {
         let whole = run([bytes], maxPayload: maxPayload, masked: masked)
         for chunks in SplitFeeding.chunkings(of: bytes, splitPoints: splitPoints) {
             let split = run(chunks, maxPayload: maxPayload, masked: masked)
@@ -51,10 +53,11 @@ import Testing
 
     @Test func rfcFragmentedUnmaskedText() {
         let bytes: [UInt8] = [0x01, 0x03, 0x48, 0x65, 0x6C, 0x80, 0x02, 0x6C, 0x6F]
-        #expect(decodeEverySplit(bytes, masked: false).frames == [
-            WebSocketFrame(fin: false, opcode: .text, payload: Array("Hel".utf8)),
-            WebSocketFrame(fin: true, opcode: .continuation, payload: Array("lo".utf8)),
-        ])
+        #expect(
+            decodeEverySplit(bytes, masked: false).frames == [
+                WebSocketFrame(fin: false, opcode: .text, payload: Array("Hel".utf8)),
+                WebSocketFrame(fin: true, opcode: .continuation, payload: Array("lo".utf8)),
+            ])
     }
 
     @Test func rfcPingAndMaskedPong() {
@@ -87,17 +90,19 @@ import Testing
     @Test(arguments: [0, 1, 7, 8, 9, 125, 126, 127, 65535, 65536, 70001])
     func maskedRoundTrip(length: Int) {
         let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
-        let stream = ClientFrames.frame(.binary, payload, fin: false, key: 0xDEAD_BEEF)
+        let stream =
+            ClientFrames.frame(.binary, payload, fin: false, key: 0xDEAD_BEEF)
             + ClientFrames.frame(.ping, Array(payload.prefix(125)), key: 0x0102_0304)
             + ClientFrames.frame(.continuation, payload, key: 0xFFFF_0000)
         let points = stream.count > 400 ? SplitFeeding.sampledPoints(count: stream.count) : nil
         let outcome = decodeEverySplit(stream, splitPoints: points)
         #expect(outcome.error == nil)
-        #expect(outcome.frames == [
-            WebSocketFrame(fin: false, opcode: .binary, payload: payload),
-            WebSocketFrame(opcode: .ping, payload: Array(payload.prefix(125))),
-            WebSocketFrame(opcode: .continuation, payload: payload),
-        ])
+        #expect(
+            outcome.frames == [
+                WebSocketFrame(fin: false, opcode: .binary, payload: payload),
+                WebSocketFrame(opcode: .ping, payload: Array(payload.prefix(125))),
+                WebSocketFrame(opcode: .continuation, payload: payload),
+            ])
     }
 
     @Test func unmaskingInPiecesMatchesOnePass() {

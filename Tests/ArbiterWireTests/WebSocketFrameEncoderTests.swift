@@ -25,8 +25,9 @@ import ArbiterWire
         #expect(WebSocketFrameEncoder.binaryFrame([UInt8](repeating: 0, count: 125)).prefix(2) == [0x82, 125])
         #expect(WebSocketFrameEncoder.binaryFrame([UInt8](repeating: 0, count: 126)).prefix(4) == [0x82, 126, 0, 126])
         #expect(WebSocketFrameEncoder.binaryFrame([UInt8](repeating: 0, count: 65535)).prefix(4) == [0x82, 126, 0xFF, 0xFF])
-        #expect(WebSocketFrameEncoder.binaryFrame([UInt8](repeating: 0, count: 65536)).prefix(10)
-            == [0x82, 127, 0, 0, 0, 0, 0, 1, 0, 0])
+        #expect(
+            WebSocketFrameEncoder.binaryFrame([UInt8](repeating: 0, count: 65536)).prefix(10)
+                == [0x82, 127, 0, 0, 0, 0, 0, 1, 0, 0])
     }
 
     @Test func closeFrames() {

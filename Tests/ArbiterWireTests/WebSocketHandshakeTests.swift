@@ -3,7 +3,8 @@ import ArbiterWire
 
 @Suite struct WebSocketHandshakeTests {
     /// The client handshake of RFC 6455 section 1.2 (with the section 1.3 key).
-    static let rfcRequest = "GET /chat HTTP/1.1\r\nHost: server.example.com\r\nUpgrade: websocket\r\n"
+    static let rfcRequest =
+        "GET /chat HTTP/1.1\r\nHost: server.example.com\r\nUpgrade: websocket\r\n"
         + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         + "Origin: http://example.com\r\nSec-WebSocket-Version: 13\r\n\r\n"
 
@@ -37,8 +38,9 @@ import ArbiterWire
 
     @Test func switchingProtocolsResponse() {
         let bytes = WebSocketHandshake.response(accept: "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
-        #expect(String(decoding: bytes, as: UTF8.self) == "HTTP/1.1 101 Switching Protocols\r\n"
-            + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+        #expect(
+            String(decoding: bytes, as: UTF8.self) == "HTTP/1.1 101 Switching Protocols\r\n"
+                + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
     }
 
     @Test func headerValuesAreCaseInsensitiveTokenLists() throws {

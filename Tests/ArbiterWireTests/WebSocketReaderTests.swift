@@ -25,22 +25,27 @@ import ArbiterWire
     private func readEverySplit(_ bytes: [UInt8], maxPayload: Int = 1 << 16, maxMessage: Int = 1 << 16) -> Outcome {
         let whole = run([bytes], maxPayload: maxPayload, maxMessage: maxMessage)
         for chunks in SplitFeeding.chunkings(of: bytes) {
-            #expect(run(chunks, maxPayload: maxPayload, maxMessage: maxMessage) == whole,
-                    "chunk sizes \(chunks.prefix(3).map(\.count))")
+            #expect(
+                run(chunks, maxPayload: maxPayload, maxMessage: maxMessage) == whole,
+                "chunk sizes \(chunks.prefix(3).map(\.count))")
         }
         return whole
     }
 
     @Test func conversationAtEverySplit() {
-        let stream = ClientFrames.text("Hel", fin: false, key: 1) + ClientFrames.frame(.ping, Array("p".utf8), key: 2)
+        let stream =
+            ClientFrames.text("Hel", fin: false, key: 1) + ClientFrames.frame(.ping, Array("p".utf8), key: 2)
             + ClientFrames.frame(.continuation, Array("lo 緊".utf8), key: 3)
             + ClientFrames.frame(.binary, [9, 8, 7], key: 4)
             + ClientFrames.frame(.close, [0x03, 0xE8] + Array("done".utf8), key: 5)
             + ClientFrames.text("after close is ignored")
         let outcome = readEverySplit(stream)
         #expect(outcome.error == nil)
-        #expect(outcome.messages == [.ping(Array("p".utf8)), .text("Hello 緊"), .binary([9, 8, 7]),
-                                     .close(code: 1000, reason: "done")])
+        #expect(
+            outcome.messages == [
+                .ping(Array("p".utf8)), .text("Hello 緊"), .binary([9, 8, 7]),
+                .close(code: 1000, reason: "done"),
+            ])
     }
 
     @Test func invalidUTF8FailsBeforeTheFinalFragmentArrives() throws {

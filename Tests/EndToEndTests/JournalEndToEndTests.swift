@@ -14,13 +14,16 @@ struct JournalEndToEndTests {
     @Test func aDamagedJournalExits78NamingTheFileAndLine() throws {
         let journal = temporaryPath("damaged")
         defer { try? FileManager.default.removeItem(atPath: journal) }
-        let lines = [#"{"type":"record","panel":"demo","button":"b1","event":"pressed","at":1,"owner":"x","session":"s1","fence":41,"seq":1}"#,
-                     #"{"type":"reserve","panel":"demo","upto":1e30}"#]
+        let lines = [
+            #"{"type":"record","panel":"demo","button":"b1","event":"pressed","at":1,"owner":"x","session":"s1","fence":41,"seq":1}"#,
+            #"{"type":"reserve","panel":"demo","upto":1e30}"#,
+        ]
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: journal))
         let result = try ArbiterProcess.run(["--port", "0", "--journal", journal])
         #expect(result.status == 78)
-        #expect(result.stderr.contains("error: journal \(journal), line 2: \"upto\" must be a whole number from 0 to 18446744073709551615, not 1e30"),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains("error: journal \(journal), line 2: \"upto\" must be a whole number from 0 to 18446744073709551615, not 1e30"),
+            "\(result.stderr)")
         #expect(result.stderr.contains("Restore the journal from a backup, or move it away"))
         #expect(!result.stderr.contains("msg=listening"))
     }

@@ -82,9 +82,11 @@ struct NetcatSessionTests {
     }
 
     @Test func hostOriginBacklogAndBudgetFlags() throws {
-        let arbiter = try ArbiterProcess(["--port", "0", "--allow-host", "Buttons.Example.org", "--allow-host", "[fe80::1]",
-                                          "--allow-origin", "https://panel.example.org", "--backlog", "77",
-                                          "--key-failures", "1", "--max-total-outbound", "1048576"])
+        let arbiter = try ArbiterProcess([
+            "--port", "0", "--allow-host", "Buttons.Example.org", "--allow-host", "[fe80::1]",
+            "--allow-origin", "https://panel.example.org", "--backlog", "77",
+            "--key-failures", "1", "--max-total-outbound", "1048576",
+        ])
         defer { arbiter.terminate() }
         func status(_ headers: String, path: String = "/healthz") throws -> String {
             let s = try RawSocket(port: arbiter.port)
@@ -94,12 +96,15 @@ struct NetcatSessionTests {
         #expect(try status("Host: buttons.example.org\r\n") == "HTTP/1.1 200")
         #expect(try status("Host: [fe80::1]:7070\r\n") == "HTTP/1.1 200")
         #expect(try status("Host: evil.example\r\n") == "HTTP/1.1 421")
-        let upgrade = "Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+        let upgrade =
+            "Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         #expect(try status(upgrade + "Origin: https://panel.example.org\r\n", path: "/ws") == "HTTP/1.1 101")
         #expect(try status(upgrade + "Origin: https://evil.example\r\n", path: "/ws") == "HTTP/1.1 403")
-        for bad in [["--allow-host", "a b"], ["--allow-host", "x:80"], ["--allow-origin", "ftp://x"], ["--backlog", "0"],
-                    ["--key-failures", "-1"], ["--max-total-outbound", "10"]] {
+        for bad in [
+            ["--allow-host", "a b"], ["--allow-host", "x:80"], ["--allow-origin", "ftp://x"], ["--backlog", "0"],
+            ["--key-failures", "-1"], ["--max-total-outbound", "10"],
+        ] {
             let result = try ArbiterProcess.run(bad)
             #expect(result.status == 64, "\(bad)")
             #expect(result.stderr.contains(bad[0]), "\(bad)")

@@ -27,7 +27,8 @@ struct ProtectedModeTests {
     }
 
     @Test func theRefusalNamesEveryPanelWithoutAnAdminKey() throws {
-        let config = try configFile(#"""
+        let config = try configFile(
+            #"""
             {"panels":[
               {"id":"open","buttons":[{"id":"b1"}]},
               {"id":"pressonly","buttons":[{"id":"b1"}],"keys":{"press":"p"}},
@@ -52,8 +53,10 @@ struct ProtectedModeTests {
     @Test func openAdminStartsWithAWarning() throws {
         let arbiter = try ArbiterProcess(["--host", "0.0.0.0", "--port", "0", "--open-admin"])
         defer { arbiter.terminate() }
-        #expect(arbiter.stderr.contains(#"level=warn msg="protected mode off (--open-admin): anyone who can connect may RESET and KICK on these panels" host=0.0.0.0 panels=demo"#),
-                "\(arbiter.stderr)")
+        #expect(
+            arbiter.stderr.contains(
+                #"level=warn msg="protected mode off (--open-admin): anyone who can connect may RESET and KICK on these panels" host=0.0.0.0 panels=demo"#),
+            "\(arbiter.stderr)")
         let c = try LineClient(host: "127.0.0.1", port: arbiter.port)
         c.send("HELLO a")
         #expect(try c.expect("OK HELLO").hasSuffix("role=admin"))

@@ -43,7 +43,8 @@ struct ReadmeRecipeTests {
             #expect(port != nil && port != "7070", "\(line)")
             // Its load generator must be pointed at the same port.
             if let port {
-                #expect(Self.shellLines(try Self.readme()).contains { $0.contains("arbiter-load ") && !$0.contains(" config ") && $0.contains("--port \(port)") })
+                #expect(
+                    Self.shellLines(try Self.readme()).contains { $0.contains("arbiter-load ") && !$0.contains(" config ") && $0.contains("--port \(port)") })
             }
         }
     }

@@ -65,10 +65,12 @@ nonisolated func measure(panels: Int, threads: Int, seconds: Int) -> Int {
                         let now = Instant(milliseconds: Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000))
                         panel.queue.sync {
                             panel.output.removeAll()
-                            panel.core.handle(.press(.down(panel: 0, button: b)), session: SessionID(session), name: "c\(session)",
-                                              access: .admin, now: now, into: &panel.output)
-                            panel.core.handle(.press(.up(panel: 0, button: b)), session: SessionID(session), name: "c\(session)",
-                                              access: .admin, now: now, into: &panel.output)
+                            panel.core.handle(
+                                .press(.down(panel: 0, button: b)), session: SessionID(session), name: "c\(session)",
+                                access: .admin, now: now, into: &panel.output)
+                            panel.core.handle(
+                                .press(.up(panel: 0, button: b)), session: SessionID(session), name: "c\(session)",
+                                access: .admin, now: now, into: &panel.output)
                         }
                         cycles += 1
                     }

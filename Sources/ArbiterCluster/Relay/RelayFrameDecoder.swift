@@ -49,8 +49,10 @@ public struct RelayFrameDecoder: Sendable {
                 let session = try integer()
                 let name = try string()
                 let key: String? = try byte() == 1 ? try string() : nil
-                return .command(RelayCommand(origin: origin, session: session, sessionName: name, key: key, panel: try string(),
-                                             command: try data(), arrivedAt: Int64(bitPattern: try integer())))
+                return .command(
+                    RelayCommand(
+                        origin: origin, session: session, sessionName: name, key: key, panel: try string(),
+                        command: try data(), arrivedAt: Int64(bitPattern: try integer())))
             case RelayFrameType.reply:
                 return .reply(panel: try string(), term: try term(), session: try integer(), line: try data())
             case RelayFrameType.event:

@@ -25,7 +25,7 @@ public enum RelayMessage: Equatable, Sendable {
     public var fencedTerm: (panel: String, term: Int64)? {
         switch self {
         case .reply(let panel, let term, _, _), .event(let panel, let term, _, _),
-             .snapshot(let panel, let term, _, _, _), .term(let panel, let term, _):
+            .snapshot(let panel, let term, _, _, _), .term(let panel, let term, _):
             (panel, term)
         case .command, .sessionGone, .snapshotRequest:
             nil

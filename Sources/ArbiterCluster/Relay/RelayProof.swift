@@ -48,8 +48,9 @@ public enum RelayProof {
 
     /// Node names on the link: what `--node` accepts.
     static func isNodeName(_ s: Substring) -> Bool {
-        !s.isEmpty && s.utf8.count <= 64 && s.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x2E || c == 0x5F
-        }
+        !s.isEmpty && s.utf8.count <= 64
+            && s.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x2E || c == 0x5F
+            }
     }
 }

@@ -46,8 +46,10 @@ public struct SHA256: Sendable {
         var digest: [UInt8] = []
         digest.reserveCapacity(SHA256.digestBytes)
         for word in [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7] {
-            digest.append(contentsOf: [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16),
-                                       UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word)])
+            digest.append(contentsOf: [
+                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16),
+                UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word),
+            ])
         }
         return digest
     }
@@ -67,7 +69,8 @@ public struct SHA256: Sendable {
         // A stack buffer for the message schedule: a heap array per block would dominate.
         let (a, b, c, d, e, f, g, hh) = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             for t in 0..<16 {
-                w[t] = UInt32(pending[4 * t]) << 24 | UInt32(pending[4 * t + 1]) << 16
+                w[t] =
+                    UInt32(pending[4 * t]) << 24 | UInt32(pending[4 * t + 1]) << 16
                     | UInt32(pending[4 * t + 2]) << 8 | UInt32(pending[4 * t + 3])
             }
             for t in 16..<64 {

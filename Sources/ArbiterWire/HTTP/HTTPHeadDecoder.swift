@@ -24,8 +24,9 @@ enum HTTPHeadDecoder {
             case .invalid(let reason): throw .badRequest(reason)
             }
         }
-        let head = HTTPRequestHead(method: method, target: target, parsedTarget: parsedTarget,
-                                   versionMajor: major, versionMinor: minor, headers: headers)
+        let head = HTTPRequestHead(
+            method: method, target: target, parsedTarget: parsedTarget,
+            versionMajor: major, versionMinor: minor, headers: headers)
         try validateFraming(head)
         return head
     }
@@ -61,13 +62,15 @@ enum HTTPHeadDecoder {
         let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
         let v = Array(version)
         guard v.count == 8, v[0..<5].elementsEqual("HTTP/".utf8), v[6] == UInt8(ascii: "."),
-              digits.contains(v[5]), digits.contains(v[7])
+            digits.contains(v[5]), digits.contains(v[7])
         else { throw .badRequest("malformed HTTP version") }
         let major = Int(v[5] - UInt8(ascii: "0"))
         let minor = Int(v[7] - UInt8(ascii: "0"))
         guard major == 1 else { throw .unsupportedVersion }
-        return (String(decoding: method, as: UTF8.self), String(decoding: target, as: UTF8.self),
-                major, minor)
+        return (
+            String(decoding: method, as: UTF8.self), String(decoding: target, as: UTF8.self),
+            major, minor
+        )
     }
 
     private static func parseField(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> (name: String, value: String) {
@@ -109,7 +112,7 @@ enum HTTPHeadDecoder {
             for element in lengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
                 let text = HTTPSyntax.trimmed(element)
                 guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                      let value = Int(text)
+                    let value = Int(text)
                 else { throw .badRequest("invalid Content-Length") }
                 if let earlier = declared, earlier != value {
                     throw .badRequest("conflicting Content-Length values")

@@ -27,8 +27,9 @@ public struct HTTPRequestHead: Sendable {
         headers: [(name: String, value: String)] = []
     ) {
         let parsed = HTTPRequestTarget.lenient(target, method: method)
-        self.init(method: method, target: target, parsedTarget: parsed,
-                  versionMajor: versionMajor, versionMinor: versionMinor, headers: headers)
+        self.init(
+            method: method, target: target, parsedTarget: parsed,
+            versionMajor: versionMajor, versionMinor: versionMinor, headers: headers)
     }
 
     init(

@@ -119,7 +119,8 @@ public struct HTTPRequestParser: Sendable {
         defer { scanIndex = index }
         while index < limit {
             if buffer[index] == HTTPSyntax.lf {
-                let isEmptyLine = index == lineStart
+                let isEmptyLine =
+                    index == lineStart
                     || (index == lineStart + 1 && buffer[lineStart] == HTTPSyntax.cr)
                 if isEmptyLine && sawRequestLine {
                     index += 1

@@ -27,9 +27,11 @@ struct HTTPRequestTarget: Sendable {
         let lowered = target.lowercased()
         for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
             let afterScheme = bytes.dropFirst(scheme.utf8.count)
-            guard let slash = afterScheme.firstIndex(where: {
-                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?")
-            }) else {
+            guard
+                let slash = afterScheme.firstIndex(where: {
+                    $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?")
+                })
+            else {
                 return HTTPRequestTarget(path: "/", queryItems: [])
             }
             if bytes[slash] == UInt8(ascii: "?") {
@@ -55,7 +57,8 @@ struct HTTPRequestTarget: Sendable {
             for pair in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
                 let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
                 let name = try decode(pair[..<equals], plusIsSpace: true)
-                let value = equals < pair.endIndex
+                let value =
+                    equals < pair.endIndex
                     ? try decode(pair[(equals + 1)...], plusIsSpace: true) : ""
                 items.append((name: name, value: value))
             }
@@ -76,7 +79,7 @@ struct HTTPRequestTarget: Sendable {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,
-                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                    let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
                 else { throw .invalid("invalid percent-encoding") }
                 out.append(high << 4 | low)
                 index += 3

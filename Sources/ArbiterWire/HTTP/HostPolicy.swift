@@ -69,7 +69,9 @@ public struct HostPolicy: Sendable, Equatable {
         if origins.contains(normalized) { return .allowed }
         // Same origin: the page came from this server under the name the request uses.
         if let host {
-            let authority = normalized.hasPrefix("http://") ? normalized.dropFirst(7)
+            let authority =
+                normalized.hasPrefix("http://")
+                ? normalized.dropFirst(7)
                 : normalized.hasPrefix("https://") ? normalized.dropFirst(8) : nil
             if let authority, authority == host.lowercased()[...] { return .allowed }
         }

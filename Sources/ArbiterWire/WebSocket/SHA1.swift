@@ -49,8 +49,10 @@ public struct SHA1: Sendable {
         var digest: [UInt8] = []
         digest.reserveCapacity(20)
         for word in [h0, h1, h2, h3, h4] {
-            digest.append(contentsOf: [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16),
-                                       UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word)])
+            digest.append(contentsOf: [
+                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16),
+                UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word),
+            ])
         }
         return digest
     }
@@ -59,7 +61,8 @@ public struct SHA1: Sendable {
         // A stack buffer for the message schedule: a heap array per block would dominate.
         let (a, b, c, d, e) = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 80) { w in
             for t in 0..<16 {
-                w[t] = UInt32(pending[4 * t]) << 24 | UInt32(pending[4 * t + 1]) << 16
+                w[t] =
+                    UInt32(pending[4 * t]) << 24 | UInt32(pending[4 * t + 1]) << 16
                     | UInt32(pending[4 * t + 2]) << 8 | UInt32(pending[4 * t + 3])
             }
             for t in 16..<80 {

@@ -37,7 +37,8 @@ public struct UTF8StreamValidator: Sendable, Equatable {
             if remaining == 0 {
                 // Most text is ASCII: skip it eight bytes at a time.
                 while index + 8 <= count,
-                      bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+                {
                     index += 8
                 }
                 guard index < count else { return true }

@@ -78,8 +78,9 @@ public struct WebSocketFrameDecoder: Sendable {
             }
             inputStart += take
             if let key = current.maskingKey {
-                WebSocketMasking.apply(key: key, phase: oldCount & 3, to: &payload,
-                                       range: oldCount..<payload.count)
+                WebSocketMasking.apply(
+                    key: key, phase: oldCount & 3, to: &payload,
+                    range: oldCount..<payload.count)
             }
         }
         guard payload.count == current.length else {
@@ -145,7 +146,8 @@ public struct WebSocketFrameDecoder: Sendable {
         var key: UInt32?
         if masked {
             let keyStart = inputStart + 2 + extendedBytes
-            key = UInt32(input[keyStart]) << 24 | UInt32(input[keyStart + 1]) << 16
+            key =
+                UInt32(input[keyStart]) << 24 | UInt32(input[keyStart + 1]) << 16
                 | UInt32(input[keyStart + 2]) << 8 | UInt32(input[keyStart + 3])
         }
         inputStart += headerLength

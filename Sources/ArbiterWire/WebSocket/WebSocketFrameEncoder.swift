@@ -82,8 +82,9 @@ public enum WebSocketFrameEncoder {
         maskingKey: UInt32?,
         into buffer: inout [UInt8]
     ) {
-        precondition(!opcode.isControl || (fin && length <= maxControlPayload),
-                     "control frames must be final and carry at most 125 bytes")
+        precondition(
+            !opcode.isControl || (fin && length <= maxControlPayload),
+            "control frames must be final and carry at most 125 bytes")
         buffer.append((fin ? 0x80 : 0x00) | opcode.rawValue)
         let maskBit: UInt8 = maskingKey == nil ? 0x00 : 0x80
         if length <= 125 {
@@ -99,8 +100,10 @@ public enum WebSocketFrameEncoder {
             }
         }
         if let key = maskingKey {
-            buffer.append(contentsOf: [UInt8(key >> 24), UInt8(truncatingIfNeeded: key >> 16),
-                                       UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key)])
+            buffer.append(contentsOf: [
+                UInt8(key >> 24), UInt8(truncatingIfNeeded: key >> 16),
+                UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key),
+            ])
         }
     }
 }

@@ -35,9 +35,10 @@ public enum WebSocketHandshake {
 
     /// The `101 Switching Protocols` response completing the handshake.
     public static func response(accept: String) -> [UInt8] {
-        Array(("HTTP/1.1 101 Switching Protocols\r\n"
-            + "Upgrade: websocket\r\n"
-            + "Connection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(accept)\r\n\r\n").utf8)
+        Array(
+            ("HTTP/1.1 101 Switching Protocols\r\n"
+                + "Upgrade: websocket\r\n"
+                + "Connection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: \(accept)\r\n\r\n").utf8)
     }
 }

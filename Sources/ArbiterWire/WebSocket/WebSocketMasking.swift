@@ -5,8 +5,10 @@ enum WebSocketMasking {
     /// big-endian), starting at key byte `phase` (0...3) so that a payload unmasked in
     /// pieces as it arrives gives the same result as one pass.
     static func apply(key: UInt32, phase: Int, to buffer: UnsafeMutableRawBufferPointer) {
-        let keyBytes: [UInt8] = [UInt8(key >> 24), UInt8(truncatingIfNeeded: key >> 16),
-                                 UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key)]
+        let keyBytes: [UInt8] = [
+            UInt8(key >> 24), UInt8(truncatingIfNeeded: key >> 16),
+            UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key),
+        ]
         var pattern: UInt64 = 0
         // Built in memory order, so the same XOR works on little- and big-endian hosts.
         withUnsafeMutableBytes(of: &pattern) { raw in

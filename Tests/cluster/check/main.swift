@@ -71,7 +71,9 @@ func leaderMember() -> (member: Int, term: Int) {
     guard posix_spawn(&pid, "/bin/bash", nil, nil, &cargs, environ) == 0 else { fail("cannot run etcd3.sh leader") }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let words = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: " ").map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 }
+    let words = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: " ").map {
+        Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
     return (words.first ?? 0, words.count > 1 ? words[1] : 0)
 }
 
@@ -114,7 +116,9 @@ n1.reserveMoreFences("demo")
 guard let extended = n1.canDecide("demo"), extended.last == 2000 else { fail("second block not reserved: \(String(describing: n1.canDecide("demo")))") }
 do {
     let current = try client1.range(.key(keys.fence("demo"))).kvs.first
-    guard let stale = FenceReservation(current: current, term: block1.term - 1, leaderKey: keys.leader("demo"), fenceKey: keys.fence("demo"), size: 1000) else { fail("fence key unreadable") }
+    guard let stale = FenceReservation(current: current, term: block1.term - 1, leaderKey: keys.leader("demo"), fenceKey: keys.fence("demo"), size: 1000) else {
+        fail("fence key unreadable")
+    }
     guard try !client1.txn(stale.txn).succeeded else { fail("a reservation under a stale term succeeded") }
     guard try client1.range(.key(keys.fence("demo"))).kvs.first?.valueText == "2000" else { fail("the stale reservation wrote") }
 } catch { fail("fence txn: \(error)") }
@@ -176,7 +180,9 @@ ok("without a majority n1 stopped deciding (safe deadline)")
 member("start", first + 1)
 member("start", second + 1)
 stepUntil([n1], seconds: 30, "n1 leading demo again after the restart") { n1.canDecide("demo") != nil }
-guard let block2 = n1.canDecide("demo"), block2.first > 2000 else { fail("after the restart fences restarted low: \(String(describing: n1.canDecide("demo")))") }
+guard let block2 = n1.canDecide("demo"), block2.first > 2000 else {
+    fail("after the restart fences restarted low: \(String(describing: n1.canDecide("demo")))")
+}
 ok("members restarted: n1 leads demo again, fences from \(block2.first)")
 
 // 8. n1 dies (stops stepping): its lease expires and n2 takes over, above every fence.
@@ -224,7 +230,9 @@ do {
     guard mine.verdict(on: try client2.txn(mine.publishTxn(keys: keys)), node: "n2") == nil else { fail("same config refused") }
     let theirs = ClusterConfig(panels: other, clusterKey: clusterKey)
     let refusal = theirs.verdict(on: try client2.txn(theirs.publishTxn(keys: keys)), node: "n3")
-    guard refusal == "node n3's config differs from the cluster's: panels[0].buttons[0].hold_ms 2000 vs 3000" else { fail("refusal: \(String(describing: refusal))") }
+    guard refusal == "node n3's config differs from the cluster's: panels[0].buttons[0].hold_ms 2000 vs 3000" else {
+        fail("refusal: \(String(describing: refusal))")
+    }
     ok("config digest \(mine.digest.prefix(12))... published at \(keys.config); a differing node is refused: \(refusal ?? "")")
 } catch { fail("config: \(error)") }
 
@@ -245,10 +253,11 @@ ok("fence key seeded from a journal's 123000: the first leader hands out fences 
 // ClusterNode stepped every 100 ms (keepalives inside the step). Reported, not required.
 let rounds = Int(ProcessInfo.processInfo.environment["ARBITER_CHECK_ROUNDS"] ?? "") ?? 5
 let runtimeStops = Counter()
-let r1 = ClusterRuntime(name: "r1", advertise: "127.0.0.1:17005", panels: ["rt"],
-                        control: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
-                        lease: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
-                        clock: now, callbacks: ClusterRuntimeCallbacks(stopDeciding: { _, _, reason in runtimeStops.add("\(reason)") }))
+let r1 = ClusterRuntime(
+    name: "r1", advertise: "127.0.0.1:17005", panels: ["rt"],
+    control: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
+    lease: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
+    clock: now, callbacks: ClusterRuntimeCallbacks(stopDeciding: { _, _, reason in runtimeStops.add("\(reason)") }))
 r1.start()
 /// s1 lives on its own queue; the check only reads what the loop publishes.
 final class SyncDriver: @unchecked Sendable {
@@ -291,7 +300,9 @@ final class SyncDriver: @unchecked Sendable {
         node.shutdown()
     }
 }
-let s1 = SyncDriver(ClusterNode(name: "s1", advertise: "127.0.0.1:17006", panels: ["sync"], etcd: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout), clock: now))
+let s1 = SyncDriver(
+    ClusterNode(
+        name: "s1", advertise: "127.0.0.1:17006", panels: ["sync"], etcd: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout), clock: now))
 s1.start()
 let syncStops = s1.stops
 var runtimeRounds = 0
@@ -316,16 +327,21 @@ for round in 1...rounds {
         sleep(milliseconds: 100)
     }
     let (rStops, sStops) = (runtimeStops.count - r0, syncStops.count - s0)
-    let reasons = "runtime \(runtimeStops.since(r0)), synchronous \(syncStops.since(s0)); runtime's longest renewal gap so far \(r1.statistics.longestRenewalGapMilliseconds) ms"
+    let reasons =
+        "runtime \(runtimeStops.since(r0)), synchronous \(syncStops.since(s0)); runtime's longest renewal gap so far \(r1.statistics.longestRenewalGapMilliseconds) ms"
     if rStops > 0 { runtimeRounds += 1 }
     if sStops > 0 { syncRounds += 1 }
     if let elected { elections.append(elected) }
-    ok("round \(round): killed etcd leader m\(leader); raft term \(termBefore) -> new leader in a later term seen after \(elected.map { "\($0) ms" } ?? "none within 5 s"); step-downs: runtime \(rStops), synchronous \(sStops) (\(reasons))")
+    ok(
+        "round \(round): killed etcd leader m\(leader); raft term \(termBefore) -> new leader in a later term seen after \(elected.map { "\($0) ms" } ?? "none within 5 s"); step-downs: runtime \(rStops), synchronous \(sStops) (\(reasons))"
+    )
     member("start", leader)
     sleep(milliseconds: 3_000)
 }
 let stats = r1.statistics
 r1.stop(resign: true)
 s1.stop()
-ok("etcd leader killed \(rounds) times: the runtime's leader stepped down in \(runtimeRounds), the synchronous node's in \(syncRounds); an election (a leader in a later raft term) seen in \(elections.count) of them, after \(elections.sorted()) ms (polled with etcdctl, ~100 ms apart); runtime keepalives \(stats.keepAlivesSent) sent, \(stats.keepAlivesAnswered) answered, \(stats.keepAlivesFailed) failed, longest gap between sends \(stats.longestKeepAliveGapMilliseconds) ms, longest gap between answered sends \(stats.longestRenewalGapMilliseconds) ms, longest control step \(stats.longestStepMilliseconds) ms")
+ok(
+    "etcd leader killed \(rounds) times: the runtime's leader stepped down in \(runtimeRounds), the synchronous node's in \(syncRounds); an election (a leader in a later raft term) seen in \(elections.count) of them, after \(elections.sorted()) ms (polled with etcdctl, ~100 ms apart); runtime keepalives \(stats.keepAlivesSent) sent, \(stats.keepAlivesAnswered) answered, \(stats.keepAlivesFailed) failed, longest gap between sends \(stats.longestKeepAliveGapMilliseconds) ms, longest gap between answered sends \(stats.longestRenewalGapMilliseconds) ms, longest control step \(stats.longestStepMilliseconds) ms"
+)
 print("arbiter-etcd-check: all passed")

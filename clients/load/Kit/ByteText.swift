@@ -69,7 +69,8 @@ public enum ByteText {
     @inline(__always)
     static func nameCode(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int64 {
         if range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "c"),
-           let n = integer(bytes, (range.lowerBound + 1)..<range.upperBound) {
+            let n = integer(bytes, (range.lowerBound + 1)..<range.upperBound)
+        {
             return n
         }
         return Int64(bitPattern: fnv1a(bytes, range) & ~(UInt64(3) << 62) | (1 << 62))

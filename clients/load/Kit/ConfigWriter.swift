@@ -19,7 +19,8 @@ public enum ConfigWriter {
             buttons.append(#"{ "id": "h\#(i)", "kind": "hold", "group": "hold\#(i)", "hold_ms": \#(o.holdMs), "progress_ms": \#(progress) }"#)
         }
         for i in 1...max(o.talkButtons, 1) where o.talkButtons > 0 {
-            buttons.append(#"{ "id": "t\#(i)", "kind": "talk", "group": "talk\#(i)", "long_ms": \#(o.longMs), "min_talk_ms": \#(o.minTalkMs), "timeout_ms": 0 }"#)
+            buttons.append(
+                #"{ "id": "t\#(i)", "kind": "talk", "group": "talk\#(i)", "long_ms": \#(o.longMs), "min_talk_ms": \#(o.minTalkMs), "timeout_ms": 0 }"#)
         }
         let ids = o.panelIDs
         var policies = ""

@@ -30,10 +30,11 @@ extension Engine {
         if peer.stream >= 0 {
             flushChecker()
             let name = "\(peer.name)#\(stats.reconnects + 1)"
-            peer.stream = plan.panels[peer.panel].checker?.withLock { c in
-                c.closeStream(peer.stream)
-                return c.addStream(name: name)
-            } ?? -1
+            peer.stream =
+                plan.panels[peer.panel].checker?.withLock { c in
+                    c.closeStream(peer.stream)
+                    return c.addStream(name: name)
+                } ?? -1
         }
         close(peer)
         if settingUpNow { settingUp -= 1 }

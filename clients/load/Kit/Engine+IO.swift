@@ -133,7 +133,8 @@ extension Engine {
         for i in 0..<bytes.count where bytes[i] == 0x0A {
             if i > start {
                 let range = start..<i
-                let m = bytes[start] == UInt8(ascii: "{")
+                let m =
+                    bytes[start] == UInt8(ascii: "{")
                     ? JSONMessageParser.parse(bytes, range, buttons: table)
                     : LineMessageParser.parse(bytes, range, buttons: table)
                 handle(peer, m, bytes, range)

@@ -90,7 +90,7 @@ public enum LineMessageParser {
         case UInt8(ascii: "n") where ByteText.equals(bytes, key, "name"):
             m.owner = ByteText.nameCode(bytes, value)
         case UInt8(ascii: "r") where ByteText.equals(bytes, key, "reason"),
-             UInt8(ascii: "e") where ByteText.equals(bytes, key, "ended"):
+            UInt8(ascii: "e") where ByteText.equals(bytes, key, "ended"):
             m.reason = ReasonCode.decode(bytes, value)
         case UInt8(ascii: "v") where ByteText.equals(bytes, key, "value"):
             m.permille = ByteText.permille(bytes, value)

@@ -18,7 +18,8 @@ public struct LoadHost: Sendable, Equatable {
         var hosts: [LoadHost] = []
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
             guard let colon = item.lastIndex(of: ":"), let port = UInt16(item[item.index(after: colon)...]), port > 0,
-                  let host = HostLiteral(String(item[..<colon])) else {
+                let host = HostLiteral(String(item[..<colon]))
+            else {
                 return .failure(LoadOptions.UsageError(message: "--hosts must be HOST:PORT,HOST:PORT... such as 127.0.0.1:7070,[::1]:7071, not '\(item)'"))
             }
             hosts.append(LoadHost(host: host.address, port: port))

@@ -5,11 +5,13 @@ extension LoadOptions {
     /// The same error, worded the same way, as the server's command line.
     public typealias UsageError = ArbiterCLI.UsageError
 
-    static let flags = ["--host", "--hosts", "--port", "--redis", "--panel", "--panels", "--connections", "--members", "--buttons", "--pressers",
-                        "--observers", "--ws-fraction", "--duration", "--warmup", "--cycles", "--threads", "--seed",
-                        "--server-pid", "--json", "--no-check", "--max-hold-ms", "--connect-batch", "--lock-ttl-ms",
-                        "--holds", "--talks", "--groups", "--hold-ms", "--long-ms", "--min-talk-ms", "--policy", "--max-queue",
-                        "--early-lockout-ms", "--help"]
+    static let flags = [
+        "--host", "--hosts", "--port", "--redis", "--panel", "--panels", "--connections", "--members", "--buttons", "--pressers",
+        "--observers", "--ws-fraction", "--duration", "--warmup", "--cycles", "--threads", "--seed",
+        "--server-pid", "--json", "--no-check", "--max-hold-ms", "--connect-batch", "--lock-ttl-ms",
+        "--holds", "--talks", "--groups", "--hold-ms", "--long-ms", "--min-talk-ms", "--policy", "--max-queue",
+        "--early-lockout-ms", "--help",
+    ]
 
     /// Parses `<workload> [flags]`; flags accept `--flag value` and `--flag=value`.
     public static func parse(_ arguments: [String]) throws(UsageError) -> LoadOptions {
@@ -48,7 +50,8 @@ extension LoadOptions {
             case "--redis":
                 let text = try value(flag, inline)
                 guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0,
-                      let host = HostLiteral(String(text[..<colon])) else {
+                    let host = HostLiteral(String(text[..<colon]))
+                else {
                     throw UsageError(message: "--redis must be HOST:PORT such as 127.0.0.1:6379 or [::1]:6379, not '\(text)'")
                 }
                 o.redisHost = host.address

@@ -12,7 +12,8 @@ public enum LoadReport {
         var who = "\(r.connections) (\(forms))"
         if r.observers > 0 { who += " + \(r.observers) observer" + (r.observers == 1 ? "" : "s") }
         if o.workload == .fanout {
-            who = "\(r.pressers) presser" + (r.pressers == 1 ? "" : "s") + ", \(r.connections) members (\(forms))"
+            who =
+                "\(r.pressers) presser" + (r.pressers == 1 ? "" : "s") + ", \(r.connections) members (\(forms))"
                 + (r.observers > 0 ? " + \(r.observers) observer" + (r.observers == 1 ? "" : "s") : "")
         }
         out.append("  connections   \(who), \(o.threads) thread" + (o.threads == 1 ? "" : "s"))
@@ -23,14 +24,16 @@ public enum LoadReport {
             }
             out.append("  measured      \(fixed(r.measuredSeconds, 2)) s" + (o.warmup > 0 ? " after \(fixed(o.warmup, 2)) s warm-up" : ""))
             if r.isGeneratorBound, let cpu = r.generatorCPU {
-                out.append("  GENERATOR-BOUND  the generator used \(percent(cpu / r.measuredSeconds)) of a core"
-                    + (r.generatorCores > 1 ? " (\(r.generatorCores) threads)" : "")
-                    + ": it, not the server, may have set the pace; the figures below are a lower bound (try --threads, or run it on another machine)")
+                out.append(
+                    "  GENERATOR-BOUND  the generator used \(percent(cpu / r.measuredSeconds)) of a core"
+                        + (r.generatorCores > 1 ? " (\(r.generatorCores) threads)" : "")
+                        + ": it, not the server, may have set the pace; the figures below are a lower bound (try --threads, or run it on another machine)")
             }
             if o.workload == .fanout {
                 // Fanout measures delivery: the pressers only feed it, so their figure comes second.
                 out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members")
-                out.append("  presser ops/s \(count(r.opsPerSecond))   " + (o.isRedis ? "PUBLISH replies to the pressers" : "replies to the pressers' DOWN and UP"))
+                out.append(
+                    "  presser ops/s \(count(r.opsPerSecond))   " + (o.isRedis ? "PUBLISH replies to the pressers" : "replies to the pressers' DOWN and UP"))
             } else {
                 out.append("  ops/s         \(count(r.opsPerSecond))   replies to timed requests")
             }
@@ -40,10 +43,14 @@ public enum LoadReport {
                 out.append("  rate-limited  \(count(Double(r.stats.rateLimited)))   retried; the server's --rate limit (give it --rate 0 to measure capacity)")
             }
             if o.workload == .queue {
-                out.append("  hand-offs/s   \(count(Double(r.stats.handOffs) / max(r.measuredSeconds, 1e-9)))   grants to the head of a line   queued \(count(Double(r.stats.queued)))")
+                out.append(
+                    "  hand-offs/s   \(count(Double(r.stats.handOffs) / max(r.measuredSeconds, 1e-9)))   grants to the head of a line   queued \(count(Double(r.stats.queued)))"
+                )
             }
             if o.workload == .buzz {
-                out.append("  rounds/s      \(count(Double(r.stats.rounds) / max(r.measuredSeconds, 1e-9)))   rounds \(r.stats.rounds)   ranked \(count(Double(r.stats.ranked)))   early DOWNs denied \(r.stats.earlyDenied)")
+                out.append(
+                    "  rounds/s      \(count(Double(r.stats.rounds) / max(r.measuredSeconds, 1e-9)))   rounds \(r.stats.rounds)   ranked \(count(Double(r.stats.ranked)))   early DOWNs denied \(r.stats.earlyDenied)"
+                )
             }
             if r.stats.reconnects > 0 {
                 out.append("  reconnects    \(r.stats.reconnects)   connections whose node went away, connected to another (--hosts)")
@@ -87,7 +94,8 @@ public enum LoadReport {
             var compared = "\(count(Double(r.eventsChecked))) events checked, \(count(Double(r.eventsCompared))) compared across members"
             // Zero compared is not zero checked: there was nobody to compare with.
             if r.eventsCompared == 0 && r.eventReadersPerPanel < 2 {
-                compared += r.options.workload == .fanout
+                compared +=
+                    r.options.workload == .fanout
                     ? " (comparing needs 2+ members of the panel: give --members 2 or more)"
                     : " (comparing needs 2+ connections reading a panel's events: give --observers 2 or more)"
             }
@@ -125,10 +133,14 @@ public enum LoadReport {
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]
         if r.checked || r.overlapChecked {
-            f.append(("safety", "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),"
-                + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"observer_free\":\(!r.checked),"
-                // The evidence too, so that a script keeping only the JSON can show why.
-                + "\"first_violations\":[\(r.violations.prefix(5).map { quote($0.description) }.joined(separator: ","))]}"))
+            f.append(
+                (
+                    "safety",
+                    "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),"
+                        + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"observer_free\":\(!r.checked),"
+                        // The evidence too, so that a script keeping only the JSON can show why.
+                        + "\"first_violations\":[\(r.violations.prefix(5).map { quote($0.description) }.joined(separator: ","))]}"
+                ))
         }
         if let before = r.memoryBefore, let after = r.memoryAfter {
             f.append(("memory", "{\"before_bytes\":\(before),\"after_bytes\":\(after),\"per_connection_bytes\":\(fixed(r.memoryPerConnection ?? 0, 1))}"))

@@ -30,15 +30,18 @@ public enum LoadRunner {
             guard result.memoryBefore != nil else { throw LoadError("cannot read /proc/\(pid)/status (--server-pid)") }
         }
         let threads = max(1, min(o.threads, setup.specs.count))
-        let control = RunControl(engineCount: threads, totalPeers: setup.specs.count + setup.keptProbes,
-                                 cycleBudget: o.cycles, warmup: o.warmup, duration: o.duration, showsProgress: onProgress != nil,
-                                 serverPID: o.workload == .idle ? nil : o.serverPID)
+        let control = RunControl(
+            engineCount: threads, totalPeers: setup.specs.count + setup.keptProbes,
+            cycleBudget: o.cycles, warmup: o.warmup, duration: o.duration, showsProgress: onProgress != nil,
+            serverPID: o.workload == .idle ? nil : o.serverPID)
         var offset = 0
         var panels: [PanelPlan] = []
         for (p, table) in setup.tables.enumerated() {
             // The event checker needs a member that watches: the panel's kept probe.
-            panels.append(PanelPlan(index: p, id: table?.panel ?? o.panel, table: table, pressButtons: setup.pressButtons[p],
-                                    lockTTLms: o.lockTTLms, checks: o.checks && setup.probes[p] != nil, buttonOffset: offset))
+            panels.append(
+                PanelPlan(
+                    index: p, id: table?.panel ?? o.panel, table: table, pressButtons: setup.pressButtons[p],
+                    lockTTLms: o.lockTTLms, checks: o.checks && setup.probes[p] != nil, buttonOffset: offset))
             offset += table?.count ?? 0
         }
         let plan = RunPlan(options: o, panels: panels, control: control, overlap: setup.makeOverlapChecker(o))
@@ -52,13 +55,14 @@ public enum LoadRunner {
             peer.fd = probe.fd
             peer.state = .ready
             peer.input = probe.leftover
-            peer.stream = plan.panels[p].checker?.withLock { c in
-                let stream = c.addStream(name: peer.name)
-                for line in probe.lines {
-                    c.record(stream, line.withUnsafeBufferPointer { LineMessageParser.parse($0, 0..<$0.count, buttons: c.buttons) })
-                }
-                return stream
-            } ?? -1
+            peer.stream =
+                plan.panels[p].checker?.withLock { c in
+                    let stream = c.addStream(name: peer.name)
+                    for line in probe.lines {
+                        c.record(stream, line.withUnsafeBufferPointer { LineMessageParser.parse($0, 0..<$0.count, buttons: c.buttons) })
+                    }
+                    return stream
+                } ?? -1
             control.readyPeers.wrappingAdd(1, ordering: .relaxed)
             if member { result.connections += 1 } else { result.observers += 1 }
         }
@@ -81,10 +85,11 @@ public enum LoadRunner {
             case .member, .idler, .host: break
             }
             // The connections a workload is sized by: its pressers, members or idlers.
-            let isLoad = switch (o.workload, spec.role) {
-            case (.fanout, .member), (.contend, .presser), (.holds, .presser), (.idle, .idler), (.queue, .presser), (.buzz, .player): true
-            default: false
-            }
+            let isLoad =
+                switch (o.workload, spec.role) {
+                case (.fanout, .member), (.contend, .presser), (.holds, .presser), (.idle, .idler), (.queue, .presser), (.buzz, .player): true
+                default: false
+                }
             if isLoad {
                 result.connections += 1
                 if transport == .webSocket { ws += 1 }
@@ -169,11 +174,12 @@ public enum LoadRunner {
                 if let pid = o.serverPID { result.memoryAfter = ProcessMemory.residentBytes(pid: pid) }
                 control.advance(from: .running, to: .draining)
             }
-            let limitSeconds: UInt64 = switch phase {
-            case .connecting: 300
-            case .running: UInt64(o.warmup + o.duration) + 600
-            default: 60
-            }
+            let limitSeconds: UInt64 =
+                switch phase {
+                case .connecting: 300
+                case .running: UInt64(o.warmup + o.duration) + 600
+                default: 60
+                }
             if now - phaseStart > limitSeconds * LoadClock.second {
                 let ready = control.readyPeers.load(ordering: .relaxed)
                 control.abort("\(phase) did not finish within \(limitSeconds) s (\(ready) of \(control.totalPeers) connections ready)")
@@ -185,7 +191,9 @@ public enum LoadRunner {
                     return copy
                 }
                 var interval = LatencyHistogram()
-                var replies = 0, events = 0, errors = 0
+                var replies = 0
+                var events = 0
+                var errors = 0
                 for s in slots {
                     interval.merge(s.interval)
                     replies += s.replies
@@ -193,11 +201,13 @@ public enum LoadRunner {
                     errors += s.errors
                 }
                 let seconds = Double(now - lastTick) / 1e9
-                onProgress(LiveProgress(elapsed: Double(now - start) / 1e9, phase: "\(phase)",
-                                        opsPerSecond: Double(max(0, replies - lastReplies)) / seconds,
-                                        eventsPerSecond: Double(max(0, events - lastEvents)) / seconds,
-                                        p99: interval.value(atFraction: 0.99), errors: errors,
-                                        ready: control.readyPeers.load(ordering: .relaxed), total: control.totalPeers))
+                onProgress(
+                    LiveProgress(
+                        elapsed: Double(now - start) / 1e9, phase: "\(phase)",
+                        opsPerSecond: Double(max(0, replies - lastReplies)) / seconds,
+                        eventsPerSecond: Double(max(0, events - lastEvents)) / seconds,
+                        p99: interval.value(atFraction: 0.99), errors: errors,
+                        ready: control.readyPeers.load(ordering: .relaxed), total: control.totalPeers))
                 lastTick = now
                 lastReplies = replies
                 lastEvents = events

@@ -39,8 +39,10 @@ public final class OverlapChecker: Sendable {
     let checked = Atomic<Int>(0)
     let found = Mutex<(count: Int, kept: [Violation])>((0, []))
 
-    public init(labels: [String], groups: [Int], panels: [Int], groupLabels: [String] = [], grantWord: String = "GRANTED", releaseWord: String = "UP",
-                origin: UInt64 = LoadClock.now(), maxViolations: Int = 50) {
+    public init(
+        labels: [String], groups: [Int], panels: [Int], groupLabels: [String] = [], grantWord: String = "GRANTED", releaseWord: String = "UP",
+        origin: UInt64 = LoadClock.now(), maxViolations: Int = 50
+    ) {
         self.labels = labels
         self.groupLabels = groupLabels
         self.groupOf = groups
@@ -75,10 +77,12 @@ public final class OverlapChecker: Sendable {
             // The same connection again would be an idempotent DOWN; contend never sends one.
             guard taken.original != me else { return }
             let other = taken.original - 1
-            return violate(.grantOverlap, "c\(connection) read a grant of \(group(button)) while c\(other)'s grant of it was read and its \(releaseWord) not yet sent", [
-                "c\(other): \(grant(hold.button.load(ordering: .relaxed), hold.fence.load(ordering: .relaxed))) read at \(time(hold.grantAt.load(ordering: .relaxed))), no \(releaseWord) sent yet",
-                "c\(connection): \(grant(button, fence)) read at \(time(readAt))",
-            ])
+            return violate(
+                .grantOverlap, "c\(connection) read a grant of \(group(button)) while c\(other)'s grant of it was read and its \(releaseWord) not yet sent",
+                [
+                    "c\(other): \(grant(hold.button.load(ordering: .relaxed), hold.fence.load(ordering: .relaxed))) read at \(time(hold.grantAt.load(ordering: .relaxed))), no \(releaseWord) sent yet",
+                    "c\(connection): \(grant(button, fence)) read at \(time(readAt))",
+                ])
         }
         let by = hold.releasedBy.load(ordering: .relaxed)
         if by != 0 {
@@ -86,20 +90,26 @@ public final class OverlapChecker: Sendable {
             let previousFence = hold.releasedFence.load(ordering: .relaxed)
             // Strings only for a violation: this runs for every grant of the run.
             func evidence() -> [String] {
-                ["c\(by - 1): \(grant(hold.releasedButton.load(ordering: .relaxed), previousFence)) read at "
-                    + "\(time(hold.releasedGrantAt.load(ordering: .relaxed))), \(releaseWord) sent at \(time(releasedAt))",
-                 "c\(connection): \(grant(button, fence)) read at \(time(readAt))"]
+                [
+                    "c\(by - 1): \(grant(hold.releasedButton.load(ordering: .relaxed), previousFence)) read at "
+                        + "\(time(hold.releasedGrantAt.load(ordering: .relaxed))), \(releaseWord) sent at \(time(releasedAt))",
+                    "c\(connection): \(grant(button, fence)) read at \(time(readAt))",
+                ]
             }
             if readAt <= releasedAt {
-                violate(.grantOverlap, "c\(connection) read a grant of \(group(button)) not after c\(by - 1)'s \(releaseWord) of the previous grant was sent (equal times count as overlap)", evidence())
+                violate(
+                    .grantOverlap,
+                    "c\(connection) read a grant of \(group(button)) not after c\(by - 1)'s \(releaseWord) of the previous grant was sent (equal times count as overlap)",
+                    evidence())
             }
             if fence >= 0, previousFence >= 0, fence <= previousFence {
                 violate(.grantFence, "fence \(fence) of a grant of \(group(button)) is not above the fence \(previousFence) of the grant before it", evidence())
             }
         }
         if fence >= 0, fence <= floor {
-            violate(.grantFence, "fence \(fence) is not above fence \(floor), read on the same panel before this request was sent",
-                    ["c\(connection): \(grant(button, fence)) read at \(time(readAt))"])
+            violate(
+                .grantFence, "fence \(fence) is not above fence \(floor), read on the same panel before this request was sent",
+                ["c\(connection): \(grant(button, fence)) read at \(time(readAt))"])
         }
         hold.button.store(button, ordering: .relaxed)
         hold.fence.store(fence, ordering: .relaxed)
@@ -132,10 +142,12 @@ public final class OverlapChecker: Sendable {
         let taken = hold.holder.compareExchange(expected: 0, desired: me, ordering: .acquiringAndReleasing)
         if !taken.exchanged, taken.original != me {
             let other = taken.original - 1
-            return violate(.grantOverlap, "c\(other) read a grant of \(group(button)) while c\(connection)'s grant of it was live (its \(releaseWord) was refused)", [
-                "c\(other): \(grant(hold.button.load(ordering: .relaxed), hold.fence.load(ordering: .relaxed))) read at \(time(hold.grantAt.load(ordering: .relaxed)))",
-                "c\(connection): \(grant(button, fence)), \(releaseWord) refused, read at \(time(readAt))",
-            ])
+            return violate(
+                .grantOverlap, "c\(other) read a grant of \(group(button)) while c\(connection)'s grant of it was live (its \(releaseWord) was refused)",
+                [
+                    "c\(other): \(grant(hold.button.load(ordering: .relaxed), hold.fence.load(ordering: .relaxed))) read at \(time(hold.grantAt.load(ordering: .relaxed)))",
+                    "c\(connection): \(grant(button, fence)), \(releaseWord) refused, read at \(time(readAt))",
+                ])
         }
         hold.button.store(button, ordering: .relaxed)
         hold.fence.store(fence, ordering: .relaxed)

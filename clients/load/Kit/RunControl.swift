@@ -31,8 +31,10 @@ final class RunControl: Sendable {
     /// Signalled at every phase change, for the thread waiting on the run.
     let wake = DispatchSemaphore(value: 0)
 
-    init(engineCount: Int, totalPeers: Int, cycleBudget: Int?, warmup: Double, duration: Double, showsProgress: Bool,
-         serverPID: Int32? = nil) {
+    init(
+        engineCount: Int, totalPeers: Int, cycleBudget: Int?, warmup: Double, duration: Double, showsProgress: Bool,
+        serverPID: Int32? = nil
+    ) {
         self.serverPID = serverPID
         self.engineCount = engineCount
         self.totalPeers = totalPeers

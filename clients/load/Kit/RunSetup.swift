@@ -78,7 +78,9 @@ struct RunSetup {
             if o.workload == .buzz, let first = taps.first { taps = taps.filter { table.groups[$0] == table.groups[first] } }
             if let b = o.buttons { taps = Array(taps.prefix(b)) }
             guard !taps.isEmpty else {
-                throw LoadError("panel \(table.panel) has no tap buttons in a \(policy.rawValue) group; arbiter-load config --buttons 1 --policy \(policy.rawValue) prints one that has")
+                throw LoadError(
+                    "panel \(table.panel) has no tap buttons in a \(policy.rawValue) group; arbiter-load config --buttons 1 --policy \(policy.rawValue) prints one that has"
+                )
             }
             return taps.map { Int32($0) }
         case .holds:
@@ -100,11 +102,13 @@ struct RunSetup {
         var specs: [PeerSpec] = []
         switch o.workload {
         case .queue:
-            specs = Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
+            specs =
+                Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
                 + Array(repeating: PeerSpec(role: .presser, joins: false, checked: true), count: n)
         case .buzz:
             // Players join: ARMED is their signal. The host arms, resets and tells rounds apart.
-            specs = Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
+            specs =
+                Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
                 + [PeerSpec(role: .host, joins: true, checked: true)]
                 + Array(repeating: PeerSpec(role: .player, joins: true, checked: true), count: n)
         case .contend:
@@ -120,7 +124,8 @@ struct RunSetup {
             // The setup probe is a member already: it is one of the n.
             specs += Array(repeating: PeerSpec(role: .member, joins: !o.isRedis, checked: true), count: max(0, n - (probeIsMember ? 1 : 0)))
         case .holds:
-            specs = Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
+            specs =
+                Array(repeating: PeerSpec(role: .observer, joins: true, checked: true), count: extraObservers)
                 + Array(repeating: PeerSpec(role: .presser, joins: true, checked: true), count: n)
         case .idle, .config:
             break

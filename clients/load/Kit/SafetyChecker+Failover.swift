@@ -51,7 +51,8 @@ extension SafetyChecker {
         let term = streams[stream].term
         for (other, range) in termFences where other != term {
             if other < term, range.upperBound >= m.fence {
-                violate(.failover, "fence \(m.fence) of term \(term) is not above fence \(range.upperBound) of the earlier term \(other)", [describe(stream, m)])
+                violate(
+                    .failover, "fence \(m.fence) of term \(term) is not above fence \(range.upperBound) of the earlier term \(other)", [describe(stream, m)])
             } else if other > term, range.lowerBound <= m.fence {
                 violate(.failover, "fence \(m.fence) of term \(term) is not below fence \(range.lowerBound) of the later term \(other)", [describe(stream, m)])
             }

@@ -44,7 +44,10 @@ extension SafetyChecker {
                 if m.session != head {
                     violate(.queueOrder, "group \(buttons.groupNames[g]) granted to s\(m.session) while s\(head) is first in line", evidence)
                 } else if m.seq != fair[g].releasedSeq + 1 {
-                    violate(.queueOrder, "the head of \(buttons.groupNames[g]) was granted at seq=\(m.seq), not at once after the RELEASED at seq=\(fair[g].releasedSeq)", evidence)
+                    violate(
+                        .queueOrder,
+                        "the head of \(buttons.groupNames[g]) was granted at seq=\(m.seq), not at once after the RELEASED at seq=\(fair[g].releasedSeq)",
+                        evidence)
                 }
                 if let i = line.firstIndex(of: m.session) { line.remove(at: i) }
                 fair[g].line = line
@@ -99,7 +102,10 @@ extension SafetyChecker {
     func finishFair() {
         for g in fair.indices where buttons.policies[g] == .queue {
             if let line = fair[g].line, !line.isEmpty {
-                violate(.queueLeft, "s\(line.map(String.init).joined(separator: ", s")) still in the line of \(buttons.groupNames[g]) with every button idle: queued, never granted, never dequeued", [])
+                violate(
+                    .queueLeft,
+                    "s\(line.map(String.init).joined(separator: ", s")) still in the line of \(buttons.groupNames[g]) with every button idle: queued, never granted, never dequeued",
+                    [])
             }
         }
     }

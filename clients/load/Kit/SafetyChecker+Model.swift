@@ -42,9 +42,12 @@ extension SafetyChecker {
             lastPressed = (m, witness)
             if let current = open[g].first {
                 let holder = buttons.ids[Int(current.pressed.button)]
-                violate(.twoOwners, "group \(buttons.groupNames[g]) granted while \(holder) still owns it",
-                        [current.preexisting ? "(owned since before the first snapshot: \(holder))" : describe(Int(current.witness), current.pressed),
-                         describe(Int(witness), m)])
+                violate(
+                    .twoOwners, "group \(buttons.groupNames[g]) granted while \(holder) still owns it",
+                    [
+                        current.preexisting ? "(owned since before the first snapshot: \(holder))" : describe(Int(current.witness), current.pressed),
+                        describe(Int(witness), m),
+                    ])
             }
             // Kept beside the other, so each is still closed by its own RELEASED.
             open[g].append(OpenGrant(pressed: m, witness: witness))
@@ -62,8 +65,9 @@ extension SafetyChecker {
             }
         case .released:
             guard let i = matching(g, m) else {
-                return violate(.pressRelease, "RELEASED without an open PRESSED of that button and fence (released twice, or never pressed)",
-                               [describe(Int(witness), m)])
+                return violate(
+                    .pressRelease, "RELEASED without an open PRESSED of that button and fence (released twice, or never pressed)",
+                    [describe(Int(witness), m)])
             }
             let grant = open[g].remove(at: i)
             guard !grant.preexisting else { return }

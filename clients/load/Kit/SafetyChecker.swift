@@ -111,8 +111,9 @@ public final class SafetyChecker {
             // A JOIN again: everything up to the snapshot's seq was sent before it.
             if m.seq != s.expected - 1 {
                 let last = s.lastEvent.map { describe(stream, $0) } ?? "\(s.name): (no event yet)"
-                violate(.seqGap, "snapshot again at seq=\(m.seq) but the last event seen was seq=\(s.expected - 1)",
-                        [last, describe(stream, m)])
+                violate(
+                    .seqGap, "snapshot again at seq=\(m.seq) but the last event seen was seq=\(s.expected - 1)",
+                    [last, describe(stream, m)])
                 s.expected = m.seq + 1
             }
         } else {
@@ -155,8 +156,9 @@ public final class SafetyChecker {
         if let first = window.entry(m.seq) {
             eventsCompared += 1
             if first.message != m {
-                violate(.seqDisagree, "two members saw different events at seq=\(m.seq)",
-                        [describe(Int(first.stream), first.message), describe(stream, m)])
+                violate(
+                    .seqDisagree, "two members saw different events at seq=\(m.seq)",
+                    [describe(Int(first.stream), first.message), describe(stream, m)])
             }
         } else if m.seq >= nextApply || !modelStarted {
             window.insert(SeqWindow.Entry(seq: m.seq, message: m, stream: Int32(stream)), oldestNeeded: oldestNeeded)
@@ -195,15 +197,17 @@ public final class SafetyChecker {
         // PRESSED before it must have been RELEASED, and every grant announced.
         guard modelStarted, idleSnapshotSeq >= 0, nextApply - 1 == idleSnapshotSeq else { return }
         for grant in open.joined() where !grant.preexisting {
-            violate(.pressRelease, "PRESSED never RELEASED, although the snapshot at seq=\(idleSnapshotSeq) shows every button idle",
-                    [describe(Int(grant.witness), grant.pressed)])
+            violate(
+                .pressRelease, "PRESSED never RELEASED, although the snapshot at seq=\(idleSnapshotSeq) shows every button idle",
+                [describe(Int(grant.witness), grant.pressed)])
         }
         for (fence, (m, stream)) in unmatchedGrants.sorted(by: { $0.key < $1.key }) {
             violate(.grantMismatch, "GRANTED fence=\(fence) but no member saw its PRESSED", [describe(Int(stream), m)])
         }
         for (fence, (m, stream)) in unmatchedPresses.sorted(by: { $0.key < $1.key }) {
-            violate(.grantMismatch, "PRESSED fence=\(fence) for session s\(m.session), which never read a GRANTED for it",
-                    [describe(Int(stream), m)])
+            violate(
+                .grantMismatch, "PRESSED fence=\(fence) for session s\(m.session), which never read a GRANTED for it",
+                [describe(Int(stream), m)])
         }
         finishFair()
     }
@@ -241,8 +245,9 @@ public final class SafetyChecker {
         lastMatchedFence = max(lastMatchedFence, grant.fence)
         let session = streams[stream].session
         if grant.button != pressed.button || (session >= 0 && session != pressed.session) {
-            violate(.grantMismatch, "GRANTED and PRESSED of fence=\(grant.fence) disagree on the button or the owner",
-                    [describe(stream, grant) + " (session s\(session))", describe(Int(witness), pressed)])
+            violate(
+                .grantMismatch, "GRANTED and PRESSED of fence=\(grant.fence) disagree on the button or the owner",
+                [describe(stream, grant) + " (session s\(session))", describe(Int(witness), pressed)])
         }
     }
 

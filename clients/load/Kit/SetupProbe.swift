@@ -55,7 +55,8 @@ struct SetupProbe {
                 lines.append(line)
                 let text = String(decoding: line, as: UTF8.self)
                 if text.hasPrefix("ERROR no-such-panel") {
-                    throw LoadError("the server has no panel '\(panel)'; start it with a load panel: arbiter-load config > load.json; arbiter --config load.json")
+                    throw LoadError(
+                        "the server has no panel '\(panel)'; start it with a load panel: arbiter-load config > load.json; arbiter --config load.json")
                 }
                 if text.hasPrefix("ERROR") { throw LoadError("JOIN \(panel) failed: \(text)") }
                 if text.hasPrefix("OK JOIN") {

@@ -35,13 +35,15 @@ public struct SnapshotButton: Sendable, Equatable {
             }
         }
         guard let id = fields["button"], let kindWord = fields["kind"], let kind = PanelButtonKind(word: kindWord),
-              let group = fields["group"] else { return nil }
-        let state: ButtonState = switch fields["state"] {
-        case "idle": .idle
-        case "pressed": .pressed
-        case "locked": .locked
-        default: .unknown
-        }
+            let group = fields["group"]
+        else { return nil }
+        let state: ButtonState =
+            switch fields["state"] {
+            case "idle": .idle
+            case "pressed": .pressed
+            case "locked": .locked
+            default: .unknown
+            }
         let policy = fields["policy"].flatMap(LoadGroupPolicy.init(rawValue:)) ?? .exclusive
         return SnapshotButton(id: id, kind: kind, group: group, state: state, policy: policy)
     }

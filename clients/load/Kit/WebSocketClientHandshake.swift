@@ -19,12 +19,13 @@ public struct WebSocketClientHandshake: Sendable {
     /// `nonce` is the 16 random bytes of `Sec-WebSocket-Key`.
     public init(host: String, port: UInt16, path: String = "/ws", nonce: [UInt8]) {
         key = Base64.encode(nonce)
-        request = Array(("GET \(path) HTTP/1.1\r\n"
-            + "Host: \(HostLiteral.authority(host, port: port))\r\n"
-            + "Upgrade: websocket\r\n"
-            + "Connection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: \(key)\r\n"
-            + "Sec-WebSocket-Version: 13\r\n\r\n").utf8)
+        request = Array(
+            ("GET \(path) HTTP/1.1\r\n"
+                + "Host: \(HostLiteral.authority(host, port: port))\r\n"
+                + "Upgrade: websocket\r\n"
+                + "Connection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: \(key)\r\n"
+                + "Sec-WebSocket-Version: 13\r\n\r\n").utf8)
     }
 
     /// Reads the response head at the front of `bytes`.

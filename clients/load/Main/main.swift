@@ -20,10 +20,13 @@ signal(SIGPIPE, SIG_IGN)
 
 // The progress line only on a terminal, so logs and pipes get the report alone.
 let live = isatty(STDERR_FILENO) == 1
-let result = LoadRunner.run(options, onProgress: live ? { p in
-    let line = "\r" + LoadReport.progress(p, workload: options.workload)
-    FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
-} : nil)
+let result = LoadRunner.run(
+    options,
+    onProgress: live
+        ? { p in
+            let line = "\r" + LoadReport.progress(p, workload: options.workload)
+            FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+        } : nil)
 if live { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 
 print(options.json ? LoadReport.json(result) : LoadReport.text(result))
