@@ -30,7 +30,10 @@ struct ReadmeRecipeTests {
         #expect(quickStart.contains("keeps running"))
         #expect(quickStart.contains("another terminal"))
         let commands = Self.shellLines(quickStart)
+        // The project's rule: the README opens with the server and the test command.
+        #expect(commands.first?.hasPrefix("swift run -c release arbiter ") == true)
         #expect(commands.first?.contains("terminal 1") == true)
+        #expect(commands.dropFirst().first?.hasPrefix("swift test ") == true)
         #expect(commands.dropFirst().first?.contains("terminal 2") == true)
     }
 
