@@ -32,26 +32,8 @@ public struct SHA256: Sendable {
 
     /// Pads the message and returns the 32-byte digest. The value is spent afterwards.
     public consuming func finalize() -> [UInt8] {
-        let bitLength = (totalBytes + UInt64(pending.count)) &* 8
-        pending.append(0x80)
-        if pending.count > 56 {
-            pending.append(contentsOf: repeatElement(0, count: 64 - pending.count))
-            processPendingBlock()
-        }
-        pending.append(contentsOf: repeatElement(0, count: 56 - pending.count))
-        for shift in stride(from: 56, through: 0, by: -8) {
-            pending.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
-        }
-        processPendingBlock()
-        var digest: [UInt8] = []
-        digest.reserveCapacity(SHA256.digestBytes)
-        for word in [h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7] {
-            digest.append(contentsOf: [
-                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16),
-                UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word),
-            ])
-        }
-        return digest
+        update(HashPadding.tail(afterMessageBytes: totalBytes + UInt64(pending.count)))
+        return HashPadding.bigEndian([h.0, h.1, h.2, h.3, h.4, h.5, h.6, h.7])
     }
 
     private static let k: [UInt32] = [

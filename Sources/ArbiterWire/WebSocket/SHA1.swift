@@ -35,26 +35,8 @@ public struct SHA1: Sendable {
 
     /// Pads the message and returns the 20-byte digest. The value is spent afterwards.
     public consuming func finalize() -> [UInt8] {
-        let bitLength = (totalBytes + UInt64(pending.count)) &* 8
-        pending.append(0x80)
-        if pending.count > 56 {
-            pending.append(contentsOf: repeatElement(0, count: 64 - pending.count))
-            processPendingBlock()
-        }
-        pending.append(contentsOf: repeatElement(0, count: 56 - pending.count))
-        for shift in stride(from: 56, through: 0, by: -8) {
-            pending.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
-        }
-        processPendingBlock()
-        var digest: [UInt8] = []
-        digest.reserveCapacity(20)
-        for word in [h0, h1, h2, h3, h4] {
-            digest.append(contentsOf: [
-                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16),
-                UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word),
-            ])
-        }
-        return digest
+        update(HashPadding.tail(afterMessageBytes: totalBytes + UInt64(pending.count)))
+        return HashPadding.bigEndian([h0, h1, h2, h3, h4])
     }
 
     private mutating func processPendingBlock() {
