@@ -15,7 +15,8 @@ public func fuzzLine(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
             switch TextCommandParser.parse(line) {
             case .command(let command):
                 var out: [UInt8] = []
-                MessageEncoder.encode(.error(.badSyntax, command.request.verb), format: command.format, id: command.id, into: &out)
+                // The request's own text (names, tokens, ids from the input) must not break the line.
+                MessageEncoder.encode(.error(.badSyntax, String(describing: command.request)), format: command.format, id: command.id, into: &out)
                 precondition(out.last == 0x0A && out.dropLast().allSatisfy { $0 != 0x0A }, "a reply spans lines")
             case .failure(let error):
                 var out: [UInt8] = []
