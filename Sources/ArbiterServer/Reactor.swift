@@ -297,8 +297,7 @@ final class Reactor: @unchecked Sendable {
         guard connection.machine.socketClosed() else { return }
         connection.shared.withLock { s in
             s.gate = .closed
-            s.out = []
-            s.outStart = 0
+            s.output.discard()
             _ = connection.outputBudget.account(&s)
             // Under the lock, so no writer can use the descriptor number once reused.
             Sys.close(connection.fd)
