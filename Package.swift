@@ -37,7 +37,7 @@ let package = Package(
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
         // The wrappers against real loopback sockets and files.
-        .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO"]),
+        .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO", "CSystem"]),
         // The shared flag reader, and arbiter's own options through @testable import.
         .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer"]),
         .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire"]),

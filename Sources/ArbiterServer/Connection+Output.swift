@@ -51,9 +51,9 @@ extension Connection {
 
     private static func add(_ s: inout Shared, raw: Bool, budget: OutputBudget, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         if s.pending > s.outboundLimit { return .dropped }
-        let start = s.out.count
-        body(&s.out, s.eventFormat)
-        if s.framing == .websocket, !raw { Connection.frameLines(&s.out, from: start) }
+        let start = s.output.bytes.count
+        body(&s.output.bytes, s.eventFormat)
+        if s.framing == .websocket, !raw { Connection.frameLines(&s.output.bytes, from: start) }
         if s.pending > s.outboundLimit { return .overflow }
         // Most replies leave at once: below one unit nothing is counted or looked up.
         let overBudget = (s.accounted != 0 || s.pending >= OutputBudget.unit) && budget.account(&s)
@@ -90,7 +90,7 @@ extension Connection {
             case .open, .draining: break
             case .discarding, .closed: return .done
             }
-            if s.waitingWritable { return .done }
+            if s.output.waitingWritable { return .done }
             let outcome = Connection.write(&s, fd: fd, sink: sink, epfd: reactor.epfd, slotData: epollData)
             if s.accounted != 0 { _ = outputBudget.account(&s) }
             return outcome
@@ -104,50 +104,28 @@ extension Connection {
             case .open, .draining, .discarding: break
             case .closed: return .done
             }
-            s.waitingWritable = false
+            s.output.waitingWritable = false
             let outcome = Connection.write(&s, fd: fd, sink: sink, epfd: reactor.epfd, slotData: epollData)
             if s.accounted != 0 { _ = outputBudget.account(&s) }
-            if !s.waitingWritable { Connection.updateInterest(s, fd: fd, epfd: reactor.epfd, data: epollData) }
+            if !s.output.waitingWritable { s.output.updateInterest(fd: fd, epfd: reactor.epfd, data: epollData) }
             return outcome
         }
     }
 
     private static func write(_ s: inout Shared, fd: Int32, sink: EmbeddedSink?, epfd: Int32, slotData: UInt64) -> FlushOutcome {
         if let sink, s.pending > 0 {
-            sink.write(s.out[s.outStart...])
-            s.outStart = s.out.count
+            sink.write(s.output.bytes[s.output.start...])
+            s.output.consumeAll()
         }
-        while s.pending > 0 {
-            let result = s.out.withUnsafeBytes { raw in
-                Sys.write(fd, UnsafeRawBufferPointer(rebasing: raw[s.outStart...]))
-            }
-            switch result {
-            case .bytes(let n):
-                s.outStart += n
-            case .wouldBlock:
-                s.waitingWritable = true
-                updateInterest(s, fd: fd, epfd: epfd, data: slotData)
-                return .done
-            case .eof, .failed:
-                return .failed
-            }
+        switch s.output.write(fd: fd, epfd: epfd, data: slotData) {
+        case .blocked: return .done
+        case .failed: return .failed
+        case .drained: break
         }
-        // Keep a small buffer for the next reply; give a big one back, so 10,000 quiet
-        // connections cost little.
-        s.out.removeAll(keepingCapacity: s.out.capacity <= 4096)
-        s.outStart = 0
         switch s.gate {
         case .draining: return .closeNow
         case .open, .discarding, .closed: return .done
         }
-    }
-
-    /// Sets the epoll mask from the state. Called under the lock, so two threads
-    /// never race to set different masks.
-    static func updateInterest(_ s: Shared, fd: Int32, epfd: Int32, data: UInt64) {
-        var events = cs_EPOLLRDHUP | cs_EPOLLIN
-        if s.waitingWritable { events |= cs_EPOLLOUT }
-        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, fd, events, data)
     }
 
     /// The value registered with epoll: slot and generation.

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import ArbiterWire
 import Synchronization
 
@@ -69,13 +70,10 @@ final class Connection: @unchecked Sendable {
     // MARK: Guarded by `shared`
 
     struct Shared {
-        /// Unsent output; `outStart` bytes of it are already written.
-        var out: [UInt8] = []
-        var outStart = 0
+        /// Unsent output and the socket's EPOLLOUT interest (ArbiterIO's half).
+        var output = OutputBuffer()
         /// Whether output is accepted, and whether the socket closes once it is written.
         var gate = OutputGate.open
-        /// Output is waiting for EPOLLOUT.
-        var waitingWritable = false
         /// Someone will flush soon (it is on a flush list).
         var dirty = false
         /// The form events are written in.
@@ -84,7 +82,7 @@ final class Connection: @unchecked Sendable {
         var outboundLimit: Int
         /// Whether output lines are sent as they are or each as a WebSocket text frame.
         var framing: Framing = .lines
-        var pending: Int { out.count - outStart }
+        var pending: Int { output.pending }
         /// `touchedPanels` again, for KICK, which runs in another session's context.
         var touched: [Int] = []
         /// The part of `pending` counted in the server's total (`OutputBudget`), in

@@ -45,8 +45,7 @@ final class OutputBudget: Sendable {
                 guard s.gate.acceptsOutput else { return false }
                 // Nothing more is written to it: its output is dropped and freed now.
                 s.gate = .discarding
-                s.out = []
-                s.outStart = 0
+                s.output.discard()
                 _ = account(&s)
                 return true
             }

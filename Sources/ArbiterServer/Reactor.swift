@@ -15,6 +15,9 @@ import Synchronization
 final class Reactor: @unchecked Sendable {
     let index: Int
     let queue: DispatchQueue
+    /// The epoll descriptor, its ready list and the read buffer (ArbiterIO).
+    let epoll: EpollSet
+    /// `epoll.fd`, kept here for the connections' `epoll_ctl` from any thread.
     let epfd: Int32
     /// The server owns its reactors; this way back is `unowned` (checked, not `unsafe`).
     unowned let server: ServerState
@@ -29,10 +32,6 @@ final class Reactor: @unchecked Sendable {
     /// Connections waiting for their WELCOME deadline, in accept order.
     @exclusivity(unchecked) private var greetings: [(deadline: Instant, connection: Connection)] = []
     @exclusivity(unchecked) private var greetingsHead = 0
-    private let scratch: UnsafeMutableRawBufferPointer
-    private let readyEvents: UnsafeMutablePointer<UInt32>
-    private let readyData: UnsafeMutablePointer<UInt64>
-    private static let batch: Int32 = 256
     static let listenerData = UInt64.max
     private var listenerFD: Int32 = -1
     /// The clock read once per epoll batch (monotonic nanoseconds): every read of the
@@ -60,17 +59,9 @@ final class Reactor: @unchecked Sendable {
         self.server = server
         self.runner = SessionRunner(server: server)
         self.queue = DispatchQueue(label: "arbiter.reactor.\(index)")
-        self.epfd = try Sys.epollCreate()
-        self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-        self.readyEvents = .allocate(capacity: Int(Reactor.batch))
-        self.readyData = .allocate(capacity: Int(Reactor.batch))
-    }
-
-    deinit {
-        scratch.deallocate()
-        readyEvents.deallocate()
-        readyData.deallocate()
-        Sys.close(epfd)
+        let epoll = try EpollSet()
+        self.epoll = epoll
+        self.epfd = epoll.fd
     }
 
     func start() {
@@ -151,7 +142,7 @@ final class Reactor: @unchecked Sendable {
     func stopListening() {
         assertOnQueue()
         guard listenerFD >= 0 else { return }
-        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, listenerFD, 0, 0)
+        epoll.remove(listenerFD)
         Sys.close(listenerFD)
         listenerFD = -1
     }
@@ -169,7 +160,7 @@ final class Reactor: @unchecked Sendable {
 
     func watchListener(_ fd: Int32) {
         listenerFD = fd
-        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, fd, cs_EPOLLIN, Reactor.listenerData)
+        epoll.add(fd, events: cs_EPOLLIN, data: Reactor.listenerData)
     }
 
     var connectionCount: Int { slots.count - freeSlots.count }
@@ -188,7 +179,7 @@ final class Reactor: @unchecked Sendable {
         drainedAt = started
         var timeout: Int32 = 0
         for _ in 0..<1_000_000 {
-            let n = Int(cs_epoll_wait(epfd, readyEvents, readyData, Reactor.batch, timeout))
+            let n = epoll.wait(timeoutMs: timeout)
             let real = Sys.monotonicNanoseconds()
             batchNanos = server.clock.reading(givenSystem: real)
             if n <= 0 {
@@ -198,14 +189,13 @@ final class Reactor: @unchecked Sendable {
             }
             timeout = 0
             for i in 0..<n {
-                let data = readyData[i]
+                let (data, events) = epoll.ready(i)
                 if data == Reactor.listenerData {
                     acceptConnections()
                     continue
                 }
                 let slot = Int(UInt32(truncatingIfNeeded: data))
                 guard slot < slots.count, let connection = slots[slot], connection.epollData == data else { continue }
-                let events = readyEvents[i]
                 if events & cs_EPOLLOUT != 0 {
                     flush.handle(connection.writable(), of: connection)
                 }
@@ -233,9 +223,9 @@ final class Reactor: @unchecked Sendable {
                 // Out of descriptors: stop watching the listener for a moment, or the
                 // level-triggered readiness would spin.
                 server.log.warning("accept failed; pausing accepts for 100 ms", ["errno": "\(e)"])
-                _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, listenerFD, 0, 0)
+                epoll.remove(listenerFD)
                 queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
-                    if listenerFD >= 0 { _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, listenerFD, cs_EPOLLIN, Reactor.listenerData) }
+                    if listenerFD >= 0 { epoll.add(listenerFD, events: cs_EPOLLIN, data: Reactor.listenerData) }
                 }
                 return
             }
@@ -262,7 +252,7 @@ final class Reactor: @unchecked Sendable {
         if let size = server.configuration.socketSendBufferBytes {
             Sys.setOption(connection.fd, SOL_SOCKET, SO_SNDBUF, size)
         }
-        let err = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, connection.fd, cs_EPOLLIN | cs_EPOLLRDHUP, connection.epollData)
+        let err = epoll.add(connection.fd, events: cs_EPOLLIN | cs_EPOLLRDHUP, data: connection.epollData)
         if err != 0 {
             server.log.warning("epoll_ctl failed", ["errno": "\(err)"])
             close(connection, reason: "epoll")
@@ -273,9 +263,8 @@ final class Reactor: @unchecked Sendable {
     }
 
     private func readable(_ connection: Connection, flush: inout FlushList) {
-        switch Sys.read(connection.fd, into: scratch) {
-        case .bytes(let n):
-            let bytes = UnsafeBufferPointer(start: scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)
+        switch epoll.read(connection.fd) {
+        case .bytes(let bytes):
             received(bytes, on: connection, flush: &flush)
         case .wouldBlock:
             return
@@ -297,8 +286,7 @@ final class Reactor: @unchecked Sendable {
         guard connection.machine.socketClosed() else { return }
         connection.shared.withLock { s in
             s.gate = .closed
-            s.out = []
-            s.outStart = 0
+            s.output.discard()
             _ = connection.outputBudget.account(&s)
             // Under the lock, so no writer can use the descriptor number once reused.
             Sys.close(connection.fd)
@@ -375,7 +363,7 @@ final class Reactor: @unchecked Sendable {
 
     /// Sockets are ready but the source has not run for half a second. On `queue`.
     private func isStale() -> Bool {
-        Sys.monotonicNanoseconds() - drainedAt > 500_000_000 && cs_epoll_wait(epfd, readyEvents, readyData, 1, 0) > 0
+        Sys.monotonicNanoseconds() - drainedAt > 500_000_000 && epoll.hasReady()
     }
 
     private func scheduleTimer() {

@@ -1,10 +1,11 @@
 /// What other threads may do with a connection's output: the part of its life cycle
-/// that appends and flushes (any thread, under `Connection.shared`) must see.
+/// that appends and flushes (any thread, under the connection's lock) must see. In
+/// ArbiterIO because it is about bytes and a descriptor, not about what they mean.
 ///
 /// Only two places move it, each under the lock: the reactor, following its
 /// `ConnectionStateMachine` (`appendLast` makes it `draining`, `close` makes it
 /// `closed`), and the output budget's shedding (`discarding`), which may run anywhere.
-enum OutputGate: Sendable, Equatable {
+package enum OutputGate: Sendable, Equatable {
     /// Output is accepted and written.
     case open
     /// The last words are queued: nothing more is accepted; close once written.
@@ -15,7 +16,7 @@ enum OutputGate: Sendable, Equatable {
     /// The descriptor is closed.
     case closed
 
-    var acceptsOutput: Bool {
+    @inlinable package var acceptsOutput: Bool {
         switch self {
         case .open: true
         case .draining, .discarding, .closed: false
