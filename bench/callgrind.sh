@@ -8,26 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-20000}"
-command -v valgrind >/dev/null || { apt-get install -y valgrind >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y valgrind >/dev/null; }; }
-swift build -c release --product arbiter >/dev/null
-swift build -c release --product arbiter-load >/dev/null
-BIN=$(swift build -c release --show-bin-path)
-OUT=$(mktemp -d)
+# shellcheck source=bench/callgrind-lib.sh
+. bench/callgrind-lib.sh
+callgrind_setup
 "$BIN/arbiter-load" config --buttons 100 > "$OUT/load.json"
-# valgrind 3.19 cannot read Swift 6's DWARF 5: count a stripped copy.
-cp "$BIN/arbiter" "$OUT/arbiter" && strip --strip-debug "$OUT/arbiter"
-total() {   # cycles -> total instructions of the server
-  local cycles=$1 port=$((20000 + RANDOM % 20000))
-  valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$cycles" \
-    "$OUT/arbiter" --port "$port" --config "$OUT/load.json" --rate 0 --log-level warn 2>"$OUT/vg.$cycles" &
-  local pid=$!
-  for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-  "$BIN/arbiter-load" contend --port "$port" --connections "${CONNECTIONS:-10}" --observers 0 --cycles "$cycles" >"$OUT/load.$cycles" 2>&1
-  kill -TERM $pid; wait $pid || true
-  grep -E "^(summary|totals):" "$OUT/cg.$cycles" | head -1 | awk '{print $2}'
-}
-A=$(total "$N")
-B=$(total $((2 * N)))
+A=$(callgrind_total contend "$OUT/load.json" "$N")
+B=$(callgrind_total contend "$OUT/load.json" $((2 * N)))
 echo "callgrind: arbiter: $(( (B - A) / (2 * N) )) user-space instructions per DOWN/UP request ($A for $N cycles, $B for $((2 * N)))"
 
 # The same for redis-server, SET NX PX + DEL from the same generator, for scale.

@@ -10,28 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-5000}"
-command -v valgrind >/dev/null || { apt-get install -y valgrind >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y valgrind >/dev/null; }; }
-swift build -c release --product arbiter >/dev/null
-swift build -c release --product arbiter-load >/dev/null
-BIN=$(swift build -c release --show-bin-path)
-OUT=$(mktemp -d)
+# shellcheck source=bench/callgrind-lib.sh
+. bench/callgrind-lib.sh
+callgrind_setup
 "$BIN/arbiter-load" config --buttons 100 > "$OUT/contend.json"
 "$BIN/arbiter-load" config --buttons 1 --policy queue > "$OUT/queue.json"
-# valgrind 3.19 cannot read Swift 6's DWARF 5: count a stripped copy.
-cp "$BIN/arbiter" "$OUT/arbiter" && strip --strip-debug "$OUT/arbiter"
-total() {   # workload config cycles -> total instructions of the server
-  local workload=$1 config=$2 cycles=$3 port=$((20000 + RANDOM % 20000))
-  valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$workload.$cycles" \
-    "$OUT/arbiter" --port "$port" --config "$config" --rate 0 --log-level warn 2>"$OUT/vg.$workload.$cycles" &
-  local pid=$!
-  for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-  "$BIN/arbiter-load" "$workload" --port "$port" --connections "${CONNECTIONS:-10}" --observers 0 --cycles "$cycles" >"$OUT/load.$workload.$cycles" 2>&1
-  kill -TERM $pid; wait $pid || true
-  grep -E "^(summary|totals):" "$OUT/cg.$workload.$cycles" | head -1 | awk '{print $2}'
-}
 for workload in contend queue; do
-  A=$(total "$workload" "$OUT/$workload.json" "$N")
-  B=$(total "$workload" "$OUT/$workload.json" $((2 * N)))
+  A=$(callgrind_total "$workload" "$OUT/$workload.json" "$N")
+  B=$(callgrind_total "$workload" "$OUT/$workload.json" $((2 * N)))
   echo "callgrind: $workload: $(( (B - A) / N )) user-space instructions per cycle ($A for $N cycles, $B for $((2 * N)))"
 done
 rm -rf "$OUT"
