@@ -20,16 +20,21 @@ final class JournalLock: @unchecked Sendable {
             target = String(cString: resolved)
             free(resolved)
         }
-        path = target + ".lock"
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Sys.Failure(call: "open(\(path))", errno: errno) }
+        let lockPath = target + ".lock"
+        // The descriptor stays a local until the lock is held: once every stored property
+        // is set, a throwing init runs `deinit`, which would close it a second time, and by
+        // then the number may belong to another thread's socket.
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Sys.Failure(call: "open(\(lockPath))", errno: errno) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let e = errno
             let holder = Self.readPID(fd)
             Glibc.close(fd)
-            if e == EWOULDBLOCK { throw JournalInUse(path: journalPath, lockPath: path, pid: holder) }
-            throw Sys.Failure(call: "flock(\(path))", errno: e)
+            if e == EWOULDBLOCK { throw JournalInUse(path: journalPath, lockPath: lockPath, pid: holder) }
+            throw Sys.Failure(call: "flock(\(lockPath))", errno: e)
         }
+        path = lockPath
+        self.fd = fd
         let text = Array("\(getpid())\n".utf8)
         _ = Glibc.ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
