@@ -1,4 +1,6 @@
+import ArbiterCore
 @testable import ArbiterServer
+import ArbiterTestSupport
 import Foundation
 
 /// A disk that fails on demand, put under the journal through `JournalIO`.
@@ -22,6 +24,19 @@ final class FaultyDisk: @unchecked Sendable {
     /// Calls that reached the disk (failed ones included).
     var writes: Int { lock.withLock { _writes } }
     var syncs: Int { lock.withLock { _syncs } }
+
+    /// A server whose journal at `path` sits on this disk; by default every refused
+    /// press may try the disk again at once (`retryMs` 0).
+    func server(
+        journal path: String, panels: [PanelConfig] = [.demo], retryMs: Int64 = 0, sync: Bool = false
+    ) throws -> TestServer {
+        try TestServer(panels: panels) {
+            $0.journalPath = path
+            $0.journalSync = sync
+            $0.journalIO = io
+            $0.journalRetryMs = retryMs
+        }
+    }
 
     var io: JournalIO {
         JournalIO(

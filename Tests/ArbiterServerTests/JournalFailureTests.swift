@@ -47,11 +47,7 @@ struct JournalFailureTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let disk = FaultyDisk()
         do {
-            let server = try TestServer {
-                $0.journalPath = path
-                $0.journalIO = disk.io
-                $0.journalRetryMs = 0
-            }
+            let server = try disk.server(journal: path)
             let watcher = try server.member("watcher")
             let c = try server.client(name: "presser")
             fault.apply(to: disk)
@@ -95,12 +91,7 @@ struct JournalFailureTests {
         let path = temporaryFile()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let disk = FaultyDisk()
-        let server = try TestServer {
-            $0.journalPath = path
-            $0.journalSync = true
-            $0.journalIO = disk.io
-            $0.journalRetryMs = 0
-        }
+        let server = try disk.server(journal: path, sync: true)
         let watcher = try server.member("watcher")
         let c = try server.client(name: "presser")
         // The reservation's sync works, the record's does not.
@@ -127,11 +118,7 @@ struct JournalFailureTests {
         let path = temporaryFile()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let disk = FaultyDisk()
-        let server = try TestServer {
-            $0.journalPath = path
-            $0.journalIO = disk.io
-            $0.journalRetryMs = 0
-        }
+        let server = try disk.server(journal: path)
         let watcher = try server.member("watcher")
         let c = try server.client(name: "presser")
         c.send("DOWN demo b1")
@@ -154,11 +141,7 @@ struct JournalFailureTests {
         let lines = [#"{"type":"reserve","panel":"demo","upto":5}"#, #"{"type":"reserve","panel":"t","upto":1000}"#]
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
         let disk = FaultyDisk()
-        let server = try TestServer(panels: [.demo, Panels.quick]) {
-            $0.journalPath = path
-            $0.journalIO = disk.io
-            $0.journalRetryMs = 0
-        }
+        let server = try disk.server(journal: path, panels: [.demo, Panels.quick])
         let c = try server.client(name: "presser")
         disk.failSyncs(EIO)
         c.send("DOWN demo b1")
@@ -182,11 +165,7 @@ struct JournalFailureTests {
         let path = try seededJournal()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let disk = FaultyDisk()
-        let server = try TestServer {
-            $0.journalPath = path
-            $0.journalIO = disk.io
-            $0.journalRetryMs = 600_000
-        }
+        let server = try disk.server(journal: path, retryMs: 600_000)
         let c = try server.client(name: "presser")
         disk.failWrites(ENOSPC)
         c.send("DOWN demo b1")

@@ -12,11 +12,7 @@ import Testing
             .appendingPathComponent("journal-unknown-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let disk = FaultyDisk()
-        let server = try TestServer {
-            $0.journalPath = path
-            $0.journalIO = disk.io
-            $0.journalRetryMs = 0
-        }
+        let server = try disk.server(journal: path)
         let c = try server.client(name: "presser")
         disk.failWrites(ENOSPC)
         c.send("DOWN demo nope")
