@@ -70,24 +70,7 @@ struct FairHistoryScript {
         return lines + snapshot(seq: 12, fence: 2)
     }()
 
-    static func check(_ lines: [String]) -> SafetyChecker {
-        let table = ButtonTable(panel: "load", buttons: buttons)
-        let checker = SafetyChecker(buttons: table)
-        var streams: [String: Int] = [:]
-        for line in lines {
-            let colon = line.firstIndex(of: ":")!
-            let name = String(line[..<colon])
-            let stream = streams[name] ?? checker.addStream(name: name)
-            streams[name] = stream
-            var wire = Array(line[line.index(colon, offsetBy: 2)...].utf8)
-            let message = wire.withUnsafeMutableBufferPointer { raw in
-                LineMessageParser.parse(UnsafeBufferPointer(raw), 0..<raw.count, buttons: table)
-            }
-            checker.record(stream, message)
-        }
-        checker.finish()
-        return checker
-    }
+    static func check(_ lines: [String]) -> SafetyChecker { HistoryScript.check(lines, buttons: buttons) }
 
     static func broken(_ lines: [String]) -> Set<SafetyRule> {
         Set(check(lines).violations.map(\.rule))

@@ -87,7 +87,11 @@ struct HistoryScript {
     }()
 
     /// Runs `lines` through a fresh checker and returns it, finished.
-    static func check(_ lines: [String]) -> SafetyChecker {
+    static func check(_ lines: [String]) -> SafetyChecker { check(lines, buttons: buttons) }
+
+    /// Runs `lines` (each `stream: wire line`) of panel `load` with `buttons` through a
+    /// fresh checker; the fair groups' script shares it.
+    static func check(_ lines: [String], buttons: [SnapshotButton]) -> SafetyChecker {
         let table = ButtonTable(panel: "load", buttons: buttons)
         let checker = SafetyChecker(buttons: table)
         var streams: [String: Int] = [:]
