@@ -215,6 +215,21 @@ extension Engine {
             }
             peer.step = peer.step == .awaitingDown ? .retryingDown : .retryingUp
             schedule(peer, afterNanos: UInt64(1 + peer.random.below(10)) * LoadClock.millisecond)
+        case (.error, .awaitingDown) where m.error == .unavailable && plan.options.targets.count > 1:
+            // Cluster mode: the panel has no leader that can decide (a failover under way,
+            // etcd without a majority). Nothing was done; the DOWN is tried again shortly.
+            recordReply(peer)
+            if measuring { stats.unavailable += 1 }
+            peer.step = .retryingDown
+            schedule(peer, afterNanos: UInt64(10 + peer.random.below(40)) * LoadClock.millisecond)
+        case (.error, .awaitingUp) where plan.options.targets.count > 1 && (m.error == .unavailable || m.error == .staleFence || m.error == .notOwner):
+            // Cluster mode: the grant's term ended under it (RELEASED reason=failover to the
+            // members), so the UP finds no leader, or a new leader that never granted this
+            // fence. The release was stamped when the UP was written, before that, which
+            // is all the overlap check needs; the UP is not repeated.
+            recordReply(peer)
+            if measuring { stats.failoverUps += 1 }
+            startCycle(peer)
         case (.error, .awaitingUp) where peer.grantEnded && m.error == .staleFence:
             // The hold fired and someone else pressed before this UP: PROTOCOL.md checks
             // the fence first, so a late finger-lift gets stale-fence, not ended=fired.
