@@ -104,50 +104,6 @@ def fences_of(lines, kinds=("PRESSED", "GRANTED")):
     return out
 
 
-class Presser(threading.Thread):
-    """Presses one button through one node in a loop (DOWN, then UP when granted), every
-    reply recorded with the time its DOWN was sent and the time it was read."""
-
-    def __init__(self, port, name, panel, button, pause=0.05):
-        super().__init__(daemon=True)
-        self.client = cl.LineClient(port, name)
-        self.panel, self.button, self.pause = panel, button, pause
-        self.replies = []   # (sent, read, line)
-        self.stopping = threading.Event()
-
-    def run(self):
-        pattern = rf"^(GRANTED|DENIED|QUEUED|ERROR)\b"
-        while not self.stopping.is_set():
-            sent = time.monotonic()
-            try:
-                index, read, match = self.client.request(f"DOWN {self.panel} {self.button}", pattern, timeout=5)
-            except Failure as error:
-                self.replies.append((sent, time.monotonic(), f"(no reply: {str(error).splitlines()[0]})"))
-                if self.client.closed:
-                    return
-                continue
-            line = self.client.texts(index)[0]
-            self.replies.append((sent, read, line))
-            if line.startswith("GRANTED"):
-                fence = cl.fields(line)["fence"]
-                try:
-                    self.client.request(f"UP {self.panel} {self.button} fence={fence}", r"^(OK UP|ERROR)\b", timeout=5)
-                except Failure:
-                    pass
-            self.stopping.wait(self.pause)
-
-    def stop(self):
-        self.stopping.set()
-        self.join(10)
-        self.client.close()
-
-    def first_grant_after(self, t0):
-        for sent, read, line in self.replies:
-            if sent >= t0 and line.startswith("GRANTED"):
-                return read, line
-        return None
-
-
 def member(port, name, panel):
     client = cl.LineClient(port, name)
     index, snapshot = client.join(panel)
@@ -162,7 +118,7 @@ def scenario_a(cluster):
     survivors = others(cluster, leader)
     log(f"(a) busy is led by {leader.name}; arbiter-load over {cluster.hosts()}")
     watcher, joined_at, _ = member(survivors[0].port, "watch-a", "busy")
-    probe = Presser(survivors[1].port, "probe-a", "busy", "probe")
+    probe = cl.Presser(survivors[1].port, "probe-a", "busy", "probe")
     probe.start()
     duration = 14
     load = cl.BackgroundLoad(cluster.loader, [
