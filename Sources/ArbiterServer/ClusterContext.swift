@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
+import Dispatch
 import Synchronization
 
 /// Cluster mode's glue between the server and `ClusterRuntime`: the start-up checks, the
@@ -19,6 +20,7 @@ final class ClusterContext: @unchecked Sendable {
     let staleFrames = Atomic<Int>(0)
     /// Nodes whose registration was seen, to notice one that vanishes.
     private let knownNodes = Locked<Set<String>>([])
+    private var nodeTimer: DispatchSourceTimer?
 
     var node: String { setup.node }
 
@@ -65,11 +67,18 @@ final class ClusterContext: @unchecked Sendable {
             callbacks: callbacks())
         self.runtime = runtime
         runtime.start()
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "arbiter.cluster.nodes"))
+        timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+        timer.setEventHandler { [weak self] in self?.checkNodes() }
+        timer.resume()
+        nodeTimer = timer
     }
 
     /// With `resign`, every panel is handed over at once (SIGTERM); without, the node
     /// goes quiet as a crashed one would.
     func stop(resign: Bool) {
+        nodeTimer?.cancel()
+        nodeTimer = nil
         runtime?.stop(resign: resign)
     }
 
@@ -118,7 +127,12 @@ final class ClusterContext: @unchecked Sendable {
     /// The link to `node` went down: its sessions are gone for every panel led here.
     func linkDown(_ node: String) {
         log.info("relay link down", ["node": node])
-        for host in hosts.values { host.queue.async { host.remoteNodeGone(node) } }
+        for host in hosts.values {
+            host.queue.async {
+                host.remoteNodeGone(node)
+                host.leaderLinkDown(node)
+            }
+        }
     }
 
     /// Sends to `node` at its advertised address. A node that sent us a command may not

@@ -20,6 +20,10 @@ struct PanelClusterState {
     /// Follower: the grants of the current term this node's members were told of, so that
     /// a leader change can end them with `reason=failover` even if the leader died.
     var knownGrants: [Int: (owner: String, fence: UInt64)] = [:]
+    /// Follower: what each local session sent the leader and has no answer to yet, in
+    /// order (every relayed command gets exactly one reply). If the leader changes or its
+    /// link drops first, each gets `ERROR unavailable` instead of waiting forever.
+    var inFlight: [SessionID: [InFlight]] = [:]
     /// Follower: local sessions whose relayed JOIN has not been answered yet.
     var pendingJoins: [SessionID: Connection] = [:]
     /// The name and key a local member joined with, to join it again with a new leader.
@@ -53,10 +57,20 @@ struct PanelClusterState {
     }
 }
 
+/// A relayed command not answered yet: how its session wants the answer.
+struct InFlight {
+    var format: WireFormat
+    var id: CommandID?
+    /// A JOIN this node sent for the session itself, after a leader change: nobody waits.
+    var rejoin = false
+}
+
 /// Where the reply of a relayed command goes: a session of another node.
 struct RemoteRequester {
     var node: String
     var session: SessionID
     var format: WireFormat
     var id: CommandID?
+    /// The command was a JOIN: a reply other than its snapshot tells the node it failed.
+    var isJoin = false
 }

@@ -51,6 +51,7 @@ extension PanelHost {
                 to: connection, format: format, id: id, flush: &flush)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
+        clusterState.inFlight[connection.session, default: []].append(InFlight(format: format, id: id))
         if case .join = request { clusterState.pendingJoins[connection.session] = connection }
     }
 
@@ -61,6 +62,7 @@ extension PanelHost {
         waiters.removeValue(forKey: connection.session)
         clusterState.pendingJoins.removeValue(forKey: connection.session)
         clusterState.memberIdentity.removeValue(forKey: connection.session)
+        clusterState.inFlight.removeValue(forKey: connection.session)
         guard let cluster else { return }
         if clusterState.block != nil {
             guard mayDecideNow() else { return }
@@ -94,6 +96,7 @@ extension PanelHost {
         clusterState.leaderTerm = term
         guard termChanged else { return }
         var flush = FlushList()
+        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         owedFailover(newTerm: term, flush: &flush)
         if let node, term != nil {
             var joiners = members
@@ -107,6 +110,7 @@ extension PanelHost {
                         command: RelayPayload.command(.join(panel: config.id), format: format, id: nil), arrivedAt: clock.now().milliseconds))
                 if cluster.send(frame, toNode: node, address: address) {
                     clusterState.pendingJoins[session] = connection
+                    clusterState.inFlight[session, default: []].append(InFlight(format: format, id: nil, rejoin: true))
                     cluster.relayedOut.add(1, ordering: .relaxed)
                 }
             }
@@ -147,6 +151,10 @@ extension PanelHost {
             guard let reply = RelayPayload.parseReply(line) else { return }
             let connection = clusterState.pendingJoins[session] ?? members[session] ?? waiters[session] ?? sessions.withLock { $0[session] }
             guard let connection else { return }
+            if reply.kind != .notice, var pending = clusterState.inFlight[session], !pending.isEmpty {
+                pending.removeFirst()
+                clusterState.inFlight[session] = pending.isEmpty ? nil : pending
+            }
             switch reply.kind {
             case .joined:
                 clusterState.pendingJoins[session] = nil
@@ -155,10 +163,15 @@ extension PanelHost {
             case .left:
                 if members.removeValue(forKey: session) != nil { memberCount.subtract(1, ordering: .relaxed) }
                 clusterState.memberIdentity[session] = nil
+            case .joinRefused:
+                clusterState.pendingJoins[session] = nil
+                clusterState.memberIdentity[session] = nil
             case .queued:
                 waiters[session] = connection
-            case .plain:
+            case .notice:
                 waiters[session] = nil
+            case .plain:
+                break
             }
             let bytes = reply.rendered
             flush.append(to: connection) { out, _ in out.append(contentsOf: bytes) }
@@ -176,6 +189,32 @@ extension PanelHost {
         case .command, .sessionGone, .snapshotRequest, .snapshot, .term:
             break
         }
+        finishBatch(&flush)
+    }
+
+    /// Answers every relayed command still unanswered with `ERROR unavailable`: its
+    /// answer can no longer come (a grant it may have got ended with the failover).
+    func failInFlight(because why: String, flush: inout FlushList) {
+        guard !clusterState.inFlight.isEmpty else { return }
+        let message = "\(why); it may or may not have been done (a grant it got ended with the failover); try again in a second or two"
+        for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
+            let waiting = pending.filter { !$0.rejoin }
+            guard !waiting.isEmpty,
+                let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] })
+            else { continue }
+            flush.append(to: connection) { out, _ in
+                for entry in waiting { MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out) }
+            }
+        }
+        clusterState.inFlight = [:]
+    }
+
+    /// The link to `node` dropped: if it leads this panel, what was sent to it is lost.
+    func leaderLinkDown(_ node: String) {
+        assertOnQueue()
+        guard clusterState.leaderNode == node, clusterState.block == nil else { return }
+        var flush = FlushList()
+        failInFlight(because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
         finishBatch(&flush)
     }
 

@@ -28,6 +28,7 @@ extension PanelHost {
         assertOnQueue()
         guard let cluster else { return }
         var flush = FlushList()
+        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         owedFailover(newTerm: term, flush: &flush)
         var fresh = PanelCore(config: config, lastFence: fenceFloor, fenceFloor: fenceFloor)
         fresh.term = term
@@ -167,6 +168,7 @@ extension PanelHost {
         case .success(let command):
             requester.format = command.format
             requester.id = command.id
+            if case .join = command.request { requester.isJoin = true }
         case .failure(let error):
             requester.format = error.format
             requester.id = error.id
@@ -199,7 +201,7 @@ extension PanelHost {
         guard let remote = remoteRequester else { return }
         var rendered: [UInt8] = []
         MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
-        sendReply(RelayPayload.reply(.plain, rendered: rendered), to: remote)
+        sendReply(RelayPayload.reply(remote.isJoin ? .joinRefused : .plain, rendered: rendered), to: remote)
     }
 
     func deliverRemoteReply(_ reply: PanelReply, to remote: RemoteRequester) {
@@ -220,7 +222,7 @@ extension PanelHost {
             counters.denials += 1
             line = RelayPayload.reply(.plain, rendered: rendered)
         default:
-            line = RelayPayload.reply(.plain, rendered: rendered)
+            line = RelayPayload.reply(remote.isJoin ? .joinRefused : .plain, rendered: rendered)
         }
         sendReply(line, to: remote)
     }
@@ -230,7 +232,7 @@ extension PanelHost {
         guard let waiter = clusterState.remoteWaiters.removeValue(forKey: notice.session) else { return }
         var rendered: [UInt8] = []
         MessageEncoder.encode(notice.reply, names: names, format: waiter.format, id: nil, into: &rendered)
-        sendReply(RelayPayload.reply(.plain, rendered: rendered), to: waiter)
+        sendReply(RelayPayload.reply(.notice, rendered: rendered), to: waiter)
     }
 
     func replyHistoryRemotely(_ count: Int, access: Access, format: WireFormat, id: CommandID?) {

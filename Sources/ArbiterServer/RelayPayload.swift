@@ -8,7 +8,8 @@ import ArbiterWire
 ///   text, `J` JSON), then the command in its JSON form, with the session's `id` if it
 ///   sent one;
 /// - a `reply`'s line: one byte saying what the follower must do besides writing it (`R`
-///   nothing, `J` the session is now a member, `L` it is not, `Q` it waits in a line),
+///   nothing, `J` the session is now a member, `X` its JOIN was refused, `L` it is no
+///   longer a member, `Q` it waits in a line, `N` a queue's hand-off, not an answer),
 ///   then the reply already written in the session's form; after `J`, the term's live
 ///   grants as `<button> <fence> <owner>` lines and a NUL come first, so the follower can
 ///   end them with `reason=failover` if the leader goes away;
@@ -24,6 +25,8 @@ enum RelayPayload {
         case joined = 0x4A  // J
         case left = 0x4C  // L
         case queued = 0x51  // Q
+        case joinRefused = 0x58  // X
+        case notice = 0x4E  // N
     }
 
     // MARK: Commands

@@ -50,7 +50,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         func write(_ name: String, _ text: String, mode: Int) -> String {
             let path = dir.appendingPathComponent(name).path
-            FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
             chmod(path, mode_t(mode))
             return path
         }

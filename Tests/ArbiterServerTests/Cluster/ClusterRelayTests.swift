@@ -81,3 +81,72 @@ struct ClusterStartUpTests {
         }
     }
 }
+
+/// What the leader checks and hands on for relayed sessions.
+@Suite("cluster mode: relayed sessions", .serialized)
+struct ClusterRelayedSessionTests {
+    static let keyed = PanelConfig(
+        id: "vault", buttons: [ButtonConfig(id: "open", label: "Open", kind: .tap)], keys: PanelKeys(view: "v", press: "p", admin: "a"))
+    static let line = PanelConfig(
+        id: "line", buttons: [ButtonConfig(id: "mic", label: "Mic", kind: .tap, timeoutMs: 0)], groups: ["main": .queue(maxQueue: 4)])
+
+    /// Keys are checked at the leader: a follower's session without the view key is not a
+    /// member (and is not joined again at the next leader change); with it, it is.
+    @Test func panelKeysAreEnforcedAtTheLeader() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [ClusterRelayedSessionTests.keyed])
+        let leader = try #require(nodes.leader(of: "vault"))
+        let follower = try #require(nodes.followers(of: leader).first)
+        let guest = try nodes.client(follower, name: "guest")
+        guest.send("JOIN vault")
+        #expect(try guest.expect("ERROR").hasPrefix("ERROR forbidden"))
+        guest.send("DOWN vault open")
+        #expect(try guest.expect("DENIED vault open") == "DENIED vault open reason=forbidden")
+        let viewer = try nodes.client(follower, name: "viewer")
+        viewer.send("HELLO viewer key=v")
+        _ = try viewer.expect("OK HELLO")
+        viewer.send("JOIN vault")
+        #expect(try viewer.expect("OK JOIN vault").contains("members=1"))
+        viewer.send("DOWN vault open")
+        #expect(try viewer.expect("DENIED vault open") == "DENIED vault open reason=forbidden")
+        let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["vault"])
+        #expect(host.queue.sync { host.members.count == 1 && host.clusterState.pendingJoins.isEmpty })
+    }
+
+    /// A relayed session waiting in a queue group's line gets its hand-off GRANTED
+    /// through the relay when the owner lets go.
+    @Test func aQueuedRelayedSessionIsHandedTheGroup() throws {
+        var line = ClusterRelayedSessionTests.line
+        line.buttons[0].group = "main"
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [line])
+        let leader = try #require(nodes.leader(of: "line"))
+        let follower = try #require(nodes.followers(of: leader).first)
+        let owner = try nodes.client(leader, name: "owner")
+        owner.send("DOWN line mic")
+        _ = try owner.expect("GRANTED line mic")
+        let waiter = try nodes.client(follower, name: "waiter")
+        waiter.send("DOWN line mic")
+        #expect(try waiter.expect("QUEUED line mic").hasPrefix("QUEUED line mic position=1 owner=owner"))
+        owner.send("UP line mic")
+        _ = try owner.expect("OK UP line mic")
+        #expect(try waiter.expect("GRANTED line mic").hasPrefix("GRANTED line mic fence="))
+    }
+
+    /// A relayed command whose answer cannot come any more (its leader died first) is
+    /// answered `ERROR unavailable` at the leader change, not left waiting.
+    @Test func aCommandInFlightWhenTheLeaderDiesIsAnsweredUnavailable() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let bob = try nodes.client(follower, name: "bob")
+        nodes.hub.swallow(framesTo: leader)
+        bob.send(#"{"cmd":"down","panel":"demo","button":"b1","id":"lost"}"#)
+        nodes.crash(leader)
+        let answer = try bob.expect(#"{"type":"error""#, timeout: 10)
+        #expect(answer.contains(#""code":"unavailable""#) && answer.contains(#""id":"lost""#), "\(answer)")
+        // The link went down with the node, or etcd showed the new leader first.
+        #expect(answer.contains("before it answered; it may or may not have been done"), "\(answer)")
+        #expect(nodes.leader() == follower)
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+    }
+}

@@ -9,6 +9,8 @@ final class TestRelayHub: @unchecked Sendable {
     private let lock = NSLock()
     private var contexts: [String: ClusterContext] = [:]
     private var cut: Set<String> = []
+    /// Frames to these nodes vanish without anyone hearing of it (a stalled link).
+    private var swallowed: Set<String> = []
 
     func register(_ node: String, _ context: ClusterContext) {
         lock.lock()
@@ -26,11 +28,17 @@ final class TestRelayHub: @unchecked Sendable {
         for other in others { other.linkDown(node) }
     }
 
+    func swallow(framesTo node: String) {
+        lock.lock()
+        swallowed.insert(node)
+        lock.unlock()
+    }
+
     func sender(for node: String) -> any RelaySender { Sender(hub: self, from: node) }
 
     fileprivate func deliver(_ message: RelayMessage, from: String, to: String) {
         lock.lock()
-        let target = cut.contains(from) || cut.contains(to) ? nil : contexts[to]
+        let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) ? nil : contexts[to]
         lock.unlock()
         target?.receive(message, from: from)
     }
