@@ -90,6 +90,9 @@ public struct ServerConfiguration: Sendable {
     /// Origins (`scheme://host[:port]`) whose pages may open a WebSocket besides the
     /// server's own origin; others get 403. Requests without `Origin` are not affected.
     public var allowedOrigins: [String] = []
+    /// Cluster mode (`--cluster`): etcd, this node's name and address, the cluster key.
+    /// nil (the default): a single node, with no etcd anywhere.
+    public var cluster: ClusterSetup?
     /// Minimum level of log lines written to standard error.
     public var logLevel: LogLevel = .info
 

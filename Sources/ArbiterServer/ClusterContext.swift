@@ -1,0 +1,174 @@
+import ArbiterCluster
+import ArbiterClusterRuntime
+import ArbiterCore
+import Dispatch
+import Synchronization
+
+/// Cluster mode's glue between the server and `ClusterRuntime`: the start-up checks, the
+/// runtime's callbacks routed to each panel's queue, and the relay links' messages routed
+/// to the panel they are about. Exists only with `--cluster`; without it nothing here is
+/// made and no panel looks at it.
+final class ClusterContext: @unchecked Sendable {
+    let setup: ClusterSetup
+    let log: ServerLog
+    private(set) var runtime: ClusterRuntime!
+    /// Set once before the runtime starts.
+    private(set) var relay: (any RelaySender)?
+    private var hosts: [String: PanelHost] = [:]
+    let relayedOut = Atomic<Int>(0)
+    let relayedIn = Atomic<Int>(0)
+    let staleFrames = Atomic<Int>(0)
+    /// Nodes whose registration was seen, to notice one that vanishes.
+    private let knownNodes = Locked<Set<String>>([])
+    private var nodeTimer: DispatchSourceTimer?
+
+    var node: String { setup.node }
+
+    init(setup: ClusterSetup, log: ServerLog) {
+        self.setup = setup
+        self.log = log
+        self.relay = setup.relay
+    }
+
+    /// The panels, once made (they hold this context).
+    func attach(_ panels: [PanelHost]) {
+        hosts = Dictionary(uniqueKeysWithValues: panels.map { ($0.config.id, $0) })
+    }
+
+    func use(relay: any RelaySender) {
+        self.relay = relay
+    }
+
+    /// Before listening: publish this node's config or compare it with the cluster's, and
+    /// raise the fence keys to what a journal handed out. Throws what the operator must read.
+    func prepare(panels: [PanelConfig], journalFences: [String: UInt64]) throws(ClusterStartFailure) {
+        let config = ClusterConfig(panels: panels, clusterKey: setup.key)
+        let answer: EtcdTxnResponse
+        do {
+            answer = try setup.control.txn(config.publishTxn(keys: setup.keys))
+        } catch {
+            throw ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
+        }
+        if let refusal = config.verdict(on: answer, node: setup.node) { throw ClusterStartFailure(refusal) }
+        log.info("cluster config agreed", ["node": setup.node, "digest": config.digest])
+        guard !journalFences.isEmpty else { return }
+        do {
+            let raised = try FenceSeed.seed(journalFences, etcd: setup.control, keys: setup.keys)
+            log.info("fences seeded from the journal", ["panels": raised.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
+        } catch {
+            throw ClusterStartFailure("could not seed the fences from the journal in etcd at \(setup.endpointsDescription) (\(error))")
+        }
+    }
+
+    func start() {
+        let runtime = ClusterRuntime(
+            name: setup.node, advertise: setup.advertise, panels: hosts.keys.sorted(), control: setup.control, lease: setup.lease,
+            timing: setup.timing, keys: setup.keys, stepIntervalMilliseconds: setup.stepIntervalMilliseconds, clock: setup.clock,
+            callbacks: callbacks())
+        self.runtime = runtime
+        runtime.start()
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "arbiter.cluster.nodes"))
+        timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+        timer.setEventHandler { [weak self] in self?.checkNodes() }
+        timer.resume()
+        nodeTimer = timer
+    }
+
+    /// With `resign`, every panel is handed over at once (SIGTERM); without, the node
+    /// goes quiet as a crashed one would.
+    func stop(resign: Bool) {
+        nodeTimer?.cancel()
+        nodeTimer = nil
+        runtime?.stop(resign: resign)
+    }
+
+    private func callbacks() -> ClusterRuntimeCallbacks {
+        ClusterRuntimeCallbacks(
+            becameLeader: { [weak self] panel, term, floor, block in
+                self?.onQueue(of: panel) { $0.becameLeader(term: term, fenceFloor: floor, block: block) }
+            },
+            fencesExtended: { [weak self] panel, block in
+                self?.onQueue(of: panel) { $0.fencesExtended(block) }
+            },
+            stopDeciding: { [weak self] panel, term, reason in
+                self?.log.info("stopped deciding", ["panel": panel, "term": "\(term)", "reason": "\(reason)"])
+                self?.onQueue(of: panel) { $0.stopDeciding(term: term, reason: reason) }
+            },
+            leaderChanged: { [weak self] panel, node, address, term in
+                self?.log.info("leader changed", ["panel": panel, "node": node ?? "-", "address": address ?? "-", "term": term.map { "\($0)" } ?? "-"])
+                self?.onQueue(of: panel) { $0.leaderChanged(node: node, address: address, term: term) }
+            })
+    }
+
+    private func onQueue(of panel: String, _ body: @escaping @Sendable (PanelHost) -> Void) {
+        guard let host = hosts[panel] else { return }
+        host.queue.async { body(host) }
+    }
+
+    // MARK: Relay
+
+    /// A frame from node `from`, after the link's handshake. Any thread.
+    func receive(_ message: RelayMessage, from node: String) {
+        switch message {
+        case .command(let command):
+            relayedIn.add(1, ordering: .relaxed)
+            onQueue(of: command.panel) { $0.relayedCommand(command, from: node) }
+        case .reply(let panel, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
+            onQueue(of: panel) { $0.relayedFromLeader(message, from: node) }
+        case .sessionGone(let origin, let session):
+            guard origin == node else { return }
+            for host in hosts.values { host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin) } }
+        case .snapshotRequest:
+            // Followers get their snapshots as JOIN replies (docs/CLUSTER.md); nothing to do.
+            break
+        }
+    }
+
+    /// The link to `node` went down: its sessions are gone for every panel led here.
+    func linkDown(_ node: String) {
+        log.info("relay link down", ["node": node])
+        for host in hosts.values {
+            host.queue.async {
+                host.remoteNodeGone(node)
+                host.leaderLinkDown(node)
+            }
+        }
+    }
+
+    /// Sends to `node` at its advertised address. A node that sent us a command may not
+    /// be in the runtime's list yet (it is read every step): its own link then carries the
+    /// answer, so an unknown address is passed empty rather than the answer dropped.
+    @discardableResult
+    func send(_ message: RelayMessage, toNode node: String, address: String? = nil) -> Bool {
+        guard let relay else { return false }
+        relay.send(message, toNode: node, address: address ?? runtime?.nodeAddresses()[node] ?? "")
+        return true
+    }
+
+    /// Every live node, sorted by name (GET /api/nodes).
+    func nodes() -> [(node: String, address: String)] {
+        var addresses = runtime?.nodeAddresses() ?? [:]
+        addresses[setup.node] = setup.advertise
+        return addresses.map { ($0.key, $0.value) }.sorted { $0.node < $1.node }
+    }
+
+    /// Notices registrations that vanished since the last call: their sessions are gone.
+    func checkNodes() {
+        guard let runtime else { return }
+        let now = Set(runtime.nodeAddresses().keys)
+        let gone = knownNodes.withLock { known -> Set<String> in
+            defer { known = now }
+            return known.subtracting(now)
+        }
+        for node in gone where node != setup.node { linkDown(node) }
+    }
+
+    /// Relay links up (for /metrics); 0 until the socket transport reports them.
+    func relayLinksUp() -> Int { 0 }
+
+    /// Panels this node decides now (for /metrics).
+    func ledPanels() -> Int {
+        guard let runtime else { return 0 }
+        return hosts.keys.filter { runtime.canDecide($0) != nil }.count
+    }
+}

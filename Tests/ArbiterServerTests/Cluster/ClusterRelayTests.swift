@@ -1,0 +1,152 @@
+import ArbiterCore
+import ArbiterTestSupport
+import Foundation
+import Testing
+
+@testable import ArbiterServer
+
+/// The wiring of cluster mode, in process: real servers on loopback, one in-memory etcd.
+@Suite("cluster mode wired into the server", .serialized)
+struct ClusterRelayTests {
+    @Test func aPressOnAFollowerIsDecidedByTheLeader() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (here, hereJoin) = try nodes.member(leader, name: "alice")
+        let (there, thereJoin) = try nodes.member(follower, name: "bob")
+        #expect(field("term", of: hereJoin) != nil)
+        #expect(field("term", of: hereJoin) == field("term", of: thereJoin))
+        there.send("DOWN demo b1")
+        let granted = try there.expect("GRANTED demo b1")
+        let pressedThere = try there.expect("PRESSED demo b1 owner=bob")
+        let pressedHere = try here.expect("PRESSED demo b1 owner=bob")
+        #expect(pressedThere == pressedHere)
+        #expect(field("fence", of: granted) == field("fence", of: pressedHere))
+        // The leader's own member is refused by the relayed grant.
+        here.send("DOWN demo b2")
+        #expect(try here.expect("DENIED demo b2").contains("owner=bob"))
+        there.send("UP demo b1")
+        #expect(try there.expect("OK UP demo b1") == "OK UP demo b1")
+        #expect(try here.expect("RELEASED demo b1").contains("reason=up"))
+    }
+}
+
+/// Start-up, before listening: the config check against the cluster's, and etcd down.
+@Suite("cluster mode: start-up checks")
+struct ClusterStartUpTests {
+    func setup(_ name: String, _ etcd: LockedEtcd.View) -> ClusterSetup {
+        ClusterSetup(
+            node: name, advertise: "127.0.0.1:1", key: Array("k".utf8), control: etcd, lease: etcd, endpointsDescription: "http://e1:2379",
+            timing: ClusterTestNodes.timing)
+    }
+
+    @Test func aNodeWhoseConfigDiffersIsRefusedNamingTheDifference() throws {
+        let etcd = LockedEtcd()
+        var first = ServerConfiguration()
+        first.port = 0
+        first.logLevel = .off
+        first.cluster = setup("n1", etcd.view())
+        let n1 = ArbiterServer(configuration: first)
+        try n1.start()
+        defer { n1.stop() }
+        var second = first
+        second.cluster = setup("n2", etcd.view())
+        var panel = PanelConfig.demo
+        panel.buttons[3].holdMs = 2000
+        second.panels = [panel]
+        let n2 = ArbiterServer(configuration: second)
+        #expect(throws: ClusterStartFailure.self) { try n2.start() }
+        do {
+            try n2.start()
+        } catch let refusal as ClusterStartFailure {
+            #expect(refusal.message == "node n2's config differs from the cluster's: panels[0].buttons[3].hold_ms 2000 vs 3000")
+        }
+        #expect(n2.port == 0, "a refused node never listens")
+    }
+
+    @Test func etcdNotAnsweringAtStartIsSaidWithTheEndpoints() throws {
+        let etcd = LockedEtcd()
+        let view = etcd.view()
+        view.setFailing(true)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.logLevel = .off
+        configuration.cluster = setup("n1", view)
+        let server = ArbiterServer(configuration: configuration)
+        do {
+            try server.start()
+            Issue.record("started without etcd")
+        } catch let refusal as ClusterStartFailure {
+            #expect(refusal.message.hasPrefix("etcd did not answer at http://e1:2379 ("))
+        }
+    }
+}
+
+/// What the leader checks and hands on for relayed sessions.
+@Suite("cluster mode: relayed sessions", .serialized)
+struct ClusterRelayedSessionTests {
+    static let keyed = PanelConfig(
+        id: "vault", buttons: [ButtonConfig(id: "open", label: "Open", kind: .tap)], keys: PanelKeys(view: "v", press: "p", admin: "a"))
+    static let line = PanelConfig(
+        id: "line", buttons: [ButtonConfig(id: "mic", label: "Mic", kind: .tap, timeoutMs: 0)], groups: ["main": .queue(maxQueue: 4)])
+
+    /// Keys are checked at the leader: a follower's session without the view key is not a
+    /// member (and is not joined again at the next leader change); with it, it is.
+    @Test func panelKeysAreEnforcedAtTheLeader() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [ClusterRelayedSessionTests.keyed])
+        let leader = try #require(nodes.leader(of: "vault"))
+        let follower = try #require(nodes.followers(of: leader).first)
+        let guest = try nodes.client(follower, name: "guest")
+        guest.send("JOIN vault")
+        #expect(try guest.expect("ERROR").hasPrefix("ERROR forbidden"))
+        guest.send("DOWN vault open")
+        #expect(try guest.expect("DENIED vault open") == "DENIED vault open reason=forbidden")
+        let viewer = try nodes.client(follower, name: "viewer")
+        viewer.send("HELLO viewer key=v")
+        _ = try viewer.expect("OK HELLO")
+        viewer.send("JOIN vault")
+        #expect(try viewer.expect("OK JOIN vault").contains("members=1"))
+        viewer.send("DOWN vault open")
+        #expect(try viewer.expect("DENIED vault open") == "DENIED vault open reason=forbidden")
+        let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["vault"])
+        #expect(host.queue.sync { host.members.count == 1 && host.clusterState.pendingJoins.isEmpty })
+    }
+
+    /// A relayed session waiting in a queue group's line gets its hand-off GRANTED
+    /// through the relay when the owner lets go.
+    @Test func aQueuedRelayedSessionIsHandedTheGroup() throws {
+        var line = ClusterRelayedSessionTests.line
+        line.buttons[0].group = "main"
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [line])
+        let leader = try #require(nodes.leader(of: "line"))
+        let follower = try #require(nodes.followers(of: leader).first)
+        let owner = try nodes.client(leader, name: "owner")
+        owner.send("DOWN line mic")
+        _ = try owner.expect("GRANTED line mic")
+        let waiter = try nodes.client(follower, name: "waiter")
+        waiter.send("DOWN line mic")
+        #expect(try waiter.expect("QUEUED line mic").hasPrefix("QUEUED line mic position=1 owner=owner"))
+        owner.send("UP line mic")
+        _ = try owner.expect("OK UP line mic")
+        #expect(try waiter.expect("GRANTED line mic").hasPrefix("GRANTED line mic fence="))
+    }
+
+    /// A relayed command whose answer cannot come any more (its leader died first) is
+    /// answered `ERROR unavailable` at the leader change, not left waiting.
+    @Test func aCommandInFlightWhenTheLeaderDiesIsAnsweredUnavailable() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let bob = try nodes.client(follower, name: "bob")
+        nodes.hub.swallow(framesTo: leader)
+        bob.send(#"{"cmd":"down","panel":"demo","button":"b1","id":"lost"}"#)
+        nodes.crash(leader)
+        let answer = try bob.expect(#"{"type":"error""#, timeout: 10)
+        #expect(answer.contains(#""code":"unavailable""#) && answer.contains(#""id":"lost""#), "\(answer)")
+        // The link went down with the node, or etcd showed the new leader first.
+        #expect(answer.contains("before it answered; it may or may not have been done"), "\(answer)")
+        #expect(nodes.leader() == follower)
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+    }
+}

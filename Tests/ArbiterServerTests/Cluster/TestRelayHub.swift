@@ -1,0 +1,59 @@
+import ArbiterCluster
+import Foundation
+
+@testable import ArbiterServer
+
+/// The relay links of in-process nodes: a frame sent to a node is handed to that node's
+/// cluster context, in order per sender. A node can be cut off, as a dead link would be.
+final class TestRelayHub: @unchecked Sendable {
+    private let lock = NSLock()
+    private var contexts: [String: ClusterContext] = [:]
+    private var cut: Set<String> = []
+    /// Frames to these nodes vanish without anyone hearing of it (a stalled link).
+    private var swallowed: Set<String> = []
+
+    func register(_ node: String, _ context: ClusterContext) {
+        lock.lock()
+        contexts[node] = context
+        lock.unlock()
+    }
+
+    /// Frames to and from `node` are dropped from now on, and the others hear its link
+    /// went down.
+    func cutOff(_ node: String) {
+        lock.lock()
+        cut.insert(node)
+        let others = contexts.filter { $0.key != node }.map(\.value)
+        lock.unlock()
+        for other in others { other.linkDown(node) }
+    }
+
+    func swallow(framesTo node: String) {
+        lock.lock()
+        swallowed.insert(node)
+        lock.unlock()
+    }
+
+    func sender(for node: String) -> any RelaySender { Sender(hub: self, from: node) }
+
+    fileprivate func deliver(_ message: RelayMessage, from: String, to: String) {
+        lock.lock()
+        let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) ? nil : contexts[to]
+        lock.unlock()
+        target?.receive(message, from: from)
+    }
+
+    private final class Sender: RelaySender, @unchecked Sendable {
+        let hub: TestRelayHub
+        let from: String
+
+        init(hub: TestRelayHub, from: String) {
+            self.hub = hub
+            self.from = from
+        }
+
+        func send(_ message: RelayMessage, toNode node: String, address: String) {
+            hub.deliver(message, from: from, to: node)
+        }
+    }
+}
