@@ -33,12 +33,13 @@ public final class ArbiterServer: Sendable {
             }
         }
         try state.makeReactors()
+        // Leadership may start before the first client: the panels' queues exist now.
+        state.cluster?.start()
         let listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: Int32(configuration.listenBacklog ?? Sys.systemMaxBacklog()))
         for reactor in state.reactors { reactor.start() }
         let first = state.reactors[0]
         first.queue.sync { first.watchListener(listener.fd) }
         running.withLock { $0 = state }
-        state.cluster?.start()
         boundPort.store(Int(listener.port), ordering: .relaxed)
         state.log.info(
             "listening",

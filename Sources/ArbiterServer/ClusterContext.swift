@@ -63,7 +63,7 @@ final class ClusterContext: @unchecked Sendable {
     func start() {
         let runtime = ClusterRuntime(
             name: setup.node, advertise: setup.advertise, panels: hosts.keys.sorted(), control: setup.control, lease: setup.lease,
-            timing: setup.timing, keys: setup.keys, stepIntervalMilliseconds: setup.stepIntervalMilliseconds, clock: setup.clock,
+            watch: setup.watch, timing: setup.timing, keys: setup.keys, stepIntervalMilliseconds: setup.stepIntervalMilliseconds, clock: setup.clock,
             callbacks: callbacks())
         self.runtime = runtime
         runtime.start()

@@ -18,6 +18,9 @@ public struct ClusterSetup: @unchecked Sendable {
     /// Serves only the lease (grants and keepalives); a separate client, so the lease's
     /// choice of endpoint never waits behind a slow range.
     public var lease: any EtcdAPI
+    /// Holds the watch on the panels' keys open (a third client); nil: no watch, changes
+    /// are seen at the next step.
+    public var watch: (any EtcdAPI)?
     /// The endpoints as the operator wrote them, for messages ("tried ...").
     public var endpointsDescription: String
     public var stepIntervalMilliseconds: Int
@@ -28,9 +31,10 @@ public struct ClusterSetup: @unchecked Sendable {
 
     public init(
         node: String, advertise: String, key: [UInt8], control: any EtcdAPI, lease: any EtcdAPI, endpointsDescription: String,
-        timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), stepIntervalMilliseconds: Int = 100,
+        watch: (any EtcdAPI)? = nil, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), stepIntervalMilliseconds: Int = 100,
         clock: @escaping @Sendable () -> Instant = BootClock.now
     ) {
+        self.watch = watch
         self.node = node
         self.advertise = advertise
         self.key = key

@@ -99,9 +99,12 @@ extension PanelHost {
         failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         owedFailover(newTerm: term, flush: &flush)
         if let node, term != nil {
-            var joiners = members
-            for (session, connection) in clusterState.pendingJoins { joiners[session] = connection }
-            for (session, connection) in joiners.sorted(by: { $0.key < $1.key }) {
+            // Members wait for their new snapshot (the JOIN reply) before any event of the
+            // new term reaches them.
+            for (session, connection) in members { clusterState.pendingJoins[session] = connection }
+            members = [:]
+            memberCount.store(0, ordering: .relaxed)
+            for (session, connection) in clusterState.pendingJoins.sorted(by: { $0.key < $1.key }) {
                 guard let identity = clusterState.memberIdentity[session] else { continue }
                 let format = connection.shared.withLock { $0.eventFormat }
                 let frame = RelayMessage.command(

@@ -45,10 +45,15 @@ extension PanelHost {
         var joiners = members
         for (session, connection) in clusterState.pendingJoins { joiners[session] = connection }
         clusterState.pendingJoins = [:]
+        // Each member is a member again only from its own snapshot on: nothing of the new
+        // term may reach it before that.
+        members = [:]
+        memberCount.store(0, ordering: .relaxed)
         let now = clock.now()
         for (session, connection) in joiners.sorted(by: { $0.key < $1.key }) {
             guard let identity = clusterState.memberIdentity[session] else { continue }
-            if members.updateValue(connection, forKey: session) == nil { memberCount.add(1, ordering: .relaxed) }
+            members[session] = connection
+            memberCount.add(1, ordering: .relaxed)
             output.removeAll()
             core.handle(.join, session: session, name: identity.name, access: access(key: identity.key), now: now, into: &output)
             if let reply = output.reply {

@@ -59,7 +59,7 @@ if let endpoints = options.clusterEndpoints, let node = options.node, let advert
             node: node, advertise: advertise, key: key,
             control: EtcdHTTPClient(endpoints: endpoints), lease: EtcdHTTPClient(endpoints: endpoints),
             endpointsDescription: endpoints.map(\.description).joined(separator: ","),
-            timing: ClusterTiming(ttlSeconds: options.clusterTTLSeconds))
+            watch: EtcdHTTPClient(endpoints: endpoints), timing: ClusterTiming(ttlSeconds: options.clusterTTLSeconds))
     }
 }
 

@@ -9,26 +9,35 @@ import Testing
 /// refused while no node may decide (docs/CLUSTER.md, "What members see at a failover").
 @Suite("cluster mode: failover", .serialized)
 struct ClusterFailoverTests {
+    /// Every member, on every surviving node, reads the failover release and then its
+    /// new snapshot with nothing in between (not even another member's JOINED).
     @Test func aCrashedLeadersGrantEndsWithFailoverThenTheNewTermsSnapshot() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
         let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
-        let (bob, joined) = try nodes.member(follower, name: "bob")
+        let followers = nodes.followers(of: leader)
+        let (bob, joined) = try nodes.member(followers[0], name: "bob")
+        let (carol, _) = try nodes.member(followers[0], name: "carol")
+        let (dave, _) = try nodes.member(followers[1], name: "dave")
         let oldTerm = try #require(field("term", of: joined).flatMap { Int64($0) })
         bob.send("DOWN demo b1")
         let fence = try #require(field("fence", of: try bob.expect("GRANTED demo b1")).flatMap { UInt64($0) })
-        _ = try bob.expect("FIRED demo b1 owner=bob")
+        for member in [bob, carol, dave] { _ = try member.expect("FIRED demo b1 owner=bob") }
         nodes.crash(leader)
-        let release = try bob.readLine(timeout: 10)
-        #expect(release == "RELEASED demo b1 reason=failover owner=bob fence=\(fence)")
-        let snapshot = try bob.readLines(through: "OK JOIN", timeout: 10)
-        #expect(snapshot.dropLast().allSatisfy { $0.hasPrefix("BUTTON demo ") && $0.contains("state=idle") }, "\(snapshot)")
-        let newTerm = try #require(snapshot.last.flatMap { field("term", of: $0) }.flatMap { Int64($0) })
-        #expect(newTerm > oldTerm)
-        #expect(nodes.leader() == follower)
+        var terms: Set<Int64> = []
+        for member in [bob, carol, dave] {
+            let release = try member.readLine(timeout: 10)
+            #expect(release == "RELEASED demo b1 reason=failover owner=bob fence=\(fence)")
+            let snapshot = try member.readLines(through: "OK JOIN", timeout: 10)
+            #expect(snapshot.dropLast().allSatisfy { $0.hasPrefix("BUTTON demo ") && $0.contains("state=idle") }, "\(snapshot)")
+            if let term = snapshot.last.flatMap({ field("term", of: $0) }).flatMap({ Int64($0) }) { terms.insert(term) }
+        }
+        #expect(terms.count == 1 && (terms.first ?? 0) > oldTerm, "\(terms)")
+        let newLeader = try #require(nodes.leader())
+        #expect(newLeader != leader)
         bob.send("DOWN demo b2")
         let next = try #require(field("fence", of: try bob.expect("GRANTED demo b2")).flatMap { UInt64($0) })
         #expect(next > fence)
+        _ = try dave.expect("PRESSED demo b2 owner=bob")
     }
 
     /// A leader cut off from etcd stops at its safe deadline: the hold in flight ends with
