@@ -85,6 +85,7 @@ final class ClusterContext: @unchecked Sendable {
     private func callbacks() -> ClusterRuntimeCallbacks {
         ClusterRuntimeCallbacks(
             becameLeader: { [weak self] panel, term, floor, block in
+                self?.log.info("leading", ["panel": panel, "term": "\(term)", "fences": "\(block.first)-\(block.last)"])
                 self?.onQueue(of: panel) { $0.becameLeader(term: term, fenceFloor: floor, block: block) }
             },
             fencesExtended: { [weak self] panel, block in
