@@ -98,27 +98,30 @@ extension PanelHost {
         var flush = FlushList()
         failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         owedFailover(newTerm: term, flush: &flush)
-        if let node, term != nil {
-            // Members wait for their new snapshot (the JOIN reply) before any event of the
-            // new term reaches them.
-            for (session, connection) in members { clusterState.pendingJoins[session] = connection }
-            members = [:]
-            memberCount.store(0, ordering: .relaxed)
-            for (session, connection) in clusterState.pendingJoins.sorted(by: { $0.key < $1.key }) {
-                guard let identity = clusterState.memberIdentity[session] else { continue }
-                let format = connection.shared.withLock { $0.eventFormat }
-                let frame = RelayMessage.command(
-                    RelayCommand(
-                        origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
-                        command: RelayPayload.command(.join(panel: config.id), format: format, id: nil), arrivedAt: clock.now().milliseconds))
-                if cluster.send(frame, toNode: node, address: address) {
-                    clusterState.pendingJoins[session] = connection
-                    clusterState.inFlight[session, default: []].append(InFlight(format: format, id: nil, rejoin: true))
-                    cluster.relayedOut.add(1, ordering: .relaxed)
-                }
+        if let node, term != nil { rejoin(at: node, address: address) }
+        finishBatch(&flush)
+    }
+
+    /// Relays a JOIN for every local member (and every JOIN still unanswered) to the
+    /// leader's node. Members wait for their new snapshot (the JOIN reply) before any
+    /// event reaches them again.
+    private func rejoin(at node: String, address: String?) {
+        guard let cluster else { return }
+        for (session, connection) in members { clusterState.pendingJoins[session] = connection }
+        members = [:]
+        memberCount.store(0, ordering: .relaxed)
+        for (session, connection) in clusterState.pendingJoins.sorted(by: { $0.key < $1.key }) {
+            guard let identity = clusterState.memberIdentity[session] else { continue }
+            let format = connection.shared.withLock { $0.eventFormat }
+            let frame = RelayMessage.command(
+                RelayCommand(
+                    origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
+                    command: RelayPayload.command(.join(panel: config.id), format: format, id: nil), arrivedAt: clock.now().milliseconds))
+            if cluster.send(frame, toNode: node, address: address) {
+                clusterState.inFlight[session, default: []].append(InFlight(format: format, id: nil, rejoin: true))
+                cluster.relayedOut.add(1, ordering: .relaxed)
             }
         }
-        finishBatch(&flush)
     }
 
     /// Ends, for the local members, the grants of the term that just ended that they were
@@ -212,12 +215,17 @@ extension PanelHost {
         clusterState.inFlight = [:]
     }
 
-    /// The link to `node` dropped: if it leads this panel, what was sent to it is lost.
+    /// The last link to `node` dropped. If it leads this panel, what was sent to it is
+    /// lost, and so are the events it sent meanwhile; and if it is alive it has ended this
+    /// node's sessions' grants. Members are told the grants they knew of ended, then join
+    /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
     func leaderLinkDown(_ node: String) {
         assertOnQueue()
         guard clusterState.leaderNode == node, clusterState.block == nil else { return }
         var flush = FlushList()
         failInFlight(because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
+        owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
+        if !members.isEmpty || !clusterState.pendingJoins.isEmpty { rejoin(at: node, address: clusterState.leaderAddress) }
         finishBatch(&flush)
     }
 

@@ -150,3 +150,31 @@ struct ClusterRelayedSessionTests {
         _ = try bob.expect("GRANTED demo b1")
     }
 }
+
+/// A relay link that drops while the leader lives.
+@Suite("cluster mode: relay link drops", .serialized)
+struct ClusterLinkDropTests {
+    /// The leader ends the dropped node's grants (disconnect); that node's members are told
+    /// the grants they knew of ended and get a fresh snapshot, and events flow again.
+    @Test func membersOfANodeWhoseLinkDroppedAreResynchronised() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        alice.send("DOWN demo b1")
+        _ = try alice.expect("GRANTED demo b1")
+        _ = try bob.expect("FIRED demo b1 owner=alice")
+        bob.send("DOWN demo sos")
+        _ = try bob.expect("GRANTED demo sos")
+        _ = try alice.expect("PRESSED demo sos owner=bob")
+        nodes.hub.flap(follower)
+        #expect(try alice.expect("RELEASED demo sos").contains("reason=disconnect owner=bob"))
+        let told = try bob.readLines(through: "OK JOIN")
+        #expect(told.contains { $0.hasPrefix("RELEASED demo b1 reason=failover owner=alice") }, "\(told)")
+        #expect(told.contains { $0.hasPrefix("BUTTON demo b1") && $0.contains("state=pressed owner=alice") }, "\(told)")
+        #expect(told.contains { $0.hasPrefix("BUTTON demo sos") && $0.contains("state=idle") }, "\(told)")
+        alice.send("UP demo b1")
+        #expect(try bob.expect("RELEASED demo b1").contains("reason=up owner=alice"))
+    }
+}
