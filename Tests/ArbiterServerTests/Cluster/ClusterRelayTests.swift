@@ -178,3 +178,21 @@ struct ClusterLinkDropTests {
         #expect(try bob.expect("RELEASED demo b1").contains("reason=up owner=alice"))
     }
 }
+
+/// A node whose etcd registration vanishes (its lease expired) while its relay link is
+/// still up: the leader ends its sessions' grants.
+@Suite("cluster mode: vanished registrations", .serialized)
+struct ClusterVanishedNodeTests {
+    @Test func aNodeWhoseRegistrationExpiresLosesItsSessionsGrants() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+        _ = try alice.expect("PRESSED demo b1 owner=bob")
+        nodes.leaseViews[follower]?.setFailing(true)
+        #expect(try alice.expect("RELEASED demo b1", timeout: 10).contains("reason=disconnect owner=bob"))
+    }
+}
