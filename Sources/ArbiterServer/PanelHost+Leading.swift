@@ -39,7 +39,6 @@ extension PanelHost {
         clusterState.leaderNode = cluster.node
         clusterState.leaderAddress = cluster.setup.advertise
         clusterState.leaderTerm = term
-        clusterState.lastLedTerm = term
         clusterState.forgetRemoteSessions()
         waiters = [:]
         var joiners = members
@@ -167,7 +166,7 @@ extension PanelHost {
     func relayedCommand(_ relayed: RelayCommand, from node: String) {
         assertOnQueue()
         let session = SessionID(Int(clamping: relayed.session))
-        var requester = RemoteRequester(node: node, session: session, format: .text, id: nil)
+        var requester = RemoteRequester(node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command))
         let parsed = RelayPayload.parseCommand(relayed.command)
         switch parsed {
         case .success(let command):
@@ -189,7 +188,8 @@ extension PanelHost {
         case .failure(let error): return replyRemotely(.error(error.code, error.message))
         }
         guard clusterState.block != nil, mayDecideNow() else {
-            return replyRemotely(.error(.unavailable, "this node no longer leads panel \(config.id) (a failover is under way); \(PanelHost.retryHint)"))
+            return replyRemotely(
+                .error(.unavailable, "this node does not decide panel \(config.id) right now (a failover is under way); \(PanelHost.retryHint)"))
         }
         if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
             return replyRemotely(.error(.unavailable, refusal))
@@ -260,7 +260,9 @@ extension PanelHost {
     }
 
     private func sendReply(_ line: [UInt8], to remote: RemoteRequester) {
-        let term = clusterState.block?.term ?? clusterState.lastLedTerm
+        // Decisions go under this node's term; a refusal while not deciding goes under the
+        // term the sender addressed, which its term fencing lets through.
+        let term = clusterState.block?.term ?? remote.term
         cluster?.send(.reply(panel: config.id, term: term, session: UInt64(remote.session.number), line: line), toNode: remote.node)
     }
 

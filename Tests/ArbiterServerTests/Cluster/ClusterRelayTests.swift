@@ -196,3 +196,25 @@ struct ClusterVanishedNodeTests {
         #expect(try alice.expect("RELEASED demo b1", timeout: 10).contains("reason=disconnect owner=bob"))
     }
 }
+
+/// etcd shows a new leader before that node has its first fence block: the members a
+/// follower joins to it again are refused for the moment. They wait, unaware.
+@Suite("cluster mode: a leader not deciding yet", .serialized)
+struct ClusterEarlyRejoinTests {
+    @Test func membersJoinedAgainTooEarlyWaitInsteadOfReadingARefusal() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
+        let leader = try #require(nodes.leader())
+        let followers = nodes.followers(of: leader)
+        let (bob, joined) = try nodes.member(followers[0], name: "bob")
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        let host = try #require(nodes.servers[followers[0]]?.stateForTesting?.panelsByID["demo"])
+        // As etcd would show it: followers[1] elected in a later term, not deciding yet.
+        host.queue.async { host.leaderChanged(node: followers[1], address: "127.0.0.1:1", term: term + 1) }
+        let meanwhile = bob.drain(for: 0.6)
+        #expect(!meanwhile.contains { $0.hasPrefix("ERROR") || $0.hasPrefix("OK JOIN") }, "\(meanwhile)")
+        host.queue.async { host.leaderChanged(node: leader, address: "127.0.0.1:1", term: term) }
+        let snapshot = try bob.readLines(through: "OK JOIN")
+        #expect(!snapshot.contains { $0.hasPrefix("ERROR") }, "\(snapshot)")
+        #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
+    }
+}
