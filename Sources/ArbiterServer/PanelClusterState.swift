@@ -7,8 +7,9 @@ import ArbiterWire
 struct PanelClusterState {
     /// The fence block this node decides the panel with; nil while it follows.
     var block: FenceBlock?
-    /// The next block was asked for (at 80 % of this one); once per block.
-    var extensionAsked = false
+    /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
+    /// clock: asked again only after 500 ms, in case the reservation failed.
+    var extensionAskedAt: Int64?
     /// Who leads the panel as etcd last showed it (this node included), and in which term.
     var leaderNode: String?
     var leaderAddress: String?

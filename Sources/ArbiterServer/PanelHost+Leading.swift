@@ -35,7 +35,7 @@ extension PanelHost {
         fresh.fenceLimit = block.last
         core = fresh
         clusterState.block = block
-        clusterState.extensionAsked = false
+        clusterState.extensionAskedAt = nil
         clusterState.leaderNode = cluster.node
         clusterState.leaderAddress = cluster.setup.advertise
         clusterState.leaderTerm = term
@@ -74,7 +74,7 @@ extension PanelHost {
 
     private func adopt(_ block: FenceBlock) {
         clusterState.block = block
-        clusterState.extensionAsked = false
+        clusterState.extensionAskedAt = nil
         core.fenceLimit = block.last
         // A queue's hand-off that waited for a fence may go on now.
         if core.hasFairGroups {
@@ -146,15 +146,19 @@ extension PanelHost {
 
     /// At 80 % of the block, the next one is asked for (same term).
     func afterDecision() {
-        guard let block = clusterState.block, !clusterState.extensionAsked else { return }
+        guard let block = clusterState.block else { return }
         let size = block.last - block.first + 1
         let used = core.highestFence >= block.first ? core.highestFence - block.first + 1 : 0
         if used * 5 >= size * 4 { askForFences() }
     }
 
+    /// Once, and again every 500 ms while it is still needed: a reservation that failed
+    /// (etcd busy) is not waited for forever.
     private func askForFences() {
-        guard !clusterState.extensionAsked, let runtime = cluster?.runtime else { return }
-        clusterState.extensionAsked = true
+        guard let runtime = cluster?.runtime else { return }
+        let now = clock.now().milliseconds
+        if let asked = clusterState.extensionAskedAt, now - asked < 500 { return }
+        clusterState.extensionAskedAt = now
         runtime.reserveMoreFences(config.id)
     }
 
