@@ -92,6 +92,10 @@ extension PanelHost {
             clusterState.leaderTerm = term
             return
         }
+        // etcd shows another holder while this node still decides (the runtime's step-down
+        // may come after this news): stop first, so members here get their failover
+        // releases before they are joined to the new leader.
+        if let block = clusterState.block { stopDeciding(term: block.term, reason: .deposed) }
         let termChanged = term != clusterState.leaderTerm || node != clusterState.leaderNode
         clusterState.leaderNode = node
         clusterState.leaderAddress = address

@@ -179,3 +179,26 @@ struct ClusterFenceBlockTests {
         #expect(granted == "GRANTED demo b1 fence=1001")
     }
 }
+
+/// News from etcd that another node leads may reach the panel before the runtime's own
+/// step-down: the leader stops right there, and its members read their failover releases
+/// before anything else.
+@Suite("cluster mode: deposed by news", .serialized)
+struct ClusterDeposedTests {
+    @Test func aLeaderToldAnotherNodeLeadsStopsFirst() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, joined) = try nodes.member(leader, name: "alice")
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        alice.send("DOWN demo sos")
+        let fence = try #require(field("fence", of: try alice.expect("GRANTED demo sos")))
+        let host = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["demo"])
+        host.queue.async { host.leaderChanged(node: follower, address: "127.0.0.1:1", term: term + 1) }
+        #expect(try alice.expect("RELEASED demo sos") == "RELEASED demo sos reason=failover owner=alice fence=\(fence)")
+        let snapshot = try alice.readLines(through: "OK JOIN")
+        #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
+        let later = alice.drain(for: 3.2)
+        #expect(!later.contains { $0.hasPrefix("FIRED") }, "\(later)")
+    }
+}
