@@ -21,6 +21,7 @@ final class ClusterContext: @unchecked Sendable {
     /// Nodes whose registration was seen, to notice one that vanishes.
     private let knownNodes = Locked<Set<String>>([])
     private var nodeTimer: DispatchSourceTimer?
+    private let linksUp = Locked<[String: Int]>([:])
 
     var node: String { setup.node }
 
@@ -85,6 +86,7 @@ final class ClusterContext: @unchecked Sendable {
     private func callbacks() -> ClusterRuntimeCallbacks {
         ClusterRuntimeCallbacks(
             becameLeader: { [weak self] panel, term, floor, block in
+                self?.log.info("leading", ["panel": panel, "term": "\(term)", "fences": "\(block.first)-\(block.last)"])
                 self?.onQueue(of: panel) { $0.becameLeader(term: term, fenceFloor: floor, block: block) }
             },
             fencesExtended: { [weak self] panel, block in
@@ -124,7 +126,24 @@ final class ClusterContext: @unchecked Sendable {
         }
     }
 
-    /// The link to `node` went down: its sessions are gone for every panel led here.
+    /// A relay link to or from `node` came up (a pair of nodes may have two).
+    func relayLinkUp(_ node: String) {
+        linksUp.withLock { $0[node, default: 0] += 1 }
+    }
+
+    /// A relay link to or from `node` went down; when it was the last one, the node is
+    /// treated as gone.
+    func relayLinkDown(_ node: String) {
+        let last = linksUp.withLock { counts -> Bool in
+            let left = (counts[node] ?? 1) - 1
+            counts[node] = left > 0 ? left : nil
+            return left <= 0
+        }
+        if last { linkDown(node) }
+    }
+
+    /// No link to `node` is left: its sessions are gone for every panel led here, and
+    /// panels it leads re-sync their members.
     func linkDown(_ node: String) {
         log.info("relay link down", ["node": node])
         for host in hosts.values {
@@ -163,8 +182,8 @@ final class ClusterContext: @unchecked Sendable {
         for node in gone where node != setup.node { linkDown(node) }
     }
 
-    /// Relay links up (for /metrics); 0 until the socket transport reports them.
-    func relayLinksUp() -> Int { 0 }
+    /// Relay links up (for /metrics).
+    func relayLinksUp() -> Int { linksUp.withLock { $0.values.reduce(0, +) } }
 
     /// Panels this node decides now (for /metrics).
     func ledPanels() -> Int {

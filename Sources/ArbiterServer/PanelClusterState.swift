@@ -7,14 +7,13 @@ import ArbiterWire
 struct PanelClusterState {
     /// The fence block this node decides the panel with; nil while it follows.
     var block: FenceBlock?
-    /// The next block was asked for (at 80 % of this one); once per block.
-    var extensionAsked = false
+    /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
+    /// clock: asked again only after 500 ms, in case the reservation failed.
+    var extensionAskedAt: Int64?
     /// Who leads the panel as etcd last showed it (this node included), and in which term.
     var leaderNode: String?
     var leaderAddress: String?
     var leaderTerm: Int64?
-    /// The last term this node led in: the term of its answers while it no longer does.
-    var lastLedTerm: Int64 = 0
     /// Term fencing of what the leader's node sends (follower side).
     var inbox = RelayInbox()
     /// Follower: the grants of the current term this node's members were told of, so that
@@ -63,6 +62,8 @@ struct InFlight {
     var id: CommandID?
     /// A JOIN this node sent for the session itself, after a leader change: nobody waits.
     var rejoin = false
+    /// How many times that JOIN was refused already (a leader not deciding yet).
+    var attempt = 0
 }
 
 /// Where the reply of a relayed command goes: a session of another node.
@@ -71,6 +72,8 @@ struct RemoteRequester {
     var session: SessionID
     var format: WireFormat
     var id: CommandID?
+    /// The term the sender addressed (`RelayPayload`).
+    var term: Int64 = 0
     /// The command was a JOIN: a reply other than its snapshot tells the node it failed.
     var isJoin = false
 }

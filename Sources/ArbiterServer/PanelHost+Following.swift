@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterCore
 import ArbiterWire
+import Dispatch
 
 /// Cluster mode, the routing of a local session's command and the side of a node that
 /// does not decide the panel: commands go to the leader's node, its replies and events
@@ -44,7 +45,8 @@ extension PanelHost {
         let frame = RelayMessage.command(
             RelayCommand(
                 origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key,
-                panel: config.id, command: RelayPayload.command(request, format: format, id: id), arrivedAt: clock.now().milliseconds))
+                panel: config.id, command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0),
+                arrivedAt: clock.now().milliseconds))
         guard cluster.send(frame, toNode: leader, address: clusterState.leaderAddress) else {
             return refuse(
                 "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
@@ -90,6 +92,10 @@ extension PanelHost {
             clusterState.leaderTerm = term
             return
         }
+        // etcd shows another holder while this node still decides (the runtime's step-down
+        // may come after this news): stop first, so members here get their failover
+        // releases before they are joined to the new leader.
+        if let block = clusterState.block { stopDeciding(term: block.term, reason: .deposed) }
         let termChanged = term != clusterState.leaderTerm || node != clusterState.leaderNode
         clusterState.leaderNode = node
         clusterState.leaderAddress = address
@@ -98,27 +104,59 @@ extension PanelHost {
         var flush = FlushList()
         failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         owedFailover(newTerm: term, flush: &flush)
-        if let node, term != nil {
-            // Members wait for their new snapshot (the JOIN reply) before any event of the
-            // new term reaches them.
-            for (session, connection) in members { clusterState.pendingJoins[session] = connection }
-            members = [:]
-            memberCount.store(0, ordering: .relaxed)
-            for (session, connection) in clusterState.pendingJoins.sorted(by: { $0.key < $1.key }) {
-                guard let identity = clusterState.memberIdentity[session] else { continue }
-                let format = connection.shared.withLock { $0.eventFormat }
-                let frame = RelayMessage.command(
-                    RelayCommand(
-                        origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
-                        command: RelayPayload.command(.join(panel: config.id), format: format, id: nil), arrivedAt: clock.now().milliseconds))
-                if cluster.send(frame, toNode: node, address: address) {
-                    clusterState.pendingJoins[session] = connection
-                    clusterState.inFlight[session, default: []].append(InFlight(format: format, id: nil, rejoin: true))
-                    cluster.relayedOut.add(1, ordering: .relaxed)
-                }
-            }
-        }
+        if let node, term != nil { rejoin(at: node, address: address) }
         finishBatch(&flush)
+    }
+
+    /// Joins a member again after its rejoin was refused (the leader was not deciding yet),
+    /// while the leader stays the same; after about 10 s it is told to JOIN itself.
+    private func retryRejoin(_ session: SessionID, attempt: Int) {
+        let leader = clusterState.leaderNode
+        let term = clusterState.leaderTerm
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [self] in
+            guard let connection = clusterState.pendingJoins[session], clusterState.leaderNode == leader, clusterState.leaderTerm == term,
+                let leader
+            else { return }
+            guard attempt < 100 else {
+                clusterState.pendingJoins[session] = nil
+                var flush = FlushList()
+                let panel = config.id
+                flush.append(to: connection) { out, format in
+                    MessageEncoder.encode(
+                        .error(.unavailable, "panel \(panel)'s leader did not take this session back as a member; JOIN \(panel) again"),
+                        format: format, into: &out)
+                }
+                return finishBatch(&flush)
+            }
+            sendRejoin(session, connection, to: leader, address: clusterState.leaderAddress, attempt: attempt + 1)
+        }
+    }
+
+    /// Relays a JOIN for every local member (and every JOIN still unanswered) to the
+    /// leader's node. Members wait for their new snapshot (the JOIN reply) before any
+    /// event reaches them again.
+    private func rejoin(at node: String, address: String?) {
+        guard cluster != nil else { return }
+        for (session, connection) in members { clusterState.pendingJoins[session] = connection }
+        members = [:]
+        memberCount.store(0, ordering: .relaxed)
+        for (session, connection) in clusterState.pendingJoins.sorted(by: { $0.key < $1.key }) {
+            sendRejoin(session, connection, to: node, address: address, attempt: 0)
+        }
+    }
+
+    private func sendRejoin(_ session: SessionID, _ connection: Connection, to node: String, address: String?, attempt: Int) {
+        guard let cluster, let identity = clusterState.memberIdentity[session] else { return }
+        let format = connection.shared.withLock { $0.eventFormat }
+        let frame = RelayMessage.command(
+            RelayCommand(
+                origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
+                command: RelayPayload.command(.join(panel: config.id), format: format, id: nil, term: clusterState.leaderTerm ?? 0),
+                arrivedAt: clock.now().milliseconds))
+        if cluster.send(frame, toNode: node, address: address) {
+            clusterState.inFlight[session, default: []].append(InFlight(format: format, id: nil, rejoin: true, attempt: attempt))
+            cluster.relayedOut.add(1, ordering: .relaxed)
+        }
     }
 
     /// Ends, for the local members, the grants of the term that just ended that they were
@@ -154,9 +192,15 @@ extension PanelHost {
             guard let reply = RelayPayload.parseReply(line) else { return }
             let connection = clusterState.pendingJoins[session] ?? members[session] ?? waiters[session] ?? sessions.withLock { $0[session] }
             guard let connection else { return }
+            var answered: InFlight?
             if reply.kind != .notice, var pending = clusterState.inFlight[session], !pending.isEmpty {
-                pending.removeFirst()
+                answered = pending.removeFirst()
                 clusterState.inFlight[session] = pending.isEmpty ? nil : pending
+            }
+            if reply.kind == .joinRefused, answered?.rejoin == true {
+                // A new leader answers before its first fence block is reserved: the member
+                // waits (nobody asked it anything) and is joined again shortly.
+                return retryRejoin(session, attempt: answered?.attempt ?? 0)
             }
             switch reply.kind {
             case .joined:
@@ -212,12 +256,17 @@ extension PanelHost {
         clusterState.inFlight = [:]
     }
 
-    /// The link to `node` dropped: if it leads this panel, what was sent to it is lost.
+    /// The last link to `node` dropped. If it leads this panel, what was sent to it is
+    /// lost, and so are the events it sent meanwhile; and if it is alive it has ended this
+    /// node's sessions' grants. Members are told the grants they knew of ended, then join
+    /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
     func leaderLinkDown(_ node: String) {
         assertOnQueue()
         guard clusterState.leaderNode == node, clusterState.block == nil else { return }
         var flush = FlushList()
         failInFlight(because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
+        owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
+        if !members.isEmpty || !clusterState.pendingJoins.isEmpty { rejoin(at: node, address: clusterState.leaderAddress) }
         finishBatch(&flush)
     }
 

@@ -35,11 +35,10 @@ extension PanelHost {
         fresh.fenceLimit = block.last
         core = fresh
         clusterState.block = block
-        clusterState.extensionAsked = false
+        clusterState.extensionAskedAt = nil
         clusterState.leaderNode = cluster.node
         clusterState.leaderAddress = cluster.setup.advertise
         clusterState.leaderTerm = term
-        clusterState.lastLedTerm = term
         clusterState.forgetRemoteSessions()
         waiters = [:]
         var joiners = members
@@ -75,7 +74,7 @@ extension PanelHost {
 
     private func adopt(_ block: FenceBlock) {
         clusterState.block = block
-        clusterState.extensionAsked = false
+        clusterState.extensionAskedAt = nil
         core.fenceLimit = block.last
         // A queue's hand-off that waited for a fence may go on now.
         if core.hasFairGroups {
@@ -147,15 +146,19 @@ extension PanelHost {
 
     /// At 80 % of the block, the next one is asked for (same term).
     func afterDecision() {
-        guard let block = clusterState.block, !clusterState.extensionAsked else { return }
+        guard let block = clusterState.block else { return }
         let size = block.last - block.first + 1
         let used = core.highestFence >= block.first ? core.highestFence - block.first + 1 : 0
         if used * 5 >= size * 4 { askForFences() }
     }
 
+    /// Once, and again every 500 ms while it is still needed: a reservation that failed
+    /// (etcd busy) is not waited for forever.
     private func askForFences() {
-        guard !clusterState.extensionAsked, let runtime = cluster?.runtime else { return }
-        clusterState.extensionAsked = true
+        guard let runtime = cluster?.runtime else { return }
+        let now = clock.now().milliseconds
+        if let asked = clusterState.extensionAskedAt, now - asked < 500 { return }
+        clusterState.extensionAskedAt = now
         runtime.reserveMoreFences(config.id)
     }
 
@@ -167,7 +170,7 @@ extension PanelHost {
     func relayedCommand(_ relayed: RelayCommand, from node: String) {
         assertOnQueue()
         let session = SessionID(Int(clamping: relayed.session))
-        var requester = RemoteRequester(node: node, session: session, format: .text, id: nil)
+        var requester = RemoteRequester(node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command))
         let parsed = RelayPayload.parseCommand(relayed.command)
         switch parsed {
         case .success(let command):
@@ -189,7 +192,8 @@ extension PanelHost {
         case .failure(let error): return replyRemotely(.error(error.code, error.message))
         }
         guard clusterState.block != nil, mayDecideNow() else {
-            return replyRemotely(.error(.unavailable, "this node no longer leads panel \(config.id) (a failover is under way); \(PanelHost.retryHint)"))
+            return replyRemotely(
+                .error(.unavailable, "this node does not decide panel \(config.id) right now (a failover is under way); \(PanelHost.retryHint)"))
         }
         if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
             return replyRemotely(.error(.unavailable, refusal))
@@ -260,7 +264,9 @@ extension PanelHost {
     }
 
     private func sendReply(_ line: [UInt8], to remote: RemoteRequester) {
-        let term = clusterState.block?.term ?? clusterState.lastLedTerm
+        // Decisions go under this node's term; a refusal while not deciding goes under the
+        // term the sender addressed, which its term fencing lets through.
+        let term = clusterState.block?.term ?? remote.term
         cluster?.send(.reply(panel: config.id, term: term, session: UInt64(remote.session.number), line: line), toNode: remote.node)
     }
 

@@ -5,8 +5,10 @@ import ArbiterWire
 /// (docs/CLUSTER.md, "Relayed commands, replies and events"):
 ///
 /// - a `command`'s command: one byte for the form the session wants its reply in (`T`
-///   text, `J` JSON), then the command in its JSON form, with the session's `id` if it
-///   sent one;
+///   text, `J` JSON), the term the sender believes the leader decides in (decimal) and a
+///   newline, then the command in its JSON form, with the session's `id` if it sent one;
+///   a node that does not decide the panel refuses it under that term, so the refusal
+///   gets past the sender's term fencing (a refusal decides nothing);
 /// - a `reply`'s line: one byte saying what the follower must do besides writing it (`R`
 ///   nothing, `J` the session is now a member, `X` its JOIN was refused, `L` it is no
 ///   longer a member, `Q` it waits in a line, `N` a queue's hand-off, not an answer),
@@ -31,8 +33,9 @@ enum RelayPayload {
 
     // MARK: Commands
 
-    static func command(_ request: Request, format: WireFormat, id: CommandID?) -> [UInt8] {
+    static func command(_ request: Request, format: WireFormat, id: CommandID?, term: Int64) -> [UInt8] {
         var out: [UInt8] = [format == .json ? 0x4A : 0x54]
+        out.append(contentsOf: "\(term)\n".utf8)
         var first = true
         func field(_ name: String, _ value: String) {
             out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
@@ -71,15 +74,22 @@ enum RelayPayload {
         return out
     }
 
+    /// The term the sender addressed (0 if unreadable).
+    static func addressedTerm(_ bytes: [UInt8]) -> Int64 {
+        guard let newline = bytes.firstIndex(of: 0x0A), newline > 1 else { return 0 }
+        return Int64(String(decoding: bytes[1..<newline], as: UTF8.self)) ?? 0
+    }
+
     /// The relayed command as the leader runs it, or the error its session gets.
     static func parseCommand(_ bytes: [UInt8]) -> Result<ParsedCommand, RequestError> {
-        guard let first = bytes.first, first == 0x4A || first == 0x54 else {
-            return .failure(RequestError(.badSyntax, "relayed command without its reply form"))
+        guard let first = bytes.first, first == 0x4A || first == 0x54, let newline = bytes.firstIndex(of: 0x0A) else {
+            return .failure(RequestError(.badSyntax, "relayed command without its reply form and term"))
         }
         let format: WireFormat = first == 0x4A ? .json : .text
+        let json = bytes[(newline + 1)...]
         let outcome =
-            bytes.dropFirst().withContiguousStorageIfAvailable { JSONCommandParser.parse($0) }
-            ?? JSONCommandParser.parse(String(decoding: bytes.dropFirst(), as: UTF8.self))
+            json.withContiguousStorageIfAvailable { JSONCommandParser.parse($0) }
+            ?? JSONCommandParser.parse(String(decoding: json, as: UTF8.self))
         switch outcome {
         case .command(var command):
             command.format = format

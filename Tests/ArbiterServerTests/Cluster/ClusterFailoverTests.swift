@@ -137,3 +137,68 @@ struct ClusterFailoverTests {
         #expect(try http.readResponse().body == #"{"self":null,"nodes":[]}"#)
     }
 }
+
+/// Fences come from etcd in blocks of 1000 reserved under the term.
+@Suite("cluster mode: fence blocks", .serialized)
+struct ClusterFenceBlockTests {
+    func cycles(_ count: Int, on client: LineClient) throws {
+        var batch = ""
+        for _ in 0..<count { batch += "DOWN demo b1\nUP demo b1\n" }
+        client.sendRaw(Array(batch.utf8))
+        for _ in 0..<count { _ = try client.expect("OK UP demo b1") }
+    }
+
+    @Test func theNextBlockIsAskedForAtEightyPercent() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        #expect(nodes.leader() == "n1")
+        let runtime = try #require(nodes.context("n1")?.runtime)
+        let c = try nodes.client("n1", name: "presser")
+        try cycles(799, on: c)
+        #expect(runtime.canDecide("demo")?.last == 1000)
+        try cycles(1, on: c)
+        #expect(eventually(seconds: 5) { runtime.canDecide("demo")?.last == 2000 })
+    }
+
+    /// With etcd refusing the next block, a DOWN past the block's last fence is refused
+    /// (`ERROR unavailable`), never granted above it; once etcd answers, fences go on.
+    @Test func noFenceIsHandedOutPastTheBlock() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        #expect(nodes.leader() == "n1")
+        let c = try nodes.client("n1", name: "presser")
+        nodes.controlViews["n1"]?.setFailing(true)
+        try cycles(1000, on: c)
+        c.send("DOWN demo b1")
+        #expect(try c.expect("ERROR") == "ERROR unavailable panel demo is reserving its next block of fences; nothing was done, try again in a second or two")
+        nodes.controlViews["n1"]?.setFailing(false)
+        var granted: String?
+        for _ in 0..<100 where granted == nil {
+            c.send("DOWN demo b1")
+            let line = try c.readLine()
+            if line.hasPrefix("GRANTED") { granted = line } else { usleep(100_000) }
+        }
+        #expect(granted == "GRANTED demo b1 fence=1001")
+    }
+}
+
+/// News from etcd that another node leads may reach the panel before the runtime's own
+/// step-down: the leader stops right there, and its members read their failover releases
+/// before anything else.
+@Suite("cluster mode: deposed by news", .serialized)
+struct ClusterDeposedTests {
+    @Test func aLeaderToldAnotherNodeLeadsStopsFirst() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, joined) = try nodes.member(leader, name: "alice")
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        alice.send("DOWN demo sos")
+        let fence = try #require(field("fence", of: try alice.expect("GRANTED demo sos")))
+        let host = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["demo"])
+        host.queue.async { host.leaderChanged(node: follower, address: "127.0.0.1:1", term: term + 1) }
+        #expect(try alice.expect("RELEASED demo sos") == "RELEASED demo sos reason=failover owner=alice fence=\(fence)")
+        let snapshot = try alice.readLines(through: "OK JOIN")
+        #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
+        let later = alice.drain(for: 3.2)
+        #expect(!later.contains { $0.hasPrefix("FIRED") }, "\(later)")
+    }
+}

@@ -150,3 +150,71 @@ struct ClusterRelayedSessionTests {
         _ = try bob.expect("GRANTED demo b1")
     }
 }
+
+/// A relay link that drops while the leader lives.
+@Suite("cluster mode: relay link drops", .serialized)
+struct ClusterLinkDropTests {
+    /// The leader ends the dropped node's grants (disconnect); that node's members are told
+    /// the grants they knew of ended and get a fresh snapshot, and events flow again.
+    @Test func membersOfANodeWhoseLinkDroppedAreResynchronised() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        alice.send("DOWN demo b1")
+        _ = try alice.expect("GRANTED demo b1")
+        _ = try bob.expect("FIRED demo b1 owner=alice")
+        bob.send("DOWN demo sos")
+        _ = try bob.expect("GRANTED demo sos")
+        _ = try alice.expect("PRESSED demo sos owner=bob")
+        nodes.hub.flap(follower)
+        #expect(try alice.expect("RELEASED demo sos").contains("reason=disconnect owner=bob"))
+        let told = try bob.readLines(through: "OK JOIN")
+        #expect(told.contains { $0.hasPrefix("RELEASED demo b1 reason=failover owner=alice") }, "\(told)")
+        #expect(told.contains { $0.hasPrefix("BUTTON demo b1") && $0.contains("state=pressed owner=alice") }, "\(told)")
+        #expect(told.contains { $0.hasPrefix("BUTTON demo sos") && $0.contains("state=idle") }, "\(told)")
+        alice.send("UP demo b1")
+        #expect(try bob.expect("RELEASED demo b1").contains("reason=up owner=alice"))
+    }
+}
+
+/// A node whose etcd registration vanishes (its lease expired) while its relay link is
+/// still up: the leader ends its sessions' grants.
+@Suite("cluster mode: vanished registrations", .serialized)
+struct ClusterVanishedNodeTests {
+    @Test func aNodeWhoseRegistrationExpiresLosesItsSessionsGrants() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+        _ = try alice.expect("PRESSED demo b1 owner=bob")
+        nodes.leaseViews[follower]?.setFailing(true)
+        #expect(try alice.expect("RELEASED demo b1", timeout: 10).contains("reason=disconnect owner=bob"))
+    }
+}
+
+/// etcd shows a new leader before that node has its first fence block: the members a
+/// follower joins to it again are refused for the moment. They wait, unaware.
+@Suite("cluster mode: a leader not deciding yet", .serialized)
+struct ClusterEarlyRejoinTests {
+    @Test func membersJoinedAgainTooEarlyWaitInsteadOfReadingARefusal() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
+        let leader = try #require(nodes.leader())
+        let followers = nodes.followers(of: leader)
+        let (bob, joined) = try nodes.member(followers[0], name: "bob")
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        let host = try #require(nodes.servers[followers[0]]?.stateForTesting?.panelsByID["demo"])
+        // As etcd would show it: followers[1] elected in a later term, not deciding yet.
+        host.queue.async { host.leaderChanged(node: followers[1], address: "127.0.0.1:1", term: term + 1) }
+        let meanwhile = bob.drain(for: 0.6)
+        #expect(!meanwhile.contains { $0.hasPrefix("ERROR") || $0.hasPrefix("OK JOIN") }, "\(meanwhile)")
+        host.queue.async { host.leaderChanged(node: leader, address: "127.0.0.1:1", term: term) }
+        let snapshot = try bob.readLines(through: "OK JOIN")
+        #expect(!snapshot.contains { $0.hasPrefix("ERROR") }, "\(snapshot)")
+        #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
+    }
+}

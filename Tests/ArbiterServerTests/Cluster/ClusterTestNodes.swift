@@ -16,6 +16,7 @@ final class ClusterTestNodes: @unchecked Sendable {
     private(set) var servers: [String: ArbiterServer] = [:]
     private(set) var ports: [String: UInt16] = [:]
     private(set) var leaseViews: [String: LockedEtcd.View] = [:]
+    private(set) var controlViews: [String: LockedEtcd.View] = [:]
     let panels: [PanelConfig]
 
     init(_ names: [String], panels: [PanelConfig] = [.demo]) throws {
@@ -29,12 +30,15 @@ final class ClusterTestNodes: @unchecked Sendable {
 
     func start(_ name: String) throws {
         let lease = etcd.view()
+        let control = etcd.view()
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.panels = panels
         configuration.logLevel = .warning
+        // The fence-block tests press a thousand times in one burst.
+        configuration.commandsPerSecond = 0
         var setup = ClusterSetup(
-            node: name, advertise: "127.0.0.1:1", key: Array("test cluster key".utf8), control: etcd.view(), lease: lease,
+            node: name, advertise: "127.0.0.1:1", key: Array("test cluster key".utf8), control: control, lease: lease,
             endpointsDescription: "in-memory", timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: LockedEtcd.now)
         setup.relay = hub.sender(for: name)
         configuration.cluster = setup
@@ -45,6 +49,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         servers[name] = server
         ports[name] = port
         leaseViews[name] = lease
+        controlViews[name] = control
     }
 
     func context(_ name: String) -> ClusterContext? { servers[name]?.stateForTesting?.cluster }

@@ -28,6 +28,19 @@ final class TestRelayHub: @unchecked Sendable {
         for other in others { other.linkDown(node) }
     }
 
+    /// Every link of `node` drops and is dialled again at once: both sides hear of the
+    /// drop, frames keep flowing.
+    func flap(_ node: String) {
+        lock.lock()
+        let flapped = contexts[node]
+        let others = contexts.filter { $0.key != node }
+        lock.unlock()
+        for (name, other) in others {
+            other.linkDown(node)
+            flapped?.linkDown(name)
+        }
+    }
+
     func swallow(framesTo node: String) {
         lock.lock()
         swallowed.insert(node)
