@@ -26,7 +26,9 @@ let package = Package(
         // retried, EAGAIN as would-block, errno kept. No policy: nothing about panels.
         .target(name: "ArbiterIO", dependencies: ["CSystem"]),
         // The server's policy over ArbiterIO: reactors, connections, journal, metrics.
-        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "CSystem"], plugins: ["EmbedKiosk"]),
+        .target(
+            name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "CSystem", "ArbiterCluster", "ArbiterClusterRuntime"],
+            plugins: ["EmbedKiosk"]),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
@@ -48,7 +50,8 @@ let package = Package(
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
-        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport"]),
+        .testTarget(
+            name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster"]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via
