@@ -101,16 +101,20 @@ struct RelayNetworkTests {
     @Test func aReaderThatStopsReadingNeitherBlocksSendNorGrowsMemoryWithoutBound() throws {
         let release = DispatchSemaphore(value: 0)
         // n2's link queue stops in its first delivery, so nothing more is read from it.
-        let b = try RelayTestNode("n2") { _ in _ = release.wait(timeout: .now() + 30) }
+        // Once released, every later delivery passes too.
+        let b = try RelayTestNode("n2") { _ in if release.wait(timeout: .now() + 30) == .success { release.signal() } }
         defer { release.signal() }
         var options = RelayOptions()
         options.maxOutboundBytes = 1 << 20
         let a = try RelayTestNode("n1", options: options)
+        // The link is up first (a bound met while dialling drops without a link down).
+        a.send(.event(panel: "demo", term: 1, seq: 0, line: []), to: b)
+        #expect(eventually { a.network.linkCount == 1 })
         let line = [UInt8](repeating: 0x41, count: 60_000)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             // About 30 MB: more than the kernel's buffers both ways and the 1 MiB bound.
-            for i in 0..<500 { a.send(.event(panel: "demo", term: 1, seq: UInt64(i), line: line), to: b) }
+            for i in 1...500 { a.send(.event(panel: "demo", term: 1, seq: UInt64(i), line: line), to: b) }
             done.signal()
         }
         #expect(done.wait(timeout: .now() + 20) == .success, "send waited for a peer that does not read")
@@ -118,8 +122,13 @@ struct RelayNetworkTests {
         let statistics = a.network.statistics
         #expect(statistics.dropped > 0)
         #expect(statistics.linksDown == 1)
-        #expect(a.seen.withLock { $0.undelivered.reduce(0) { $0 + $1.count } } == statistics.dropped)
+        // Every frame is accounted for: delivered before n2 stopped reading, or dropped
+        // and said so (`onUndelivered` runs on a relay queue, a moment later).
+        #expect(eventually { a.seen.withLock { $0.undelivered.reduce(0) { $0 + $1.count } } == statistics.dropped })
         #expect(!a.logLines(containing: "the peer does not read").isEmpty)
+        // Released before n2 stops (`stop` waits for its link's queue).
+        release.signal()
+        b.stop()
     }
 
     @Test func aDialToNothingFailsAndDropsWhatWaited() throws {

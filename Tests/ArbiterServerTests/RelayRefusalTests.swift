@@ -30,7 +30,7 @@ struct RelayRefusalTests {
     }
 
     func expectRefused(_ node: RelayTestNode, reason: String) {
-        #expect(eventually { node.network.statistics.refusals == 1 })
+        #expect(eventually { node.network.statistics.refusals == 1 && !node.logLines(containing: "relay link refused").isEmpty })
         let logged = node.logLines(containing: "relay link refused")
         #expect(logged.count == 1)
         #expect(logged.first?.contains("peer=127.0.0.1:") == true)
