@@ -145,6 +145,18 @@ struct RelayNetworkTests {
         #expect(!a.logLines(containing: "relay dial failed").isEmpty)
     }
 
+    @Test func aDialerGreetedAsAClientFailsThatAttemptAndSaysWhy() throws {
+        // A server without the hook (or one that greeted before the hello arrived) answers
+        // WELCOME where the challenge belongs.
+        let plain = try TestServer()
+        let a = try RelayTestNode("n1")
+        a.network.send(.sessionGone(origin: "n1", session: 1), toNode: "n9", address: "127.0.0.1:\(plain.port)")
+        #expect(eventually { a.network.statistics.dialFailures == 1 && !a.logLines(containing: "relay dial failed").isEmpty })
+        #expect(a.logLines(containing: "relay dial failed").first?.contains("expected RELAY-CHALLENGE 1") == true)
+        #expect(eventually { a.network.statistics.dropped == 1 })
+        #expect(a.network.linkCount == 0)
+    }
+
     @Test func stopReportsEveryUpLinkDownAndDropsLaterSends() throws {
         let a = try RelayTestNode("n1")
         let b = try RelayTestNode("n2")
