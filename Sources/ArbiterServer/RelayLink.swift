@@ -218,7 +218,11 @@ final class RelayLink: @unchecked Sendable {
                     flush()
                     guard !isClosed else { return }
                 }
-                if let node = output.peer { becomeUp(node, leftover: output.leftover) }
+                if let node = output.peer {
+                    // Two nodes under one name would take each other's links and sessions.
+                    guard node != network.node else { return close(because: .error(.notARelayPeer("the peer uses this node's own name"))) }
+                    becomeUp(node, leftover: output.leftover)
+                }
             } catch {
                 close(because: .error(error))
             }

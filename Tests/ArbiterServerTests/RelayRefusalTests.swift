@@ -15,20 +15,6 @@ struct RelayRefusalTests {
         RelayDialer(node: "intruder", key: [], nonce: nonce).hello
     }
 
-    /// Reads one line, or what came before the connection closed.
-    static func line(_ socket: RawSocket) throws -> String {
-        var bytes: [UInt8] = socket.takeBuffered()
-        for _ in 0..<100 {
-            if let newline = bytes.firstIndex(of: 0x0A) {
-                return String(decoding: bytes[..<newline], as: UTF8.self)
-            }
-            let more = try socket.read(timeout: 5)
-            if more.isEmpty { break }
-            bytes += more
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     func expectRefused(_ node: RelayTestNode, reason: String) {
         #expect(eventually { node.network.statistics.refusals == 1 && !node.logLines(containing: "relay link refused").isEmpty })
         let logged = node.logLines(containing: "relay link refused")
@@ -53,34 +39,50 @@ struct RelayRefusalTests {
 
     @Test func aWrongProofFollowedByFramesIsRefusedAndNoFrameIsDelivered() throws {
         let b = try RelayTestNode("n2")
-        let socket = try RawSocket(port: b.port)
+        let socket = try RelayRawClient(port: b.port)
         socket.send(Self.hello)
-        #expect(try Self.line(socket).hasPrefix("RELAY-CHALLENGE 1 n2 "))
+        #expect(try socket.line().hasPrefix("RELAY-CHALLENGE 1 n2 "))
         let frames = RelayTestNode.messages(7, tag: "x").flatMap(RelayFrameEncoder.encode)
         socket.send(Array("RELAY-PROOF \(String(repeating: "0", count: 64))\n".utf8) + frames)
-        #expect(try Self.line(socket) == "RELAY-REFUSED the peer's proof of the cluster key is wrong")
+        #expect(try socket.line() == "RELAY-REFUSED the peer's proof of the cluster key is wrong")
         #expect(socket.waitForClose())
         expectRefused(b, reason: "proof of the cluster key is wrong")
     }
 
     @Test func framesInsteadOfAProofAreRefused() throws {
         let b = try RelayTestNode("n2")
-        let socket = try RawSocket(port: b.port)
+        let socket = try RelayRawClient(port: b.port)
         let frames = RelayTestNode.messages(7, tag: "x").flatMap(RelayFrameEncoder.encode)
         // In one write: the acceptor reads the frames where the proof line should be, and
         // refuses before it even answers the hello.
         socket.send(Self.hello + frames)
-        let refusal = try Self.line(socket)
+        let refusal = try socket.line()
         #expect(refusal.hasPrefix("RELAY-REFUSED not a relay peer: expected RELAY-PROOF") || refusal.hasPrefix("RELAY-REFUSED handshake line longer"))
         #expect(socket.waitForClose())
         expectRefused(b, reason: "RELAY-")
     }
 
+    @Test func aNodeUnderThisNodesOwnNameIsRefusedEvenWithTheKey() throws {
+        let b = try RelayTestNode("n2")
+        let socket = try RelayRawClient(port: b.port)
+        var twin = RelayDialer(node: "n2", key: RelayTestNode.key, nonce: Self.nonce)
+        socket.send(twin.hello)
+        let challenge = try socket.line()
+        guard case .established(_, let proof, _) = try twin.receive(Array((challenge + "\n").utf8)) else {
+            Issue.record("no proof for \(challenge)")
+            return
+        }
+        socket.send(proof)
+        #expect(try socket.line() == "RELAY-REFUSED not a relay peer: the peer uses this node's own name")
+        #expect(socket.waitForClose())
+        expectRefused(b, reason: "own name")
+    }
+
     @Test func garbageAfterRelayIsRefused() throws {
         let b = try RelayTestNode("n2")
-        let socket = try RawSocket(port: b.port)
+        let socket = try RelayRawClient(port: b.port)
         socket.send("RELAY-GARBAGE please\n")
-        #expect(try Self.line(socket) == "RELAY-REFUSED not a relay peer: expected RELAY-HELLO 1")
+        #expect(try socket.line() == "RELAY-REFUSED not a relay peer: expected RELAY-HELLO 1")
         #expect(socket.waitForClose())
         expectRefused(b, reason: "expected RELAY-HELLO 1")
     }
@@ -89,10 +91,10 @@ struct RelayRefusalTests {
         var options = RelayOptions()
         options.handshakeTimeoutMs = 300
         let b = try RelayTestNode("n2", options: options)
-        let socket = try RawSocket(port: b.port)
+        let socket = try RelayRawClient(port: b.port)
         socket.send(Self.hello)
-        #expect(try Self.line(socket).hasPrefix("RELAY-CHALLENGE 1 n2 "))
-        #expect(try Self.line(socket) == "RELAY-REFUSED handshake not finished within 300 ms")
+        #expect(try socket.line().hasPrefix("RELAY-CHALLENGE 1 n2 "))
+        #expect(try socket.line() == "RELAY-REFUSED handshake not finished within 300 ms")
         #expect(socket.waitForClose())
         expectRefused(b, reason: "handshake not finished within 300 ms")
     }
@@ -102,15 +104,15 @@ struct RelayRefusalTests {
         options.maxPendingHandshakes = 2
         let b = try RelayTestNode("n2", options: options)
         let state = try #require(b.server?.server.stateForTesting)
-        let first = try RawSocket(port: b.port)
-        let second = try RawSocket(port: b.port)
+        let first = try RelayRawClient(port: b.port)
+        let second = try RelayRawClient(port: b.port)
         first.send("RELAY-HELLO")
         second.send("RELAY-HELLO")
         // Both handed to the relay, neither finished.
         #expect(eventually { state.metrics.value(.connectionsClosed) == 2 })
-        let third = try RawSocket(port: b.port)
+        let third = try RelayRawClient(port: b.port)
         third.send("RELAY-HELLO")
-        #expect(try Self.line(third) == "RELAY-REFUSED busy: 2 relay handshakes under way")
+        #expect(try third.line() == "RELAY-REFUSED busy: 2 relay handshakes under way")
         #expect(third.waitForClose())
         expectRefused(b, reason: "busy")
     }
