@@ -27,7 +27,8 @@ let package = Package(
         .target(name: "ArbiterIO", dependencies: ["CSystem"]),
         // The server's policy over ArbiterIO: reactors, connections, journal, metrics.
         .target(
-            name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "CSystem", "ArbiterCluster", "ArbiterClusterRuntime"],
+            name: "ArbiterServer",
+            dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "CSystem", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterEtcd"],
             plugins: ["EmbedKiosk"]),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
@@ -51,7 +52,8 @@ let package = Package(
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
         .testTarget(
-            name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster"]),
+            name: "ArbiterServerTests",
+            dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster", "ArbiterClusterRuntime"]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via
