@@ -118,14 +118,16 @@ struct RelayNetworkTests {
             done.signal()
         }
         #expect(done.wait(timeout: .now() + 20) == .success, "send waited for a peer that does not read")
-        #expect(eventually { a.seen.withLock { $0.downs } == ["n2"] })
-        let statistics = a.network.statistics
-        #expect(statistics.dropped > 0)
-        #expect(statistics.linksDown == 1)
-        // Every frame is accounted for: delivered before n2 stopped reading, or dropped
-        // and said so (`onUndelivered` runs on a relay queue, a moment later).
-        #expect(eventually { a.seen.withLock { $0.undelivered.reduce(0) { $0 + $1.count } } == statistics.dropped })
-        #expect(!a.logLines(containing: "the peer does not read").isEmpty)
+        // Reported down for its backlog; a slow machine may redial and meet the bound again
+        // before the loop ends (n2 does not read the new link either), each time once.
+        #expect(eventually { !a.seen.withLock { $0.downs }.isEmpty })
+        #expect(eventually { a.network.statistics.linksDown == a.seen.withLock { $0.downs.count } })
+        let downs = a.seen.withLock { $0.downs }
+        #expect(downs.allSatisfy { $0 == "n2" })
+        #expect(a.logLines(containing: "relay link down").filter { $0.contains("the peer does not read") }.count == downs.count)
+        #expect(a.network.statistics.dropped > 0)
+        // Every drop is told (`onUndelivered` runs on a relay queue, a moment later).
+        #expect(eventually { a.seen.withLock { $0.undelivered.reduce(0) { $0 + $1.count } } == a.network.statistics.dropped })
         // Released before n2 stops (`stop` waits for its link's queue).
         release.signal()
         b.stop()
