@@ -95,6 +95,12 @@ public struct ServerConfiguration: Sendable {
     public var cluster: ClusterSetup?
     /// Minimum level of log lines written to standard error.
     public var logLevel: LogLevel = .info
+    /// Cluster mode: a connection whose first bytes are `RELAY-` (another node's relay
+    /// handshake) is given to this, with the descriptor and the bytes already read; the
+    /// server stops watching it and writes nothing to it (no WELCOME). Called on a
+    /// reactor's queue, so it must return at once (`RelayNetwork.adopt`). nil (the
+    /// default, a single node): such a line is an unknown command like any other.
+    public var relayHandOff: (@Sendable (_ fd: Int32, _ peer: String, _ firstBytes: [UInt8]) -> Void)?
 
     public init() {}
 }
