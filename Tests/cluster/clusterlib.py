@@ -457,11 +457,19 @@ class LineClient:
         self.send(line)
         return self.wait(pattern, since=since, timeout=timeout, what=what or line)
 
-    def join(self, panel, timeout=5.0):
-        """JOINs `panel`; the snapshot's (index of OK JOIN, its key=values)."""
-        index, _, match = self.request(f"JOIN {panel}", rf"^(OK JOIN {re.escape(panel)} .*|ERROR .*)$", timeout=timeout)
-        check(match.group(1).startswith("OK JOIN"), f"{self.name}: JOIN {panel} refused: {match.group(1)}")
-        return index, fields(match.group(1))
+    def join(self, panel, timeout=5.0, unavailable_for=10.0):
+        """JOINs `panel`; the snapshot's (index of OK JOIN, its key=values). `ERROR
+        unavailable` (no leader reachable yet: a relay link being dialled, a failover) is
+        what its hint says, "try again": tried again every 0.2 s for `unavailable_for` s."""
+        deadline = time.monotonic() + unavailable_for
+        while True:
+            index, _, match = self.request(f"JOIN {panel}", rf"^(OK JOIN {re.escape(panel)} .*|ERROR .*)$", timeout=timeout)
+            line = match.group(1)
+            if line.startswith("ERROR unavailable") and time.monotonic() < deadline:
+                time.sleep(0.2)
+                continue
+            check(line.startswith("OK JOIN"), f"{self.name}: JOIN {panel} refused: {line}")
+            return index, fields(line)
 
     def close(self):
         try:

@@ -106,10 +106,23 @@ def settle(cluster, quiet=1.5, timeout=40):
         if now_leaders != last:
             last, since = now_leaders, time.monotonic()
         elif balanced(last) and time.monotonic() - since >= quiet:
+            warm_up(cluster)
             return dict(zip(panels, last))
         if time.monotonic() > deadline:
             raise Failure(f"the cluster did not settle within {timeout} s: leaders {dict(zip(panels, last))}")
         time.sleep(0.1)
+
+
+def warm_up(cluster):
+    """A JOIN of each tested panel through every node, so relay links are up before a
+    scenario measures anything (they are dialled when first needed)."""
+    for node in cluster.nodes:
+        client = cl.LineClient(node.port, f"warm-{node.name}")
+        try:
+            for panel in ("busy", "demo", "order"):
+                client.join(panel, unavailable_for=15)
+        finally:
+            client.close()
 
 
 def others(cluster, node):
