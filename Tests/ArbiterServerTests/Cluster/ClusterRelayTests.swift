@@ -249,3 +249,27 @@ struct ClusterRelaySocketTests {
         }
     }
 }
+
+/// A kiosk's WebSocket on a node that does not lead the panel: the relayed snapshot and
+/// events arrive one JSON message per frame, as on the leader's node.
+@Suite("cluster mode: WebSocket members", .serialized)
+struct ClusterWebSocketTests {
+    @Test func aWebSocketOnAFollowerGetsOneMessagePerFrame() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let ws = try WebSocketClient(port: try #require(nodes.ports[follower]), path: "/ws?panel=demo&name=kiosk")
+        #expect(try ws.readText().hasPrefix(#"{"type":"welcome""#))
+        let snapshot = try ws.readTexts(through: #""re":"join""#)
+        #expect(snapshot.count == 6 && snapshot.allSatisfy { !$0.contains("\n") }, "\(snapshot)")
+        #expect(snapshot.last?.contains(#""term":"#) == true)
+        #expect(try ws.readText().hasPrefix(#"{"type":"joined","panel":"demo","name":"kiosk""#))
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        #expect(try ws.readText().hasPrefix(#"{"type":"joined","panel":"demo","name":"alice""#))
+        alice.send("DOWN demo b2")
+        _ = try alice.expect("GRANTED demo b2")
+        #expect(try ws.readText().hasPrefix(#"{"type":"pressed","panel":"demo","button":"b2","owner":"alice""#))
+        ws.sendText(#"{"cmd":"down","panel":"demo","button":"sos","id":1}"#)
+        #expect(try ws.readTexts(through: #""type":"granted""#).last == #"{"type":"granted","panel":"demo","button":"sos","fence":2,"id":1}"#)
+    }
+}
