@@ -101,6 +101,7 @@ public final class ArbiterServer: Sendable {
         // Let the releases those closes started run to the end before the panels stop.
         for panel in state.panels { panel.queue.sync {} }
         for panel in state.panels { panel.queue.sync { panel.stop() } }
+        state.cluster?.stopRelay()
         state.journal?.close()
     }
 }

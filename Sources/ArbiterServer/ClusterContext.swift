@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
+import ArbiterIO
 import Dispatch
 import Synchronization
 
@@ -29,6 +30,34 @@ final class ClusterContext: @unchecked Sendable {
         self.setup = setup
         self.log = log
         self.relay = setup.relay
+        guard setup.relay == nil else { return }
+        let network = RelayNetwork(
+            node: setup.node, key: setup.key, log: log,
+            onMessage: { [weak self] from, message in self?.receive(message, from: from) },
+            onLinkUp: { [weak self] node in self?.relayLinkUp(node) },
+            onLinkDown: { [weak self] node in self?.relayLinkDown(node) },
+            onUndelivered: { [weak self] node, count in self?.undelivered(count, to: node) })
+        self.network = network
+        self.relay = network
+    }
+
+    /// The relay transport on sockets; nil when a test put its own relay in the setup.
+    private(set) var network: RelayNetwork?
+
+    /// The reactor's hand-off of a connection that began with `RELAY-`.
+    func adoptRelay(fd: Int32, peer: String, firstBytes: [UInt8]) {
+        guard let network else {
+            Sys.close(fd)
+            return
+        }
+        network.adopt(fd: fd, peer: peer, firstBytes: firstBytes)
+    }
+
+    /// Frames to `node` were dropped unsent (its link went down, a dial failed): what this
+    /// node's sessions sent a panel it leads may be lost, so those panels re-sync.
+    private func undelivered(_ count: Int, to node: String) {
+        log.warning("relay frames dropped", ["node": node, "count": "\(count)"])
+        for host in hosts.values { host.queue.async { host.leaderLinkDown(node) } }
     }
 
     /// The panels, once made (they hold this context).
@@ -81,6 +110,11 @@ final class ClusterContext: @unchecked Sendable {
         nodeTimer?.cancel()
         nodeTimer = nil
         runtime?.stop(resign: resign)
+    }
+
+    /// Closes the relay links, after the panels stopped.
+    func stopRelay() {
+        network?.stop()
     }
 
     private func callbacks() -> ClusterRuntimeCallbacks {

@@ -41,8 +41,8 @@ final class ServerState: @unchecked Sendable {
     /// The clock every decision reads: the system's, or a manual one in tests.
     let clock: ServerClock
 
-    init(configuration: ServerConfiguration, clock: ServerClock = .system) throws {
-        self.configuration = configuration
+    init(configuration given: ServerConfiguration, clock: ServerClock = .system) throws {
+        var configuration = given
         self.clock = clock
         let log = ServerLog(level: configuration.logLevel)
         self.log = log
@@ -70,6 +70,11 @@ final class ServerState: @unchecked Sendable {
         self.journalFences = loaded.lastFences
         let cluster = configuration.cluster.map { ClusterContext(setup: $0, log: log) }
         self.cluster = cluster
+        if let cluster, configuration.relayHandOff == nil {
+            // Other nodes' relay links arrive on the normal port.
+            configuration.relayHandOff = { fd, peer, firstBytes in cluster.adoptRelay(fd: fd, peer: peer, firstBytes: firstBytes) }
+        }
+        self.configuration = configuration
         // In cluster mode a session's number tells which node it is on (ClusterSetup).
         nextSession = Atomic<Int>((configuration.cluster?.sessionBase ?? 0) + 1)
         let hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }

@@ -125,6 +125,11 @@ struct ClusterFailoverTests {
         http.send("GET /api/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let body = try http.readResponse().body
         #expect(body == #"{"self":"\#(follower)","nodes":[{"node":"n1","address":"127.0.0.1:1"},{"node":"n2","address":"127.0.0.1:1"}]}"#)
+        let metrics = try RawSocket(port: try #require(nodes.ports[follower]))
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let page = try metrics.readResponse().body
+        #expect(page.contains("arbiter_cluster_panels_led 0\n") && page.contains("arbiter_cluster_relayed_commands_total 2\n"), "\(page)")
+        #expect(page.contains("arbiter_releases_total{reason=\"failover\"} 0"))
     }
 
     @Test func aSingleNodeListsNoNodesAndItsJoinHasNoTerm() throws {
@@ -135,6 +140,10 @@ struct ClusterFailoverTests {
         let http = try RawSocket(port: server.port)
         http.send("GET /api/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(try http.readResponse().body == #"{"self":null,"nodes":[]}"#)
+        let metrics = try RawSocket(port: server.port)
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let page = try metrics.readResponse().body
+        #expect(!page.contains("arbiter_cluster") && !page.contains("failover"))
     }
 }
 

@@ -218,3 +218,58 @@ struct ClusterEarlyRejoinTests {
         #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
     }
 }
+
+/// The same wiring over real relay links: `RelayNetwork` on the nodes' own ports.
+@Suite("cluster mode over relay sockets", .serialized)
+struct ClusterRelaySocketTests {
+    @Test func aFollowersPressAndItsEventsCrossRealLinks() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"], sockets: true)
+        let leader = try #require(nodes.leader())
+        let followers = nodes.followers(of: leader)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, joined) = try nodes.member(followers[0], name: "bob")
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        let (carol, _) = try nodes.member(followers[1], name: "carol")
+        bob.send("DOWN demo b1")
+        let granted = try bob.expect("GRANTED demo b1")
+        let pressed = try alice.expect("PRESSED demo b1 owner=bob")
+        #expect(try carol.expect("PRESSED demo b1 owner=bob") == pressed)
+        #expect(field("fence", of: pressed) == field("fence", of: granted))
+        #expect(eventually(seconds: 5) { (nodes.context(leader)?.relayLinksUp() ?? 0) >= 2 })
+        nodes.crash(leader)
+        for member in [bob, carol] {
+            #expect(try member.expect("RELEASED demo b1", timeout: 10).hasPrefix("RELEASED demo b1 reason=failover owner=bob"))
+            // A stopping leader still sends its idle snapshot of the old term; then the
+            // new leader's comes.
+            var newTerm: Int64 = 0
+            for _ in 0..<3 where newTerm <= term {
+                newTerm = field("term", of: try member.expect("OK JOIN", timeout: 10)).flatMap { Int64($0) } ?? 0
+            }
+            #expect(newTerm > term)
+        }
+    }
+}
+
+/// A kiosk's WebSocket on a node that does not lead the panel: the relayed snapshot and
+/// events arrive one JSON message per frame, as on the leader's node.
+@Suite("cluster mode: WebSocket members", .serialized)
+struct ClusterWebSocketTests {
+    @Test func aWebSocketOnAFollowerGetsOneMessagePerFrame() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let ws = try WebSocketClient(port: try #require(nodes.ports[follower]), path: "/ws?panel=demo&name=kiosk")
+        #expect(try ws.readText().hasPrefix(#"{"type":"welcome""#))
+        let snapshot = try ws.readTexts(through: #""re":"join""#)
+        #expect(snapshot.count == 6 && snapshot.allSatisfy { !$0.contains("\n") }, "\(snapshot)")
+        #expect(snapshot.last?.contains(#""term":"#) == true)
+        #expect(try ws.readText().hasPrefix(#"{"type":"joined","panel":"demo","name":"kiosk""#))
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        #expect(try ws.readText().hasPrefix(#"{"type":"joined","panel":"demo","name":"alice""#))
+        alice.send("DOWN demo b2")
+        _ = try alice.expect("GRANTED demo b2")
+        #expect(try ws.readText().hasPrefix(#"{"type":"pressed","panel":"demo","button":"b2","owner":"alice""#))
+        ws.sendText(#"{"cmd":"down","panel":"demo","button":"sos","id":1}"#)
+        #expect(try ws.readTexts(through: #""type":"granted""#).last == #"{"type":"granted","panel":"demo","button":"sos","fence":2,"id":1}"#)
+    }
+}

@@ -18,9 +18,12 @@ final class ClusterTestNodes: @unchecked Sendable {
     private(set) var leaseViews: [String: LockedEtcd.View] = [:]
     private(set) var controlViews: [String: LockedEtcd.View] = [:]
     let panels: [PanelConfig]
+    /// Real relay links (`RelayNetwork` on the nodes' ports) instead of the hub.
+    let sockets: Bool
 
-    init(_ names: [String], panels: [PanelConfig] = [.demo]) throws {
+    init(_ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false) throws {
         self.panels = panels
+        self.sockets = sockets
         for name in names { try start(name) }
     }
 
@@ -32,15 +35,17 @@ final class ClusterTestNodes: @unchecked Sendable {
         let lease = etcd.view()
         let control = etcd.view()
         var configuration = ServerConfiguration()
-        configuration.port = 0
+        // With sockets, the node must know its port to advertise it before it listens.
+        configuration.port = sockets ? try ClusterTestNodes.freePort() : 0
         configuration.panels = panels
         configuration.logLevel = .warning
         // The fence-block tests press a thousand times in one burst.
         configuration.commandsPerSecond = 0
         var setup = ClusterSetup(
-            node: name, advertise: "127.0.0.1:1", key: Array("test cluster key".utf8), control: control, lease: lease,
+            node: name, advertise: sockets ? "127.0.0.1:\(configuration.port)" : "127.0.0.1:1", key: Array("test cluster key".utf8), control: control,
+            lease: lease,
             endpointsDescription: "in-memory", timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: LockedEtcd.now)
-        setup.relay = hub.sender(for: name)
+        if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
         let server = ArbiterServer(configuration: configuration)
         let port = try server.start()
@@ -50,6 +55,22 @@ final class ClusterTestNodes: @unchecked Sendable {
         ports[name] = port
         leaseViews[name] = lease
         controlViews[name] = control
+    }
+
+    /// A port the kernel just gave out and took back: free unless another test grabs it.
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw Failure(description: "bind: \(errno)") }
+        return UInt16(bigEndian: address.sin_port)
     }
 
     func context(_ name: String) -> ClusterContext? { servers[name]?.stateForTesting?.cluster }
@@ -91,7 +112,8 @@ final class ClusterTestNodes: @unchecked Sendable {
 
     /// Stops `name` as a crash would: no resignation, its lease runs out.
     func crash(_ name: String) {
-        hub.cutOff(name)
+        // Real links go down by themselves when the node's sockets close.
+        if !sockets { hub.cutOff(name) }
         servers[name]?.stop()
         servers[name] = nil
     }
