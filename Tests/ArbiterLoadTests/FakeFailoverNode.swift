@@ -5,7 +5,8 @@ import Synchronization
 /// A line server that answers like a cluster node around a failover (issue 11): the first
 /// `unavailableDowns` DOWNs of the whole run get `ERROR unavailable` (no leader yet), and
 /// the first `staleUps` UPs get `ERROR stale-fence` (the grant's term ended under it, and
-/// the new leader never granted that fence). Everything else is a well-behaved panel
+/// the new leader never granted that fence), and the `unavailableJoins` JOINs after the
+/// first (arbiter-load's setup probe) get `ERROR unavailable` (no leader reachable yet). Everything else is a well-behaved panel
 /// `load` with one tap button per group. One thread per connection, blocking reads.
 final class FakeFailoverNode: Sendable {
     let port: UInt16
@@ -16,6 +17,8 @@ final class FakeFailoverNode: Sendable {
         var fence = 0
         var unavailableLeft = 0
         var staleLeft = 0
+        var joins = 0
+        var joinsRefusedLeft = 0
         var holders: [String: Int] = [:]
         var sessions = 0
         var clients: [Int32] = []
@@ -24,7 +27,7 @@ final class FakeFailoverNode: Sendable {
 
     struct SetupError: Error {}
 
-    init(buttons: Int, unavailableDowns: Int, staleUps: Int) throws {
+    init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SetupError() }
         var addr = sockaddr_in()
@@ -40,6 +43,7 @@ final class FakeFailoverNode: Sendable {
         state.withLock {
             $0.unavailableLeft = unavailableDowns
             $0.staleLeft = staleUps
+            $0.joinsRefusedLeft = unavailableJoins
         }
         Thread { [self] in acceptLoop(buttons) }.start()
     }
@@ -81,6 +85,13 @@ final class FakeFailoverNode: Sendable {
         case "HELLO":
             return "OK HELLO name=\(words.count > 1 ? words[1] : "guest") session=s\(session) role=admin\n"
         case "JOIN":
+            let refused = state.withLock { s in
+                s.joins += 1
+                guard s.joins > 1, s.joinsRefusedLeft > 0 else { return false }
+                s.joinsRefusedLeft -= 1
+                return true
+            }
+            if refused { return "ERROR unavailable the link to panel load's leader dropped; try again in a second or two\n" }
             let fence = state.withLock { $0.fence }
             var text = ""
             for b in 1...buttons {

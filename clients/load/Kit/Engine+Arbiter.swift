@@ -50,6 +50,8 @@ extension Engine {
                 if !peer.joins { becomeReady(peer) }
             case .okJoin:
                 becomeReady(peer)
+            case .error where m.error == .unavailable && plan.options.targets.count > 1:
+                rejoinLater(peer)
             case .error, .unknown:
                 control.abort("\(peer.name) could not set up: \(Engine.text(raw, range))")
             default:
@@ -60,6 +62,8 @@ extension Engine {
             case .okJoin where peer.state == .finalJoin:
                 peer.state = .finished
                 finalPending -= 1
+            case .error where peer.state == .finalJoin && m.error == .unavailable && plan.options.targets.count > 1:
+                rejoinLater(peer)
             case .granted, .denied, .okUp, .okCancel, .error, .queued, .ranked, .okOther:
                 if peer.role == .presser {
                     presserReply(peer, m, raw, range)
@@ -254,8 +258,19 @@ extension Engine {
         schedule(peer, afterNanos: UInt64(1 + peer.random.below(20)) * LoadClock.millisecond)
     }
 
+    /// Cluster mode: a JOIN met a panel without a reachable leader (a failover, a relay
+    /// link being dialled). Its hint says to try again; a reconnected connection or the
+    /// final JOIN must not end the run for it.
+    private func rejoinLater(_ peer: Peer) {
+        peer.step = .rejoining
+        schedule(peer, afterNanos: UInt64(100 + peer.random.below(100)) * LoadClock.millisecond)
+    }
+
     func timerFired(_ peer: Peer) {
         switch peer.step {
+        case .rejoining:
+            peer.step = .idle
+            sendJoin(peer)
         case .holding, .retryingUp: sendUp(peer)
         case .thinking: startCycle(peer)
         case .retryingDown: if control.phase == .running { sendDown(peer) } else { peer.step = .idle }
@@ -272,8 +287,8 @@ extension Engine {
         case .thinking, .retryingDown:
             peer.timerGeneration &+= 1
             peer.step = .idle
-        case .idle, .awaitingDown, .awaitingUp, .queued:
-            // A queued DOWN is granted when the line moves; its UP follows as usual.
+        case .idle, .awaitingDown, .awaitingUp, .queued, .rejoining:
+            // A rejoining peer sends its JOIN when its timer fires. A queued DOWN is granted when the line moves; its UP follows as usual.
             break
         }
     }
