@@ -8,7 +8,9 @@ opens the kiosk of panel demo in headless Chromium (a 1280x800 desktop page) on 
 that does not lead demo, kill -9s that node, and checks that the page moves to another
 node by itself, says "Moved to node nX", and shows the panel live: a press from a line
 peer (nc) shows up on it. Then the node the page moved to is killed too (the page moves
-to the last one). Screenshots go to artifacts/kiosk-failover-*.png.
+to the last one), and last, with the others restarted, the page's node, now the panel's
+leader, is killed: the page moves and is live once the panel has a new leader.
+Screenshots go to artifacts/kiosk-failover-*.png.
 
 Exit status 0 when every check passed, 1 on the first failure, 2 when something needed
 is missing. Needs etcd (etcd-server, etcd-client), chromium, chromium-driver, selenium.
@@ -127,6 +129,28 @@ def run(binary):
         peers.append(peer)
         ok("live on the last node: a hold pressed from nc shows up")
         shots.append(page.screenshot("kiosk-failover-last-desktop-1280x800.png"))
+
+        # Last: the dead nodes come back, and the page is opened on demo's leader; killing
+        # it is a failover of the panel too (reason=failover, a new term) besides the move.
+        for node in (first, target):
+            node.start()
+        time.sleep(3)  # the restarted nodes register, and panels are spread over them again
+        last = cluster.leader_of("demo", among=[n for n in cluster.nodes if n.running()])
+        page.d.get(f"http://{last.address}/panel/demo")
+        page.wait_live()
+        ok(f"the page opened on demo's leader {last.name}")
+        killed_at = time.monotonic()
+        last.kill9()
+        state = page.wait(lambda p: moved_away(p, last.address), 25,
+                          "the page moved away from the dead leader's node and is live",
+                          show=lambda p: f"Last seen: {p.js(MOVED_JS)}")
+        final = next(n for n in cluster.nodes if n.address == state["host"])
+        ok(f"the panel's leader {last.name} killed under the page: moved to {final.name} and live again "
+           f"{time.monotonic() - killed_at:.1f} s later")
+        peer, _ = press_shows(page, cluster, final, "b2", "frank")
+        peers.append(peer)
+        ok("live after the leader's failover: a press from nc shows up")
+        shots.append(page.screenshot("kiosk-failover-leader-desktop-1280x800.png"))
         return shots
     finally:
         for peer in peers:
