@@ -45,6 +45,11 @@ public final class SafetyChecker {
     /// Grants of the model's term ended by a `RELEASED reason=failover` (other members
     /// report the same release).
     var failoverEnded: Set<Int64> = []
+    /// Grants of the model's term it saw released, by fence: the seq of that RELEASED. A
+    /// member that had not read it yet when its node lost the dying leader is still owed
+    /// a failover release for the grant (`SafetyChecker+Failover`). Trimmed to the seqs
+    /// some member may not have read.
+    var releasedAt: [Int64: Int64] = [:]
     private var sinceTrim = 0
     private var cachedOldest: Int64 = 0
 
