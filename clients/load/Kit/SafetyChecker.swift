@@ -69,6 +69,10 @@ public final class SafetyChecker {
     /// The connection is closed; it no longer holds back the window.
     public func closeStream(_ stream: Int) {
         streams[stream].active = false
+        // Its replies end with it. And session numbers come back: a node restarted in a
+        // cluster numbers its sessions from the same base again, so a later PRESSED of
+        // this number may be another client's.
+        if streams[stream].session >= 0 { watchedSessions.remove(streams[stream].session) }
     }
 
     /// One message `stream` received, in its order.
