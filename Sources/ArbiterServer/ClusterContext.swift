@@ -15,7 +15,9 @@ final class ClusterContext: @unchecked Sendable {
     private(set) var runtime: ClusterRuntime!
     /// Set once before the runtime starts.
     private(set) var relay: (any RelaySender)?
-    private var hosts: [String: PanelHost] = [:]
+    /// The panels by id; emptied when the server stops, as they hold this context too.
+    private let hostTable = Locked<[String: PanelHost]>([:])
+    private var hosts: [String: PanelHost] { hostTable.withLock { $0 } }
     let relayedOut = Atomic<Int>(0)
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
@@ -62,7 +64,7 @@ final class ClusterContext: @unchecked Sendable {
 
     /// The panels, once made (they hold this context).
     func attach(_ panels: [PanelHost]) {
-        hosts = Dictionary(uniqueKeysWithValues: panels.map { ($0.config.id, $0) })
+        hostTable.withLock { $0 = Dictionary(uniqueKeysWithValues: panels.map { ($0.config.id, $0) }) }
     }
 
     func use(relay: any RelaySender) {
@@ -112,9 +114,11 @@ final class ClusterContext: @unchecked Sendable {
         runtime?.stop(resign: resign)
     }
 
-    /// Closes the relay links, after the panels stopped.
+    /// Closes the relay links, after the panels stopped, and lets the panels go (each
+    /// holds this context: without this the two would keep each other alive).
     func stopRelay() {
         network?.stop()
+        hostTable.withLock { $0 = [:] }
     }
 
     private func callbacks() -> ClusterRuntimeCallbacks {
@@ -137,7 +141,7 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     private func onQueue(of panel: String, _ body: @escaping @Sendable (PanelHost) -> Void) {
-        guard let host = hosts[panel] else { return }
+        guard let host = hostTable.withLock({ $0[panel] }) else { return }
         host.queue.async { body(host) }
     }
 
