@@ -70,8 +70,9 @@ extension PanelHost {
         let since = clock.now().milliseconds
         clusterState.pendingJoins[session] = connection
         clusterState.parkedJoins[session] = ParkedJoin(format: format, id: id, since: since)
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.seconds(10)) { [self] in
-            guard clusterState.parkedJoins[session]?.since == since else { return }
+        // Weakly: a server stopped meanwhile must not be kept for these 10 s.
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.seconds(10)) { [weak self] in
+            guard let self, clusterState.parkedJoins[session]?.since == since, let connection = clusterState.pendingJoins[session] else { return }
             clusterState.parkedJoins[session] = nil
             clusterState.pendingJoins[session] = nil
             clusterState.memberIdentity[session] = nil
@@ -139,8 +140,8 @@ extension PanelHost {
     private func retryRejoin(_ session: SessionID, attempt: Int) {
         let leader = clusterState.leaderNode
         let term = clusterState.leaderTerm
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [self] in
-            guard let connection = clusterState.pendingJoins[session], clusterState.leaderNode == leader, clusterState.leaderTerm == term,
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [weak self] in
+            guard let self, let connection = clusterState.pendingJoins[session], clusterState.leaderNode == leader, clusterState.leaderTerm == term,
                 let leader
             else { return }
             guard attempt < 100 else {
