@@ -170,14 +170,19 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// A relay link to or from `node` went down; when it was the last one, the node is
-    /// treated as gone.
+    /// treated as gone, unless another link is up 100 ms later (a link replaced by a newer
+    /// one from the same node may be reported down before the new one is reported up).
     func relayLinkDown(_ node: String) {
         let last = linksUp.withLock { counts -> Bool in
             let left = (counts[node] ?? 1) - 1
             counts[node] = left > 0 ? left : nil
             return left <= 0
         }
-        if last { linkDown(node) }
+        guard last else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+            guard let self, linksUp.withLock({ $0[node] == nil }) else { return }
+            linkDown(node)
+        }
     }
 
     /// No link to `node` is left: its sessions are gone for every panel led here, and
