@@ -29,6 +29,7 @@ public final class ArbiterServer: Sendable {
                 try cluster.prepare(panels: configuration.panels, journalFences: state.journalFences)
             } catch {
                 state.journal?.close()
+                cluster.stopRelay()
                 throw error
             }
         }

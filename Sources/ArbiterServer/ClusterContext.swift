@@ -15,7 +15,9 @@ final class ClusterContext: @unchecked Sendable {
     private(set) var runtime: ClusterRuntime!
     /// Set once before the runtime starts.
     private(set) var relay: (any RelaySender)?
-    private var hosts: [String: PanelHost] = [:]
+    /// The panels by id; emptied when the server stops, as they hold this context too.
+    private let hostTable = Locked<[String: PanelHost]>([:])
+    private var hosts: [String: PanelHost] { hostTable.withLock { $0 } }
     let relayedOut = Atomic<Int>(0)
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
@@ -62,7 +64,7 @@ final class ClusterContext: @unchecked Sendable {
 
     /// The panels, once made (they hold this context).
     func attach(_ panels: [PanelHost]) {
-        hosts = Dictionary(uniqueKeysWithValues: panels.map { ($0.config.id, $0) })
+        hostTable.withLock { $0 = Dictionary(uniqueKeysWithValues: panels.map { ($0.config.id, $0) }) }
     }
 
     func use(relay: any RelaySender) {
@@ -112,9 +114,11 @@ final class ClusterContext: @unchecked Sendable {
         runtime?.stop(resign: resign)
     }
 
-    /// Closes the relay links, after the panels stopped.
+    /// Closes the relay links, after the panels stopped, and lets the panels go (each
+    /// holds this context: without this the two would keep each other alive).
     func stopRelay() {
         network?.stop()
+        hostTable.withLock { $0 = [:] }
     }
 
     private func callbacks() -> ClusterRuntimeCallbacks {
@@ -137,7 +141,7 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     private func onQueue(of panel: String, _ body: @escaping @Sendable (PanelHost) -> Void) {
-        guard let host = hosts[panel] else { return }
+        guard let host = hostTable.withLock({ $0[panel] }) else { return }
         host.queue.async { body(host) }
     }
 
@@ -166,14 +170,19 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// A relay link to or from `node` went down; when it was the last one, the node is
-    /// treated as gone.
+    /// treated as gone, unless another link is up 100 ms later (a link replaced by a newer
+    /// one from the same node may be reported down before the new one is reported up).
     func relayLinkDown(_ node: String) {
         let last = linksUp.withLock { counts -> Bool in
             let left = (counts[node] ?? 1) - 1
             counts[node] = left > 0 ? left : nil
             return left <= 0
         }
-        if last { linkDown(node) }
+        guard last else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+            guard let self, linksUp.withLock({ $0[node] == nil }) else { return }
+            linkDown(node)
+        }
     }
 
     /// No link to `node` is left: its sessions are gone for every panel led here, and

@@ -23,6 +23,8 @@ struct PanelClusterState {
     /// order (every relayed command gets exactly one reply). If the leader changes or its
     /// link drops first, each gets `ERROR unavailable` instead of waiting forever.
     var inFlight: [SessionID: [InFlight]] = [:]
+    /// Follower: JOINs of local sessions waiting for a leader to be sent to.
+    var parkedJoins: [SessionID: ParkedJoin] = [:]
     /// Follower: local sessions whose relayed JOIN has not been answered yet.
     var pendingJoins: [SessionID: Connection] = [:]
     /// The name and key a local member joined with, to join it again with a new leader.
@@ -64,6 +66,17 @@ struct InFlight {
     var rejoin = false
     /// How many times that JOIN was refused already (a leader not deciding yet).
     var attempt = 0
+    /// The session's own JOIN: at a leader change it waits for the next leader instead of
+    /// being answered `ERROR unavailable`.
+    var isJoin = false
+}
+
+/// A session's own JOIN that waits for a leader (none known, or the one it was sent to
+/// went away): sent, with its form and id, to the next leader; refused after 10 s.
+struct ParkedJoin {
+    var format: WireFormat
+    var id: CommandID?
+    var since: Int64
 }
 
 /// Where the reply of a relayed command goes: a session of another node.

@@ -38,6 +38,7 @@ extension PanelHost {
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
     private func relay(_ request: Request, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList) {
         guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil else {
+            if case .join = request { return park(join: connection, format: format, id: id) }
             return refuse(
                 "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(PanelHost.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
@@ -53,8 +54,33 @@ extension PanelHost {
                 to: connection, format: format, id: id, flush: &flush)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
-        clusterState.inFlight[connection.session, default: []].append(InFlight(format: format, id: id))
-        if case .join = request { clusterState.pendingJoins[connection.session] = connection }
+        var entry = InFlight(format: format, id: id)
+        if case .join = request {
+            entry.isJoin = true
+            clusterState.pendingJoins[connection.session] = connection
+        }
+        clusterState.inFlight[connection.session, default: []].append(entry)
+    }
+
+    /// A JOIN while no leader is known waits for one (a failover takes about the lease
+    /// TTL), so a kiosk that reconnects during a failover is not refused; after 10 s
+    /// without a leader it is answered `ERROR unavailable`.
+    private func park(join connection: Connection, format: WireFormat, id: CommandID?) {
+        let session = connection.session
+        let since = clock.now().milliseconds
+        clusterState.pendingJoins[session] = connection
+        clusterState.parkedJoins[session] = ParkedJoin(format: format, id: id, since: since)
+        // Weakly: a server stopped meanwhile must not be kept for these 10 s.
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.seconds(10)) { [weak self] in
+            guard let self, clusterState.parkedJoins[session]?.since == since, let connection = clusterState.pendingJoins[session] else { return }
+            clusterState.parkedJoins[session] = nil
+            clusterState.pendingJoins[session] = nil
+            clusterState.memberIdentity[session] = nil
+            var flush = FlushList()
+            let message = "panel \(config.id) has had no leader for 10 s (etcd without a majority?); nothing was done, JOIN again later"
+            flush.append(to: connection) { out, _ in MessageEncoder.encode(.error(.unavailable, message), format: format, id: id, into: &out) }
+            finishBatch(&flush)
+        }
     }
 
     /// A local session closed (cluster mode): its grants end here if this node decides,
@@ -65,6 +91,7 @@ extension PanelHost {
         clusterState.pendingJoins.removeValue(forKey: connection.session)
         clusterState.memberIdentity.removeValue(forKey: connection.session)
         clusterState.inFlight.removeValue(forKey: connection.session)
+        clusterState.parkedJoins.removeValue(forKey: connection.session)
         guard let cluster else { return }
         if clusterState.block != nil {
             guard mayDecideNow() else { return }
@@ -113,8 +140,8 @@ extension PanelHost {
     private func retryRejoin(_ session: SessionID, attempt: Int) {
         let leader = clusterState.leaderNode
         let term = clusterState.leaderTerm
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [self] in
-            guard let connection = clusterState.pendingJoins[session], clusterState.leaderNode == leader, clusterState.leaderTerm == term,
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [weak self] in
+            guard let self, let connection = clusterState.pendingJoins[session], clusterState.leaderNode == leader, clusterState.leaderTerm == term,
                 let leader
             else { return }
             guard attempt < 100 else {
@@ -147,14 +174,18 @@ extension PanelHost {
 
     private func sendRejoin(_ session: SessionID, _ connection: Connection, to node: String, address: String?, attempt: Int) {
         guard let cluster, let identity = clusterState.memberIdentity[session] else { return }
-        let format = connection.shared.withLock { $0.eventFormat }
+        // A session's own JOIN that waited is answered in its form, with its id.
+        let parked = clusterState.parkedJoins.removeValue(forKey: session)
+        let format = parked?.format ?? connection.shared.withLock { $0.eventFormat }
         let frame = RelayMessage.command(
             RelayCommand(
                 origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
-                command: RelayPayload.command(.join(panel: config.id), format: format, id: nil, term: clusterState.leaderTerm ?? 0),
+                command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0),
                 arrivedAt: clock.now().milliseconds))
         if cluster.send(frame, toNode: node, address: address) {
-            clusterState.inFlight[session, default: []].append(InFlight(format: format, id: nil, rejoin: true, attempt: attempt))
+            var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt)
+            entry.isJoin = parked != nil
+            clusterState.inFlight[session, default: []].append(entry)
             cluster.relayedOut.add(1, ordering: .relaxed)
         }
     }
@@ -244,8 +275,13 @@ extension PanelHost {
     func failInFlight(because why: String, flush: inout FlushList) {
         guard !clusterState.inFlight.isEmpty else { return }
         let message = "\(why); it may or may not have been done (a grant it got ended with the failover); try again in a second or two"
+        let now = clock.now().milliseconds
         for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
-            let waiting = pending.filter { !$0.rejoin }
+            // A session's own JOIN waits for the next leader instead (it stays pending).
+            for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
+                clusterState.parkedJoins[session] = ParkedJoin(format: entry.format, id: entry.id, since: now)
+            }
+            let waiting = pending.filter { !$0.rejoin && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
             guard !waiting.isEmpty,
                 let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] })
             else { continue }

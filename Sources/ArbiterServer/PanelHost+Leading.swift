@@ -55,9 +55,11 @@ extension PanelHost {
             memberCount.add(1, ordering: .relaxed)
             output.removeAll()
             core.handle(.join, session: session, name: identity.name, access: access(key: identity.key), now: now, into: &output)
+            // A session's own JOIN that waited for a leader is answered in its form and id.
+            let parked = clusterState.parkedJoins.removeValue(forKey: session)
             if let reply = output.reply {
                 flush.append(to: connection) { [names] out, format in
-                    MessageEncoder.encode(reply, names: names, format: format, id: nil, into: &out)
+                    MessageEncoder.encode(reply, names: names, format: parked?.format ?? format, id: parked?.id, into: &out)
                 }
             }
             deliver(replyTo: nil, format: .text, id: nil, flush: &flush)

@@ -375,6 +375,7 @@ final class RelayLink: @unchecked Sendable {
             readSource.cancel()
         } else {
             Sys.close(fd)
+            network.socketClosed()
         }
         network.closed(self, was: was, because: closing, unwrittenFrames: unwrittenFrames, sendingPeer: sendingPeer)
         sendingPeer = nil
@@ -384,6 +385,7 @@ final class RelayLink: @unchecked Sendable {
         liveSources -= 1
         if liveSources == 0 {
             Sys.close(fd)
+            network.socketClosed()
             readSource = nil
             writeSource = nil
         }

@@ -94,6 +94,7 @@ public final class RelayNetwork: @unchecked Sendable {
                 return "busy: \(options.maxPendingHandshakes) relay handshakes under way"
             }
             l.handshakes += 1
+            l.statistics.sockets += 1
             l.open[ObjectIdentifier(link)] = link
             return nil
         }
@@ -136,6 +137,7 @@ public final class RelayNetwork: @unchecked Sendable {
     /// A dialled link has its socket: track it and start it.
     func started(_ link: RelayLink) {
         let accepted = links.withLock { l -> Bool in
+            l.statistics.sockets += 1
             guard !l.stopped else { return false }
             l.open[ObjectIdentifier(link)] = link
             return true
@@ -165,6 +167,11 @@ public final class RelayNetwork: @unchecked Sendable {
     func received(_ message: RelayMessage, from node: String) {
         links.withLock { $0.statistics.framesIn += 1 }
         onMessage(node, message)
+    }
+
+    /// A link's descriptor was closed.
+    func socketClosed() {
+        links.withLock { $0.statistics.sockets -= 1 }
     }
 
     func wrote(frames: Int) {

@@ -2,6 +2,8 @@
 public struct RelayStatistics: Equatable, Sendable {
     /// Links up now (inbound and outbound).
     public var linksUp = 0
+    /// Relay sockets open now, in a handshake, up, or closing.
+    public var sockets = 0
     /// Links that came up, ever.
     public var linksOpened = 0
     /// Links that were up and went down.

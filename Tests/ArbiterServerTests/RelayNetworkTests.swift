@@ -145,6 +145,7 @@ struct RelayNetworkTests {
         #expect(a.network.statistics.dialFailures == 2)
         #expect(a.seen.withLock { $0.ups.isEmpty && $0.downs.isEmpty })
         #expect(!a.logLines(containing: "relay dial failed").isEmpty)
+        #expect(eventually { a.network.statistics.sockets == 0 })
     }
 
     @Test func aDialerGreetedAsAClientFailsThatAttemptAndSaysWhy() throws {
@@ -170,6 +171,19 @@ struct RelayNetworkTests {
         a.send(.sessionGone(origin: "n1", session: 2), to: b)
         #expect(a.network.statistics.dropped == 1)
         #expect(a.network.linkCount == 0)
+        // Every descriptor is closed, on both sides.
+        #expect(eventually { a.network.statistics.sockets == 0 && b.network.statistics.sockets == 0 })
+    }
+
+    @Test func aDialAnsweredByAnotherNodeFails() throws {
+        let b = try RelayTestNode("n2")
+        let a = try RelayTestNode("n1")
+        // n3's address is stale: n2 took it over.
+        a.network.send(.sessionGone(origin: "n1", session: 1), toNode: "n3", address: b.address)
+        #expect(eventually { !a.logLines(containing: "relay dial failed").isEmpty })
+        #expect(a.logLines(containing: "relay dial failed").first?.contains("dialled n3 but n2 answered") == true)
+        #expect(b.received.isEmpty)
+        #expect(eventually { a.network.statistics.sockets == 0 && b.network.statistics.sockets == 0 })
     }
 
     @Test func theHandedOffConnectionIsNoClientSession() throws {

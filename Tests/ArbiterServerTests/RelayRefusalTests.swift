@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterRuntime
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Testing
@@ -15,7 +16,7 @@ struct RelayRefusalTests {
         RelayDialer(node: "intruder", key: [], nonce: nonce).hello
     }
 
-    func expectRefused(_ node: RelayTestNode, reason: String) {
+    func expectRefused(_ node: RelayTestNode, reason: String, socketsLeft: Int = 0) {
         #expect(eventually { node.network.statistics.refusals == 1 && !node.logLines(containing: "relay link refused").isEmpty })
         let logged = node.logLines(containing: "relay link refused")
         #expect(logged.count == 1)
@@ -23,6 +24,34 @@ struct RelayRefusalTests {
         #expect(logged.first?.contains(reason) == true, "\(logged)")
         #expect(node.received.isEmpty)
         #expect(node.seen.withLock { $0.ups.isEmpty })
+        #expect(eventually { node.network.statistics.sockets == socketsLeft })
+    }
+
+    /// A raw client through a complete handshake as node `name`.
+    func linked(to node: RelayTestNode, as name: String) throws -> RelayRawClient? {
+        let client = try RelayRawClient(port: node.port)
+        var dialer = RelayDialer(node: name, key: RelayTestNode.key, nonce: RelayNonce.draw())
+        client.send(dialer.hello)
+        let challenge = try client.line()
+        guard case .established(_, let proof, _) = try dialer.receive(Array((challenge + "\n").utf8)) else { return nil }
+        client.send(proof)
+        return client
+    }
+
+    @Test func aNewerLinkFromTheSameNodeReplacesTheOlder() throws {
+        let b = try RelayTestNode("n2")
+        let first = try #require(try linked(to: b, as: "n1"))
+        first.send(RelayFrameEncoder.encode(.sessionGone(origin: "n1", session: 1)))
+        #expect(eventually { b.received.count == 1 })
+        // n1 restarted, say, and its old socket is not known to be dead yet.
+        let second = try #require(try linked(to: b, as: "n1"))
+        #expect(first.waitForClose())
+        second.send(RelayFrameEncoder.encode(.sessionGone(origin: "n1", session: 2)))
+        #expect(eventually { b.received.count == 2 })
+        #expect(b.seen.withLock { $0.ups } == ["n1", "n1"])
+        #expect(b.seen.withLock { $0.downs } == ["n1"])
+        #expect(b.network.linkCount == 1)
+        #expect(b.logLines(containing: "relay link down").first?.contains("a newer link from the same node replaced it") == true)
     }
 
     @Test func aNodeWithAnotherKeyGetsNoLinkAndNothingIsDelivered() throws {
@@ -114,7 +143,8 @@ struct RelayRefusalTests {
         third.send("RELAY-HELLO")
         #expect(try third.line() == "RELAY-REFUSED busy: 2 relay handshakes under way")
         #expect(third.waitForClose())
-        expectRefused(b, reason: "busy")
+        // The two under way keep their sockets until they finish or time out.
+        expectRefused(b, reason: "busy", socketsLeft: 2)
     }
 
     @Test func withoutTheHookARelayHelloIsAnUnknownCommand() throws {

@@ -211,3 +211,24 @@ struct ClusterDeposedTests {
         #expect(!later.contains { $0.hasPrefix("FIRED") }, "\(later)")
     }
 }
+
+/// A JOIN while no node decides the panel waits for a leader instead of being refused:
+/// a kiosk that reconnects during a failover just waits a little longer for its snapshot.
+@Suite("cluster mode: a JOIN without a leader", .serialized)
+struct ClusterParkedJoinTests {
+    @Test func aJoinWaitsForTheNextLeaderAndIsAnsweredWithItsId() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        #expect(nodes.leader() == "n1")
+        let (alice, _) = try nodes.member("n1", name: "alice")
+        nodes.leaseViews["n1"]?.setFailing(true)
+        // The step-down: alice's idle snapshot of the ended term.
+        _ = try alice.expect("OK JOIN", timeout: 5)
+        let kiosk = try nodes.client("n1", name: "kiosk")
+        kiosk.send(#"{"cmd":"join","panel":"demo","id":"j1"}"#)
+        let meanwhile = kiosk.drain(for: 0.5)
+        #expect(meanwhile.isEmpty, "\(meanwhile)")
+        nodes.leaseViews["n1"]?.setFailing(false)
+        let ok = try kiosk.expect(#"{"type":"ok","re":"join""#, timeout: 10)
+        #expect(ok.contains(#""id":"j1""#) && ok.contains(#""term":"#), "\(ok)")
+    }
+}

@@ -273,3 +273,38 @@ struct ClusterWebSocketTests {
         #expect(try ws.readTexts(through: #""type":"granted""#).last == #"{"type":"granted","panel":"demo","button":"sos","fence":2,"id":1}"#)
     }
 }
+
+/// A site moving from one node with a journal to a cluster: the journal seeds etcd's
+/// fence keys, so the cluster's first fence is above every fence the node reserved.
+@Suite("cluster mode: --journal seeds the fences")
+struct ClusterJournalSeedTests {
+    @Test func theFirstClusterFenceIsAboveTheJournals() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let single = try TestServer { $0.journalPath = path }
+            let c = try single.client(name: "before")
+            c.send("DOWN demo b1\nUP demo b1")
+            #expect(try c.expect("GRANTED") == "GRANTED demo b1 fence=1")
+            _ = try c.expect("OK UP")
+            single.server.shutdown()
+        }
+        let etcd = LockedEtcd()
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.logLevel = .off
+        configuration.journalPath = path
+        configuration.cluster = ClusterSetup(
+            node: "n1", advertise: "127.0.0.1:1", key: Array("k".utf8), control: etcd.view(), lease: etcd.view(), endpointsDescription: "in-memory",
+            timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: LockedEtcd.now)
+        let server = ArbiterServer(configuration: configuration)
+        let port = try server.start()
+        defer { server.stop() }
+        let runtime = try #require(server.stateForTesting?.cluster?.runtime)
+        #expect(eventually(seconds: 5) { runtime.canDecide("demo") != nil })
+        let c = try LineClient(port: port)
+        c.send("DOWN demo b1")
+        // The journal reserved fences up to 1000 for its first grant: the cluster starts above.
+        #expect(try c.expect("GRANTED") == "GRANTED demo b1 fence=1001")
+    }
+}

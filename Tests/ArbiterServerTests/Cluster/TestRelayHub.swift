@@ -7,14 +7,20 @@ import Foundation
 /// cluster context, in order per sender. A node can be cut off, as a dead link would be.
 final class TestRelayHub: @unchecked Sendable {
     private let lock = NSLock()
-    private var contexts: [String: ClusterContext] = [:]
+    /// Weakly: each context's relay (a `Sender`) holds this hub.
+    private var registered: [String: Weak] = [:]
+    private var contexts: [String: ClusterContext] { registered.compactMapValues(\.context) }
+
+    private struct Weak {
+        weak var context: ClusterContext?
+    }
     private var cut: Set<String> = []
     /// Frames to these nodes vanish without anyone hearing of it (a stalled link).
     private var swallowed: Set<String> = []
 
     func register(_ node: String, _ context: ClusterContext) {
         lock.lock()
-        contexts[node] = context
+        registered[node] = Weak(context: context)
         lock.unlock()
     }
 
