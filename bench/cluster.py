@@ -9,7 +9,8 @@ BINDIR holds arbiter and arbiter-load (bench/cluster.sh builds release ones).
 The benchmark, on loopback with a 3-member etcd (--heartbeat-interval 50
 --election-timeout 500) and 3 nodes (--cluster-ttl 3, --rate 0):
   1. lock cycles/s (contend, --observers 0) on one single node (no --cluster), through
-     the busy panel's leader node only, and through a relaying node only;
+     the busy panel's leader node only, and through a relaying node only; then one
+     connection alone through each, for the relay hop's cost without queueing;
   2. fan-out of FANOUT_MEMBERS (3000) members on the single node, and spread over the
      3 nodes (--hosts all three);
   3. failovers: contend over all three nodes (--hosts, observers on each node) while the
@@ -52,7 +53,7 @@ LOCK_S = float(os.environ.get("LOCK_S", "10"))
 FANOUT_S = float(os.environ.get("FANOUT_S", "10"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "32"))
 MEMBERS = int(os.environ.get("FANOUT_MEMBERS", "3000"))
-PARTS = os.environ.get("PARTS", "single,locks,fanout,failovers").split(",")
+PARTS = os.environ.get("PARTS", "single,locks,latency,fanout,failovers").split(",")
 
 
 def load(loader, args, seconds):
@@ -114,6 +115,15 @@ def bench(bindir):
             _, r, _ = contend(loader, relay.address, LOCK_S)
             figures["relay_cycles_per_s"] = r["cycles_per_s"]
             figures["relay_reply_us"] = r.get("reply_latency_us")
+        if "latency" in PARTS:
+            # One connection in a closed loop: the cost of the relay hop itself, not queueing.
+            for where, node in (("leader", leader), ("relay", relay)):
+                _, r, _ = load(loader, ["contend", "--hosts", node.address, "--panel", "busy", "--buttons", str(BUTTONS),
+                                        "--connections", "1", "--observers", "0", "--duration", str(LOCK_S / 2),
+                                        "--warmup", "1"], LOCK_S)
+                figures[f"{where}_1conn_reply_us"] = r.get("reply_latency_us")
+            log(f"  one connection, request->reply p50: leader {figures['leader_1conn_reply_us']['p50']} us, "
+                f"relaying {figures['relay_1conn_reply_us']['p50']} us")
         if "fanout" in PARTS:
             fan_leader = cluster.leader_of("fan")
             log(f"fan-out: {MEMBERS} members on the leader's node {fan_leader.name}")
