@@ -26,20 +26,27 @@ let package = Package(
         // retried, EAGAIN as would-block, errno kept. No policy: nothing about panels.
         .target(name: "ArbiterIO", dependencies: ["CSystem"]),
         // The server's policy over ArbiterIO: reactors, connections, journal, metrics.
-        .target(name: "ArbiterServer", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "CSystem"], plugins: ["EmbedKiosk"]),
+        .target(
+            name: "ArbiterServer",
+            dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "CSystem", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterEtcd"],
+            plugins: ["EmbedKiosk"]),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
         // Command-line parsing shared by arbiter and arbiter-load: one reader, one wording.
         .target(name: "ArbiterCLI", dependencies: ["ArbiterIO"]),
         // The executable: its command line (ArbiterOptions), config, signals, start.
-        .executableTarget(name: "arbiter", dependencies: ["ArbiterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "ArbiterCore", "CSystem"]),
+        .executableTarget(
+            name: "arbiter",
+            dependencies: [
+                "ArbiterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "ArbiterCore", "CSystem", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterEtcd",
+            ]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
         // The wrappers against real loopback sockets and files.
         .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO", "CSystem"]),
         // The shared flag reader, and arbiter's own options through @testable import.
-        .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer"]),
+        .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer", "ArbiterEtcd"]),
         .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
         .executableTarget(
@@ -48,7 +55,9 @@ let package = Package(
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
-        .testTarget(name: "ArbiterServerTests", dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport"]),
+        .testTarget(
+            name: "ArbiterServerTests",
+            dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster", "ArbiterClusterRuntime"]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via

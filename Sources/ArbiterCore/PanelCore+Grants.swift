@@ -46,7 +46,7 @@ extension PanelCore {
                         .stopped(
                             button: grant.button, owner: grant.owner, heldMs: held,
                             discarded: clock.isDiscarded(heldMs: held), reason: reason), into: &out)
-                case .cancel, .disconnect, .reset, .shutdown, .fired:
+                case .cancel, .disconnect, .reset, .shutdown, .fired, .failover:
                     emit(.cancelled(button: grant.button, owner: grant.owner), into: &out)
                 }
             } else if reason == .up {
@@ -64,7 +64,7 @@ extension PanelCore {
             // The owner let go itself: nothing to tell it later (and an older end of
             // its is no longer its last). The common case touches no table at all.
             if !ended[grant.button].isEmpty { ended[grant.button].removeValue(forKey: grant.owner.session) }
-        case .timeout, .disconnect, .fired, .reset, .shutdown:
+        case .timeout, .disconnect, .fired, .reset, .shutdown, .failover:
             ended[grant.button][grant.owner.session] = EndedGrant(fence: grant.owner.fence, reason: reason)
         }
         emit(.released(button: grant.button, reason: reason, owner: grant.owner), into: &out)

@@ -45,6 +45,8 @@ public struct PanelCore: Sendable {
     /// of it: the next grant goes above it.
     let fenceFloor: UInt64
     public internal(set) var seq: UInt64 = 0
+    /// Cluster mode: the term this core decides in, reported by its snapshots.
+    public var term: Int64?
 
     struct EndedGrant: Sendable, Equatable {
         var fence: UInt64
@@ -180,7 +182,12 @@ public struct PanelCore: Sendable {
         }
         return PanelSnapshot(
             buttons: buttons, members: memberNames.count, fence: lastFence, seq: seq,
-            groups: hasFairGroups ? groupSnapshots() : [])
+            groups: hasFairGroups ? groupSnapshots() : [], term: term)
+    }
+
+    /// Every live grant, by group order: what a failover ends without deciding.
+    public var liveGrants: [(button: Int, owner: Owner)] {
+        grants.compactMap { $0.map { ($0.button, $0.owner) } }
     }
 
     // MARK: Time

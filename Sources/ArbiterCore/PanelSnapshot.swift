@@ -8,8 +8,12 @@ public struct PanelSnapshot: Sendable, Equatable {
     public var seq: UInt64
     /// The queue and buzzer groups, in the order their first button appears.
     public var groups: [GroupSnapshot]
+    /// Cluster mode: the leader's term the snapshot belongs to (`OK JOIN ... term=`).
+    /// Nil on a single node, whose output has no `term=`.
+    public var term: Int64?
 
-    public init(buttons: [ButtonSnapshot], members: Int, fence: UInt64, seq: UInt64, groups: [GroupSnapshot] = []) {
+    public init(buttons: [ButtonSnapshot], members: Int, fence: UInt64, seq: UInt64, groups: [GroupSnapshot] = [], term: Int64? = nil) {
+        self.term = term
         self.buttons = buttons
         self.members = members
         self.fence = fence

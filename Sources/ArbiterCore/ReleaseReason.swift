@@ -1,6 +1,9 @@
 /// Why an ownership ended; the `reason=` of RELEASED (PROTOCOL.md section 5).
 public enum ReleaseReason: String, Sendable, CaseIterable {
     case up, cancel, timeout, disconnect, fired, reset, shutdown
+    /// Cluster mode: the panel's leader stopped deciding; sent by each node to its own
+    /// members, outside the seq chain (docs/CLUSTER.md).
+    case failover
 
     /// Position in `allCases`, for counters kept in arrays.
     public var index: Int {
@@ -12,6 +15,7 @@ public enum ReleaseReason: String, Sendable, CaseIterable {
         case .fired: 4
         case .reset: 5
         case .shutdown: 6
+        case .failover: 7
         }
     }
 }

@@ -23,7 +23,19 @@ public final class ArbiterServer: Sendable {
     @discardableResult
     public func start() throws -> UInt16 {
         let state = try ServerState(configuration: configuration, clock: clock)
+        if let cluster = state.cluster {
+            // Before listening: a node whose config differs never serves a client.
+            do {
+                try cluster.prepare(panels: configuration.panels, journalFences: state.journalFences)
+            } catch {
+                state.journal?.close()
+                cluster.stopRelay()
+                throw error
+            }
+        }
         try state.makeReactors()
+        // Leadership may start before the first client: the panels' queues exist now.
+        state.cluster?.start()
         let listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: Int32(configuration.listenBacklog ?? Sys.systemMaxBacklog()))
         for reactor in state.reactors { reactor.start() }
         let first = state.reactors[0]
@@ -52,6 +64,8 @@ public final class ArbiterServer: Sendable {
         guard let state = take() else { return }
         state.beginShutdown()
         state.reactors[0].queue.sync { state.reactors[0].stopListening() }
+        // Hands every panel over at once; members here see reason=failover.
+        state.cluster?.stop(resign: true)
         for panel in state.panels { panel.queue.sync { panel.releaseAllForShutdown() } }
         for reactor in state.reactors { reactor.queue.sync { reactor.sayGoodbye() } }
         let deadline = Sys.monotonicMilliseconds() + state.configuration.shutdownGraceMs
@@ -70,6 +84,8 @@ public final class ArbiterServer: Sendable {
         guard let state = take() else { return }
         state.beginShutdown()
         state.reactors[0].queue.sync { state.reactors[0].stopListening() }
+        // As a crash would: the others take over when the lease expires.
+        state.cluster?.stop(resign: false)
         finish(state)
         state.log.info("stopped")
     }
@@ -86,6 +102,7 @@ public final class ArbiterServer: Sendable {
         // Let the releases those closes started run to the end before the panels stop.
         for panel in state.panels { panel.queue.sync {} }
         for panel in state.panels { panel.queue.sync { panel.stop() } }
+        state.cluster?.stopRelay()
         state.journal?.close()
     }
 }

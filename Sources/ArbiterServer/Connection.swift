@@ -107,7 +107,9 @@ final class Connection: @unchecked Sendable {
         self.reactor = reactor
         self.acceptedAt = acceptedAt
         self.lastReadAt = acceptedAt
-        self.name = "guest-\(session.number)"
+        // In cluster mode the number starts with the node's range (ClusterSetup); the
+        // guest name keeps the short count, as on a single node.
+        self.name = "guest-\(session.number % ClusterSetup.sessionsPerNode)"
     }
 }
 

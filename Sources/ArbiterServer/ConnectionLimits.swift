@@ -9,6 +9,9 @@ struct ConnectionLimits: Sendable {
     var idleTimeoutMs: Int64
     var webSocketPingIntervalMs: Int64
     var webSocketPongTimeoutMs: Int64
+    /// Whether first bytes of `RELAY-` are handed to the relay (cluster mode) rather
+    /// than served as a line peer.
+    var acceptsRelays: Bool
 
     init(_ configuration: ServerConfiguration) {
         maxLineBytes = configuration.maxLineBytes
@@ -17,5 +20,6 @@ struct ConnectionLimits: Sendable {
         idleTimeoutMs = configuration.idleTimeoutMs
         webSocketPingIntervalMs = configuration.webSocketPingIntervalMs
         webSocketPongTimeoutMs = configuration.webSocketPongTimeoutMs
+        acceptsRelays = configuration.relayHandOff != nil
     }
 }

@@ -1,3 +1,4 @@
+import ArbiterCluster
 import ArbiterCore
 import ArbiterWire
 
@@ -28,6 +29,9 @@ struct ConnectionStateMachine {
         case closing(PeerKind)
         /// The descriptor is closed.
         case closed(PeerKind)
+        /// A relay link (cluster mode): the descriptor now belongs to the relay network,
+        /// which closes it; the reactor only stopped watching it.
+        case handedOff
         /// Inside a method only: a payload is being changed in place.
         case modifying
     }
@@ -49,6 +53,9 @@ struct ConnectionStateMachine {
         case sendPing
         /// Close the socket now.
         case closeSocket(reason: String)
+        /// The first bytes are a relay handshake: stop watching the socket, without
+        /// closing it or writing anything, and give it and these bytes to the relay.
+        case handOff(firstBytes: [UInt8])
     }
 
     private(set) var state: State = .detecting([])
@@ -70,6 +77,7 @@ struct ConnectionStateMachine {
         case .http: .http
         case .webSocket: .websocket
         case .closing(let kind), .closed(let kind): kind
+        case .handedOff: .relay
         case .modifying: .unknown
         }
     }
@@ -79,7 +87,7 @@ struct ConnectionStateMachine {
     var runsCommands: Bool {
         switch state {
         case .detecting, .line, .http, .webSocket: true
-        case .closing, .closed, .modifying: false
+        case .closing, .closed, .handedOff, .modifying: false
         }
     }
 
@@ -93,6 +101,12 @@ struct ConnectionStateMachine {
         case .detecting(var buffered):
             state = .modifying
             buffered.append(contentsOf: bytes)
+            // Checked first: `RELAY-HELLO` would otherwise pass for an HTTP method until
+            // its third word. Without the hook it is just an unknown command.
+            if limits.acceptsRelays, RelayAcceptor.isRelay(firstBytes: buffered) {
+                state = .handedOff
+                return .handOff(firstBytes: buffered)
+            }
             switch ProtocolDetector.classify(buffered) {
             case .line:
                 return becomeLinePeer(replaying: buffered)
@@ -118,7 +132,7 @@ struct ConnectionStateMachine {
             // Any bytes answer a ping.
             state = .webSocket(reader, use, pingSentAt: nil)
             return .readWebSocket(use)
-        case .closing, .closed:
+        case .closing, .closed, .handedOff:
             return .none
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
@@ -132,7 +146,7 @@ struct ConnectionStateMachine {
         case .detecting(let buffered):
             guard buffered.isEmpty, !socketHasBytes() else { return .none }
             return becomeLinePeer(replaying: [])
-        case .line, .http, .webSocket, .closing, .closed:
+        case .line, .http, .webSocket, .closing, .closed, .handedOff:
             return .none
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
@@ -186,7 +200,7 @@ struct ConnectionStateMachine {
             reader.append(parser.takeBufferedBytes())
             state = .webSocket(reader, use, pingSentAt: nil)
             return true
-        case .detecting, .line, .webSocket, .closing, .closed:
+        case .detecting, .line, .webSocket, .closing, .closed, .handedOff:
             return false
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
@@ -214,7 +228,7 @@ struct ConnectionStateMachine {
         case .detecting, .line, .http, .webSocket:
             state = .closing(kind)
             return true
-        case .closing, .closed:
+        case .closing, .closed, .handedOff:
             return false
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
@@ -232,20 +246,21 @@ struct ConnectionStateMachine {
             return .sendLast(.goingAway)
         case .detecting, .http, .closing:
             return .closeSocket(reason: "shutdown")
-        case .closed:
+        case .closed, .handedOff:
             return .none
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
         }
     }
 
-    /// The descriptor is being closed. True the first time; false when it already was.
+    /// The descriptor is being closed. True the first time; false when it already was,
+    /// or when it was handed to the relay (whose descriptor it is now).
     mutating func socketClosed() -> Bool {
         switch state {
         case .detecting, .line, .http, .webSocket, .closing:
             state = .closed(kind)
             return true
-        case .closed:
+        case .closed, .handedOff:
             return false
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
@@ -277,7 +292,7 @@ struct ConnectionStateMachine {
             guard limits.idleTimeoutMs > 0, now.since(lastReadAt) > limits.idleTimeoutMs else { return .none }
             state = .closing(.line)
             return .sendLast(.idleBye)
-        case .closing, .closed:
+        case .closing, .closed, .handedOff:
             return .none
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")

@@ -38,6 +38,8 @@ struct HTTPRouter {
                     [("Retry-After", "\((wait + 999) / 1000)")])
             }
             return reply(200, "application/json", apiPanels(key: key), [("Cache-Control", "no-store")])
+        case "/api/nodes":
+            return reply(200, "application/json", apiNodes(), [("Cache-Control", "no-store")])
         case "/ws":
             return text(426, "this is the WebSocket endpoint: connect with Upgrade: websocket", [("Upgrade", "websocket")])
         default:
@@ -67,6 +69,24 @@ struct HTTPRouter {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let key = parts[1].trimmingCharacters(in: .whitespaces)
         return key.isEmpty ? nil : key
+    }
+
+    /// The nodes a kiosk may fail over to: `{"self":"n1","nodes":[{"node":..,"address":..}]}`
+    /// sorted by name; on a single node `{"self":null,"nodes":[]}`.
+    private func apiNodes() -> [UInt8] {
+        guard let cluster = server.cluster else { return Array(#"{"self":null,"nodes":[]}"#.utf8) }
+        var out: [UInt8] = Array(#"{"self":"#.utf8)
+        JSONString.append(cluster.node, to: &out)
+        out += Array(#","nodes":["#.utf8)
+        for (i, entry) in cluster.nodes().enumerated() {
+            var j = JSONObjectWriter()
+            j.string("node", entry.node)
+            j.string("address", entry.address)
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out += Array(j.finish().utf8)
+        }
+        out += Array("]}".utf8)
+        return out
     }
 
     /// Every panel and button state, each panel read on its own queue. A panel whose

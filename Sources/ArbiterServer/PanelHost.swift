@@ -1,3 +1,4 @@
+import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
 import ArbiterWire
@@ -19,20 +20,20 @@ final class PanelHost: @unchecked Sendable {
     let names: PanelNames
     /// Button ids to indexes; immutable, so reactors read it without the queue.
     let buttonIndex: IDTable<Int>
-    @exclusivity(unchecked) private var core: PanelCore
-    @exclusivity(unchecked) private var members: [SessionID: Connection] = [:]
+    @exclusivity(unchecked) var core: PanelCore
+    @exclusivity(unchecked) var members: [SessionID: Connection] = [:]
     /// Connections waiting in a queue group's line, for their hand-off GRANTED: a waiter
     /// need not be a member. Dropped at the hand-off, at DEQUEUED and at disconnect.
-    @exclusivity(unchecked) private var waiters: [SessionID: Connection] = [:]
-    @exclusivity(unchecked) private var output = PanelOutput()
+    @exclusivity(unchecked) var waiters: [SessionID: Connection] = [:]
+    @exclusivity(unchecked) var output = PanelOutput()
     private var timer: DispatchSourceTimer?
     /// The clock the core decides by (the server's).
     let clock: ServerClock
     @exclusivity(unchecked) private var timerDeadline: Instant?
-    @exclusivity(unchecked) private var history = HistoryRing(capacity: Request.maxHistoryCount)
+    @exclusivity(unchecked) var history = HistoryRing(capacity: Request.maxHistoryCount)
     /// Open connections by session (the server's registry), to reach a waiter that left
     /// this panel's table.
-    private let sessions: Locked<[SessionID: Connection]>
+    let sessions: Locked<[SessionID: Connection]>
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     private let hasKeys: Bool
     @exclusivity(unchecked) var counters = PanelCounters()
@@ -46,11 +47,20 @@ final class PanelHost: @unchecked Sendable {
     @exclusivity(unchecked) private var journalBuffer: [UInt8] = []
     /// Wall time read once per visit, for journal and history records.
     @exclusivity(unchecked) private var wallReading: Int64?
+    /// Cluster mode's context; nil on a single node, where nothing below looks at cluster
+    /// state. Immutable, so one read per command decides which path it takes.
+    let cluster: ClusterContext?
+    /// Cluster mode: whether this node decides the panel, who leads it, relayed members.
+    @exclusivity(unchecked) var clusterState = PanelClusterState()
+    /// Cluster mode: the relayed session the command being run came from.
+    @exclusivity(unchecked) var remoteRequester: RemoteRequester?
 
     init(
         index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,
-        clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true
+        clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true,
+        cluster: ClusterContext? = nil
     ) {
+        self.cluster = cluster
         self.clock = clock
         self.sessions = sessions
         self.hasKeys = hasKeys
@@ -87,7 +97,7 @@ final class PanelHost: @unchecked Sendable {
     }
 
     /// The access a session presenting `key` has here.
-    private func access(key: String?) -> Access {
+    func access(key: String?) -> Access {
         hasKeys ? config.keys.access(forKey: key) : .admin
     }
 
@@ -96,10 +106,21 @@ final class PanelHost: @unchecked Sendable {
     /// Runs one command of `connection`. On `queue` (inside `queue.sync`).
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
         assertOnQueue()
+        if cluster != nil { return executeInCluster(command, receivedAt: receivedAt, from: connection, flush: &flush) }
+        executeHere(command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
+    }
+
+    /// Runs a command in this node's core: every command on a single node; in cluster
+    /// mode, once this node is known to decide the panel. `connection` is nil for a
+    /// session relayed from another node (`remoteRequester` says where its reply goes).
+    func executeHere(
+        _ command: ParsedCommand, receivedAt: Int64, session: SessionID, name: String, key: String?, from connection: Connection?,
+        flush: inout FlushList
+    ) {
         counters.commands += 1
         // The command's time is when its bytes were read: one clock reading per batch.
         let now = Instant(nanoseconds: receivedAt)
-        let access = access(key: connection.key)
+        let access = access(key: key)
         if case .history(_, let count) = command.request {
             return replyHistory(count, access: access, to: connection, command, flush: &flush)
         }
@@ -112,7 +133,7 @@ final class PanelHost: @unchecked Sendable {
         case .arm(_, let group): request = .arm(group: group)
         case .hello, .help, .panels, .history, .ping, .quit, .kick: return
         }
-        run(request, access: access, now: now, replyFormat: command.format, id: command.id, from: connection, flush: &flush)
+        run(request, access: access, now: now, replyFormat: command.format, id: command.id, session: session, name: name, from: connection, flush: &flush)
     }
 
     /// The general path's one look-up of a button id (the fast path's is
@@ -125,16 +146,17 @@ final class PanelHost: @unchecked Sendable {
     /// Runs a press command whose ids the reactor already looked up. On `queue`.
     func executePress(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
         assertOnQueue()
+        if cluster != nil { return executePressInCluster(press, receivedAt: receivedAt, format: format, from: connection, flush: &flush) }
         counters.commands += 1
         let access = access(key: connection.key)
         run(
             .press(press), access: access, now: Instant(nanoseconds: receivedAt),
-            replyFormat: format, id: nil, from: connection, flush: &flush)
+            replyFormat: format, id: nil, session: connection.session, name: connection.name, from: connection, flush: &flush)
     }
 
-    private func run(
+    func run(
         _ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
-        from connection: Connection, flush: inout FlushList
+        session: SessionID, name: String, from connection: Connection?, flush: inout FlushList
     ) {
         var before: PanelCore?
         if case .press(let press) = request, press.verb == .down {
@@ -146,7 +168,7 @@ final class PanelHost: @unchecked Sendable {
         }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
-        core.handle(request, session: connection.session, name: connection.name, access: access, now: now, into: &output)
+        core.handle(request, session: session, name: name, access: access, now: now, into: &output)
         if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: before != nil, flush: &flush), let before, let journal {
             core = before
             journal.noteRefusal()
@@ -183,7 +205,8 @@ final class PanelHost: @unchecked Sendable {
         "the journal cannot be written (\(journal.failureText)), so no fence can be made durable; nothing was done, try again in a few seconds"
     }
 
-    private func refuse(_ message: String, to connection: Connection, format: WireFormat, id: CommandID?, flush: inout FlushList) {
+    func refuse(_ message: String, to connection: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
+        guard let connection else { return replyRemotely(.error(.unavailable, message)) }
         flush.append(to: connection) { out, _ in
             MessageEncoder.encode(.error(.unavailable, message), format: format, id: id, into: &out)
         }
@@ -210,6 +233,8 @@ final class PanelHost: @unchecked Sendable {
     /// Releases every button with `reason=shutdown`. On `queue`.
     func releaseAllForShutdown() {
         assertOnQueue()
+        // A node that does not decide the panel has nothing of it to release.
+        if cluster != nil, clusterState.block == nil { return }
         var flush = FlushList()
         output.removeAll()
         core.shutdown(now: clock.now(), into: &output)
@@ -220,6 +245,7 @@ final class PanelHost: @unchecked Sendable {
     /// Releases what the session owned and removes it from the members.
     func disconnect(_ connection: Connection, flush: inout FlushList) {
         assertOnQueue()
+        if cluster != nil { return disconnectInCluster(connection, flush: &flush) }
         if members.removeValue(forKey: connection.session) != nil {
             memberCount.subtract(1, ordering: .relaxed)
         }
@@ -230,9 +256,10 @@ final class PanelHost: @unchecked Sendable {
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
     }
 
-    private func replyHistory(_ count: Int, access: Access, to connection: Connection, _ command: ParsedCommand, flush: inout FlushList) {
+    private func replyHistory(_ count: Int, access: Access, to connection: Connection?, _ command: ParsedCommand, flush: inout FlushList) {
         let format = command.format
         let id = command.id
+        guard let connection else { return replyHistoryRemotely(count, access: access, format: format, id: id) }
         guard access >= .view else {
             return flush.append(to: connection) { out, _ in
                 MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
@@ -256,6 +283,8 @@ final class PanelHost: @unchecked Sendable {
     /// The state now, after performing whatever the clock owed.
     func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
         let now = clock.now()
+        // Advancing is deciding: only while this node may.
+        if cluster != nil, !mayDecideNow() { return core.snapshot(at: now) }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: now, into: &output)
@@ -269,7 +298,7 @@ final class PanelHost: @unchecked Sendable {
     /// member, in the core's order. With `undoable`, records that cannot be written stop
     /// it before anything is sent: false, and the caller undoes the decision.
     @discardableResult
-    private func deliver(
+    func deliver(
         replyTo requester: Connection?, format: WireFormat, id: CommandID?, undoable: Bool = false,
         flush: inout FlushList
     ) -> Bool {
@@ -349,14 +378,18 @@ final class PanelHost: @unchecked Sendable {
         guard
             let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
                 ?? sessions.withLock({ $0[notice.session] })
-        else { return }
+        else { return cluster == nil ? () : deliverRemoteNotice(notice) }
         flush.append(to: connection) { out, format in
             MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
         }
     }
 
     private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
-        guard let reply = output.reply, let requester else { return }
+        guard let reply = output.reply else { return }
+        guard let requester else {
+            if let remote = remoteRequester { deliverRemoteReply(reply, to: remote) }
+            return
+        }
         flush.append(to: requester) { out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)
         }
@@ -391,6 +424,7 @@ final class PanelHost: @unchecked Sendable {
     }
 
     private func broadcast(_ event: PanelEvent, flush: inout FlushList) {
+        if !clusterState.memberNodes.isEmpty { relayEvent(event) }
         guard !members.isEmpty else { return }
         var text: [UInt8] = []
         var json: [UInt8] = []
@@ -415,6 +449,8 @@ final class PanelHost: @unchecked Sendable {
     func timerFired() {
         assertOnQueue()
         timerDeadline = nil
+        // A timer is a decision too: past the deadline it steps down instead of firing.
+        if cluster != nil, !mayDecideNow() { return }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: clock.now(), into: &output)

@@ -5,4 +5,6 @@ enum PeerKind: String {
     case line
     case http
     case websocket
+    /// A relay link from another node, handed to the relay network (cluster mode).
+    case relay
 }

@@ -51,6 +51,8 @@ extension Reactor {
             }
         case .closeSocket(let reason):
             close(connection, reason: reason)
+        case .handOff(let firstBytes):
+            handOff(connection, firstBytes: firstBytes)
         }
     }
 

@@ -301,6 +301,30 @@ final class Reactor: @unchecked Sendable {
         flush.flushAll()
     }
 
+    /// Gives a relay link's socket to the relay network (the machine chose `handOff`):
+    /// the descriptor leaves epoll and the table but stays open, and the connection
+    /// stops counting as a client. Nothing was written to it. On `queue`.
+    func handOff(_ connection: Connection, firstBytes: [UInt8]) {
+        assertOnQueue()
+        guard let adopt = server.configuration.relayHandOff else { return }
+        if connection.sink == nil { epoll.remove(connection.fd) }
+        connection.shared.withLock { s in
+            // No writer may use the descriptor from now on: it is the relay's.
+            s.gate = .closed
+            s.output.discard()
+            _ = connection.outputBudget.account(&s)
+        }
+        if connection.slot >= 0, connection.slot < slots.count, slots[connection.slot] === connection {
+            slots[connection.slot] = nil
+            freeSlots.append(connection.slot)
+        }
+        server.registry.withLock { _ = $0.removeValue(forKey: connection.session) }
+        server.names.release(connection.name, of: connection.session)
+        server.metrics.add(.connectionsClosed)
+        server.log.info("connection handed to the relay", ["session": connection.session.description, "peer": connection.peer])
+        adopt(connection.fd, connection.peer, firstBytes)
+    }
+
     func requestClose(_ connection: Connection, reason: String) {
         guard isCurrent else {
             queue.async { self.close(connection, reason: reason) }

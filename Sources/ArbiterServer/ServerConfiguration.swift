@@ -90,8 +90,17 @@ public struct ServerConfiguration: Sendable {
     /// Origins (`scheme://host[:port]`) whose pages may open a WebSocket besides the
     /// server's own origin; others get 403. Requests without `Origin` are not affected.
     public var allowedOrigins: [String] = []
+    /// Cluster mode (`--cluster`): etcd, this node's name and address, the cluster key.
+    /// nil (the default): a single node, with no etcd anywhere.
+    public var cluster: ClusterSetup?
     /// Minimum level of log lines written to standard error.
     public var logLevel: LogLevel = .info
+    /// Cluster mode: a connection whose first bytes are `RELAY-` (another node's relay
+    /// handshake) is given to this, with the descriptor and the bytes already read; the
+    /// server stops watching it and writes nothing to it (no WELCOME). Called on a
+    /// reactor's queue, so it must return at once (`RelayNetwork.adopt`). nil (the
+    /// default, a single node): such a line is an unknown command like any other.
+    public var relayHandOff: (@Sendable (_ fd: Int32, _ peer: String, _ firstBytes: [UInt8]) -> Void)?
 
     public init() {}
 }

@@ -3,9 +3,12 @@ import Glibc
 /// Writes logfmt lines (`level=info msg="..." key=value`) to standard error.
 public struct ServerLog: Sendable {
     public let level: LogLevel
+    /// Where lines go instead of standard error (tests read them); nil: standard error.
+    private let sink: (@Sendable (String) -> Void)?
 
-    public init(level: LogLevel) {
+    public init(level: LogLevel, sink: (@Sendable (String) -> Void)? = nil) {
         self.level = level
+        self.sink = sink
     }
 
     public func log(_ lineLevel: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
@@ -13,6 +16,7 @@ public struct ServerLog: Sendable {
         var line = "level=\(lineLevel.name) msg=\(Self.quote(message))"
         for (k, v) in fields { line += " \(k)=\(Self.quote(v))" }
         line += "\n"
+        if let sink { return sink(line) }
         // One write(2) per line, so lines from different threads never interleave.
         line.withCString { p in _ = Glibc.write(2, p, strlen(p)) }
     }

@@ -23,7 +23,11 @@ final class ServerState: @unchecked Sendable {
     let keyBudget: Locked<KeyFailureBudget>
     /// The names open sessions go by, each used once.
     let names = NameRegistry()
-    private let nextSession = Atomic<Int>(1)
+    private let nextSession: Atomic<Int>
+    /// Cluster mode's glue; nil on a single node.
+    let cluster: ClusterContext?
+    /// The journal's highest reserved fence per panel, which cluster mode seeds etcd with.
+    let journalFences: [String: UInt64]
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     let hasKeys: Bool
     /// The limits every connection's state machine decides by.
@@ -37,8 +41,8 @@ final class ServerState: @unchecked Sendable {
     /// The clock every decision reads: the system's, or a manual one in tests.
     let clock: ServerClock
 
-    init(configuration: ServerConfiguration, clock: ServerClock = .system) throws {
-        self.configuration = configuration
+    init(configuration given: ServerConfiguration, clock: ServerClock = .system) throws {
+        var configuration = given
         self.clock = clock
         let log = ServerLog(level: configuration.logLevel)
         self.log = log
@@ -63,13 +67,26 @@ final class ServerState: @unchecked Sendable {
         }
         let registry = Locked<[SessionID: Connection]>([:])
         self.registry = registry
-        let hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
-        let hosts = configuration.panels.enumerated().map { [journal] i, panel in
-            PanelHost(
-                index: i, config: panel, lastFence: loaded.grantedFences[panel.id] ?? 0,
-                reservedFence: loaded.lastFences[panel.id] ?? 0, history: loaded.history[panel.id] ?? [], journal: journal,
-                clock: clock, sessions: registry, hasKeys: hasKeys)
+        self.journalFences = loaded.lastFences
+        let cluster = configuration.cluster.map { ClusterContext(setup: $0, log: log) }
+        self.cluster = cluster
+        if let cluster, configuration.relayHandOff == nil {
+            // Other nodes' relay links arrive on the normal port.
+            configuration.relayHandOff = { fd, peer, firstBytes in cluster.adoptRelay(fd: fd, peer: peer, firstBytes: firstBytes) }
         }
+        self.configuration = configuration
+        // In cluster mode a session's number tells which node it is on (ClusterSetup).
+        nextSession = Atomic<Int>((configuration.cluster?.sessionBase ?? 0) + 1)
+        let hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
+        // In cluster mode fences come from etcd: the journal only seeds them at start.
+        let panelJournal = cluster == nil ? journal : nil
+        let hosts = configuration.panels.enumerated().map { i, panel in
+            PanelHost(
+                index: i, config: panel, lastFence: cluster == nil ? loaded.grantedFences[panel.id] ?? 0 : 0,
+                reservedFence: cluster == nil ? loaded.lastFences[panel.id] ?? 0 : 0, history: loaded.history[panel.id] ?? [], journal: panelJournal,
+                clock: clock, sessions: registry, hasKeys: hasKeys, cluster: cluster)
+        }
+        cluster?.attach(hosts)
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = hasKeys

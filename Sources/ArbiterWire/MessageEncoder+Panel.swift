@@ -53,6 +53,7 @@ extension MessageEncoder {
             s.int("members", snapshot.members)
             s.int("fence", snapshot.fence)
             s.int("seq", snapshot.seq)
+            if let term = snapshot.term { s.int("term", term) }
         case .left:
             s.beginOK("LEAVE", "leave")
             s.arg("panel", panel.id)

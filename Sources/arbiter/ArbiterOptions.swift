@@ -1,4 +1,6 @@
 import ArbiterCLI
+import ArbiterCluster
+import ArbiterEtcd
 import ArbiterServer
 import ArbiterWire
 import CSystem
@@ -32,6 +34,13 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var backlog: Int?
     public var keyFailures: Int?
     public var maxTotalOutboundBytes: Int?
+    /// Cluster mode (docs/CLUSTER.md): etcd's endpoints, and with them the node's name,
+    /// its advertised address, the key file and the lease TTL. Nil: a single node.
+    public var clusterEndpoints: [EtcdEndpoint]?
+    public var node: String?
+    public var advertise: String?
+    public var clusterKeyPath: String?
+    public var clusterTTLSeconds: Int64 = 3
 
     /// The server configuration these options describe (panels aside).
     public func apply(to c: inout ServerConfiguration) {
@@ -122,6 +131,17 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 not affected.
           --ws-echo             Also serve /ws?echo=1, an echo endpoint on the same WebSocket
                                 code, for conformance suites such as Autobahn (default: off).
+          --cluster <urls>      Cluster mode: several nodes share the panels through etcd
+                                (comma-separated client URLs, e.g.
+                                http://10.0.0.1:2379,http://10.0.0.2:2379). Needs --node,
+                                --advertise and --cluster-key; see docs/CLUSTER.md.
+          --node <name>         This node's name in the cluster ([A-Za-z0-9._-]{1,64}, unique).
+          --advertise <host:port>
+                                How other nodes and kiosks reach this node's port.
+          --cluster-key <file>  The secret every node shares (relay handshakes, panel keys in
+                                etcd); the file must not be readable by group or others.
+          --cluster-ttl <s>     Lease TTL: a dead node's panels move after about this long
+                                (default: 3).
           --version             Print the version and the protocol version.
           -h, --help            Show help information.
 
@@ -131,8 +151,9 @@ public struct ArbiterOptions: Equatable, Sendable {
           nc localhost 7070                then type HELP
 
         EXIT STATUS: 0 after a clean shutdown (SIGINT/SIGTERM), 64 for a bad command line,
-        78 for a bad configuration (or a panel without an admin key beyond loopback), 1 when
-        the server cannot start (e.g. port in use).
+        78 for a bad configuration (or a panel without an admin key beyond loopback, or an
+        unusable --cluster-key file), 1 when the server cannot start (e.g. port in use, etcd
+        not answering, or a config that differs from the cluster's).
         """
 
     /// What `--version` prints: the release and the wire protocol it speaks (WELCOME's proto=).
@@ -143,7 +164,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
         "--max-outbound", "--head-timeout", "--reactors",
         "--allow-host", "--allow-origin", "--backlog", "--key-failures",
-        "--max-total-outbound", "--open-admin",
+        "--max-total-outbound", "--open-admin", "--cluster", "--node", "--advertise", "--cluster-key", "--cluster-ttl",
     ]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
@@ -230,6 +251,33 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.allowedOrigins.append(text)
             case "--config":
                 options.configPath = try value(flag, inline)
+            case "--cluster":
+                let text = try value(flag, inline)
+                switch EtcdEndpoint.parseList(text) {
+                case .success(let endpoints): options.clusterEndpoints = endpoints
+                case .failure(let error):
+                    throw UsageError(message: "--cluster takes etcd's client URLs, e.g. http://10.0.0.1:2379,http://10.0.0.2:2379: \(error)")
+                }
+            case "--node":
+                let name = try value(flag, inline)
+                guard ArbiterOptions.isNodeName(name) else {
+                    throw UsageError(message: "--node must match [A-Za-z0-9._-]{1,64}, not '\(name)'")
+                }
+                options.node = name
+            case "--advertise":
+                let text = try value(flag, inline)
+                guard ArbiterOptions.isHostPort(text) else {
+                    throw UsageError(message: "--advertise must be host:port as other nodes and kiosks reach this node, e.g. 10.0.0.11:7070, not '\(text)'")
+                }
+                options.advertise = text
+            case "--cluster-key":
+                options.clusterKeyPath = try value(flag, inline)
+            case "--cluster-ttl":
+                let seconds = Int64(try number(flag, try value(flag, inline), 1...3600))
+                if let problem = ClusterTiming(ttlSeconds: seconds).problem {
+                    throw UsageError(message: "--cluster-ttl \(seconds) cannot be used: \(problem)")
+                }
+                options.clusterTTLSeconds = seconds
             case "--log-level":
                 let text = try value(flag, inline)
                 guard let level = LogLevel(name: text) else {
@@ -240,6 +288,41 @@ public struct ArbiterOptions: Equatable, Sendable {
                 throw FlagReader.unknown(argument, flag: flag, known: flags)
             }
         }
+        try options.checkCluster(given: arguments)
         return options
+    }
+
+    /// The cluster flags go together: all of them with --cluster, none without.
+    private func checkCluster(given arguments: [String]) throws(UsageError) {
+        let clusterOnly = ["--node", "--advertise", "--cluster-key", "--cluster-ttl"]
+        guard clusterEndpoints != nil else {
+            if let flag = clusterOnly.first(where: { f in arguments.contains { $0 == f || $0.hasPrefix(f + "=") } }) {
+                throw UsageError(message: "\(flag) only applies with --cluster <etcd URLs>")
+            }
+            return
+        }
+        if node == nil { throw UsageError(message: "--cluster needs --node <name>, this node's name in the cluster") }
+        if advertise == nil { throw UsageError(message: "--cluster needs --advertise <host:port>, how other nodes and kiosks reach this node") }
+        if clusterKeyPath == nil { throw UsageError(message: "--cluster needs --cluster-key <file>, the secret shared by every node") }
+    }
+
+    /// What the relay handshake accepts as a node's name.
+    static func isNodeName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { c in
+                (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x2E || c == 0x5F || c == 0x2D
+            }
+    }
+
+    /// `host:port` or `[v6]:port`, port 1-65535.
+    static func isHostPort(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else { return false }
+        var host = text[..<colon]
+        if host.hasPrefix("[") {
+            guard host.hasSuffix("]") else { return false }
+            host = host.dropFirst().dropLast()
+            return !host.isEmpty && host.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        }
+        return !host.isEmpty && !host.contains(":") && !host.contains("/") && !host.contains(" ")
     }
 }

@@ -1,4 +1,6 @@
 import ArbiterCLI
+import ArbiterCluster
+import ArbiterEtcd
 import ArbiterIO
 import ArbiterServer
 import Dispatch
@@ -47,6 +49,20 @@ if !openPanels.isEmpty {
         ["host": options.host, "panels": openPanels.map(\.id).joined(separator: ",")])
 }
 
+if let endpoints = options.clusterEndpoints, let node = options.node, let advertise = options.advertise, let keyPath = options.clusterKeyPath {
+    switch ClusterKeyFile.read(path: keyPath) {
+    case .failure(let refusal):
+        FileHandle.standardError.write(Data("error: \(refusal.message)\n".utf8))
+        exit(78)
+    case .success(let key):
+        configuration.cluster = ClusterSetup(
+            node: node, advertise: advertise, key: key,
+            control: EtcdHTTPClient(endpoints: endpoints), lease: EtcdHTTPClient(endpoints: endpoints),
+            endpointsDescription: endpoints.map(\.description).joined(separator: ","),
+            watch: EtcdHTTPClient(endpoints: endpoints), timing: ClusterTiming(ttlSeconds: options.clusterTTLSeconds))
+    }
+}
+
 let server = ArbiterServer(configuration: configuration)
 do {
     try server.start()
@@ -54,6 +70,10 @@ do {
     log.error("damaged journal; not starting", ["path": damaged.path, "line": "\(damaged.line)"])
     FileHandle.standardError.write(Data("error: \(damaged)\n".utf8))
     exit(78)
+} catch let refusal as ClusterStartFailure {
+    log.error("cluster refused; not starting", ["reason": refusal.message])
+    FileHandle.standardError.write(Data("error: \(refusal.message)\n".utf8))
+    exit(1)
 } catch {
     FileHandle.standardError.write(Data("error: cannot start: \(error)\n".utf8))
     exit(1)

@@ -79,7 +79,30 @@ final class SharedEtcd: @unchecked Sendable {
         }
 
         func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
-            throw .unavailable("the runtime tests do not watch")
+            try enter()
+            let stream = try shared.with { e throws(EtcdError) in try e.watch(keys, startRevision: startRevision) }
+            return LockedWatch(shared: shared, stream: stream)
+        }
+    }
+
+    /// A watch pulled under the shared lock, as the in-memory etcd is not thread-safe.
+    final class LockedWatch: EtcdWatchStream, @unchecked Sendable {
+        let shared: SharedEtcd
+        let stream: any EtcdWatchStream
+
+        init(shared: SharedEtcd, stream: any EtcdWatchStream) {
+            self.shared = shared
+            self.stream = stream
+        }
+
+        func next(timeoutMilliseconds: Int) throws(EtcdError) -> [EtcdWatchEvent] {
+            try shared.with { _ throws(EtcdError) in try stream.next(timeoutMilliseconds: timeoutMilliseconds) }
+        }
+
+        func cancel() {
+            shared.lock.lock()
+            defer { shared.lock.unlock() }
+            stream.cancel()
         }
     }
 }

@@ -99,6 +99,50 @@ import ArbiterLoadKit
         #expect(HistoryScript.broken(doctored) == [.failover])
     }
 
+    /// p, on the leader's own node, read h1's RELEASED reason=up; the leader died before
+    /// that event reached obs's node, which then owed obs the failover release of h1 (open
+    /// as obs knew it). Found by bench/cluster.sh's 20 failovers (11 such reports).
+    static let releaseCutOffOnItsWay: [String] =
+        Self.history.prefix { $0 != "p: RELEASED load h1 reason=failover owner=c1 fence=1001" }
+        + ["p: OK UP load h1", "p: RELEASED load h1 reason=up owner=c1 fence=1001 seq=4"]
+        + ["obs: RELEASED load h1 reason=failover owner=c1 fence=1001"]
+        + Self.snapshot("obs", seq: 0, fence: 2000, members: 1, term: 20)
+
+    @Test func aFailoverReleaseOfAGrantWhoseReleaseNeverReachedTheMemberPasses() {
+        let checker = HistoryScript.check(Self.releaseCutOffOnItsWay)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func aFailoverReleaseOfAGrantTheMemberSawReleasedIsCaught() {
+        var doctored = Self.releaseCutOffOnItsWay
+        let at = doctored.firstIndex(of: "obs: RELEASED load h1 reason=failover owner=c1 fence=1001")!
+        doctored.insert("obs: RELEASED load h1 reason=up owner=c1 fence=1001 seq=4", at: at)
+        #expect(HistoryScript.broken(doctored) == [.failover])
+    }
+
+    /// A node restarted in a cluster numbers its sessions from the same base again: after
+    /// p's connection closed, another client (not arbiter-load's) got p's session number
+    /// and pressed. Found by bench/cluster.sh (its probes on restarted nodes).
+    @Test func aSessionNumberUsedAgainAfterItsConnectionClosedIsNotTheLoadersPress() {
+        let doctored =
+            Self.history + [
+                "p: (closed)",
+                "obs: PRESSED load b2 owner=probe session=s2 fence=2002 seq=4",
+                "obs: FIRED load b2 owner=probe session=s2 fence=2002 seq=5",
+                "obs: RELEASED load b2 reason=up owner=probe fence=2002 seq=6",
+            ] + Self.snapshot("obs", seq: 6, fence: 2002, members: 1, term: 20)
+        let checker = HistoryScript.check(doctored)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+        // While p is open, a PRESSED of its session without its GRANTED is still caught.
+        let open =
+            Self.history + [
+                "obs: PRESSED load b2 owner=c1 session=s2 fence=2002 seq=4",
+                "obs: FIRED load b2 owner=c1 session=s2 fence=2002 seq=5",
+                "obs: RELEASED load b2 reason=up owner=c1 fence=2002 seq=6",
+            ] + Self.snapshot("obs", seq: 6, fence: 2002, members: 2, term: 20)
+        #expect(HistoryScript.broken(open).contains(.grantMismatch))
+    }
+
     @Test func aClientWhoseNodeDiedGoesOnThroughAnotherNode() {
         // p's node dies with the leader: its connection ends without the failover release,
         // and it comes back as p2 on another node, already in term 20.

@@ -100,6 +100,10 @@ struct HistoryScript {
             let name = String(line[..<colon])
             let stream = streams[name] ?? checker.addStream(name: name)
             streams[name] = stream
+            if line.hasSuffix(": (closed)") {
+                checker.closeStream(stream)
+                continue
+            }
             var wire = Array(line[line.index(colon, offsetBy: 2)...].utf8)
             let message = wire.withUnsafeMutableBufferPointer { raw in
                 LineMessageParser.parse(UnsafeBufferPointer(raw), 0..<raw.count, buttons: table)

@@ -59,6 +59,44 @@ import Testing
         #expect(run.stats.cycles > 0)
     }
 
+    /// A failover seen from the pressers (issue 11): DOWNs answered `ERROR unavailable`
+    /// while the panel has no leader are tried again after a pause, and UPs answered
+    /// `stale-fence` (the grant's term ended) end their cycle; neither is an error.
+    /// Without that, each `unavailable` was retried at once and counted as an error
+    /// (exit status 3), and an abort came after 1000 of them.
+    @Test func unavailableDownsAreRetriedAndFailoverUpsEndTheCycle() throws {
+        let node = try FakeFailoverNode(buttons: 4, unavailableDowns: 200, staleUps: 20)
+        defer { node.stop() }
+        let o = try LoadOptions.parse([
+            "contend", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
+            "--buttons", "4", "--observers", "0", "--duration", "2.5", "--warmup", "0",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.exitCode == 0, "\(LoadReport.text(run))")
+        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        #expect(run.stats.unavailable > 0 && run.stats.unavailable <= 200)
+        #expect(run.stats.failoverUps == 20)
+        #expect(run.stats.cycles > 0)
+    }
+
+    /// A JOIN answered `ERROR unavailable` (a connection that moved to another node while
+    /// the panel's leader changed, or the final JOIN during a failover) is sent again after
+    /// a pause. Before, the run ended with "could not set up". (The fake node sends no
+    /// events, so the checker, which would miss every PRESSED, is off.)
+    @Test func aJoinAnsweredUnavailableIsSentAgain() throws {
+        let node = try FakeFailoverNode(buttons: 4, unavailableDowns: 0, staleUps: 0, unavailableJoins: 6)
+        defer { node.stop() }
+        let o = try LoadOptions.parse([
+            "contend", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "2",
+            "--buttons", "4", "--observers", "3", "--duration", "1", "--warmup", "0", "--no-check",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.exitCode == 0, "\(LoadReport.text(run))")
+        #expect(run.stats.cycles > 0)
+    }
+
     static func closedPort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }

@@ -137,7 +137,10 @@ import ArbiterWire
         MessageEncoder.encode(.error(.rateLimited, "more than 1000 commands a second"), format: .json, into: &bytes)
         MessageEncoder.encode(.error(.staleFence, "fence=3 is not the current grant"), format: .text, into: &bytes)
         MessageEncoder.encode(.error(.notOwner, "b1 is not held by you"), format: .json, into: &bytes)
-        #expect(Self.parse(bytes).map(\.error) == [.rateLimited, .rateLimited, .staleFence, .other])
+        MessageEncoder.encode(.error(.unavailable, "no leader for the panel; try again in a second"), format: .text, into: &bytes)
+        MessageEncoder.encode(.error(.unavailable, "no leader for the panel; try again in a second"), format: .json, into: &bytes)
+        MessageEncoder.encode(.error(.forbidden, "needs the press key"), format: .text, into: &bytes)
+        #expect(Self.parse(bytes).map(\.error) == [.rateLimited, .rateLimited, .staleFence, .notOwner, .unavailable, .unavailable, .other])
         #expect(Self.parse(bytes).allSatisfy { $0.kind == .error })
     }
 

@@ -22,11 +22,13 @@ struct ConnectionStateMachineTests {
 
     /// The states, each reached the way a real connection reaches it.
     enum Start: String, CaseIterable, CustomTestStringConvertible {
-        case detectingSilent, detectingBegun, line, http, httpWaiting, webSocket, webSocketPinged, echo, closingLine, closedHTTP
+        case detectingSilent, detectingBegun, line, http, httpWaiting, webSocket, webSocketPinged, echo, closingLine, closedHTTP, handedOff
         var testDescription: String { rawValue }
 
         func machine(_ admission: Admission = .served) -> Machine {
-            var m = Machine(admission: admission, limits: ConnectionStateMachineTests.limits(), acceptedAt: t0)
+            var limits = ConnectionStateMachineTests.limits()
+            limits.acceptsRelays = self == .handedOff
+            var m = Machine(admission: admission, limits: limits, acceptedAt: t0)
             switch self {
             case .detectingSilent: break
             case .detectingBegun: _ = m.feed("GE", at: t0)
@@ -40,6 +42,7 @@ struct ConnectionStateMachineTests {
                 if self == .webSocketPinged { _ = m.sweep(now: t0 + 1_001, lastReadAt: t0) }
             case .closingLine: _ = m.feed("PING\n", at: t0); _ = m.finish()
             case .closedHTTP: _ = m.feed("GET / HTTP/1.1\r\n\r\n", at: t0); _ = m.socketClosed()
+            case .handedOff: _ = m.feed("RELAY-HELLO 1 n1 00\n", at: t0)
             }
             return m
         }
@@ -50,7 +53,7 @@ struct ConnectionStateMachineTests {
         #expect(
             seen == [
                 "detecting(0)", "detecting(2)", "line", "http(nil)", "http(1000000000ns)", "webSocket(commands, nil)",
-                "webSocket(commands, 2001000000ns)", "webSocket(echo, nil)", "closing(line)", "closed(http)",
+                "webSocket(commands, 2001000000ns)", "webSocket(echo, nil)", "closing(line)", "closed(http)", "handedOff",
             ])
     }
 
@@ -72,6 +75,8 @@ struct ConnectionStateMachineTests {
             case .echo: (.readWebSocket(.echo), "webSocket(echo, nil)")
             case .closingLine: (.none, "closing(line)")
             case .closedHTTP: (.none, "closed(http)")
+            // The relay reads its socket now.
+            case .handedOff: (.none, "handedOff")
             }
         #expect(action == expected.0)
         #expect(Self.describe(m.state) == expected.1)
@@ -200,6 +205,9 @@ struct ConnectionStateMachineTests {
         case .closedHTTP:
             #expect(!sends)
             #expect(Self.describe(m.state) == "closed(http)")
+        case .handedOff:
+            #expect(!sends)
+            #expect(Self.describe(m.state) == "handedOff")
         case .detectingSilent, .detectingBegun, .line, .http, .httpWaiting, .webSocket, .webSocketPinged, .echo:
             #expect(sends)
             #expect(Self.describe(m.state) == "closing(\(kind.rawValue))")
@@ -221,12 +229,14 @@ struct ConnectionStateMachineTests {
             case .http, .httpWaiting: (.closeSocket(reason: "shutdown"), Self.describe(start.machine().state))
             case .closingLine: (.closeSocket(reason: "shutdown"), "closing(line)")
             case .closedHTTP: (.none, "closed(http)")
+            // The relay network closes its links itself (`RelayNetwork.stop`).
+            case .handedOff: (.none, "handedOff")
             }
         #expect(action == expected.0)
         #expect(Self.describe(m.state) == expected.1)
     }
 
-    @Test(arguments: Start.allCases) func socketClosedOnce(_ start: Start) {
+    @Test(arguments: Start.allCases.filter { $0 != .handedOff }) func socketClosedOnce(_ start: Start) {
         var m = start.machine()
         let kind = m.kind
         let r17 = m.socketClosed()
@@ -264,6 +274,7 @@ struct ConnectionStateMachineTests {
             case .echo: (.sendPing, "webSocket(echo, 4000000000ns)")
             case .closingLine: (.none, "closing(line)")
             case .closedHTTP: (.none, "closed(http)")
+            case .handedOff: (.none, "handedOff")
             }
         #expect(action == expected.0)
         #expect(Self.describe(m.state) == expected.1)
@@ -297,7 +308,62 @@ struct ConnectionStateMachineTests {
     }
 
     @Test(arguments: Start.allCases) func runsCommandsUntilItEnds(_ start: Start) {
-        #expect(start.machine().runsCommands == (start != .closingLine && start != .closedHTTP))
+        #expect(start.machine().runsCommands == (start != .closingLine && start != .closedHTTP && start != .handedOff))
+    }
+
+    // MARK: Relay hand-off (cluster mode)
+
+    static func relayMachine(_ admission: Admission = .served, acceptsRelays: Bool = true) -> Machine {
+        var limits = limits()
+        limits.acceptsRelays = acceptsRelays
+        return Machine(admission: admission, limits: limits, acceptedAt: t0)
+    }
+
+    @Test func relayFirstBytesAreHandedOffUngreetedOnceTheyCanBeTold() {
+        var m = Self.relayMachine()
+        // "RELAY" could still be a relay or an HTTP method: wait.
+        let r1 = m.feed("RELAY", at: Self.t0)
+        #expect(r1 == .none)
+        #expect(Self.describe(m.state) == "detecting(5)")
+        let r2 = m.feed("-HELLO 1 n2 ab", at: Self.t0)
+        #expect(r2 == .handOff(firstBytes: Array("RELAY-HELLO 1 n2 ab".utf8)))
+        #expect(m.kind == .relay)
+        #expect(!m.runsCommands)
+        // The descriptor is the relay's now: the reactor must not close it, or greet it.
+        let r3 = m.socketClosed()
+        #expect(!r3)
+        let r4 = m.greetingDeadlinePassed(socketHasBytes: false)
+        #expect(r4 == .none)
+        #expect(Self.describe(m.state) == "handedOff")
+    }
+
+    @Test(arguments: [Admission.overCapacity, .pastReserve]) func aRelayPastCapacityIsStillHandedOff(_ admission: Admission) {
+        // Relay links are not client sessions; the relay network bounds its own handshakes.
+        var m = Self.relayMachine(admission)
+        let r1 = m.feed("RELAY-HELLO 1 n2 ab\n", at: Self.t0)
+        #expect(r1 == .handOff(firstBytes: Array("RELAY-HELLO 1 n2 ab\n".utf8)))
+    }
+
+    @Test func withoutTheHookARelayHelloIsAnOrdinaryLine() {
+        var m = Self.relayMachine(acceptsRelays: false)
+        let r1 = m.feed("RELAY-HELLO 1 n2 ab\n", at: Self.t0)
+        #expect(r1 == .greetAndFrame(replay: Array("RELAY-HELLO 1 n2 ab\n".utf8)))
+        #expect(m.kind == .line)
+    }
+
+    @Test func onlyFirstBytesCountAndOtherPeersAreUnchangedWithTheHook() {
+        var line = Self.relayMachine()
+        let r1 = line.feed("PING\n", at: Self.t0)
+        #expect(r1 == .greetAndFrame(replay: Array("PING\n".utf8)))
+        let r2 = line.feed("RELAY-HELLO 1 n2 ab\n", at: Self.t0)
+        #expect(r2 == .frameLines)
+        var http = Self.relayMachine()
+        let r3 = http.feed("GET / HTTP/1.1\r\n", at: Self.t0)
+        #expect(r3 == .serveHTTP)
+        // "RELAX" is no relay: detection goes on as before.
+        var other = Self.relayMachine()
+        let r4 = other.feed("RELAX\n", at: Self.t0)
+        #expect(r4 == .greetAndFrame(replay: Array("RELAX\n".utf8)))
     }
 
     static func describe(_ state: Machine.State) -> String {
@@ -308,6 +374,7 @@ struct ConnectionStateMachineTests {
         case .webSocket(_, let use, let ping): "webSocket(\(use), \(ping.map(\.description) ?? "nil"))"
         case .closing(let kind): "closing(\(kind.rawValue))"
         case .closed(let kind): "closed(\(kind.rawValue))"
+        case .handedOff: "handedOff"
         case .modifying: "modifying"
         }
     }

@@ -108,6 +108,88 @@
   /** command id -> command, until its reply arrives. */
   const inFlight = new Map();
 
+  // ---------------------------------------------------------------- cluster nodes
+
+  // Cluster mode (docs/CLUSTER.md): every node serves every panel, and /api/nodes lists
+  // them ({"self":"n1","nodes":[{"node":"n1","address":"10.0.0.11:7070"}, ...]}; a single
+  // node answers an empty list). When this page's node goes away (its socket closed and
+  // the first reconnect to it failed) the page moves to another node of the list by
+  // itself. Another node is another origin, so the move is a navigation to that node's
+  // own page of this panel, not a socket opened across origins (the server's Origin check
+  // would refuse it, and rightly so).
+  const cluster = { self: null, nodes: [] };
+
+  async function fetchNodes() {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 3000);
+    try {
+      const response = await fetch("/api/nodes", { cache: "no-store", signal: abort.signal });
+      if (!response.ok) return;  // a server without cluster mode: keep today's behaviour
+      const body = await response.json();
+      cluster.self = typeof body.self === "string" ? body.self : null;
+      cluster.nodes = Array.isArray(body.nodes)
+        ? body.nodes.filter((n) => n && typeof n.node === "string" && typeof n.address === "string")
+        : [];
+    } catch (_) {
+      // Unreachable or not JSON: the last list known stays.
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether a node answers at all: an opaque no-cors answer is enough to know it is up. */
+  async function reachable(address) {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 2000);
+    try {
+      await fetch(`${location.protocol}//${address}/healthz`, { mode: "no-cors", cache: "no-store", signal: abort.signal });
+      return true;
+    } catch (_) {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Moves the page to another node that answers; false when there is none. */
+  async function moveToAnotherNode() {
+    const others = cluster.nodes.filter((n) => n.node !== cluster.self && n.address !== location.host);
+    if (others.length === 0) return false;
+    // A random first choice, so a room of kiosks spreads over the nodes that are left.
+    const start = Math.floor(Math.random() * others.length);
+    for (let i = 0; i < others.length; i += 1) {
+      const next = others[(start + i) % others.length];
+      showBanner(`Node ${cluster.self || location.host} went away: trying node ${next.node}…`);
+      if (!(await reachable(next.address))) continue;
+      const target = new URL(`${location.protocol}//${next.address}/panel/${encodeURIComponent(panelId)}`);
+      if (hostMode) target.searchParams.set("host", "");
+      target.searchParams.set("moved_to", next.node);
+      if (cluster.self) target.searchParams.set("moved_from", cluster.self);
+      // The name lives in this origin's storage; the new origin learns it from the URL.
+      const name = KioskName.get();
+      if (name) target.searchParams.set("name", name);
+      location.replace(target.href);
+      return true;
+    }
+    return false;
+  }
+
+  /** After a move: say so, keep the name, and take the move's words out of the address. */
+  function arrivedFromAnotherNode() {
+    const params = new URLSearchParams(location.search);
+    const to = params.get("moved_to");
+    if (to === null) return;
+    const from = params.get("moved_from");
+    const name = params.get("name");
+    if (name && KioskName.valid(name) && !KioskName.get()) KioskName.store(name);
+    const moved = $("moved");
+    moved.textContent = `Moved to node ${to}${from ? `: node ${from} went away` : ""} at ${clock(new Date())}.`;
+    moved.hidden = false;
+    for (const key of ["moved_to", "moved_from", "name"]) params.delete(key);
+    const search = params.toString().replace(/=(&|$)/g, "$1");
+    history.replaceState(null, "", `${location.pathname}${search ? `?${search}` : ""}`);
+  }
+
   function setConn(state, text) {
     const conn = $("conn");
     conn.dataset.conn = state;
@@ -152,11 +234,14 @@
     try {
       panel = await fetchPanel();
     } catch (error) {
+      // A node that went away, crashed or shut down: another node of the cluster serves the panel.
+      if ((offline.why === "lost" || offline.why === "shutdown") && (await moveToAnotherNode())) return;
       return retry(offline.why === "shutdown"
         ? `Disconnected: the server shut down at ${clock(offline.at)} and is not back yet.`
         : "Disconnected: the server is unreachable.");
     }
     if (!panel) return retry(`Disconnected: this server has no panel "${panelId}".`);
+    fetchNodes();
     // A private panel is listed without its buttons: they are built from the JOIN
     // snapshot once a key lets this page in, and kept over reconnects.
     if (panel.private) showTitle(panel);
@@ -231,12 +316,15 @@
     offline.why = why;
     offline.at = new Date();
     document.body.dataset.offline = why;
-    tick(why === "shutdown" ? "the server shut down" : "connection to the server lost");
+    tick(why === "shutdown" ? "the server shut down" : why === "unavailable" ? "the panel is unavailable" : "connection to the server lost");
     retry(why === "shutdown"
       ? `Disconnected: the server shut down at ${clock(offline.at)} (a clean shutdown; ` +
         "whatever was held was released). Buttons are off until it is back."
-      : `Disconnected: lost the connection at ${clock(offline.at)}; the server is unreachable. ` +
-        "Buttons are off until it is back.");
+      : why === "unavailable"
+        ? `The panel is unavailable since ${clock(offline.at)}: no node can decide for it right now ` +
+          "(its leader is changing, or the cluster lost its majority). Buttons are off until it is back."
+        : `Disconnected: lost the connection at ${clock(offline.at)}; the server is unreachable. ` +
+          "Buttons are off until it is back.");
   }
 
   function retry(text) {
@@ -331,6 +419,18 @@
         return;
       case "record":
         if (m.panel === panelId) onRecord(m);
+        return;
+      case "released":
+        if (typeof m.seq !== "number") {
+          // Cluster mode: a grant of the old leader's term ended (reason=failover),
+          // outside the seq chain; the new term's snapshot comes next and redraws.
+          if (m.panel === panelId) {
+            myGrants.delete(m.button);
+            tick(`${labelOf(m.button)} released: ${m.reason || "failover"}`);
+          }
+          return;
+        }
+        if (m.panel === panelId) onEvent(m);
         return;
       default:
         if (typeof m.seq === "number" && m.panel === panelId) onEvent(m);
@@ -673,6 +773,12 @@
     }
     if (command && command.cmd === "hello" && keys.hello && keys.hello.id === m.id) {
       keyRefused(keys.hello);
+      return;
+    }
+    if ((!command || command.cmd === "join") && m.code === "unavailable") {
+      // Cluster mode: the panel has no leader that can answer right now (a failover
+      // under way, etcd without a majority). This node is fine: join again shortly.
+      dropped("unavailable");
       return;
     }
     if (command && command.cmd === "join") view.resyncing = false;
@@ -1358,5 +1464,6 @@
   };
 
   new ResizeObserver(relayout).observe($("groups"));
+  arrivedFromAnotherNode();
   connect();
 })();

@@ -50,6 +50,8 @@ extension Engine {
                 if !peer.joins { becomeReady(peer) }
             case .okJoin:
                 becomeReady(peer)
+            case .error where m.error == .unavailable && plan.options.targets.count > 1:
+                rejoinLater(peer)
             case .error, .unknown:
                 control.abort("\(peer.name) could not set up: \(Engine.text(raw, range))")
             default:
@@ -60,6 +62,8 @@ extension Engine {
             case .okJoin where peer.state == .finalJoin:
                 peer.state = .finished
                 finalPending -= 1
+            case .error where peer.state == .finalJoin && m.error == .unavailable && plan.options.targets.count > 1:
+                rejoinLater(peer)
             case .granted, .denied, .okUp, .okCancel, .error, .queued, .ranked, .okOther:
                 if peer.role == .presser {
                     presserReply(peer, m, raw, range)
@@ -215,6 +219,21 @@ extension Engine {
             }
             peer.step = peer.step == .awaitingDown ? .retryingDown : .retryingUp
             schedule(peer, afterNanos: UInt64(1 + peer.random.below(10)) * LoadClock.millisecond)
+        case (.error, .awaitingDown) where m.error == .unavailable && plan.options.targets.count > 1:
+            // Cluster mode: the panel has no leader that can decide (a failover under way,
+            // etcd without a majority). Nothing was done; the DOWN is tried again shortly.
+            recordReply(peer)
+            if measuring { stats.unavailable += 1 }
+            peer.step = .retryingDown
+            schedule(peer, afterNanos: UInt64(10 + peer.random.below(40)) * LoadClock.millisecond)
+        case (.error, .awaitingUp) where plan.options.targets.count > 1 && (m.error == .unavailable || m.error == .staleFence || m.error == .notOwner):
+            // Cluster mode: the grant's term ended under it (RELEASED reason=failover to the
+            // members), so the UP finds no leader, or a new leader that never granted this
+            // fence. The release was stamped when the UP was written, before that, which
+            // is all the overlap check needs; the UP is not repeated.
+            recordReply(peer)
+            if measuring { stats.failoverUps += 1 }
+            startCycle(peer)
         case (.error, .awaitingUp) where peer.grantEnded && m.error == .staleFence:
             // The hold fired and someone else pressed before this UP: PROTOCOL.md checks
             // the fence first, so a late finger-lift gets stale-fence, not ended=fired.
@@ -239,8 +258,19 @@ extension Engine {
         schedule(peer, afterNanos: UInt64(1 + peer.random.below(20)) * LoadClock.millisecond)
     }
 
+    /// Cluster mode: a JOIN met a panel without a reachable leader (a failover, a relay
+    /// link being dialled). Its hint says to try again; a reconnected connection or the
+    /// final JOIN must not end the run for it.
+    private func rejoinLater(_ peer: Peer) {
+        peer.step = .rejoining
+        schedule(peer, afterNanos: UInt64(100 + peer.random.below(100)) * LoadClock.millisecond)
+    }
+
     func timerFired(_ peer: Peer) {
         switch peer.step {
+        case .rejoining:
+            peer.step = .idle
+            sendJoin(peer)
         case .holding, .retryingUp: sendUp(peer)
         case .thinking: startCycle(peer)
         case .retryingDown: if control.phase == .running { sendDown(peer) } else { peer.step = .idle }
@@ -257,8 +287,8 @@ extension Engine {
         case .thinking, .retryingDown:
             peer.timerGeneration &+= 1
             peer.step = .idle
-        case .idle, .awaitingDown, .awaitingUp, .queued:
-            // A queued DOWN is granted when the line moves; its UP follows as usual.
+        case .idle, .awaitingDown, .awaitingUp, .queued, .rejoining:
+            // A rejoining peer sends its JOIN when its timer fires. A queued DOWN is granted when the line moves; its UP follows as usual.
             break
         }
     }

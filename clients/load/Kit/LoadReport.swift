@@ -55,6 +55,11 @@ public enum LoadReport {
             if r.stats.reconnects > 0 {
                 out.append("  reconnects    \(r.stats.reconnects)   connections whose node went away, connected to another (--hosts)")
             }
+            if r.stats.unavailable + r.stats.failoverUps > 0 {
+                out.append(
+                    "  unavailable   \(r.stats.unavailable)   DOWNs refused while the panel had no leader, retried   failover UPs \(r.stats.failoverUps)   grants a failover had ended"
+                )
+            }
             if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
             if o.workload != .fanout { out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members") }
             out.append("  request->reply  " + latency(r.stats.reply))
@@ -127,6 +132,7 @@ public enum LoadReport {
             ("ops_per_s", fixed(r.opsPerSecond, 1)), ("cycles_per_s", fixed(r.cyclesPerSecond, 1)),
             ("events_per_s", fixed(r.eventsPerSecond, 1)), ("grants", "\(r.stats.grants)"),
             ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"), ("rate_limited", "\(r.stats.rateLimited)"),
+            ("unavailable", "\(r.stats.unavailable)"), ("failover_ups", "\(r.stats.failoverUps)"),
             ("queued", "\(r.stats.queued)"), ("hand_offs", "\(r.stats.handOffs)"), ("rounds", "\(r.stats.rounds)"),
             ("ranked", "\(r.stats.ranked)"), ("early_denied", "\(r.stats.earlyDenied)"),
             ("reconnects", "\(r.stats.reconnects)"),

@@ -15,4 +15,7 @@ enum PressStep: Equatable {
     case retryingUp
     /// queue: QUEUED; the GRANTED of the hand-off is awaited.
     case queued
+    /// `--hosts`: a JOIN was answered `ERROR unavailable` (no leader reachable yet); the
+    /// JOIN is sent again after a pause.
+    case rejoining
 }

@@ -17,6 +17,10 @@ public struct RunStats: Sendable {
     public var lateUps = 0
     /// Requests the server refused with `rate-limited` (its `--rate`); each is retried.
     public var rateLimited = 0
+    /// `--hosts`: DOWNs answered `ERROR unavailable` (no leader for the panel yet), retried
+    /// after a pause, and UPs whose grant a failover had already ended.
+    public var unavailable = 0
+    public var failoverUps = 0
     /// Events (or pub/sub messages) read by members and observers.
     public var events = 0
     /// queue: DOWNs that waited in line, and grants handed over to the head of a line.
@@ -49,6 +53,8 @@ public struct RunStats: Sendable {
         errors += o.errors
         lateUps += o.lateUps
         rateLimited += o.rateLimited
+        unavailable += o.unavailable
+        failoverUps += o.failoverUps
         events += o.events
         queued += o.queued
         handOffs += o.handOffs

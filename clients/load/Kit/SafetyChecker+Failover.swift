@@ -26,8 +26,23 @@ extension SafetyChecker {
         } else if !failoverEnded.contains(m.fence), nextApply >= streams[stream].expected {
             // (Only once the model applied everything this member read: else its PRESSED
             // may still be waiting in the window for a gap another member fills.)
+            if let seq = releasedAt[m.fence], seq >= streams[stream].expected {
+                // The model has the grant's RELEASED from another member (one on the dying
+                // leader's node read it), but this member never did: the leader died before
+                // that event reached this member's node, which still owed it the failover
+                // release of a grant it knew as open.
+                return
+            }
             violate(.failover, "RELEASED reason=failover for a grant that is not open", [describe(stream, m)])
         }
+    }
+
+    /// The model applied `m`, a RELEASED of its term.
+    func noteReleased(_ m: WireMessage) {
+        releasedAt[m.fence] = m.seq
+        guard releasedAt.count > 65_536 else { return }
+        let oldest = oldestNeeded()
+        releasedAt = releasedAt.filter { $0.value >= oldest }
     }
 
     /// The model moves to a newer term at its first snapshot.
@@ -38,6 +53,7 @@ extension SafetyChecker {
         // A fair group's line and round belonged to the old leader's core.
         fair = Array(repeating: FairGroup(), count: buttons.groupNames.count)
         failoverEnded = []
+        releasedAt = [:]
         // Old-term replies whose events the failover cut off are not the new term's.
         unmatchedGrants = [:]
         unmatchedPresses = [:]

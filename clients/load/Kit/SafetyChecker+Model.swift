@@ -70,6 +70,7 @@ extension SafetyChecker {
                     [describe(Int(witness), m)])
             }
             let grant = open[g].remove(at: i)
+            noteReleased(m)
             guard !grant.preexisting else { return }
             checkFiring(grant, kind: kind, released: m, witness: witness)
         default:

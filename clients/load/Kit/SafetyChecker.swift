@@ -45,6 +45,11 @@ public final class SafetyChecker {
     /// Grants of the model's term ended by a `RELEASED reason=failover` (other members
     /// report the same release).
     var failoverEnded: Set<Int64> = []
+    /// Grants of the model's term it saw released, by fence: the seq of that RELEASED. A
+    /// member that had not read it yet when its node lost the dying leader is still owed
+    /// a failover release for the grant (`SafetyChecker+Failover`). Trimmed to the seqs
+    /// some member may not have read.
+    var releasedAt: [Int64: Int64] = [:]
     private var sinceTrim = 0
     private var cachedOldest: Int64 = 0
 
@@ -64,6 +69,10 @@ public final class SafetyChecker {
     /// The connection is closed; it no longer holds back the window.
     public func closeStream(_ stream: Int) {
         streams[stream].active = false
+        // Its replies end with it. And session numbers come back: a node restarted in a
+        // cluster numbers its sessions from the same base again, so a later PRESSED of
+        // this number may be another client's.
+        if streams[stream].session >= 0 { watchedSessions.remove(streams[stream].session) }
     }
 
     /// One message `stream` received, in its order.

@@ -1,0 +1,61 @@
+import ArbiterCluster
+import Dispatch
+import Foundation
+
+/// Watches `/arbiter/panels/` and asks for a step at once when anything there changes,
+/// so a vacancy or a new term is acted on without waiting for the next timed step.
+/// Only a hint: the step reads etcd itself, and the timed steps go on whatever happens
+/// here (a broken watch is opened again after a pause).
+final class PanelKeyWatcher: @unchecked Sendable {
+    private let etcd: any EtcdAPI
+    private let keys: EtcdKeyRange
+    private let changed: @Sendable () -> Void
+    private let queue = DispatchQueue(label: "arbiter.cluster.watch")
+    private let lock = NSLock()
+    private var stopped = false
+    private var stream: (any EtcdWatchStream)?
+
+    init(etcd: any EtcdAPI, keys: EtcdKeyRange, changed: @escaping @Sendable () -> Void) {
+        self.etcd = etcd
+        self.keys = keys
+        self.changed = changed
+    }
+
+    func start() {
+        queue.async { [self] in run() }
+    }
+
+    func stop() {
+        lock.lock()
+        stopped = true
+        let open = stream
+        lock.unlock()
+        open?.cancel()
+    }
+
+    private var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+
+    private func run() {
+        while !isStopped {
+            do throws(EtcdError) {
+                let opened = try etcd.watch(keys, startRevision: 0)
+                lock.lock()
+                stream = opened
+                lock.unlock()
+                while !isStopped {
+                    let started = DispatchTime.now().uptimeNanoseconds
+                    if try !opened.next(timeoutMilliseconds: 1000).isEmpty { changed() }
+                    // A stream that answers at once (the in-memory one) must not spin.
+                    if DispatchTime.now().uptimeNanoseconds - started < 10_000_000 { usleep(20_000) }
+                }
+            } catch {
+                // Opened again after a pause; the timed steps cover the gap.
+                if !isStopped { usleep(500_000) }
+            }
+        }
+    }
+}

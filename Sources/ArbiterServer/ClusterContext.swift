@@ -1,0 +1,236 @@
+import ArbiterCluster
+import ArbiterClusterRuntime
+import ArbiterCore
+import ArbiterIO
+import Dispatch
+import Synchronization
+
+/// Cluster mode's glue between the server and `ClusterRuntime`: the start-up checks, the
+/// runtime's callbacks routed to each panel's queue, and the relay links' messages routed
+/// to the panel they are about. Exists only with `--cluster`; without it nothing here is
+/// made and no panel looks at it.
+final class ClusterContext: @unchecked Sendable {
+    let setup: ClusterSetup
+    let log: ServerLog
+    private(set) var runtime: ClusterRuntime!
+    /// Set once before the runtime starts.
+    private(set) var relay: (any RelaySender)?
+    /// The panels by id; emptied when the server stops, as they hold this context too.
+    private let hostTable = Locked<[String: PanelHost]>([:])
+    private var hosts: [String: PanelHost] { hostTable.withLock { $0 } }
+    let relayedOut = Atomic<Int>(0)
+    let relayedIn = Atomic<Int>(0)
+    let staleFrames = Atomic<Int>(0)
+    /// Nodes whose registration was seen, to notice one that vanishes.
+    private let knownNodes = Locked<Set<String>>([])
+    private var nodeTimer: DispatchSourceTimer?
+    private let linksUp = Locked<[String: Int]>([:])
+
+    var node: String { setup.node }
+
+    init(setup: ClusterSetup, log: ServerLog) {
+        self.setup = setup
+        self.log = log
+        self.relay = setup.relay
+        guard setup.relay == nil else { return }
+        let network = RelayNetwork(
+            node: setup.node, key: setup.key, log: log,
+            onMessage: { [weak self] from, message in self?.receive(message, from: from) },
+            onLinkUp: { [weak self] node in self?.relayLinkUp(node) },
+            onLinkDown: { [weak self] node in self?.relayLinkDown(node) },
+            onUndelivered: { [weak self] node, count in self?.undelivered(count, to: node) })
+        self.network = network
+        self.relay = network
+    }
+
+    /// The relay transport on sockets; nil when a test put its own relay in the setup.
+    private(set) var network: RelayNetwork?
+
+    /// The reactor's hand-off of a connection that began with `RELAY-`.
+    func adoptRelay(fd: Int32, peer: String, firstBytes: [UInt8]) {
+        guard let network else {
+            Sys.close(fd)
+            return
+        }
+        network.adopt(fd: fd, peer: peer, firstBytes: firstBytes)
+    }
+
+    /// Frames to `node` were dropped unsent (its link went down, a dial failed): what this
+    /// node's sessions sent a panel it leads may be lost, so those panels re-sync.
+    private func undelivered(_ count: Int, to node: String) {
+        log.warning("relay frames dropped", ["node": node, "count": "\(count)"])
+        for host in hosts.values { host.queue.async { host.leaderLinkDown(node) } }
+    }
+
+    /// The panels, once made (they hold this context).
+    func attach(_ panels: [PanelHost]) {
+        hostTable.withLock { $0 = Dictionary(uniqueKeysWithValues: panels.map { ($0.config.id, $0) }) }
+    }
+
+    func use(relay: any RelaySender) {
+        self.relay = relay
+    }
+
+    /// Before listening: publish this node's config or compare it with the cluster's, and
+    /// raise the fence keys to what a journal handed out. Throws what the operator must read.
+    func prepare(panels: [PanelConfig], journalFences: [String: UInt64]) throws(ClusterStartFailure) {
+        let config = ClusterConfig(panels: panels, clusterKey: setup.key)
+        let answer: EtcdTxnResponse
+        do {
+            answer = try setup.control.txn(config.publishTxn(keys: setup.keys))
+        } catch {
+            throw ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
+        }
+        if let refusal = config.verdict(on: answer, node: setup.node) { throw ClusterStartFailure(refusal) }
+        log.info("cluster config agreed", ["node": setup.node, "digest": config.digest])
+        guard !journalFences.isEmpty else { return }
+        do {
+            let raised = try FenceSeed.seed(journalFences, etcd: setup.control, keys: setup.keys)
+            log.info("fences seeded from the journal", ["panels": raised.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
+        } catch {
+            throw ClusterStartFailure("could not seed the fences from the journal in etcd at \(setup.endpointsDescription) (\(error))")
+        }
+    }
+
+    func start() {
+        let runtime = ClusterRuntime(
+            name: setup.node, advertise: setup.advertise, panels: hosts.keys.sorted(), control: setup.control, lease: setup.lease,
+            watch: setup.watch, timing: setup.timing, keys: setup.keys, stepIntervalMilliseconds: setup.stepIntervalMilliseconds, clock: setup.clock,
+            callbacks: callbacks())
+        self.runtime = runtime
+        runtime.start()
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "arbiter.cluster.nodes"))
+        timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+        timer.setEventHandler { [weak self] in self?.checkNodes() }
+        timer.resume()
+        nodeTimer = timer
+    }
+
+    /// With `resign`, every panel is handed over at once (SIGTERM); without, the node
+    /// goes quiet as a crashed one would.
+    func stop(resign: Bool) {
+        nodeTimer?.cancel()
+        nodeTimer = nil
+        runtime?.stop(resign: resign)
+    }
+
+    /// Closes the relay links, after the panels stopped, and lets the panels go (each
+    /// holds this context: without this the two would keep each other alive).
+    func stopRelay() {
+        network?.stop()
+        hostTable.withLock { $0 = [:] }
+    }
+
+    private func callbacks() -> ClusterRuntimeCallbacks {
+        ClusterRuntimeCallbacks(
+            becameLeader: { [weak self] panel, term, floor, block in
+                self?.log.info("leading", ["panel": panel, "term": "\(term)", "fences": "\(block.first)-\(block.last)"])
+                self?.onQueue(of: panel) { $0.becameLeader(term: term, fenceFloor: floor, block: block) }
+            },
+            fencesExtended: { [weak self] panel, block in
+                self?.onQueue(of: panel) { $0.fencesExtended(block) }
+            },
+            stopDeciding: { [weak self] panel, term, reason in
+                self?.log.info("stopped deciding", ["panel": panel, "term": "\(term)", "reason": "\(reason)"])
+                self?.onQueue(of: panel) { $0.stopDeciding(term: term, reason: reason) }
+            },
+            leaderChanged: { [weak self] panel, node, address, term in
+                self?.log.info("leader changed", ["panel": panel, "node": node ?? "-", "address": address ?? "-", "term": term.map { "\($0)" } ?? "-"])
+                self?.onQueue(of: panel) { $0.leaderChanged(node: node, address: address, term: term) }
+            })
+    }
+
+    private func onQueue(of panel: String, _ body: @escaping @Sendable (PanelHost) -> Void) {
+        guard let host = hostTable.withLock({ $0[panel] }) else { return }
+        host.queue.async { body(host) }
+    }
+
+    // MARK: Relay
+
+    /// A frame from node `from`, after the link's handshake. Any thread.
+    func receive(_ message: RelayMessage, from node: String) {
+        switch message {
+        case .command(let command):
+            relayedIn.add(1, ordering: .relaxed)
+            onQueue(of: command.panel) { $0.relayedCommand(command, from: node) }
+        case .reply(let panel, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
+            onQueue(of: panel) { $0.relayedFromLeader(message, from: node) }
+        case .sessionGone(let origin, let session):
+            guard origin == node else { return }
+            for host in hosts.values { host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin) } }
+        case .snapshotRequest:
+            // Followers get their snapshots as JOIN replies (docs/CLUSTER.md); nothing to do.
+            break
+        }
+    }
+
+    /// A relay link to or from `node` came up (a pair of nodes may have two).
+    func relayLinkUp(_ node: String) {
+        linksUp.withLock { $0[node, default: 0] += 1 }
+    }
+
+    /// A relay link to or from `node` went down; when it was the last one, the node is
+    /// treated as gone, unless another link is up 100 ms later (a link replaced by a newer
+    /// one from the same node may be reported down before the new one is reported up).
+    func relayLinkDown(_ node: String) {
+        let last = linksUp.withLock { counts -> Bool in
+            let left = (counts[node] ?? 1) - 1
+            counts[node] = left > 0 ? left : nil
+            return left <= 0
+        }
+        guard last else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+            guard let self, linksUp.withLock({ $0[node] == nil }) else { return }
+            linkDown(node)
+        }
+    }
+
+    /// No link to `node` is left: its sessions are gone for every panel led here, and
+    /// panels it leads re-sync their members.
+    func linkDown(_ node: String) {
+        log.info("relay link down", ["node": node])
+        for host in hosts.values {
+            host.queue.async {
+                host.remoteNodeGone(node)
+                host.leaderLinkDown(node)
+            }
+        }
+    }
+
+    /// Sends to `node` at its advertised address. A node that sent us a command may not
+    /// be in the runtime's list yet (it is read every step): its own link then carries the
+    /// answer, so an unknown address is passed empty rather than the answer dropped.
+    @discardableResult
+    func send(_ message: RelayMessage, toNode node: String, address: String? = nil) -> Bool {
+        guard let relay else { return false }
+        relay.send(message, toNode: node, address: address ?? runtime?.nodeAddresses()[node] ?? "")
+        return true
+    }
+
+    /// Every live node, sorted by name (GET /api/nodes).
+    func nodes() -> [(node: String, address: String)] {
+        var addresses = runtime?.nodeAddresses() ?? [:]
+        addresses[setup.node] = setup.advertise
+        return addresses.map { ($0.key, $0.value) }.sorted { $0.node < $1.node }
+    }
+
+    /// Notices registrations that vanished since the last call: their sessions are gone.
+    func checkNodes() {
+        guard let runtime else { return }
+        let now = Set(runtime.nodeAddresses().keys)
+        let gone = knownNodes.withLock { known -> Set<String> in
+            defer { known = now }
+            return known.subtracting(now)
+        }
+        for node in gone where node != setup.node { linkDown(node) }
+    }
+
+    /// Relay links up (for /metrics).
+    func relayLinksUp() -> Int { linksUp.withLock { $0.values.reduce(0, +) } }
+
+    /// Panels this node decides now (for /metrics).
+    func ledPanels() -> Int {
+        guard let runtime else { return 0 }
+        return hosts.keys.filter { runtime.canDecide($0) != nil }.count
+    }
+}

@@ -1,0 +1,73 @@
+import ArbiterCluster
+import ArbiterClusterRuntime
+import ArbiterCore
+
+/// What a server in cluster mode is started with (`--cluster` and its flags). The etcd
+/// clients are given, not made here, so tests run the same wiring on an in-memory etcd.
+public struct ClusterSetup: @unchecked Sendable {
+    /// This node's name (`--node`), unique in the cluster.
+    public var node: String
+    /// How other nodes and kiosks reach this node (`--advertise host:port`).
+    public var advertise: String
+    /// The shared secret (`--cluster-key`): relay handshakes and the config digest.
+    public var key: [UInt8]
+    public var timing: ClusterTiming
+    public var keys: ClusterKeys
+    /// Serves the start-up checks and the runtime's steps.
+    public var control: any EtcdAPI
+    /// Serves only the lease (grants and keepalives); a separate client, so the lease's
+    /// choice of endpoint never waits behind a slow range.
+    public var lease: any EtcdAPI
+    /// Holds the watch on the panels' keys open (a third client); nil: no watch, changes
+    /// are seen at the next step.
+    public var watch: (any EtcdAPI)?
+    /// The endpoints as the operator wrote them, for messages ("tried ...").
+    public var endpointsDescription: String
+    public var stepIntervalMilliseconds: Int
+    /// The clock leadership is judged by: CLOCK_BOOTTIME unless a test passes another.
+    public var clock: @Sendable () -> Instant
+    /// Tests put an in-process relay here; nil: the socket transport.
+    var relay: (any RelaySender)?
+
+    public init(
+        node: String, advertise: String, key: [UInt8], control: any EtcdAPI, lease: any EtcdAPI, endpointsDescription: String,
+        watch: (any EtcdAPI)? = nil, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), stepIntervalMilliseconds: Int = 100,
+        clock: @escaping @Sendable () -> Instant = BootClock.now
+    ) {
+        self.watch = watch
+        self.node = node
+        self.advertise = advertise
+        self.key = key
+        self.control = control
+        self.lease = lease
+        self.endpointsDescription = endpointsDescription
+        self.timing = timing
+        self.keys = keys
+        self.stepIntervalMilliseconds = stepIntervalMilliseconds
+        self.clock = clock
+    }
+
+    /// Where this node numbers its own sessions: `sessionBase + 1, + 2, ...`. Each node
+    /// has its own range (from a hash of its name), so a session relayed to a panel's
+    /// leader keeps the number its client was told in WELCOME, and cannot collide with
+    /// the leader's own sessions or another node's.
+    public var sessionBase: Int { ClusterSetup.sessionBase(ofNode: node) }
+
+    public static let sessionsPerNode = 1_000_000_000
+
+    public static func sessionBase(ofNode name: String) -> Int {
+        // FNV-1a: stable across runs and machines (Swift's Hasher is seeded per process).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return Int(1 + hash % 999_999) * sessionsPerNode
+    }
+
+    /// The node whose range `session` is in, among `nodes`; nil if none.
+    public static func owns(_ node: String, session: Int) -> Bool {
+        let base = sessionBase(ofNode: node)
+        return session > base && session < base + sessionsPerNode
+    }
+}

@@ -1,0 +1,92 @@
+import ArbiterCluster
+import ArbiterCore
+import ArbiterWire
+
+/// One panel's cluster-mode state, owned by the panel's queue. On a single node it stays
+/// empty and only `memberNodes.isEmpty` is ever read (once per event).
+struct PanelClusterState {
+    /// The fence block this node decides the panel with; nil while it follows.
+    var block: FenceBlock?
+    /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
+    /// clock: asked again only after 500 ms, in case the reservation failed.
+    var extensionAskedAt: Int64?
+    /// Who leads the panel as etcd last showed it (this node included), and in which term.
+    var leaderNode: String?
+    var leaderAddress: String?
+    var leaderTerm: Int64?
+    /// Term fencing of what the leader's node sends (follower side).
+    var inbox = RelayInbox()
+    /// Follower: the grants of the current term this node's members were told of, so that
+    /// a leader change can end them with `reason=failover` even if the leader died.
+    var knownGrants: [Int: (owner: String, fence: UInt64)] = [:]
+    /// Follower: what each local session sent the leader and has no answer to yet, in
+    /// order (every relayed command gets exactly one reply). If the leader changes or its
+    /// link drops first, each gets `ERROR unavailable` instead of waiting forever.
+    var inFlight: [SessionID: [InFlight]] = [:]
+    /// Follower: JOINs of local sessions waiting for a leader to be sent to.
+    var parkedJoins: [SessionID: ParkedJoin] = [:]
+    /// Follower: local sessions whose relayed JOIN has not been answered yet.
+    var pendingJoins: [SessionID: Connection] = [:]
+    /// The name and key a local member joined with, to join it again with a new leader.
+    var memberIdentity: [SessionID: (name: String, key: String?)] = [:]
+    /// Leader: every session relayed from another node that ran a command here, by node.
+    var remoteSessions: [SessionID: String] = [:]
+    /// Leader: relayed members, by node, and how many each node has: each event goes once
+    /// to each node in `memberNodes`.
+    var remoteMembers: [SessionID: String] = [:]
+    var memberNodes: [String: Int] = [:]
+    /// Leader: relayed sessions waiting in a queue group's line, for their hand-off GRANTED.
+    var remoteWaiters: [SessionID: RemoteRequester] = [:]
+
+    mutating func addRemoteMember(_ session: SessionID, node: String) {
+        guard remoteMembers.updateValue(node, forKey: session) == nil else { return }
+        memberNodes[node, default: 0] += 1
+    }
+
+    mutating func removeRemoteMember(_ session: SessionID) {
+        guard let node = remoteMembers.removeValue(forKey: session) else { return }
+        let left = (memberNodes[node] ?? 1) - 1
+        memberNodes[node] = left > 0 ? left : nil
+    }
+
+    /// Forgets everything relayed to this node as a leader (its core was dropped).
+    mutating func forgetRemoteSessions() {
+        remoteSessions = [:]
+        remoteMembers = [:]
+        memberNodes = [:]
+        remoteWaiters = [:]
+    }
+}
+
+/// A relayed command not answered yet: how its session wants the answer.
+struct InFlight {
+    var format: WireFormat
+    var id: CommandID?
+    /// A JOIN this node sent for the session itself, after a leader change: nobody waits.
+    var rejoin = false
+    /// How many times that JOIN was refused already (a leader not deciding yet).
+    var attempt = 0
+    /// The session's own JOIN: at a leader change it waits for the next leader instead of
+    /// being answered `ERROR unavailable`.
+    var isJoin = false
+}
+
+/// A session's own JOIN that waits for a leader (none known, or the one it was sent to
+/// went away): sent, with its form and id, to the next leader; refused after 10 s.
+struct ParkedJoin {
+    var format: WireFormat
+    var id: CommandID?
+    var since: Int64
+}
+
+/// Where the reply of a relayed command goes: a session of another node.
+struct RemoteRequester {
+    var node: String
+    var session: SessionID
+    var format: WireFormat
+    var id: CommandID?
+    /// The term the sender addressed (`RelayPayload`).
+    var term: Int64 = 0
+    /// The command was a JOIN: a reply other than its snapshot tells the node it failed.
+    var isJoin = false
+}

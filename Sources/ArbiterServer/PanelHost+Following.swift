@@ -1,0 +1,319 @@
+import ArbiterCluster
+import ArbiterCore
+import ArbiterWire
+import Dispatch
+
+/// Cluster mode, the routing of a local session's command and the side of a node that
+/// does not decide the panel: commands go to the leader's node, its replies and events
+/// come back through `RelayInbox` (term fencing) and are written to the local sessions.
+extension PanelHost {
+    /// A local session's command in cluster mode: decided here if this node leads the
+    /// panel, else relayed to the leader, else `ERROR unavailable`. On `queue`.
+    func executeInCluster(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
+        if case .join = command.request { clusterState.memberIdentity[connection.session] = (connection.name, connection.key) }
+        if clusterState.block != nil, mayDecideNow() {
+            if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
+                return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
+            }
+            executeHere(
+                command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
+            return afterDecision()
+        }
+        relay(command.request, format: command.format, id: command.id, from: connection, flush: &flush)
+    }
+
+    func executePressInCluster(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+        if clusterState.block != nil, mayDecideNow() {
+            if let refusal = fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
+            counters.commands += 1
+            run(
+                .press(press), access: access(key: connection.key), now: Instant(nanoseconds: receivedAt), replyFormat: format, id: nil,
+                session: connection.session, name: connection.name, from: connection, flush: &flush)
+            return afterDecision()
+        }
+        guard let named = Press(verb: press.verb, panel: config.id, button: config.buttons[press.button].id, fence: press.fence) else { return }
+        relay(.press(named), format: format, id: nil, from: connection, flush: &flush)
+    }
+
+    /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
+    private func relay(_ request: Request, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList) {
+        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil else {
+            if case .join = request { return park(join: connection, format: format, id: id) }
+            return refuse(
+                "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(PanelHost.retryHint)",
+                to: connection, format: format, id: id, flush: &flush)
+        }
+        let frame = RelayMessage.command(
+            RelayCommand(
+                origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key,
+                panel: config.id, command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0),
+                arrivedAt: clock.now().milliseconds))
+        guard cluster.send(frame, toNode: leader, address: clusterState.leaderAddress) else {
+            return refuse(
+                "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
+                to: connection, format: format, id: id, flush: &flush)
+        }
+        cluster.relayedOut.add(1, ordering: .relaxed)
+        var entry = InFlight(format: format, id: id)
+        if case .join = request {
+            entry.isJoin = true
+            clusterState.pendingJoins[connection.session] = connection
+        }
+        clusterState.inFlight[connection.session, default: []].append(entry)
+    }
+
+    /// A JOIN while no leader is known waits for one (a failover takes about the lease
+    /// TTL), so a kiosk that reconnects during a failover is not refused; after 10 s
+    /// without a leader it is answered `ERROR unavailable`.
+    private func park(join connection: Connection, format: WireFormat, id: CommandID?) {
+        let session = connection.session
+        let since = clock.now().milliseconds
+        clusterState.pendingJoins[session] = connection
+        clusterState.parkedJoins[session] = ParkedJoin(format: format, id: id, since: since)
+        // Weakly: a server stopped meanwhile must not be kept for these 10 s.
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.seconds(10)) { [weak self] in
+            guard let self, clusterState.parkedJoins[session]?.since == since, let connection = clusterState.pendingJoins[session] else { return }
+            clusterState.parkedJoins[session] = nil
+            clusterState.pendingJoins[session] = nil
+            clusterState.memberIdentity[session] = nil
+            var flush = FlushList()
+            let message = "panel \(config.id) has had no leader for 10 s (etcd without a majority?); nothing was done, JOIN again later"
+            flush.append(to: connection) { out, _ in MessageEncoder.encode(.error(.unavailable, message), format: format, id: id, into: &out) }
+            finishBatch(&flush)
+        }
+    }
+
+    /// A local session closed (cluster mode): its grants end here if this node decides,
+    /// else the leader's node is told.
+    func disconnectInCluster(_ connection: Connection, flush: inout FlushList) {
+        if members.removeValue(forKey: connection.session) != nil { memberCount.subtract(1, ordering: .relaxed) }
+        waiters.removeValue(forKey: connection.session)
+        clusterState.pendingJoins.removeValue(forKey: connection.session)
+        clusterState.memberIdentity.removeValue(forKey: connection.session)
+        clusterState.inFlight.removeValue(forKey: connection.session)
+        clusterState.parkedJoins.removeValue(forKey: connection.session)
+        guard let cluster else { return }
+        if clusterState.block != nil {
+            guard mayDecideNow() else { return }
+            output.removeAll()
+            core.disconnect(session: connection.session, now: clock.now(), into: &output)
+            deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
+            return
+        }
+        if let leader = clusterState.leaderNode, leader != cluster.node {
+            cluster.send(.sessionGone(origin: cluster.node, session: UInt64(connection.session.number)), toNode: leader, address: clusterState.leaderAddress)
+        }
+    }
+
+    /// etcd shows a new holder of the panel's election key (nil: vacant). Members here are
+    /// owed `RELEASED ... reason=failover` for the old term's grants they knew of; with a
+    /// new leader on another node they join it again, and its JOIN replies are their fresh
+    /// snapshots. On `queue` (the runtime's callback).
+    func leaderChanged(node: String?, address: String?, term: Int64?) {
+        assertOnQueue()
+        guard let cluster else { return }
+        if node == cluster.node {
+            // This node's own key: `becameLeader`, once its fences are reserved, starts it.
+            clusterState.leaderNode = node
+            clusterState.leaderAddress = cluster.setup.advertise
+            clusterState.leaderTerm = term
+            return
+        }
+        // etcd shows another holder while this node still decides (the runtime's step-down
+        // may come after this news): stop first, so members here get their failover
+        // releases before they are joined to the new leader.
+        if let block = clusterState.block { stopDeciding(term: block.term, reason: .deposed) }
+        let termChanged = term != clusterState.leaderTerm || node != clusterState.leaderNode
+        clusterState.leaderNode = node
+        clusterState.leaderAddress = address
+        clusterState.leaderTerm = term
+        guard termChanged else { return }
+        var flush = FlushList()
+        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
+        owedFailover(newTerm: term, flush: &flush)
+        if let node, term != nil { rejoin(at: node, address: address) }
+        finishBatch(&flush)
+    }
+
+    /// Joins a member again after its rejoin was refused (the leader was not deciding yet),
+    /// while the leader stays the same; after about 10 s it is told to JOIN itself.
+    private func retryRejoin(_ session: SessionID, attempt: Int) {
+        let leader = clusterState.leaderNode
+        let term = clusterState.leaderTerm
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [weak self] in
+            guard let self, let connection = clusterState.pendingJoins[session], clusterState.leaderNode == leader, clusterState.leaderTerm == term,
+                let leader
+            else { return }
+            guard attempt < 100 else {
+                clusterState.pendingJoins[session] = nil
+                var flush = FlushList()
+                let panel = config.id
+                flush.append(to: connection) { out, format in
+                    MessageEncoder.encode(
+                        .error(.unavailable, "panel \(panel)'s leader did not take this session back as a member; JOIN \(panel) again"),
+                        format: format, into: &out)
+                }
+                return finishBatch(&flush)
+            }
+            sendRejoin(session, connection, to: leader, address: clusterState.leaderAddress, attempt: attempt + 1)
+        }
+    }
+
+    /// Relays a JOIN for every local member (and every JOIN still unanswered) to the
+    /// leader's node. Members wait for their new snapshot (the JOIN reply) before any
+    /// event reaches them again.
+    private func rejoin(at node: String, address: String?) {
+        guard cluster != nil else { return }
+        for (session, connection) in members { clusterState.pendingJoins[session] = connection }
+        members = [:]
+        memberCount.store(0, ordering: .relaxed)
+        for (session, connection) in clusterState.pendingJoins.sorted(by: { $0.key < $1.key }) {
+            sendRejoin(session, connection, to: node, address: address, attempt: 0)
+        }
+    }
+
+    private func sendRejoin(_ session: SessionID, _ connection: Connection, to node: String, address: String?, attempt: Int) {
+        guard let cluster, let identity = clusterState.memberIdentity[session] else { return }
+        // A session's own JOIN that waited is answered in its form, with its id.
+        let parked = clusterState.parkedJoins.removeValue(forKey: session)
+        let format = parked?.format ?? connection.shared.withLock { $0.eventFormat }
+        let frame = RelayMessage.command(
+            RelayCommand(
+                origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
+                command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0),
+                arrivedAt: clock.now().milliseconds))
+        if cluster.send(frame, toNode: node, address: address) {
+            var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt)
+            entry.isJoin = parked != nil
+            clusterState.inFlight[session, default: []].append(entry)
+            cluster.relayedOut.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Ends, for the local members, the grants of the term that just ended that they were
+    /// told of, unless the old leader's own failover notice already did.
+    func owedFailover(newTerm: Int64?, flush: inout FlushList) {
+        _ = clusterState.inbox.leaderChanged(panel: config.id, term: newTerm)
+        guard !clusterState.knownGrants.isEmpty else { return }
+        let grants = clusterState.knownGrants.sorted { $0.key < $1.key }
+        clusterState.knownGrants = [:]
+        let panel = config
+        for member in members.values {
+            flush.append(to: member) { out, format in
+                for (button, grant) in grants {
+                    MessageEncoder.encodeFailoverRelease(panel: panel, button: button, owner: grant.owner, fence: grant.fence, format: format, into: &out)
+                }
+            }
+        }
+        counters.releases[ReleaseReason.failover.index] += grants.count
+    }
+
+    /// A reply, event or term notice from the leader's node; delivered only if its term is
+    /// the one etcd shows (`RelayInbox`). On `queue`.
+    func relayedFromLeader(_ message: RelayMessage, from node: String) {
+        assertOnQueue()
+        guard clusterState.inbox.receive(message) == .deliver else {
+            cluster?.staleFrames.add(1, ordering: .relaxed)
+            return
+        }
+        var flush = FlushList()
+        switch message {
+        case .reply(_, _, let number, let line):
+            let session = SessionID(Int(clamping: number))
+            guard let reply = RelayPayload.parseReply(line) else { return }
+            let connection = clusterState.pendingJoins[session] ?? members[session] ?? waiters[session] ?? sessions.withLock { $0[session] }
+            guard let connection else { return }
+            var answered: InFlight?
+            if reply.kind != .notice, var pending = clusterState.inFlight[session], !pending.isEmpty {
+                answered = pending.removeFirst()
+                clusterState.inFlight[session] = pending.isEmpty ? nil : pending
+            }
+            if reply.kind == .joinRefused, answered?.rejoin == true {
+                // A new leader answers before its first fence block is reserved: the member
+                // waits (nobody asked it anything) and is joined again shortly.
+                return retryRejoin(session, attempt: answered?.attempt ?? 0)
+            }
+            switch reply.kind {
+            case .joined:
+                clusterState.pendingJoins[session] = nil
+                if members.updateValue(connection, forKey: session) == nil { memberCount.add(1, ordering: .relaxed) }
+                clusterState.knownGrants = reply.grants
+            case .left:
+                if members.removeValue(forKey: session) != nil { memberCount.subtract(1, ordering: .relaxed) }
+                clusterState.memberIdentity[session] = nil
+            case .joinRefused:
+                clusterState.pendingJoins[session] = nil
+                clusterState.memberIdentity[session] = nil
+            case .queued:
+                waiters[session] = connection
+            case .notice:
+                waiters[session] = nil
+            case .plain:
+                break
+            }
+            let bytes = reply.rendered
+            flush.append(to: connection) { out, _ in out.append(contentsOf: bytes) }
+        case .event(_, _, let seq, let line):
+            guard let (text, json) = RelayPayload.splitEvent(line) else { return }
+            if seq == 0 {
+                // The old leader's failover notice: its releases are the ones owed.
+                clusterState.knownGrants = [:]
+            } else {
+                track(RelayPayload.ownership(ofTextEvent: text))
+            }
+            for member in members.values {
+                flush.append(to: member) { out, format in out.append(contentsOf: format == .text ? text : json) }
+            }
+        case .command, .sessionGone, .snapshotRequest, .snapshot, .term:
+            break
+        }
+        finishBatch(&flush)
+    }
+
+    /// Answers every relayed command still unanswered with `ERROR unavailable`: its
+    /// answer can no longer come (a grant it may have got ended with the failover).
+    func failInFlight(because why: String, flush: inout FlushList) {
+        guard !clusterState.inFlight.isEmpty else { return }
+        let message = "\(why); it may or may not have been done (a grant it got ended with the failover); try again in a second or two"
+        let now = clock.now().milliseconds
+        for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
+            // A session's own JOIN waits for the next leader instead (it stays pending).
+            for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
+                clusterState.parkedJoins[session] = ParkedJoin(format: entry.format, id: entry.id, since: now)
+            }
+            let waiting = pending.filter { !$0.rejoin && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
+            guard !waiting.isEmpty,
+                let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] })
+            else { continue }
+            flush.append(to: connection) { out, _ in
+                for entry in waiting { MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out) }
+            }
+        }
+        clusterState.inFlight = [:]
+    }
+
+    /// The last link to `node` dropped. If it leads this panel, what was sent to it is
+    /// lost, and so are the events it sent meanwhile; and if it is alive it has ended this
+    /// node's sessions' grants. Members are told the grants they knew of ended, then join
+    /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
+    func leaderLinkDown(_ node: String) {
+        assertOnQueue()
+        guard clusterState.leaderNode == node, clusterState.block == nil else { return }
+        var flush = FlushList()
+        failInFlight(because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
+        owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
+        if !members.isEmpty || !clusterState.pendingJoins.isEmpty { rejoin(at: node, address: clusterState.leaderAddress) }
+        finishBatch(&flush)
+    }
+
+    private func track(_ ownership: RelayPayload.Ownership?) {
+        switch ownership {
+        case .granted(let button, let owner, let fence)?:
+            if let b = buttonIndex[button] { clusterState.knownGrants[b] = (owner, fence) }
+        case .released(let button)?:
+            if let b = buttonIndex[button] { clusterState.knownGrants[b] = nil }
+        case nil:
+            break
+        }
+    }
+}

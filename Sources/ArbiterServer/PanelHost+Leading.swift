@@ -1,0 +1,319 @@
+import ArbiterCluster
+import ArbiterCore
+import ArbiterWire
+
+/// Cluster mode, the side of the node that decides a panel: leadership starts and stops
+/// on the panel's queue, every decision first asks the runtime, and relayed sessions run
+/// in the core as sessions of their own node.
+extension PanelHost {
+    static let retryHint = "nothing was done, try again in a second or two"
+
+    /// Whether this node may decide the panel at this instant. A node that led and may no
+    /// longer (its safe deadline passed, its lease is gone) steps down here, before it
+    /// looks at whatever it was about to decide. On `queue`.
+    func mayDecideNow() -> Bool {
+        guard let block = clusterState.block, let runtime = cluster?.runtime else { return false }
+        guard let current = runtime.canDecide(config.id), current.term == block.term else {
+            stopDeciding(term: block.term, reason: .leaseDeadline)
+            return false
+        }
+        if current.last != block.last { adopt(current) }
+        return true
+    }
+
+    /// This node now decides the panel in `term`: a fresh core above every fence ever
+    /// reserved, and this node's members joined to it again, each getting the new term's
+    /// snapshot as its JOIN reply. On `queue` (the runtime's callback).
+    func becameLeader(term: Int64, fenceFloor: UInt64, block: FenceBlock) {
+        assertOnQueue()
+        guard let cluster else { return }
+        var flush = FlushList()
+        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
+        owedFailover(newTerm: term, flush: &flush)
+        var fresh = PanelCore(config: config, lastFence: fenceFloor, fenceFloor: fenceFloor)
+        fresh.term = term
+        fresh.fenceLimit = block.last
+        core = fresh
+        clusterState.block = block
+        clusterState.extensionAskedAt = nil
+        clusterState.leaderNode = cluster.node
+        clusterState.leaderAddress = cluster.setup.advertise
+        clusterState.leaderTerm = term
+        clusterState.forgetRemoteSessions()
+        waiters = [:]
+        var joiners = members
+        for (session, connection) in clusterState.pendingJoins { joiners[session] = connection }
+        clusterState.pendingJoins = [:]
+        // Each member is a member again only from its own snapshot on: nothing of the new
+        // term may reach it before that.
+        members = [:]
+        memberCount.store(0, ordering: .relaxed)
+        let now = clock.now()
+        for (session, connection) in joiners.sorted(by: { $0.key < $1.key }) {
+            guard let identity = clusterState.memberIdentity[session] else { continue }
+            members[session] = connection
+            memberCount.add(1, ordering: .relaxed)
+            output.removeAll()
+            core.handle(.join, session: session, name: identity.name, access: access(key: identity.key), now: now, into: &output)
+            // A session's own JOIN that waited for a leader is answered in its form and id.
+            let parked = clusterState.parkedJoins.removeValue(forKey: session)
+            if let reply = output.reply {
+                flush.append(to: connection) { [names] out, format in
+                    MessageEncoder.encode(reply, names: names, format: parked?.format ?? format, id: parked?.id, into: &out)
+                }
+            }
+            deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
+        }
+        finishBatch(&flush)
+    }
+
+    /// More fences, same term. On `queue`.
+    func fencesExtended(_ block: FenceBlock) {
+        assertOnQueue()
+        guard let current = clusterState.block, current.term == block.term else { return }
+        adopt(block)
+    }
+
+    private func adopt(_ block: FenceBlock) {
+        clusterState.block = block
+        clusterState.extensionAskedAt = nil
+        core.fenceLimit = block.last
+        // A queue's hand-off that waited for a fence may go on now.
+        if core.hasFairGroups {
+            var flush = FlushList()
+            output.removeAll()
+            core.advance(to: clock.now(), into: &output)
+            deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
+            finishBatch(&flush)
+        }
+    }
+
+    /// Stops deciding: every grant ends with `RELEASED ... reason=failover` (no seq) to
+    /// every member, here and, once per node, on the nodes relaying members, then an idle
+    /// snapshot of the term that ended; the core is dropped, so no timer of it can fire
+    /// later. Once per term. On `queue`.
+    func stopDeciding(term: Int64, reason: StepDownReason) {
+        assertOnQueue()
+        guard let cluster, let block = clusterState.block, block.term == term else { return }
+        clusterState.block = nil
+        let now = clock.now()
+        let grants = core.liveGrants
+        var snapshot = core.snapshot(at: now)
+        for i in snapshot.buttons.indices {
+            snapshot.buttons[i] = ButtonSnapshot(button: snapshot.buttons[i].button, state: .idle, owner: nil, permille: 0)
+        }
+        snapshot.groups = []
+        let panel = config
+        var flush = FlushList()
+        for member in members.values {
+            flush.append(to: member) { [names] out, format in
+                for (button, owner) in grants {
+                    MessageEncoder.encodeFailoverRelease(panel: panel, button: button, owner: owner.name, fence: owner.fence, format: format, into: &out)
+                }
+                MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: format, id: nil, into: &out)
+            }
+        }
+        counters.releases[ReleaseReason.failover.index] += grants.count
+        if !clusterState.memberNodes.isEmpty {
+            var text: [UInt8] = []
+            var json: [UInt8] = []
+            for (button, owner) in grants {
+                MessageEncoder.encodeFailoverRelease(panel: panel, button: button, owner: owner.name, fence: owner.fence, format: .text, into: &text)
+                MessageEncoder.encodeFailoverRelease(panel: panel, button: button, owner: owner.name, fence: owner.fence, format: .json, into: &json)
+            }
+            MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .text, id: nil, into: &text)
+            MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .json, id: nil, into: &json)
+            let frame = RelayMessage.event(panel: config.id, term: term, seq: 0, line: RelayPayload.event(text: text, json: json))
+            for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node) }
+        }
+        core = PanelCore(config: config, lastFence: core.lastFence, fenceFloor: core.highestFence)
+        clusterState.forgetRemoteSessions()
+        waiters = [:]
+        if clusterState.leaderNode == cluster.node {
+            clusterState.leaderNode = nil
+            clusterState.leaderAddress = nil
+            clusterState.leaderTerm = nil
+        }
+        cluster.log.info("panel stopped deciding", ["panel": config.id, "term": "\(term)", "reason": "\(reason)", "failover_releases": "\(grants.count)"])
+        finishBatch(&flush)
+    }
+
+    /// A DOWN may take a fence only inside the block; past it, it waits for the next one.
+    func fenceRefusal(_ request: PanelRequest) -> String? {
+        guard case .press(let press) = request, press.verb == .down, let block = clusterState.block else { return nil }
+        guard core.nextFence > block.last else { return nil }
+        askForFences()
+        return "panel \(config.id) is reserving its next block of fences; \(PanelHost.retryHint)"
+    }
+
+    /// At 80 % of the block, the next one is asked for (same term).
+    func afterDecision() {
+        guard let block = clusterState.block else { return }
+        let size = block.last - block.first + 1
+        let used = core.highestFence >= block.first ? core.highestFence - block.first + 1 : 0
+        if used * 5 >= size * 4 { askForFences() }
+    }
+
+    /// Once, and again every 500 ms while it is still needed: a reservation that failed
+    /// (etcd busy) is not waited for forever.
+    private func askForFences() {
+        guard let runtime = cluster?.runtime else { return }
+        let now = clock.now().milliseconds
+        if let asked = clusterState.extensionAskedAt, now - asked < 500 { return }
+        clusterState.extensionAskedAt = now
+        runtime.reserveMoreFences(config.id)
+    }
+
+    // MARK: Relayed sessions (this node leads)
+
+    /// A command of another node's session. Runs in the core as that session (its number
+    /// is in its node's range, so it cannot be one of ours), with the key it presented
+    /// there checked here. On `queue`.
+    func relayedCommand(_ relayed: RelayCommand, from node: String) {
+        assertOnQueue()
+        let session = SessionID(Int(clamping: relayed.session))
+        var requester = RemoteRequester(node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command))
+        let parsed = RelayPayload.parseCommand(relayed.command)
+        switch parsed {
+        case .success(let command):
+            requester.format = command.format
+            requester.id = command.id
+            if case .join = command.request { requester.isJoin = true }
+        case .failure(let error):
+            requester.format = error.format
+            requester.id = error.id
+        }
+        remoteRequester = requester
+        defer { remoteRequester = nil }
+        guard relayed.origin == node, ClusterSetup.owns(node, session: session.number) else {
+            return replyRemotely(.error(.badSyntax, "session \(session) is not one of node \(node)'s; nothing was done"))
+        }
+        let command: ParsedCommand
+        switch parsed {
+        case .success(let c): command = c
+        case .failure(let error): return replyRemotely(.error(error.code, error.message))
+        }
+        guard clusterState.block != nil, mayDecideNow() else {
+            return replyRemotely(
+                .error(.unavailable, "this node does not decide panel \(config.id) right now (a failover is under way); \(PanelHost.retryHint)"))
+        }
+        if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
+            return replyRemotely(.error(.unavailable, refusal))
+        }
+        clusterState.remoteSessions[session] = node
+        var flush = FlushList()
+        executeHere(command, receivedAt: clock.nanoseconds(), session: session, name: relayed.sessionName, key: relayed.key, from: nil, flush: &flush)
+        afterDecision()
+        finishBatch(&flush)
+    }
+
+    /// The reply to the relayed session being served, back through its node's link.
+    func replyRemotely(_ reply: PanelReply) {
+        guard let remote = remoteRequester else { return }
+        var rendered: [UInt8] = []
+        MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
+        sendReply(RelayPayload.reply(remote.isJoin ? .joinRefused : .plain, rendered: rendered), to: remote)
+    }
+
+    func deliverRemoteReply(_ reply: PanelReply, to remote: RemoteRequester) {
+        var rendered: [UInt8] = []
+        MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
+        let line: [UInt8]
+        switch reply {
+        case .joined:
+            clusterState.addRemoteMember(remote.session, node: remote.node)
+            line = RelayPayload.reply(.joined, grants: core.liveGrants, rendered: rendered)
+        case .left:
+            clusterState.removeRemoteMember(remote.session)
+            line = RelayPayload.reply(.left, rendered: rendered)
+        case .queued:
+            clusterState.remoteWaiters[remote.session] = remote
+            line = RelayPayload.reply(.queued, rendered: rendered)
+        case .deniedBusy, .deniedForbidden, .denied:
+            counters.denials += 1
+            line = RelayPayload.reply(.plain, rendered: rendered)
+        default:
+            line = RelayPayload.reply(remote.isJoin ? .joinRefused : .plain, rendered: rendered)
+        }
+        sendReply(line, to: remote)
+    }
+
+    /// A queue's hand-off GRANTED for a relayed session that waited in the line.
+    func deliverRemoteNotice(_ notice: PanelOutput.Notice) {
+        guard let waiter = clusterState.remoteWaiters.removeValue(forKey: notice.session) else { return }
+        var rendered: [UInt8] = []
+        MessageEncoder.encode(notice.reply, names: names, format: waiter.format, id: nil, into: &rendered)
+        sendReply(RelayPayload.reply(.notice, rendered: rendered), to: waiter)
+    }
+
+    func replyHistoryRemotely(_ count: Int, access: Access, format: WireFormat, id: CommandID?) {
+        guard access >= .view else {
+            return replyRemotely(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"))
+        }
+        var rendered: [UInt8] = []
+        let entries = history.last(count)
+        for entry in entries {
+            let record: HistoryRecord?
+            switch entry {
+            case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
+            case .loaded(let loaded): record = loaded
+            }
+            guard let record else { continue }
+            MessageEncoder.encode(.record(record), format: format, id: id, into: &rendered)
+        }
+        MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &rendered)
+        if let remote = remoteRequester { sendReply(RelayPayload.reply(.plain, rendered: rendered), to: remote) }
+    }
+
+    private func sendReply(_ line: [UInt8], to remote: RemoteRequester) {
+        // Decisions go under this node's term; a refusal while not deciding goes under the
+        // term the sender addressed, which its term fencing lets through.
+        let term = clusterState.block?.term ?? remote.term
+        cluster?.send(.reply(panel: config.id, term: term, session: UInt64(remote.session.number), line: line), toNode: remote.node)
+    }
+
+    /// Each event once to every node relaying members of the panel, in both forms.
+    func relayEvent(_ event: PanelEvent) {
+        guard let cluster, let block = clusterState.block else { return }
+        var text: [UInt8] = []
+        var json: [UInt8] = []
+        MessageEncoder.encode(event, names: names, format: .text, into: &text)
+        MessageEncoder.encode(event, names: names, format: .json, into: &json)
+        let frame = RelayMessage.event(panel: config.id, term: block.term, seq: event.seq, line: RelayPayload.event(text: text, json: json))
+        for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node) }
+    }
+
+    /// A relayed session closed on its node: its grants end with `reason=disconnect`.
+    func remoteSessionGone(_ session: SessionID, of node: String) {
+        assertOnQueue()
+        guard clusterState.remoteSessions[session] == node || clusterState.remoteMembers[session] == node else { return }
+        endRemoteSessions([session])
+    }
+
+    /// A node's link went down, or its registration vanished: all its sessions are gone.
+    func remoteNodeGone(_ node: String) {
+        assertOnQueue()
+        var sessions = Set(clusterState.remoteSessions.filter { $0.value == node }.keys)
+        sessions.formUnion(clusterState.remoteMembers.filter { $0.value == node }.keys)
+        guard !sessions.isEmpty else { return }
+        endRemoteSessions(sessions.sorted())
+    }
+
+    private func endRemoteSessions(_ sessions: some Sequence<SessionID>) {
+        let list = Array(sessions)
+        for session in list {
+            clusterState.remoteSessions[session] = nil
+            clusterState.removeRemoteMember(session)
+            clusterState.remoteWaiters[session] = nil
+        }
+        guard clusterState.block != nil, mayDecideNow() else { return }
+        var flush = FlushList()
+        let now = clock.now()
+        for session in list {
+            output.removeAll()
+            core.disconnect(session: session, now: now, into: &output)
+            deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
+        }
+        finishBatch(&flush)
+    }
+}

@@ -1,0 +1,393 @@
+import ArbiterCluster
+import ArbiterClusterRuntime
+import ArbiterIO
+import Dispatch
+
+/// One relay socket, dialled or accepted: its handshake, then frames both ways.
+///
+/// Everything here belongs to `queue`, a serial queue of its own: a read source and a
+/// write source on the non-blocking socket run there, and so do `onMessage` calls, in
+/// frame order. No reactor thread and no panel queue ever waits for it.
+final class RelayLink: @unchecked Sendable {
+    enum Phase {
+        /// Dialled: the non-blocking connect is under way.
+        case connecting(RelayDialer)
+        /// Dialled: `RELAY-HELLO` sent, the challenge awaited.
+        case dialing(RelayDialer)
+        /// Accepted: `RELAY-HELLO`, then `RELAY-PROOF`, awaited.
+        case accepting(RelayAcceptor)
+        case up(node: String)
+        case closed
+    }
+
+    /// Why a link closes; `RelayNetwork.closed` logs and counts by it.
+    enum Closing {
+        case error(RelayError)
+        case timedOut(ms: Int)
+        case overflow(limit: Int)
+        case socket(String)
+        case peerClosed
+        case replaced
+        case stopped
+
+        var description: String {
+            switch self {
+            case .error(let error): error.description
+            case .timedOut(let ms): "handshake not finished within \(ms) ms"
+            case .overflow(let limit): "over \(limit) bytes queued: the peer does not read"
+            case .socket(let what): what
+            case .peerClosed: "the peer closed the connection"
+            case .replaced: "a newer link from the same node replaced it"
+            case .stopped: "relay stopped"
+            }
+        }
+    }
+
+    let fd: Int32
+    /// The peer's address: `host:port` dialled, or as accepted.
+    let address: String
+    let dialed: Bool
+    /// The node dialled (nil for an accepted link, whose node the handshake names).
+    let dialingNode: String?
+    let queue: DispatchQueue
+    let network: RelayNetwork
+
+    // MARK: Owned by `queue`
+
+    private(set) var phase: Phase
+    /// The peer whose frames this link writes (a dialled link's from the start; an
+    /// accepted one's once chosen, `attach`).
+    private var sendingPeer: RelayPeer?
+    private var decoder: RelayFrameDecoder
+    private var out: [UInt8] = []
+    private var outStart = 0
+    /// Where each frame in `out` ends, to count frames written and frames lost.
+    private var frameEnds: [Int] = []
+    private var frameHead = 0
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var writeArmed = false
+    private var liveSources = 0
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    /// A dialled link: `fd` is connecting to `address`, where `node` should answer.
+    init(network: RelayNetwork, fd: Int32, address: String, dialingNode node: String, sending peer: RelayPeer) {
+        self.network = network
+        self.fd = fd
+        self.address = address
+        self.dialed = true
+        self.dialingNode = node
+        self.sendingPeer = peer
+        self.decoder = RelayFrameDecoder(limits: network.limits)
+        self.phase = .connecting(
+            RelayDialer(node: network.node, key: network.key, nonce: RelayNonce.draw(), expectedPeer: node, limits: network.limits))
+        self.queue = DispatchQueue(label: "arbiter.relay.link")
+    }
+
+    /// An accepted link, its first bytes already read by the reactor.
+    init(network: RelayNetwork, fd: Int32, address: String) {
+        self.network = network
+        self.fd = fd
+        self.address = address
+        self.dialed = false
+        self.dialingNode = nil
+        self.decoder = RelayFrameDecoder(limits: network.limits)
+        self.phase = .accepting(RelayAcceptor(node: network.node, key: network.key, nonce: RelayNonce.draw(), limits: network.limits))
+        self.queue = DispatchQueue(label: "arbiter.relay.link")
+    }
+
+    /// The node at the other end once the handshake named it; the dialled one before.
+    var node: String? {
+        if case .up(let node) = phase { return node }
+        return dialingNode
+    }
+
+    var isUp: Bool {
+        if case .up = phase { return true }
+        return false
+    }
+
+    /// Starts watching the socket; an accepted link first handles `firstBytes`.
+    func start(firstBytes: [UInt8] = []) {
+        queue.async { [self] in
+            // Closed before it started (`stop`): the descriptor is already closed.
+            guard !isClosed else { return }
+            let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            read.setEventHandler { [weak self] in self?.readable() }
+            read.setCancelHandler { [self] in sourceCancelled() }
+            let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            write.setEventHandler { [weak self] in self?.writable() }
+            write.setCancelHandler { [self] in sourceCancelled() }
+            readSource = read
+            writeSource = write
+            liveSources = 2
+            read.resume()
+            let timeout = network.options.handshakeTimeoutMs
+            queue.asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak self] in
+                guard let self else { return }
+                switch phase {
+                case .connecting, .dialing, .accepting: close(because: .timedOut(ms: timeout))
+                case .up, .closed: break
+                }
+            }
+            if dialed {
+                // Writable once connected (or failed).
+                armWrite()
+            } else if !firstBytes.isEmpty {
+                firstBytes.withUnsafeBufferPointer { received($0) }
+            }
+        }
+    }
+
+    /// This accepted link was chosen to carry `peer`'s frames. On `queue`.
+    func attach(_ peer: RelayPeer) {
+        guard isUp else {
+            network.lost(self, by: peer, unwrittenFrames: 0)
+            return
+        }
+        sendingPeer = peer
+        pull()
+    }
+
+    /// Takes what the sending peer queued and writes it. On `queue`.
+    func pull() {
+        guard isUp, let peer = sendingPeer, let (bytes, sizes) = peer.take(for: self) else { return }
+        guard !bytes.isEmpty else { return }
+        if outStart == out.count {
+            out.removeAll(keepingCapacity: true)
+            outStart = 0
+            frameEnds.removeAll(keepingCapacity: true)
+            frameHead = 0
+        }
+        var end = out.count
+        for size in sizes {
+            end += size
+            frameEnds.append(end)
+        }
+        out += bytes
+        flush()
+    }
+
+    // MARK: Reading
+
+    private func readable() {
+        if case .connecting = phase {
+            guard connected() else { return }
+        }
+        // A bounded number of reads per wake-up, so one busy link cannot keep its queue.
+        for _ in 0..<16 {
+            let result = readBuffer.withUnsafeMutableBytes { Sys.read(fd, into: $0) }
+            switch result {
+            case .bytes(let n):
+                readBuffer.withUnsafeBufferPointer { received(UnsafeBufferPointer(rebasing: $0[..<n])) }
+                if case .closed = phase { return }
+            case .wouldBlock:
+                return
+            case .eof:
+                return close(because: .peerClosed)
+            case .failed(let e):
+                return close(because: .socket("read: \(Sys.Failure(call: "read", errno: e).reason)"))
+            }
+        }
+    }
+
+    private func received(_ bytes: UnsafeBufferPointer<UInt8>) {
+        switch phase {
+        case .connecting:
+            return
+        case .dialing(var dialer):
+            do {
+                switch try dialer.receive(bytes) {
+                case .needMore:
+                    phase = .dialing(dialer)
+                case .established(let node, let proof, let leftover):
+                    out += proof
+                    flush()
+                    guard !isClosed else { return }
+                    becomeUp(node, leftover: leftover)
+                }
+            } catch {
+                close(because: .error(error))
+            }
+        case .accepting(var acceptor):
+            do {
+                let output = try acceptor.receive(bytes)
+                phase = .accepting(acceptor)
+                if !output.send.isEmpty {
+                    out += output.send
+                    flush()
+                    guard !isClosed else { return }
+                }
+                if let node = output.peer {
+                    // Two nodes under one name would take each other's links and sessions.
+                    guard node != network.node else { return close(because: .error(.notARelayPeer("the peer uses this node's own name"))) }
+                    becomeUp(node, leftover: output.leftover)
+                }
+            } catch {
+                close(because: .error(error))
+            }
+        case .up(let node):
+            decoder.append(bytes)
+            deliver(from: node)
+        case .closed:
+            return
+        }
+    }
+
+    private var isClosed: Bool {
+        if case .closed = phase { return true }
+        return false
+    }
+
+    private func becomeUp(_ node: String, leftover: [UInt8]) {
+        phase = .up(node: node)
+        network.established(self, node: node)
+        guard isUp else { return }
+        if let peer = sendingPeer {
+            peer.linkReady(self)
+            pull()
+        }
+        guard isUp, !leftover.isEmpty else { return }
+        decoder.append(leftover)
+        deliver(from: node)
+    }
+
+    private func deliver(from node: String) {
+        do {
+            while isUp, let message = try decoder.next() {
+                network.received(message, from: node)
+            }
+        } catch {
+            close(because: .error(error))
+        }
+    }
+
+    // MARK: Writing
+
+    private func connected() -> Bool {
+        guard case .connecting(let dialer) = phase else { return true }
+        let error = Sys.pendingError(fd)
+        guard error == 0 else {
+            close(because: .socket("connect: \(Sys.Failure(call: "connect", errno: error).reason)"))
+            return false
+        }
+        phase = .dialing(dialer)
+        out += dialer.hello
+        flush()
+        return !isClosed
+    }
+
+    private func writable() {
+        if case .connecting = phase {
+            guard connected() else { return }
+            return
+        }
+        flush()
+    }
+
+    private func flush() {
+        while outStart < out.count {
+            let result = out.withUnsafeBytes { Sys.write(fd, UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
+            switch result {
+            case .bytes(let n):
+                outStart += n
+            case .wouldBlock:
+                countWritten()
+                compact()
+                sendingPeer?.holds(out.count - outStart, on: self)
+                armWrite()
+                return
+            case .eof, .failed:
+                let reason: String
+                if case .failed(let e) = result { reason = "write: \(Sys.Failure(call: "write", errno: e).reason)" } else { reason = "write failed" }
+                return close(because: .socket(reason))
+            }
+        }
+        countWritten()
+        out.removeAll(keepingCapacity: out.capacity <= 1 << 16)
+        outStart = 0
+        frameEnds.removeAll(keepingCapacity: true)
+        frameHead = 0
+        sendingPeer?.holds(0, on: self)
+        disarmWrite()
+    }
+
+    private func countWritten() {
+        let before = frameHead
+        while frameHead < frameEnds.count, frameEnds[frameHead] <= outStart { frameHead += 1 }
+        if frameHead > before { network.wrote(frames: frameHead - before) }
+    }
+
+    /// Gives back the written front of a large buffer while the rest waits for the socket.
+    private func compact() {
+        guard outStart > 1 << 20, outStart * 2 > out.count else { return }
+        out.removeFirst(outStart)
+        frameEnds.removeFirst(frameHead)
+        for i in frameEnds.indices { frameEnds[i] -= outStart }
+        frameHead = 0
+        outStart = 0
+    }
+
+    private func armWrite() {
+        guard !writeArmed, let writeSource else { return }
+        writeArmed = true
+        writeSource.resume()
+    }
+
+    private func disarmWrite() {
+        guard writeArmed, let writeSource else { return }
+        writeArmed = false
+        writeSource.suspend()
+    }
+
+    // MARK: Closing
+
+    /// Closes the link once: a refused handshake first gets its `RELAY-REFUSED` line.
+    /// The descriptor is closed when both sources have been cancelled. On `queue`.
+    func close(because closing: Closing) {
+        let was = phase
+        switch was {
+        case .closed:
+            return
+        case .accepting:
+            let line: [UInt8]
+            switch closing {
+            case .error(let error): line = error.refusalLine
+            case .timedOut: line = Array("RELAY-REFUSED \(closing.description)\n".utf8)
+            case .overflow, .socket, .peerClosed, .replaced, .stopped: line = []
+            }
+            if !line.isEmpty { _ = line.withUnsafeBytes { Sys.write(fd, $0) } }
+        case .connecting, .dialing, .up:
+            break
+        }
+        phase = .closed
+        countWritten()
+        let unwrittenFrames = frameEnds.count - frameHead
+        out = []
+        outStart = 0
+        frameEnds = []
+        frameHead = 0
+        if let readSource, let writeSource {
+            // A suspended source must be resumed to be cancelled.
+            if !writeArmed { writeSource.resume() }
+            writeArmed = true
+            writeSource.cancel()
+            readSource.cancel()
+        } else {
+            Sys.close(fd)
+            network.socketClosed()
+        }
+        network.closed(self, was: was, because: closing, unwrittenFrames: unwrittenFrames, sendingPeer: sendingPeer)
+        sendingPeer = nil
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0 {
+            Sys.close(fd)
+            network.socketClosed()
+            readSource = nil
+            writeSource = nil
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import ArbiterCluster
+import ArbiterIO
+import Dispatch
+
+/// The node-to-node relay transport of cluster mode: authenticated links to other nodes
+/// on their normal port (docs/CLUSTER.md, "Relay links (transport)").
+///
+/// - `send` queues a message for a node from any thread and returns at once; one node's
+///   messages to another leave on one link at a time, in order. The link is an inbound
+///   one from that node if it is up, else one dialled to `address` (lazily, again after
+///   a failure with a backoff of 50 ms doubling to 1 s, while something waits to go).
+/// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`.
+/// - What the links receive goes to `onMessage` on the link's own queue, in frame order.
+///   `onLinkUp` and `onLinkDown` are called once per link (a pair of nodes may have two,
+///   one dialled each way, if both dialled before either's link was up); `onUndelivered`
+///   when queued messages were dropped: on a link that went down or a dial that failed,
+///   past the outbound bound, and for an unusable address. Messages are never kept for a
+///   later link: the content layer recovers with snapshots.
+///
+/// Callbacks run on relay queues, never on a reactor's or a panel's; they must not call
+/// `stop`.
+public final class RelayNetwork: @unchecked Sendable {
+    public let node: String
+    let key: [UInt8]
+    let log: ServerLog
+    let limits: RelayLimits
+    let options: RelayOptions
+    private let onMessage: @Sendable (_ fromNode: String, _ message: RelayMessage) -> Void
+    private let onLinkUp: @Sendable (_ node: String) -> Void
+    private let onLinkDown: @Sendable (_ node: String) -> Void
+    private let onUndelivered: @Sendable (_ node: String, _ count: Int) -> Void
+
+    private struct Links {
+        var peers: [String: RelayPeer] = [:]
+        /// Accepted links that are up, by node: the newest from each node.
+        var inbound: [String: RelayLink] = [:]
+        /// Every link not closed yet, for `stop`.
+        var open: [ObjectIdentifier: RelayLink] = [:]
+        /// Accepted links still in their handshake.
+        var handshakes = 0
+        var stopped = false
+        var statistics = RelayStatistics()
+    }
+
+    private let links = Locked(Links())
+
+    public init(
+        node: String, key: [UInt8], log: ServerLog, limits: RelayLimits = .standard, options: RelayOptions = RelayOptions(),
+        onMessage: @escaping @Sendable (_ fromNode: String, _ message: RelayMessage) -> Void,
+        onLinkUp: @escaping @Sendable (_ node: String) -> Void = { _ in },
+        onLinkDown: @escaping @Sendable (_ node: String) -> Void,
+        onUndelivered: @escaping @Sendable (_ node: String, _ count: Int) -> Void = { _, _ in }
+    ) {
+        self.node = node
+        self.key = key
+        self.log = log
+        self.limits = limits
+        self.options = options
+        self.onMessage = onMessage
+        self.onLinkUp = onLinkUp
+        self.onLinkDown = onLinkDown
+        self.onUndelivered = onUndelivered
+    }
+
+    // MARK: The API
+
+    /// Queues `message` for `node`, reachable at `address` (`host:port`, its advertised
+    /// address). From any thread; never waits for the network.
+    public func send(_ message: RelayMessage, toNode node: String, address: String) {
+        guard node != self.node else {
+            log.warning("relay message to this node itself dropped", ["node": node])
+            return dropped(1, to: node, on: nil)
+        }
+        let peer = links.withLock { l -> RelayPeer? in
+            guard !l.stopped else { return nil }
+            if let peer = l.peers[node] { return peer }
+            let peer = RelayPeer(node: node, address: address, network: self)
+            l.peers[node] = peer
+            return peer
+        }
+        guard let peer else { return dropped(1, to: node, on: nil) }
+        peer.enqueue(RelayFrameEncoder.encode(message), address: address, limit: options.maxOutboundBytes)
+    }
+
+    /// Takes over an accepted socket whose first bytes (`firstBytes`, already read) are a
+    /// relay handshake: `ServerConfiguration.relayHandOff`. `peer` is its address, for
+    /// logs. Returns at once; the handshake runs on the link's queue.
+    public func adopt(fd: Int32, peer: String, firstBytes: [UInt8]) {
+        let link = RelayLink(network: self, fd: fd, address: peer)
+        let refusal = links.withLock { l -> String? in
+            if l.stopped { return "relay stopped" }
+            guard l.handshakes < options.maxPendingHandshakes else {
+                l.statistics.refusals += 1
+                return "busy: \(options.maxPendingHandshakes) relay handshakes under way"
+            }
+            l.handshakes += 1
+            l.statistics.sockets += 1
+            l.open[ObjectIdentifier(link)] = link
+            return nil
+        }
+        if let refusal {
+            let line = Array("RELAY-REFUSED \(refusal)\n".utf8)
+            _ = line.withUnsafeBytes { Sys.write(fd, $0) }
+            Sys.close(fd)
+            log.warning("relay link refused", ["peer": peer, "reason": refusal])
+            return
+        }
+        link.start(firstBytes: firstBytes)
+    }
+
+    /// Closes every link (each that was up is reported down) and drops what is queued.
+    /// Later sends are dropped. Not from a callback: it waits for each link's queue.
+    public func stop() {
+        let (open, peers) = links.withLock { l in
+            l.stopped = true
+            return (Array(l.open.values), Array(l.peers.values))
+        }
+        for link in open { link.queue.sync { link.close(because: .stopped) } }
+        let dropped = peers.reduce(0) { $0 + $1.dropAll() }
+        links.withLock { $0.statistics.dropped += dropped }
+    }
+
+    /// Links up now.
+    public var linkCount: Int { links.withLock { $0.statistics.linksUp } }
+
+    public var statistics: RelayStatistics { links.withLock { $0.statistics } }
+
+    // MARK: From peers and links
+
+    var isStopped: Bool { links.withLock { $0.stopped } }
+
+    /// The accepted link from `node`, if one is up.
+    func upInbound(from node: String) -> RelayLink? {
+        links.withLock { $0.inbound[node] }
+    }
+
+    /// A dialled link has its socket: track it and start it.
+    func started(_ link: RelayLink) {
+        let accepted = links.withLock { l -> Bool in
+            l.statistics.sockets += 1
+            guard !l.stopped else { return false }
+            l.open[ObjectIdentifier(link)] = link
+            return true
+        }
+        link.start()
+        if !accepted { link.queue.async { link.close(because: .stopped) } }
+    }
+
+    /// A link's handshake succeeded. On its queue.
+    func established(_ link: RelayLink, node: String) {
+        let (replaced, peer) = links.withLock { l -> (RelayLink?, RelayPeer?) in
+            l.statistics.linksUp += 1
+            l.statistics.linksOpened += 1
+            guard !link.dialed else { return (nil, nil) }
+            l.handshakes -= 1
+            let replaced = l.inbound[node]
+            l.inbound[node] = link
+            return (replaced, l.peers[node])
+        }
+        log.info("relay link up", ["node": node, "peer": link.address, "dialled": link.dialed ? "yes" : "no"])
+        if let replaced { replaced.queue.async { replaced.close(because: .replaced) } }
+        onLinkUp(node)
+        // Messages that wait for a dial may leave on this link at once.
+        if let peer { peer.queue.async { peer.dialIfNeeded() } }
+    }
+
+    func received(_ message: RelayMessage, from node: String) {
+        links.withLock { $0.statistics.framesIn += 1 }
+        onMessage(node, message)
+    }
+
+    /// A link's descriptor was closed.
+    func socketClosed() {
+        links.withLock { $0.statistics.sockets -= 1 }
+    }
+
+    func wrote(frames: Int) {
+        links.withLock { $0.statistics.framesOut += frames }
+    }
+
+    /// A link closed (`was` is the phase it closed in). On its queue.
+    func closed(_ link: RelayLink, was: RelayLink.Phase, because closing: RelayLink.Closing, unwrittenFrames: Int, sendingPeer: RelayPeer?) {
+        let dropped = sendingPeer?.linkGone(link, unwrittenFrames: unwrittenFrames) ?? 0
+        var upNode: String?
+        links.withLock { l in
+            l.open[ObjectIdentifier(link)] = nil
+            switch was {
+            case .accepting:
+                l.handshakes -= 1
+                l.statistics.refusals += 1
+            case .connecting, .dialing:
+                l.statistics.dialFailures += 1
+            case .up(let node):
+                upNode = node
+                l.statistics.linksUp -= 1
+                l.statistics.linksDown += 1
+                if l.inbound[node] === link { l.inbound[node] = nil }
+            case .closed:
+                break
+            }
+            l.statistics.dropped += dropped
+        }
+        switch was {
+        case .accepting:
+            log.warning("relay link refused", ["peer": link.address, "reason": closing.description])
+        case .connecting, .dialing:
+            log.warning("relay dial failed", ["node": link.dialingNode ?? "-", "address": link.address, "reason": closing.description])
+        case .up(let node):
+            log.warning("relay link down", ["node": node, "peer": link.address, "reason": closing.description])
+        case .closed:
+            break
+        }
+        if let upNode { onLinkDown(upNode) }
+        if dropped > 0, let node = sendingPeer?.node { onUndelivered(node, dropped) }
+    }
+
+    /// An accepted link chosen for `peer` had closed before it could carry anything.
+    func lost(_ link: RelayLink, by peer: RelayPeer, unwrittenFrames: Int) {
+        let dropped = peer.linkGone(link, unwrittenFrames: unwrittenFrames)
+        guard dropped > 0 else { return }
+        links.withLock { $0.statistics.dropped += dropped }
+        onUndelivered(peer.node, dropped)
+    }
+
+    func dialFailed(node: String, address: String, reason: String) {
+        links.withLock { $0.statistics.dialFailures += 1 }
+        log.warning("relay dial failed", ["node": node, "address": address, "reason": reason])
+    }
+
+    /// Counts messages dropped before any link took them and tells the content layer, on
+    /// `queue` if given (never on the sender's thread, which may hold a panel's queue).
+    func dropped(_ count: Int, to node: String, on queue: DispatchQueue?) {
+        guard count > 0 else { return }
+        links.withLock { $0.statistics.dropped += count }
+        let onUndelivered = self.onUndelivered
+        (queue ?? DispatchQueue.global()).async { onUndelivered(node, count) }
+    }
+}

@@ -1,0 +1,184 @@
+import ArbiterCore
+import ArbiterWire
+
+/// The contents of the relay frames' byte fields, as this server writes and reads them
+/// (docs/CLUSTER.md, "Relayed commands, replies and events"):
+///
+/// - a `command`'s command: one byte for the form the session wants its reply in (`T`
+///   text, `J` JSON), the term the sender believes the leader decides in (decimal) and a
+///   newline, then the command in its JSON form, with the session's `id` if it sent one;
+///   a node that does not decide the panel refuses it under that term, so the refusal
+///   gets past the sender's term fencing (a refusal decides nothing);
+/// - a `reply`'s line: one byte saying what the follower must do besides writing it (`R`
+///   nothing, `J` the session is now a member, `X` its JOIN was refused, `L` it is no
+///   longer a member, `Q` it waits in a line, `N` a queue's hand-off, not an answer),
+///   then the reply already written in the session's form; after `J`, the term's live
+///   grants as `<button> <fence> <owner>` lines and a NUL come first, so the follower can
+///   end them with `reason=failover` if the leader goes away;
+/// - an `event`'s line: the event in the text form, a NUL, the event in the JSON form, so
+///   the follower writes each of its members the form it reads without decoding anything.
+///   `seq` 0 is the leader's own failover notice (releases and an idle snapshot), outside
+///   the seq chain.
+enum RelayPayload {
+    static let nul: UInt8 = 0
+
+    enum ReplyKind: UInt8 {
+        case plain = 0x52  // R
+        case joined = 0x4A  // J
+        case left = 0x4C  // L
+        case queued = 0x51  // Q
+        case joinRefused = 0x58  // X
+        case notice = 0x4E  // N
+    }
+
+    // MARK: Commands
+
+    static func command(_ request: Request, format: WireFormat, id: CommandID?, term: Int64) -> [UInt8] {
+        var out: [UInt8] = [format == .json ? 0x4A : 0x54]
+        out.append(contentsOf: "\(term)\n".utf8)
+        var first = true
+        func field(_ name: String, _ value: String) {
+            out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            first = false
+            JSONString.append(name, to: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONString.append(value, to: &out)
+        }
+        func number(_ name: String, _ value: String) {
+            out.append(UInt8(ascii: ","))
+            JSONString.append(name, to: &out)
+            out.append(UInt8(ascii: ":"))
+            out.append(contentsOf: value.utf8)
+        }
+        switch request {
+        case .join(let panel): field("cmd", "join"); field("panel", panel)
+        case .leave(let panel): field("cmd", "leave"); field("panel", panel)
+        case .reset(let panel): field("cmd", "reset"); field("panel", panel)
+        case .arm(let panel, let group): field("cmd", "arm"); field("panel", panel); field("group", group)
+        case .history(let panel, let count): field("cmd", "history"); field("panel", panel); number("n", String(count))
+        case .press(let press):
+            field("cmd", press.verb.rawValue.lowercased())
+            field("panel", press.panel)
+            field("button", press.button)
+            if let fence = press.fence { number("fence", String(fence)) }
+        case .hello, .help, .panels, .ping, .quit, .kick:
+            // Never relayed: they belong to no panel.
+            field("cmd", "ping")
+        }
+        switch id {
+        case .string(let s)?: field("id", s)
+        case .number(let n)?: number("id", n)
+        case nil: break
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// The term the sender addressed (0 if unreadable).
+    static func addressedTerm(_ bytes: [UInt8]) -> Int64 {
+        guard let newline = bytes.firstIndex(of: 0x0A), newline > 1 else { return 0 }
+        return Int64(String(decoding: bytes[1..<newline], as: UTF8.self)) ?? 0
+    }
+
+    /// The relayed command as the leader runs it, or the error its session gets.
+    static func parseCommand(_ bytes: [UInt8]) -> Result<ParsedCommand, RequestError> {
+        guard let first = bytes.first, first == 0x4A || first == 0x54, let newline = bytes.firstIndex(of: 0x0A) else {
+            return .failure(RequestError(.badSyntax, "relayed command without its reply form and term"))
+        }
+        let format: WireFormat = first == 0x4A ? .json : .text
+        let json = bytes[(newline + 1)...]
+        let outcome =
+            json.withContiguousStorageIfAvailable { JSONCommandParser.parse($0) }
+            ?? JSONCommandParser.parse(String(decoding: json, as: UTF8.self))
+        switch outcome {
+        case .command(var command):
+            command.format = format
+            return .success(command)
+        case .failure(var error):
+            error.format = format
+            return .failure(error)
+        default:
+            return .failure(RequestError(.badSyntax, "relayed command not understood", format: format))
+        }
+    }
+
+    // MARK: Replies
+
+    static func reply(_ kind: ReplyKind, grants: [(button: Int, owner: Owner)] = [], rendered: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [kind.rawValue]
+        if kind == .joined {
+            for (button, owner) in grants { out.append(contentsOf: "\(button) \(owner.fence) \(owner.name)\n".utf8) }
+            out.append(nul)
+        }
+        out.append(contentsOf: rendered)
+        return out
+    }
+
+    struct Reply {
+        var kind: ReplyKind
+        var grants: [Int: (owner: String, fence: UInt64)]
+        var rendered: ArraySlice<UInt8>
+    }
+
+    static func parseReply(_ line: [UInt8]) -> Reply? {
+        guard let first = line.first, let kind = ReplyKind(rawValue: first) else { return nil }
+        var rest = line.dropFirst()
+        var grants: [Int: (owner: String, fence: UInt64)] = [:]
+        if kind == .joined {
+            guard let end = rest.firstIndex(of: nul) else { return nil }
+            for entry in rest[..<end].split(separator: UInt8(ascii: "\n")) {
+                let parts = entry.split(separator: UInt8(ascii: " "), maxSplits: 2)
+                guard parts.count == 3, let b = Int(String(decoding: parts[0], as: UTF8.self)),
+                    let fence = UInt64(String(decoding: parts[1], as: UTF8.self))
+                else { continue }
+                grants[b] = (String(decoding: parts[2], as: UTF8.self), fence)
+            }
+            rest = rest[(end + 1)...]
+        }
+        return Reply(kind: kind, grants: grants, rendered: rest)
+    }
+
+    // MARK: Events
+
+    static func event(text: [UInt8], json: [UInt8]) -> [UInt8] {
+        var out = text
+        out.append(nul)
+        out.append(contentsOf: json)
+        return out
+    }
+
+    static func splitEvent(_ line: [UInt8]) -> (text: ArraySlice<UInt8>, json: ArraySlice<UInt8>)? {
+        guard let cut = line.firstIndex(of: nul) else { return nil }
+        return (line[..<cut], line[(cut + 1)...])
+    }
+
+    /// What an event's text form says about ownership, for a follower that may have to end
+    /// it at a failover: a grant began (`PRESSED`) or ended (`RELEASED`).
+    enum Ownership: Equatable {
+        case granted(button: String, owner: String, fence: UInt64)
+        case released(button: String)
+    }
+
+    static func ownership(ofTextEvent line: ArraySlice<UInt8>) -> Ownership? {
+        let tokens = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+        guard tokens.count >= 3 else { return nil }
+        switch tokens[0] {
+        case "PRESSED":
+            guard let owner = value("owner", tokens), let fence = value("fence", tokens).flatMap({ UInt64($0) }) else { return nil }
+            return .granted(button: tokens[2], owner: owner, fence: fence)
+        case "RELEASED":
+            return .released(button: tokens[2])
+        default:
+            return nil
+        }
+    }
+
+    private static func value(_ key: String, _ tokens: [String]) -> String? {
+        for token in tokens where token.hasPrefix(key + "=") {
+            var v = String(token.dropFirst(key.count + 1))
+            if v.hasSuffix("\n") { v.removeLast() }
+            return v
+        }
+        return nil
+    }
+}

@@ -1,0 +1,228 @@
+import ArbiterCluster
+import ArbiterIO
+import Dispatch
+
+/// The sending side toward one node: the frames queued for it and the one link they go
+/// out on, chosen once and kept until it closes, so one node's messages to another keep
+/// their order. That link is an inbound link from the node if one is up (a leader answers
+/// a follower on the link the follower opened), else one this node dials.
+///
+/// `send` only appends under the lock and, when needed, wakes the link's queue (to write)
+/// or `queue` (to dial): it never waits for the network.
+final class RelayPeer: @unchecked Sendable {
+    let node: String
+    /// Dial decisions run here, one at a time.
+    let queue: DispatchQueue
+    private weak var network: RelayNetwork?
+
+    struct Outbox {
+        var address: String
+        /// Encoded frames not yet taken by the link.
+        var bytes: [UInt8] = []
+        var sizes: [Int] = []
+        /// Bytes the link took but has not written yet.
+        var unwritten = 0
+        var link: RelayLink?
+        var linkUp = false
+        var pullScheduled = false
+        var dialScheduled = false
+        /// Past the bound, until the link has closed: new frames are dropped.
+        var overflowing = false
+        var backoff: RelayBackoff
+    }
+
+    let outbox: Locked<Outbox>
+
+    init(node: String, address: String, network: RelayNetwork) {
+        self.node = node
+        self.network = network
+        self.queue = DispatchQueue(label: "arbiter.relay.peer.\(node)")
+        self.outbox = Locked(Outbox(address: address, backoff: RelayBackoff(first: network.options.firstRetryMs, max: network.options.maxRetryMs)))
+    }
+
+    private enum After {
+        case nothing
+        case pull(RelayLink)
+        case dial
+        case close(RelayLink, dropped: Int)
+        case dropped(Int)
+    }
+
+    /// Queues one encoded frame. From any thread.
+    func enqueue(_ frame: [UInt8], address: String, limit: Int) {
+        let after = outbox.withLock { o -> After in
+            o.address = address
+            if o.overflowing { return .dropped(1) }
+            if o.bytes.count + o.unwritten + frame.count > limit {
+                if let link = o.link {
+                    o.overflowing = true
+                    return .close(link, dropped: 1)
+                }
+                let dropped = o.sizes.count + 1
+                o.bytes = []
+                o.sizes = []
+                return .dropped(dropped)
+            }
+            o.bytes += frame
+            o.sizes.append(frame.count)
+            if let link = o.link {
+                guard o.linkUp, !o.pullScheduled else { return .nothing }
+                o.pullScheduled = true
+                return .pull(link)
+            }
+            guard !o.dialScheduled else { return .nothing }
+            o.dialScheduled = true
+            return .dial
+        }
+        switch after {
+        case .nothing:
+            return
+        case .pull(let link):
+            link.queue.async { link.pull() }
+        case .dial:
+            queue.async { self.dialIfNeeded() }
+        case .close(let link, let dropped):
+            network?.dropped(dropped, to: node, on: queue)
+            link.queue.async { link.close(because: .overflow(limit: limit)) }
+        case .dropped(let count):
+            network?.dropped(count, to: node, on: queue)
+        }
+    }
+
+    /// Finds the link for what is queued: an inbound one from the node if up, else a dial
+    /// once the backoff allows. On `queue`.
+    func dialIfNeeded() {
+        guard let network else { return }
+        enum Step {
+            case none
+            case inbound(RelayLink)
+            case wait(Int64)
+            case connect(String)
+        }
+        let inbound = network.upInbound(from: node)
+        let now = Sys.monotonicMilliseconds()
+        let step = outbox.withLock { o -> Step in
+            guard o.link == nil, !o.sizes.isEmpty, !network.isStopped else {
+                o.dialScheduled = false
+                return .none
+            }
+            if let inbound {
+                o.link = inbound
+                o.linkUp = true
+                o.pullScheduled = true
+                o.dialScheduled = false
+                return .inbound(inbound)
+            }
+            let wait = o.backoff.wait(at: now)
+            if wait > 0 { return .wait(wait) }
+            return .connect(o.address)
+        }
+        switch step {
+        case .none:
+            return
+        case .inbound(let link):
+            link.queue.async { link.attach(self) }
+        case .wait(let ms):
+            queue.asyncAfter(deadline: .now() + .milliseconds(Int(ms))) { self.dialIfNeeded() }
+        case .connect(let address):
+            connect(to: address, network: network)
+        }
+    }
+
+    private func connect(to address: String, network: RelayNetwork) {
+        guard let parsed = RelayAddress(address) else {
+            return dialFailed(network: network, address: address, reason: "not a host:port address")
+        }
+        switch Sys.connect(host: parsed.host, port: parsed.port) {
+        case .failure(let failure):
+            dialFailed(network: network, address: address, reason: failure.description)
+        case .success(let fd):
+            let link = RelayLink(network: network, fd: fd, address: address, dialingNode: node, sending: self)
+            outbox.withLock { o in
+                o.link = link
+                o.linkUp = false
+                o.dialScheduled = false
+            }
+            network.started(link)
+        }
+    }
+
+    /// A dial that failed before it had a socket: what was queued is dropped. On `queue`.
+    private func dialFailed(network: RelayNetwork, address: String, reason: String) {
+        let now = Sys.monotonicMilliseconds()
+        let dropped = outbox.withLock { o -> Int in
+            defer {
+                o.bytes = []
+                o.sizes = []
+                o.dialScheduled = false
+                o.backoff.failed(at: now)
+            }
+            return o.sizes.count
+        }
+        network.dialFailed(node: node, address: address, reason: reason)
+        network.dropped(dropped, to: node, on: nil)
+    }
+
+    /// The link is up: it may take what is queued. On the link's queue.
+    func linkReady(_ link: RelayLink) {
+        outbox.withLock { o in
+            guard o.link === link else { return }
+            o.linkUp = true
+            o.pullScheduled = true
+            o.backoff.succeeded()
+        }
+    }
+
+    /// Everything queued, for `link` to write; nil if the link is no longer this peer's.
+    /// On the link's queue.
+    func take(for link: RelayLink) -> (bytes: [UInt8], sizes: [Int])? {
+        outbox.withLock { o in
+            guard o.link === link else { return nil }
+            o.pullScheduled = false
+            defer {
+                o.unwritten += o.bytes.count
+                o.bytes = []
+                o.sizes = []
+            }
+            return (o.bytes, o.sizes)
+        }
+    }
+
+    /// What `link` still holds unwritten, for the bound. On the link's queue.
+    func holds(_ unwritten: Int, on link: RelayLink) {
+        outbox.withLock { o in
+            if o.link === link { o.unwritten = unwritten }
+        }
+    }
+
+    /// `link` closed: if it was this peer's, everything queued and unwritten is dropped
+    /// (returned as a count) and the next frame finds a new link. On the link's queue.
+    func linkGone(_ link: RelayLink, unwrittenFrames: Int) -> Int {
+        let now = Sys.monotonicMilliseconds()
+        return outbox.withLock { o in
+            guard o.link === link else { return 0 }
+            let dropped = o.sizes.count + unwrittenFrames
+            o.bytes = []
+            o.sizes = []
+            o.unwritten = 0
+            o.link = nil
+            o.linkUp = false
+            o.pullScheduled = false
+            o.dialScheduled = false
+            o.overflowing = false
+            o.backoff.failed(at: now)
+            return dropped
+        }
+    }
+
+    /// `stop`: drops what is queued. Returns how many frames.
+    func dropAll() -> Int {
+        outbox.withLock { o in
+            defer {
+                o.bytes = []
+                o.sizes = []
+            }
+            return o.sizes.count
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import ArbiterCluster
+import ArbiterClusterRuntime
+import ArbiterCore
+import Foundation
+import Testing
+
+/// The watch on `/arbiter/panels/`: a change there runs a step at once.
+@Suite(.serialized) struct PanelWatchTests {
+    let timing = ClusterTiming(ttlSeconds: 1, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 200)
+
+    /// n2 steps by its timer only once a minute, so only its watch can make it see n1
+    /// resign and take the panel over within the test's bounded wait.
+    @Test func aResignationIsActedOnThroughTheWatchAlone() throws {
+        let shared = SharedEtcd()
+        let r1 = Recorder()
+        let r2 = Recorder()
+        let n1 = ClusterRuntime(
+            name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: shared.view(), timing: timing,
+            stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: r1.callbacks)
+        n1.start()
+        #expect(eventually(seconds: 5) { n1.canDecide("demo") != nil })
+        let n2 = ClusterRuntime(
+            name: "n2", advertise: "127.0.0.1:17002", panels: ["demo"], control: shared.view(), lease: shared.view(), watch: shared.view(),
+            timing: timing, stepIntervalMilliseconds: 60_000, clock: BootClockForTests.now, callbacks: r2.callbacks)
+        n2.start()
+        defer { n2.stop(resign: true) }
+        // Its lease first (the keeper is not a step), then n1 gives the panel up.
+        #expect(eventually(seconds: 5) { n2.leaseID != nil })
+        n1.stop(resign: true)
+        #expect(eventually(seconds: 10) { n2.canDecide("demo") != nil }, "n2 did not take the panel over: \(r2.events)")
+    }
+}

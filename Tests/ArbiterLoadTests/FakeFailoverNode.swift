@@ -1,0 +1,142 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A line server that answers like a cluster node around a failover (issue 11): the first
+/// `unavailableDowns` DOWNs of the whole run get `ERROR unavailable` (no leader yet), and
+/// the first `staleUps` UPs get `ERROR stale-fence` (the grant's term ended under it, and
+/// the new leader never granted that fence), and the `unavailableJoins` JOINs after the
+/// first (arbiter-load's setup probe) get `ERROR unavailable` (no leader reachable yet). Everything else is a well-behaved panel
+/// `load` with one tap button per group. One thread per connection, blocking reads.
+final class FakeFailoverNode: Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let state = Mutex(State())
+
+    struct State {
+        var fence = 0
+        var unavailableLeft = 0
+        var staleLeft = 0
+        var joins = 0
+        var joinsRefusedLeft = 0
+        var holders: [String: Int] = [:]
+        var sessions = 0
+        var clients: [Int32] = []
+        var stopped = false
+    }
+
+    struct SetupError: Error {}
+
+    init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SetupError() }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        guard bound == 0, listen(fd, 64) == 0 else { throw SetupError() }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        listener = fd
+        port = UInt16(bigEndian: addr.sin_port)
+        state.withLock {
+            $0.unavailableLeft = unavailableDowns
+            $0.staleLeft = staleUps
+            $0.joinsRefusedLeft = unavailableJoins
+        }
+        Thread { [self] in acceptLoop(buttons) }.start()
+    }
+
+    private func acceptLoop(_ buttons: Int) {
+        // Bounded by stop(), which shuts the listener down.
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            let session = state.withLock {
+                $0.clients.append(client)
+                $0.sessions += 1
+                return $0.sessions
+            }
+            Thread { [self] in serve(client, session: session, buttons: buttons) }.start()
+        }
+    }
+
+    private func serve(_ fd: Int32, session: Int, buttons: Int) {
+        send(fd, "WELCOME session=s\(session) name=guest-\(session) proto=1\n")
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        // Bounded by the peer: it ends when the connection closes.
+        while true {
+            let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard got > 0 else { return }
+            buffer += chunk[..<got]
+            while let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeFirst(newline + 1)
+                send(fd, answer(line, session: session, buttons: buttons))
+            }
+        }
+    }
+
+    private func answer(_ line: String, session: Int, buttons: Int) -> String {
+        let words = line.split(separator: " ").map(String.init)
+        switch words.first ?? "" {
+        case "HELLO":
+            return "OK HELLO name=\(words.count > 1 ? words[1] : "guest") session=s\(session) role=admin\n"
+        case "JOIN":
+            let refused = state.withLock { s in
+                s.joins += 1
+                guard s.joins > 1, s.joinsRefusedLeft > 0 else { return false }
+                s.joinsRefusedLeft -= 1
+                return true
+            }
+            if refused { return "ERROR unavailable the link to panel load's leader dropped; try again in a second or two\n" }
+            let fence = state.withLock { $0.fence }
+            var text = ""
+            for b in 1...buttons {
+                text += "BUTTON load b\(b) kind=tap group=g\(b) state=idle owner=- progress=0.000 owner_session=-\n"
+            }
+            return text + "OK JOIN load members=1 fence=\(fence) seq=0\n"
+        case "DOWN" where words.count >= 3:
+            return state.withLock { s in
+                if s.unavailableLeft > 0 {
+                    s.unavailableLeft -= 1
+                    return "ERROR unavailable no leader for panel load yet; try again in a second\n"
+                }
+                if let holder = s.holders[words[2]], holder != session { return "DENIED load \(words[2]) reason=busy owner=x active=\(words[2])\n" }
+                s.fence += 1
+                s.holders[words[2]] = session
+                return "GRANTED load \(words[2]) fence=\(s.fence)\n"
+            }
+        case "UP" where words.count >= 3:
+            return state.withLock { s in
+                s.holders[words[2]] = nil
+                if s.staleLeft > 0 {
+                    s.staleLeft -= 1
+                    return "ERROR stale-fence the grant ended\n"
+                }
+                return "OK UP load \(words[2])\n"
+            }
+        case "QUIT":
+            return "OK QUIT\n"
+        default:
+            return "ERROR unknown-command \(words.first ?? "")\n"
+        }
+    }
+
+    private func send(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    func stop() {
+        let clients = state.withLock { s in
+            s.stopped = true
+            return s.clients
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for c in clients { shutdown(c, Int32(SHUT_RDWR)) }
+    }
+}

@@ -1,0 +1,234 @@
+import ArbiterCore
+import ArbiterTestSupport
+import Foundation
+import Testing
+
+@testable import ArbiterServer
+
+/// Leader changes, in process: what members see, fences across terms, and decisions
+/// refused while no node may decide (docs/CLUSTER.md, "What members see at a failover").
+@Suite("cluster mode: failover", .serialized)
+struct ClusterFailoverTests {
+    /// Every member, on every surviving node, reads the failover release and then its
+    /// new snapshot with nothing in between (not even another member's JOINED).
+    @Test func aCrashedLeadersGrantEndsWithFailoverThenTheNewTermsSnapshot() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
+        let leader = try #require(nodes.leader())
+        let followers = nodes.followers(of: leader)
+        let (bob, joined) = try nodes.member(followers[0], name: "bob")
+        let (carol, _) = try nodes.member(followers[0], name: "carol")
+        let (dave, _) = try nodes.member(followers[1], name: "dave")
+        let oldTerm = try #require(field("term", of: joined).flatMap { Int64($0) })
+        bob.send("DOWN demo b1")
+        let fence = try #require(field("fence", of: try bob.expect("GRANTED demo b1")).flatMap { UInt64($0) })
+        for member in [bob, carol, dave] { _ = try member.expect("FIRED demo b1 owner=bob") }
+        nodes.crash(leader)
+        var terms: Set<Int64> = []
+        for member in [bob, carol, dave] {
+            let release = try member.readLine(timeout: 10)
+            #expect(release == "RELEASED demo b1 reason=failover owner=bob fence=\(fence)")
+            let snapshot = try member.readLines(through: "OK JOIN", timeout: 10)
+            #expect(snapshot.dropLast().allSatisfy { $0.hasPrefix("BUTTON demo ") && $0.contains("state=idle") }, "\(snapshot)")
+            if let term = snapshot.last.flatMap({ field("term", of: $0) }).flatMap({ Int64($0) }) { terms.insert(term) }
+        }
+        #expect(terms.count == 1 && (terms.first ?? 0) > oldTerm, "\(terms)")
+        let newLeader = try #require(nodes.leader())
+        #expect(newLeader != leader)
+        bob.send("DOWN demo b2")
+        let next = try #require(field("fence", of: try bob.expect("GRANTED demo b2")).flatMap { UInt64($0) })
+        #expect(next > fence)
+        _ = try dave.expect("PRESSED demo b2 owner=bob")
+    }
+
+    /// A leader cut off from etcd stops at its safe deadline: the hold in flight ends with
+    /// `reason=failover` and never fires, presses get `ERROR unavailable`, and everything
+    /// comes back by itself when etcd answers again, with fences above the old ones.
+    @Test func aLeaderPastItsDeadlineStepsDownAndTheHoldNeverFires() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        #expect(nodes.leader() == "n1")
+        let (alice, joined) = try nodes.member("n1", name: "alice")
+        let term = try #require(field("term", of: joined))
+        alice.send("DOWN demo sos")
+        let fence = try #require(field("fence", of: try alice.expect("GRANTED demo sos")))
+        nodes.leaseViews["n1"]?.setFailing(true)
+        let release = try alice.expect("RELEASED demo sos", timeout: 5)
+        #expect(release == "RELEASED demo sos reason=failover owner=alice fence=\(fence)")
+        let snapshot = try alice.readLines(through: "OK JOIN")
+        #expect(snapshot.last.flatMap { field("term", of: $0) } == term)
+        alice.send("DOWN demo b1")
+        #expect(try alice.expect("ERROR").hasPrefix("ERROR unavailable panel demo has no leader right now"))
+        // The hold was 3 s from the press; well past it, nothing fired.
+        let later = alice.drain(for: 3.2)
+        #expect(!later.contains { $0.hasPrefix("FIRED") || $0.hasPrefix("PROGRESS") }, "\(later)")
+        nodes.leaseViews["n1"]?.setFailing(false)
+        let again = try alice.readLines(through: "OK JOIN", timeout: 10)
+        #expect(again.last.flatMap { field("term", of: $0) } != nil)
+        alice.send("DOWN demo b1")
+        let granted = try alice.expect("GRANTED demo b1")
+        #expect((field("fence", of: granted).flatMap { UInt64($0) } ?? 0) > (UInt64(fence) ?? .max))
+    }
+
+    @Test func membersOnThreeNodesSeeOneOrder() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
+        let leader = try #require(nodes.leader())
+        var members: [LineClient] = []
+        for (i, node) in ["n1", "n2", "n3"].enumerated() { members.append(try nodes.member(node, name: "m\(i)").0) }
+        for (i, member) in members.enumerated() {
+            let button = ["b1", "b2", "b3"][i]
+            member.send("DOWN demo \(button)")
+            _ = try member.expect("GRANTED demo \(button)")
+            member.send("UP demo \(button)")
+            _ = try member.expect("OK UP demo \(button)")
+        }
+        var orders: [[String]] = []
+        for member in members {
+            for _ in 0..<200 where !member.received.contains(where: { $0.hasPrefix("RELEASED demo b3") }) { _ = try member.readLine() }
+            let events = member.received.filter { $0.hasPrefix("JOINED") || $0.hasPrefix("PRESSED") || $0.hasPrefix("FIRED") || $0.hasPrefix("RELEASED") }
+            // From the last member's JOINED on, every member saw everything.
+            orders.append(Array(events.drop { !$0.hasPrefix("JOINED demo name=m2") }))
+        }
+        #expect(orders[0].count == 10, "\(orders[0]) (leader \(leader))")
+        #expect(orders[0] == orders[1])
+        #expect(orders[1] == orders[2])
+    }
+
+    @Test func aRelayedSessionThatClosesLosesItsGrantAsADisconnect() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+        _ = try alice.expect("PRESSED demo b1 owner=bob")
+        bob.close()
+        #expect(try alice.expect("RELEASED demo b1").contains("reason=disconnect owner=bob"))
+        // A node whose link goes down: its sessions' grants end the same way.
+        let carol = try nodes.client(follower, name: "carol")
+        carol.send("DOWN demo b2")
+        _ = try carol.expect("GRANTED demo b2")
+        nodes.hub.cutOff(follower)
+        #expect(try alice.expect("RELEASED demo b2").contains("reason=disconnect owner=carol"))
+    }
+
+    @Test func jsonRepliesAndNodesListCarryTheCluster() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let json = try nodes.client(follower, name: "jay")
+        json.send(#"{"cmd":"join","panel":"demo","id":7}"#)
+        let ok = try json.expect(#"{"type":"ok","re":"join""#)
+        #expect(ok.contains(#""term":"#) && ok.contains(#""id":7"#), "\(ok)")
+        json.send(#"{"cmd":"down","panel":"demo","button":"b3","id":"x"}"#)
+        #expect(try json.expect(#"{"type":"granted""#).contains(#""id":"x""#))
+        let http = try RawSocket(port: try #require(nodes.ports[follower]))
+        http.send("GET /api/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let body = try http.readResponse().body
+        #expect(body == #"{"self":"\#(follower)","nodes":[{"node":"n1","address":"127.0.0.1:1"},{"node":"n2","address":"127.0.0.1:1"}]}"#)
+        let metrics = try RawSocket(port: try #require(nodes.ports[follower]))
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let page = try metrics.readResponse().body
+        #expect(page.contains("arbiter_cluster_panels_led 0\n") && page.contains("arbiter_cluster_relayed_commands_total 2\n"), "\(page)")
+        #expect(page.contains("arbiter_releases_total{reason=\"failover\"} 0"))
+    }
+
+    @Test func aSingleNodeListsNoNodesAndItsJoinHasNoTerm() throws {
+        let server = try TestServer()
+        let c = try server.client(name: "solo")
+        c.send("JOIN demo")
+        #expect(try c.expect("OK JOIN") == "OK JOIN demo members=1 fence=0 seq=0")
+        let http = try RawSocket(port: server.port)
+        http.send("GET /api/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try http.readResponse().body == #"{"self":null,"nodes":[]}"#)
+        let metrics = try RawSocket(port: server.port)
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let page = try metrics.readResponse().body
+        #expect(!page.contains("arbiter_cluster") && !page.contains("failover"))
+    }
+}
+
+/// Fences come from etcd in blocks of 1000 reserved under the term.
+@Suite("cluster mode: fence blocks", .serialized)
+struct ClusterFenceBlockTests {
+    func cycles(_ count: Int, on client: LineClient) throws {
+        var batch = ""
+        for _ in 0..<count { batch += "DOWN demo b1\nUP demo b1\n" }
+        client.sendRaw(Array(batch.utf8))
+        for _ in 0..<count { _ = try client.expect("OK UP demo b1") }
+    }
+
+    @Test func theNextBlockIsAskedForAtEightyPercent() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        #expect(nodes.leader() == "n1")
+        let runtime = try #require(nodes.context("n1")?.runtime)
+        let c = try nodes.client("n1", name: "presser")
+        try cycles(799, on: c)
+        #expect(runtime.canDecide("demo")?.last == 1000)
+        try cycles(1, on: c)
+        #expect(eventually(seconds: 5) { runtime.canDecide("demo")?.last == 2000 })
+    }
+
+    /// With etcd refusing the next block, a DOWN past the block's last fence is refused
+    /// (`ERROR unavailable`), never granted above it; once etcd answers, fences go on.
+    @Test func noFenceIsHandedOutPastTheBlock() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        #expect(nodes.leader() == "n1")
+        let c = try nodes.client("n1", name: "presser")
+        nodes.controlViews["n1"]?.setFailing(true)
+        try cycles(1000, on: c)
+        c.send("DOWN demo b1")
+        #expect(try c.expect("ERROR") == "ERROR unavailable panel demo is reserving its next block of fences; nothing was done, try again in a second or two")
+        nodes.controlViews["n1"]?.setFailing(false)
+        var granted: String?
+        for _ in 0..<100 where granted == nil {
+            c.send("DOWN demo b1")
+            let line = try c.readLine()
+            if line.hasPrefix("GRANTED") { granted = line } else { usleep(100_000) }
+        }
+        #expect(granted == "GRANTED demo b1 fence=1001")
+    }
+}
+
+/// News from etcd that another node leads may reach the panel before the runtime's own
+/// step-down: the leader stops right there, and its members read their failover releases
+/// before anything else.
+@Suite("cluster mode: deposed by news", .serialized)
+struct ClusterDeposedTests {
+    @Test func aLeaderToldAnotherNodeLeadsStopsFirst() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, joined) = try nodes.member(leader, name: "alice")
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        alice.send("DOWN demo sos")
+        let fence = try #require(field("fence", of: try alice.expect("GRANTED demo sos")))
+        let host = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["demo"])
+        host.queue.async { host.leaderChanged(node: follower, address: "127.0.0.1:1", term: term + 1) }
+        #expect(try alice.expect("RELEASED demo sos") == "RELEASED demo sos reason=failover owner=alice fence=\(fence)")
+        let snapshot = try alice.readLines(through: "OK JOIN")
+        #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
+        let later = alice.drain(for: 3.2)
+        #expect(!later.contains { $0.hasPrefix("FIRED") }, "\(later)")
+    }
+}
+
+/// A JOIN while no node decides the panel waits for a leader instead of being refused:
+/// a kiosk that reconnects during a failover just waits a little longer for its snapshot.
+@Suite("cluster mode: a JOIN without a leader", .serialized)
+struct ClusterParkedJoinTests {
+    @Test func aJoinWaitsForTheNextLeaderAndIsAnsweredWithItsId() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        #expect(nodes.leader() == "n1")
+        let (alice, _) = try nodes.member("n1", name: "alice")
+        nodes.leaseViews["n1"]?.setFailing(true)
+        // The step-down: alice's idle snapshot of the ended term.
+        _ = try alice.expect("OK JOIN", timeout: 5)
+        let kiosk = try nodes.client("n1", name: "kiosk")
+        kiosk.send(#"{"cmd":"join","panel":"demo","id":"j1"}"#)
+        let meanwhile = kiosk.drain(for: 0.5)
+        #expect(meanwhile.isEmpty, "\(meanwhile)")
+        nodes.leaseViews["n1"]?.setFailing(false)
+        let ok = try kiosk.expect(#"{"type":"ok","re":"join""#, timeout: 10)
+        #expect(ok.contains(#""id":"j1""#) && ok.contains(#""term":"#), "\(ok)")
+    }
+}

@@ -1,0 +1,310 @@
+import ArbiterCore
+import ArbiterTestSupport
+import Foundation
+import Testing
+
+@testable import ArbiterServer
+
+/// The wiring of cluster mode, in process: real servers on loopback, one in-memory etcd.
+@Suite("cluster mode wired into the server", .serialized)
+struct ClusterRelayTests {
+    @Test func aPressOnAFollowerIsDecidedByTheLeader() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (here, hereJoin) = try nodes.member(leader, name: "alice")
+        let (there, thereJoin) = try nodes.member(follower, name: "bob")
+        #expect(field("term", of: hereJoin) != nil)
+        #expect(field("term", of: hereJoin) == field("term", of: thereJoin))
+        there.send("DOWN demo b1")
+        let granted = try there.expect("GRANTED demo b1")
+        let pressedThere = try there.expect("PRESSED demo b1 owner=bob")
+        let pressedHere = try here.expect("PRESSED demo b1 owner=bob")
+        #expect(pressedThere == pressedHere)
+        #expect(field("fence", of: granted) == field("fence", of: pressedHere))
+        // The leader's own member is refused by the relayed grant.
+        here.send("DOWN demo b2")
+        #expect(try here.expect("DENIED demo b2").contains("owner=bob"))
+        there.send("UP demo b1")
+        #expect(try there.expect("OK UP demo b1") == "OK UP demo b1")
+        #expect(try here.expect("RELEASED demo b1").contains("reason=up"))
+    }
+}
+
+/// Start-up, before listening: the config check against the cluster's, and etcd down.
+@Suite("cluster mode: start-up checks")
+struct ClusterStartUpTests {
+    func setup(_ name: String, _ etcd: LockedEtcd.View) -> ClusterSetup {
+        ClusterSetup(
+            node: name, advertise: "127.0.0.1:1", key: Array("k".utf8), control: etcd, lease: etcd, endpointsDescription: "http://e1:2379",
+            timing: ClusterTestNodes.timing)
+    }
+
+    @Test func aNodeWhoseConfigDiffersIsRefusedNamingTheDifference() throws {
+        let etcd = LockedEtcd()
+        var first = ServerConfiguration()
+        first.port = 0
+        first.logLevel = .off
+        first.cluster = setup("n1", etcd.view())
+        let n1 = ArbiterServer(configuration: first)
+        try n1.start()
+        defer { n1.stop() }
+        var second = first
+        second.cluster = setup("n2", etcd.view())
+        var panel = PanelConfig.demo
+        panel.buttons[3].holdMs = 2000
+        second.panels = [panel]
+        let n2 = ArbiterServer(configuration: second)
+        #expect(throws: ClusterStartFailure.self) { try n2.start() }
+        do {
+            try n2.start()
+        } catch let refusal as ClusterStartFailure {
+            #expect(refusal.message == "node n2's config differs from the cluster's: panels[0].buttons[3].hold_ms 2000 vs 3000")
+        }
+        #expect(n2.port == 0, "a refused node never listens")
+    }
+
+    @Test func etcdNotAnsweringAtStartIsSaidWithTheEndpoints() throws {
+        let etcd = LockedEtcd()
+        let view = etcd.view()
+        view.setFailing(true)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.logLevel = .off
+        configuration.cluster = setup("n1", view)
+        let server = ArbiterServer(configuration: configuration)
+        do {
+            try server.start()
+            Issue.record("started without etcd")
+        } catch let refusal as ClusterStartFailure {
+            #expect(refusal.message.hasPrefix("etcd did not answer at http://e1:2379 ("))
+        }
+    }
+}
+
+/// What the leader checks and hands on for relayed sessions.
+@Suite("cluster mode: relayed sessions", .serialized)
+struct ClusterRelayedSessionTests {
+    static let keyed = PanelConfig(
+        id: "vault", buttons: [ButtonConfig(id: "open", label: "Open", kind: .tap)], keys: PanelKeys(view: "v", press: "p", admin: "a"))
+    static let line = PanelConfig(
+        id: "line", buttons: [ButtonConfig(id: "mic", label: "Mic", kind: .tap, timeoutMs: 0)], groups: ["main": .queue(maxQueue: 4)])
+
+    /// Keys are checked at the leader: a follower's session without the view key is not a
+    /// member (and is not joined again at the next leader change); with it, it is.
+    @Test func panelKeysAreEnforcedAtTheLeader() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [ClusterRelayedSessionTests.keyed])
+        let leader = try #require(nodes.leader(of: "vault"))
+        let follower = try #require(nodes.followers(of: leader).first)
+        let guest = try nodes.client(follower, name: "guest")
+        guest.send("JOIN vault")
+        #expect(try guest.expect("ERROR").hasPrefix("ERROR forbidden"))
+        guest.send("DOWN vault open")
+        #expect(try guest.expect("DENIED vault open") == "DENIED vault open reason=forbidden")
+        let viewer = try nodes.client(follower, name: "viewer")
+        viewer.send("HELLO viewer key=v")
+        _ = try viewer.expect("OK HELLO")
+        viewer.send("JOIN vault")
+        #expect(try viewer.expect("OK JOIN vault").contains("members=1"))
+        viewer.send("DOWN vault open")
+        #expect(try viewer.expect("DENIED vault open") == "DENIED vault open reason=forbidden")
+        let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["vault"])
+        #expect(host.queue.sync { host.members.count == 1 && host.clusterState.pendingJoins.isEmpty })
+    }
+
+    /// A relayed session waiting in a queue group's line gets its hand-off GRANTED
+    /// through the relay when the owner lets go.
+    @Test func aQueuedRelayedSessionIsHandedTheGroup() throws {
+        var line = ClusterRelayedSessionTests.line
+        line.buttons[0].group = "main"
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [line])
+        let leader = try #require(nodes.leader(of: "line"))
+        let follower = try #require(nodes.followers(of: leader).first)
+        let owner = try nodes.client(leader, name: "owner")
+        owner.send("DOWN line mic")
+        _ = try owner.expect("GRANTED line mic")
+        let waiter = try nodes.client(follower, name: "waiter")
+        waiter.send("DOWN line mic")
+        #expect(try waiter.expect("QUEUED line mic").hasPrefix("QUEUED line mic position=1 owner=owner"))
+        owner.send("UP line mic")
+        _ = try owner.expect("OK UP line mic")
+        #expect(try waiter.expect("GRANTED line mic").hasPrefix("GRANTED line mic fence="))
+    }
+
+    /// A relayed command whose answer cannot come any more (its leader died first) is
+    /// answered `ERROR unavailable` at the leader change, not left waiting.
+    @Test func aCommandInFlightWhenTheLeaderDiesIsAnsweredUnavailable() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let bob = try nodes.client(follower, name: "bob")
+        nodes.hub.swallow(framesTo: leader)
+        bob.send(#"{"cmd":"down","panel":"demo","button":"b1","id":"lost"}"#)
+        nodes.crash(leader)
+        let answer = try bob.expect(#"{"type":"error""#, timeout: 10)
+        #expect(answer.contains(#""code":"unavailable""#) && answer.contains(#""id":"lost""#), "\(answer)")
+        // The link went down with the node, or etcd showed the new leader first.
+        #expect(answer.contains("before it answered; it may or may not have been done"), "\(answer)")
+        #expect(nodes.leader() == follower)
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+    }
+}
+
+/// A relay link that drops while the leader lives.
+@Suite("cluster mode: relay link drops", .serialized)
+struct ClusterLinkDropTests {
+    /// The leader ends the dropped node's grants (disconnect); that node's members are told
+    /// the grants they knew of ended and get a fresh snapshot, and events flow again.
+    @Test func membersOfANodeWhoseLinkDroppedAreResynchronised() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        alice.send("DOWN demo b1")
+        _ = try alice.expect("GRANTED demo b1")
+        _ = try bob.expect("FIRED demo b1 owner=alice")
+        bob.send("DOWN demo sos")
+        _ = try bob.expect("GRANTED demo sos")
+        _ = try alice.expect("PRESSED demo sos owner=bob")
+        nodes.hub.flap(follower)
+        #expect(try alice.expect("RELEASED demo sos").contains("reason=disconnect owner=bob"))
+        let told = try bob.readLines(through: "OK JOIN")
+        #expect(told.contains { $0.hasPrefix("RELEASED demo b1 reason=failover owner=alice") }, "\(told)")
+        #expect(told.contains { $0.hasPrefix("BUTTON demo b1") && $0.contains("state=pressed owner=alice") }, "\(told)")
+        #expect(told.contains { $0.hasPrefix("BUTTON demo sos") && $0.contains("state=idle") }, "\(told)")
+        alice.send("UP demo b1")
+        #expect(try bob.expect("RELEASED demo b1").contains("reason=up owner=alice"))
+    }
+}
+
+/// A node whose etcd registration vanishes (its lease expired) while its relay link is
+/// still up: the leader ends its sessions' grants.
+@Suite("cluster mode: vanished registrations", .serialized)
+struct ClusterVanishedNodeTests {
+    @Test func aNodeWhoseRegistrationExpiresLosesItsSessionsGrants() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+        _ = try alice.expect("PRESSED demo b1 owner=bob")
+        nodes.leaseViews[follower]?.setFailing(true)
+        #expect(try alice.expect("RELEASED demo b1", timeout: 10).contains("reason=disconnect owner=bob"))
+    }
+}
+
+/// etcd shows a new leader before that node has its first fence block: the members a
+/// follower joins to it again are refused for the moment. They wait, unaware.
+@Suite("cluster mode: a leader not deciding yet", .serialized)
+struct ClusterEarlyRejoinTests {
+    @Test func membersJoinedAgainTooEarlyWaitInsteadOfReadingARefusal() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
+        let leader = try #require(nodes.leader())
+        let followers = nodes.followers(of: leader)
+        let (bob, joined) = try nodes.member(followers[0], name: "bob")
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        let host = try #require(nodes.servers[followers[0]]?.stateForTesting?.panelsByID["demo"])
+        // As etcd would show it: followers[1] elected in a later term, not deciding yet.
+        host.queue.async { host.leaderChanged(node: followers[1], address: "127.0.0.1:1", term: term + 1) }
+        let meanwhile = bob.drain(for: 0.6)
+        #expect(!meanwhile.contains { $0.hasPrefix("ERROR") || $0.hasPrefix("OK JOIN") }, "\(meanwhile)")
+        host.queue.async { host.leaderChanged(node: leader, address: "127.0.0.1:1", term: term) }
+        let snapshot = try bob.readLines(through: "OK JOIN")
+        #expect(!snapshot.contains { $0.hasPrefix("ERROR") }, "\(snapshot)")
+        #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
+    }
+}
+
+/// The same wiring over real relay links: `RelayNetwork` on the nodes' own ports.
+@Suite("cluster mode over relay sockets", .serialized)
+struct ClusterRelaySocketTests {
+    @Test func aFollowersPressAndItsEventsCrossRealLinks() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"], sockets: true)
+        let leader = try #require(nodes.leader())
+        let followers = nodes.followers(of: leader)
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, joined) = try nodes.member(followers[0], name: "bob")
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        let (carol, _) = try nodes.member(followers[1], name: "carol")
+        bob.send("DOWN demo b1")
+        let granted = try bob.expect("GRANTED demo b1")
+        let pressed = try alice.expect("PRESSED demo b1 owner=bob")
+        #expect(try carol.expect("PRESSED demo b1 owner=bob") == pressed)
+        #expect(field("fence", of: pressed) == field("fence", of: granted))
+        #expect(eventually(seconds: 5) { (nodes.context(leader)?.relayLinksUp() ?? 0) >= 2 })
+        nodes.crash(leader)
+        for member in [bob, carol] {
+            #expect(try member.expect("RELEASED demo b1", timeout: 10).hasPrefix("RELEASED demo b1 reason=failover owner=bob"))
+            // A stopping leader still sends its idle snapshot of the old term; then the
+            // new leader's comes.
+            var newTerm: Int64 = 0
+            for _ in 0..<3 where newTerm <= term {
+                newTerm = field("term", of: try member.expect("OK JOIN", timeout: 10)).flatMap { Int64($0) } ?? 0
+            }
+            #expect(newTerm > term)
+        }
+    }
+}
+
+/// A kiosk's WebSocket on a node that does not lead the panel: the relayed snapshot and
+/// events arrive one JSON message per frame, as on the leader's node.
+@Suite("cluster mode: WebSocket members", .serialized)
+struct ClusterWebSocketTests {
+    @Test func aWebSocketOnAFollowerGetsOneMessagePerFrame() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let ws = try WebSocketClient(port: try #require(nodes.ports[follower]), path: "/ws?panel=demo&name=kiosk")
+        #expect(try ws.readText().hasPrefix(#"{"type":"welcome""#))
+        let snapshot = try ws.readTexts(through: #""re":"join""#)
+        #expect(snapshot.count == 6 && snapshot.allSatisfy { !$0.contains("\n") }, "\(snapshot)")
+        #expect(snapshot.last?.contains(#""term":"#) == true)
+        #expect(try ws.readText().hasPrefix(#"{"type":"joined","panel":"demo","name":"kiosk""#))
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        #expect(try ws.readText().hasPrefix(#"{"type":"joined","panel":"demo","name":"alice""#))
+        alice.send("DOWN demo b2")
+        _ = try alice.expect("GRANTED demo b2")
+        #expect(try ws.readText().hasPrefix(#"{"type":"pressed","panel":"demo","button":"b2","owner":"alice""#))
+        ws.sendText(#"{"cmd":"down","panel":"demo","button":"sos","id":1}"#)
+        #expect(try ws.readTexts(through: #""type":"granted""#).last == #"{"type":"granted","panel":"demo","button":"sos","fence":2,"id":1}"#)
+    }
+}
+
+/// A site moving from one node with a journal to a cluster: the journal seeds etcd's
+/// fence keys, so the cluster's first fence is above every fence the node reserved.
+@Suite("cluster mode: --journal seeds the fences")
+struct ClusterJournalSeedTests {
+    @Test func theFirstClusterFenceIsAboveTheJournals() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let single = try TestServer { $0.journalPath = path }
+            let c = try single.client(name: "before")
+            c.send("DOWN demo b1\nUP demo b1")
+            #expect(try c.expect("GRANTED") == "GRANTED demo b1 fence=1")
+            _ = try c.expect("OK UP")
+            single.server.shutdown()
+        }
+        let etcd = LockedEtcd()
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.logLevel = .off
+        configuration.journalPath = path
+        configuration.cluster = ClusterSetup(
+            node: "n1", advertise: "127.0.0.1:1", key: Array("k".utf8), control: etcd.view(), lease: etcd.view(), endpointsDescription: "in-memory",
+            timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: LockedEtcd.now)
+        let server = ArbiterServer(configuration: configuration)
+        let port = try server.start()
+        defer { server.stop() }
+        let runtime = try #require(server.stateForTesting?.cluster?.runtime)
+        #expect(eventually(seconds: 5) { runtime.canDecide("demo") != nil })
+        let c = try LineClient(port: port)
+        c.send("DOWN demo b1")
+        // The journal reserved fences up to 1000 for its first grant: the cluster starts above.
+        #expect(try c.expect("GRANTED") == "GRANTED demo b1 fence=1001")
+    }
+}

@@ -1,0 +1,134 @@
+import ArbiterCluster
+import ArbiterCore
+import ArbiterTestSupport
+import Foundation
+
+@testable import ArbiterServer
+
+/// Two or three real servers on 127.0.0.1 port 0, in cluster mode on one in-memory etcd,
+/// their relay links in process. The lease is short (TTL 1 s, keepalives every 100 ms,
+/// margin 200 ms) so a failover takes about a second; every wait is a bounded poll.
+final class ClusterTestNodes: @unchecked Sendable {
+    static let timing = ClusterTiming(ttlSeconds: 1, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 200)
+
+    let etcd = LockedEtcd()
+    let hub = TestRelayHub()
+    private(set) var servers: [String: ArbiterServer] = [:]
+    private(set) var ports: [String: UInt16] = [:]
+    private(set) var leaseViews: [String: LockedEtcd.View] = [:]
+    private(set) var controlViews: [String: LockedEtcd.View] = [:]
+    let panels: [PanelConfig]
+    /// Real relay links (`RelayNetwork` on the nodes' ports) instead of the hub.
+    let sockets: Bool
+
+    init(_ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false) throws {
+        self.panels = panels
+        self.sockets = sockets
+        for name in names { try start(name) }
+    }
+
+    deinit {
+        for server in servers.values { server.stop() }
+    }
+
+    func start(_ name: String) throws {
+        let lease = etcd.view()
+        let control = etcd.view()
+        var configuration = ServerConfiguration()
+        // With sockets, the node must know its port to advertise it before it listens.
+        configuration.port = sockets ? try ClusterTestNodes.freePort() : 0
+        configuration.panels = panels
+        configuration.logLevel = .warning
+        // The fence-block tests press a thousand times in one burst.
+        configuration.commandsPerSecond = 0
+        var setup = ClusterSetup(
+            node: name, advertise: sockets ? "127.0.0.1:\(configuration.port)" : "127.0.0.1:1", key: Array("test cluster key".utf8), control: control,
+            lease: lease,
+            endpointsDescription: "in-memory", timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: LockedEtcd.now)
+        if !sockets { setup.relay = hub.sender(for: name) }
+        configuration.cluster = setup
+        let server = ArbiterServer(configuration: configuration)
+        let port = try server.start()
+        guard let context = server.stateForTesting?.cluster else { throw Failure(description: "no cluster context") }
+        hub.register(name, context)
+        servers[name] = server
+        ports[name] = port
+        leaseViews[name] = lease
+        controlViews[name] = control
+    }
+
+    /// A port the kernel just gave out and took back: free unless another test grabs it.
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw Failure(description: "bind: \(errno)") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    func context(_ name: String) -> ClusterContext? { servers[name]?.stateForTesting?.cluster }
+
+    /// The node deciding `panel`, once one does and every other node knows it.
+    func leader(of panel: String = "demo", seconds: Double = 10) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let deciding = servers.keys.filter { context($0)?.runtime.canDecide(panel) != nil }
+            if deciding.count == 1, let leader = deciding.first {
+                let known = servers.keys.filter { $0 != leader }.allSatisfy { name in
+                    guard let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return false }
+                    return host.queue.sync { host.clusterState.leaderNode == leader }
+                }
+                if known { return leader }
+            }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    func followers(of leader: String) -> [String] { servers.keys.filter { $0 != leader }.sorted() }
+
+    func client(_ node: String, name: String) throws -> LineClient {
+        guard let port = ports[node] else { throw Failure(description: "no node \(node)") }
+        let client = try LineClient(port: port)
+        client.send("HELLO \(name)")
+        _ = try client.expect("OK HELLO")
+        return client
+    }
+
+    /// A member of `panel` on `node`, past its JOIN reply; returns it and the reply's line.
+    func member(_ node: String, name: String, panel: String = "demo") throws -> (LineClient, String) {
+        let client = try self.client(node, name: name)
+        client.send("JOIN \(panel)")
+        let ok = try client.expect("OK JOIN")
+        return (client, ok)
+    }
+
+    /// Stops `name` as a crash would: no resignation, its lease runs out.
+    func crash(_ name: String) {
+        // Real links go down by themselves when the node's sockets close.
+        if !sockets { hub.cutOff(name) }
+        servers[name]?.stop()
+        servers[name] = nil
+    }
+}
+
+struct Failure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Polls `condition` every 20 ms for at most `seconds`.
+func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}

@@ -1,0 +1,50 @@
+import ArbiterCore
+import ArbiterWire
+import Testing
+
+@testable import ArbiterServer
+
+/// The relay frames' byte fields as this server writes and reads them.
+@Suite struct RelayPayloadTests {
+    @Test func everyPanelCommandSurvivesTheRelay() throws {
+        let requests: [(Request, WireFormat, CommandID?)] = [
+            (.join(panel: "demo"), .text, nil),
+            (.leave(panel: "demo"), .json, .string("a\"b")),
+            (.press(.down(panel: "demo", button: "b1")), .text, .number("7")),
+            (.press(.up(panel: "demo", button: "b1", fence: 18_446_744_073_709_551_615)), .json, nil),
+            (.press(.cancel(panel: "demo", button: "sos", fence: 3)), .text, nil),
+            (.history(panel: "demo", count: 1000), .json, .number("1e3")),
+            (.reset(panel: "demo"), .text, nil),
+            (.arm(panel: "demo", group: "quiz"), .json, .string("arm")),
+        ]
+        for (request, format, id) in requests {
+            let bytes = RelayPayload.command(request, format: format, id: id, term: 42)
+            #expect(RelayPayload.addressedTerm(bytes) == 42)
+            let parsed = try RelayPayload.parseCommand(bytes).get()
+            #expect(parsed == ParsedCommand(request: request, format: format, id: id), "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        #expect(throws: RequestError.self) { try RelayPayload.parseCommand(Array("{\"cmd\":\"join\",\"panel\":\"demo\"}".utf8)).get() }
+    }
+
+    @Test func repliesCarryTheirKindAndAJoinItsGrants() throws {
+        let grants = [(button: 3, owner: Owner(name: "alice", session: SessionID(5), fence: 9))]
+        let line = RelayPayload.reply(.joined, grants: grants, rendered: Array("OK JOIN demo members=2 fence=9 seq=4 term=7\n".utf8))
+        let reply = try #require(RelayPayload.parseReply(line))
+        #expect(reply.kind == .joined)
+        #expect(reply.grants[3]?.owner == "alice" && reply.grants[3]?.fence == 9)
+        #expect(String(decoding: reply.rendered, as: UTF8.self) == "OK JOIN demo members=2 fence=9 seq=4 term=7\n")
+        let plain = try #require(RelayPayload.parseReply(RelayPayload.reply(.notice, rendered: Array("GRANTED demo b1 fence=3\n".utf8))))
+        #expect(plain.kind == .notice && plain.grants.isEmpty)
+        #expect(RelayPayload.parseReply(Array("?junk".utf8)) == nil)
+    }
+
+    @Test func eventsCarryBothFormsAndTheirOwnership() throws {
+        let text = Array("PRESSED demo b1 owner=alice session=s5 fence=9 seq=4\n".utf8)
+        let json = Array(#"{"type":"pressed","panel":"demo","button":"b1","owner":"alice","session":"s5","fence":9,"seq":4}"#.utf8) + [0x0A]
+        let (t, j) = try #require(RelayPayload.splitEvent(RelayPayload.event(text: text, json: json)))
+        #expect(Array(t) == text && Array(j) == json)
+        #expect(RelayPayload.ownership(ofTextEvent: t) == .granted(button: "b1", owner: "alice", fence: 9))
+        #expect(RelayPayload.ownership(ofTextEvent: Array("RELEASED demo b1 reason=up owner=alice fence=9 seq=5\n".utf8)[...]) == .released(button: "b1"))
+        #expect(RelayPayload.ownership(ofTextEvent: Array("FIRED demo b1 owner=alice session=s5 fence=9 seq=6\n".utf8)[...]) == nil)
+    }
+}

@@ -1,0 +1,78 @@
+import ArbiterCluster
+import Foundation
+
+@testable import ArbiterServer
+
+/// The relay links of in-process nodes: a frame sent to a node is handed to that node's
+/// cluster context, in order per sender. A node can be cut off, as a dead link would be.
+final class TestRelayHub: @unchecked Sendable {
+    private let lock = NSLock()
+    /// Weakly: each context's relay (a `Sender`) holds this hub.
+    private var registered: [String: Weak] = [:]
+    private var contexts: [String: ClusterContext] { registered.compactMapValues(\.context) }
+
+    private struct Weak {
+        weak var context: ClusterContext?
+    }
+    private var cut: Set<String> = []
+    /// Frames to these nodes vanish without anyone hearing of it (a stalled link).
+    private var swallowed: Set<String> = []
+
+    func register(_ node: String, _ context: ClusterContext) {
+        lock.lock()
+        registered[node] = Weak(context: context)
+        lock.unlock()
+    }
+
+    /// Frames to and from `node` are dropped from now on, and the others hear its link
+    /// went down.
+    func cutOff(_ node: String) {
+        lock.lock()
+        cut.insert(node)
+        let others = contexts.filter { $0.key != node }.map(\.value)
+        lock.unlock()
+        for other in others { other.linkDown(node) }
+    }
+
+    /// Every link of `node` drops and is dialled again at once: both sides hear of the
+    /// drop, frames keep flowing.
+    func flap(_ node: String) {
+        lock.lock()
+        let flapped = contexts[node]
+        let others = contexts.filter { $0.key != node }
+        lock.unlock()
+        for (name, other) in others {
+            other.linkDown(node)
+            flapped?.linkDown(name)
+        }
+    }
+
+    func swallow(framesTo node: String) {
+        lock.lock()
+        swallowed.insert(node)
+        lock.unlock()
+    }
+
+    func sender(for node: String) -> any RelaySender { Sender(hub: self, from: node) }
+
+    fileprivate func deliver(_ message: RelayMessage, from: String, to: String) {
+        lock.lock()
+        let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) ? nil : contexts[to]
+        lock.unlock()
+        target?.receive(message, from: from)
+    }
+
+    private final class Sender: RelaySender, @unchecked Sendable {
+        let hub: TestRelayHub
+        let from: String
+
+        init(hub: TestRelayHub, from: String) {
+            self.hub = hub
+            self.from = from
+        }
+
+        func send(_ message: RelayMessage, toNode node: String, address: String) {
+            hub.deliver(message, from: from, to: node)
+        }
+    }
+}

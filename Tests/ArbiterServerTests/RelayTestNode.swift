@@ -1,0 +1,102 @@
+import ArbiterCluster
+@testable import ArbiterServer
+import ArbiterTestSupport
+import Dispatch
+import Glibc
+
+/// A node of the relay tests: a `RelayNetwork` behind a real server on 127.0.0.1 (port 0
+/// unless given) whose hand-off hook adopts relay connections, and what it saw.
+final class RelayTestNode: @unchecked Sendable {
+    struct Seen {
+        var messages: [(from: String, message: RelayMessage)] = []
+        var ups: [String] = []
+        var downs: [String] = []
+        var undelivered: [(node: String, count: Int)] = []
+        var log: [String] = []
+    }
+
+    let name: String
+    let seen = Locked(Seen())
+    let network: RelayNetwork
+    private(set) var server: TestServer?
+    let port: UInt16
+
+    var address: String { "127.0.0.1:\(port)" }
+
+    init(
+        _ name: String, key: [UInt8] = RelayTestNode.key, options: RelayOptions = RelayOptions(), port: UInt16 = 0,
+        whileReceiving: (@Sendable (RelayMessage) -> Void)? = nil
+    ) throws {
+        self.name = name
+        let seen = self.seen
+        let log = ServerLog(level: .info) { line in seen.withLock { $0.log.append(line) } }
+        let network = RelayNetwork(
+            node: name, key: key, log: log, options: options,
+            onMessage: { from, message in
+                whileReceiving?(message)
+                seen.withLock { $0.messages.append((from, message)) }
+            },
+            onLinkUp: { node in seen.withLock { $0.ups.append(node) } },
+            onLinkDown: { node in seen.withLock { $0.downs.append(node) } },
+            onUndelivered: { node, count in seen.withLock { $0.undelivered.append((node, count)) } })
+        self.network = network
+        let server = try TestServer { configuration in
+            configuration.port = port
+            configuration.relayHandOff = { fd, peer, firstBytes in network.adopt(fd: fd, peer: peer, firstBytes: firstBytes) }
+        }
+        self.server = server
+        self.port = server.port
+    }
+
+    deinit { stop() }
+
+    /// The node dies: its links close, its port stops answering.
+    func stop() {
+        network.stop()
+        server?.server.stop()
+        server = nil
+    }
+
+    func send(_ message: RelayMessage, to other: RelayTestNode) {
+        network.send(message, toNode: other.name, address: other.address)
+    }
+
+    var received: [RelayMessage] { seen.withLock { $0.messages.map(\.message) } }
+
+    func logLines(containing text: String) -> [String] {
+        seen.withLock { $0.log.filter { $0.contains(text) } }
+    }
+
+    static let key = Array("relay test key, 32 bytes or so..".utf8)
+
+    /// Every kind of message, `count` of them, told apart by `tag` and their index.
+    static func messages(_ count: Int, tag: String) -> [RelayMessage] {
+        (0..<count).map { i in
+            let n = UInt64(i)
+            switch i % 7 {
+            case 0:
+                return .command(
+                    RelayCommand(
+                        origin: tag, session: n, sessionName: "guest-\(i)", key: i % 2 == 0 ? nil : "k\(i)", panel: "demo",
+                        command: Array(#"{"cmd":"down","panel":"demo","button":"b\#(i)"}"#.utf8), arrivedAt: Int64(i)))
+            case 1: return .reply(panel: "demo", term: 7, session: n, line: Array("OK \(tag) \(i)".utf8))
+            case 2: return .event(panel: "demo", term: 7, seq: n, line: Array("PRESSED \(tag) \(i)".utf8))
+            case 3: return .sessionGone(origin: tag, session: n)
+            case 4: return .snapshotRequest(panel: "demo", request: n)
+            case 5: return .snapshot(panel: "demo", term: 7, seq: n, request: n, line: Array("BUTTON \(tag) \(i)".utf8))
+            default: return .term(panel: "demo-\(tag)", term: Int64(i + 1), leader: tag)
+            }
+        }
+    }
+}
+
+/// Waits, at most `seconds`, for `condition` to hold; true if it did. Polls every 2 ms:
+/// an event awaited with a bound, not a timing assertion.
+func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+    while DispatchTime.now().uptimeNanoseconds < end {
+        if condition() { return true }
+        usleep(2_000)
+    }
+    return condition()
+}

@@ -1,0 +1,612 @@
+#!/usr/bin/env python3
+"""Cluster mode end to end (issue 11): a 3-member etcd and 3 arbiter nodes on loopback.
+
+    python3 Tests/cluster/e2e.py [path/to/arbiter] [--only a,b,...]   (default .build/debug/arbiter)
+
+Starts etcd (3 members, --heartbeat-interval 50 --election-timeout 500, as
+Tests/cluster/etcd3.sh does) and nodes n1-n3 with --cluster-ttl 3, then runs the issue's
+tests, each a function that raises Failure when its guarantee is broken:
+
+  a  kill -9 the leader of a busy panel during an arbiter-load run over all three nodes:
+     the checker is clean, a new leader grants through a surviving node within TTL + 1 s,
+     every fence after the kill is above every fence before it
+  b  SIGSTOP a leader for 2 x TTL, then SIGCONT: a DOWN its client sent meanwhile is never
+     granted by the old term, and its own members see reason=failover
+  c  kill an etcd follower member, then etcd's leader member: presses keep working; kill
+     two: ERROR unavailable within a bound, held buttons released reason=failover;
+     restart them: presses work again, no node restarted
+  d  members on three different nodes record identical event orders for presses from all
+     three nodes
+  e  a relay handshake with a wrong key, and a plain client sending relay frames, are
+     refused and logged; the node keeps serving
+  f  a dead node's session's grant is released within the TTL (+ margin), seen by a
+     member on another node
+
+Exit status 0 when every scenario passed, 1 when any failed (each failure is printed
+with what was seen), 2 when something needed is missing. A summary with the measured
+figures is printed at the end. arbiter-load is taken from beside the arbiter binary.
+Every wait is bounded; every process started is killed on every exit path (Ctrl-C too).
+"""
+
+import hashlib
+import hmac
+import os
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import clusterlib as cl  # noqa: E402
+from clusterlib import Failure, check, log  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TTL = 3
+# What a grant may outlive its node by: the TTL, the safe-deadline margin and the
+# 100 ms step are inside TTL + 1 s (docs/CLUSTER.md); the rest is this loaded 2-core
+# machine's scheduling.
+MARGIN = 1.5
+
+BUSY_BUTTONS = 8
+CONFIG = {
+    "panels": [
+        {"id": "busy", "title": "Busy taps", "buttons":
+            [{"id": f"b{i}", "kind": "tap", "group": f"g{i}", "timeout_ms": 0} for i in range(1, BUSY_BUTTONS + 1)]
+            + [{"id": "probe", "kind": "tap", "group": "probe", "timeout_ms": 0}]},
+        {"id": "demo", "title": "Demo", "buttons": [
+            {"id": "b1", "kind": "tap", "group": "g1", "timeout_ms": 0},
+            {"id": "b2", "kind": "tap", "group": "g2", "timeout_ms": 0},
+            {"id": "b3", "kind": "tap", "group": "g3", "timeout_ms": 0},
+            {"id": "sos", "label": "SOS", "kind": "hold", "hold_ms": 20000, "group": "emergency"},
+            {"id": "talk", "kind": "talk", "group": "talk"}]},
+        {"id": "order", "title": "Order", "buttons": [
+            {"id": "x1", "kind": "tap", "group": "main", "timeout_ms": 0},
+            {"id": "x2", "kind": "tap", "group": "main", "timeout_ms": 0},
+            {"id": "x3", "kind": "tap", "group": "other", "timeout_ms": 0}]},
+    ] + [{"id": f"spare{i}", "buttons": [{"id": "s1", "kind": "tap"}]} for i in range(1, 4)]
+}
+
+SUMMARY = []     # (scenario, figure text)
+
+
+def figure(scenario, text):
+    SUMMARY.append((scenario, text))
+    log(f"  {scenario}: {text}")
+
+
+# ------------------------------------------------------------------ shared steps
+
+def settle(cluster, quiet=1.5, timeout=40):
+    """Every node running and answering, every panel led by a running node, no node above
+    its quota (ceil(P/N) + 1, docs/CLUSTER.md) and no leader change for `quiet` seconds:
+    a node sheds panels one per step after a restart, and a shed is a failover that must
+    not fall into the next scenario."""
+    for node in cluster.nodes:
+        if not node.running():
+            log(f"restarting {node.name}")
+            node.start()
+    panels = [p["id"] for p in cluster.config["panels"]]
+    running = {n.name for n in cluster.nodes if n.running()}
+    quota = -(-len(panels) // len(running)) + 1
+
+    def leaders():
+        return tuple(cluster.leader_name(p) for p in panels)
+
+    def balanced(snapshot):
+        return (all(name in running for name in snapshot)
+                and all(snapshot.count(name) <= quota for name in running))
+
+    deadline = time.monotonic() + timeout
+    last, since = None, time.monotonic()
+    while True:
+        now_leaders = leaders()
+        if now_leaders != last:
+            last, since = now_leaders, time.monotonic()
+        elif balanced(last) and time.monotonic() - since >= quiet:
+            warm_up(cluster)
+            return dict(zip(panels, last))
+        if time.monotonic() > deadline:
+            raise Failure(f"the cluster did not settle within {timeout} s: leaders {dict(zip(panels, last))}")
+        time.sleep(0.1)
+
+
+def warm_up(cluster):
+    """A JOIN of each tested panel through every node, so relay links are up before a
+    scenario measures anything (they are dialled when first needed)."""
+    for node in cluster.nodes:
+        client = cl.LineClient(node.port, f"warm-{node.name}")
+        try:
+            for panel in ("busy", "demo", "order"):
+                client.join(panel, unavailable_for=15)
+        finally:
+            client.close()
+
+
+def others(cluster, node):
+    return [n for n in cluster.nodes if n is not node and n.running()]
+
+
+def fences_of(lines, kinds=("PRESSED", "GRANTED")):
+    out = []
+    for line in lines:
+        word = line.split(" ", 1)[0]
+        if word in kinds:
+            match = re.search(r"\bfence=(\d+)", line)
+            if match:
+                out.append(int(match.group(1)))
+    return out
+
+
+def member(port, name, panel):
+    client = cl.LineClient(port, name)
+    index, snapshot = client.join(panel)
+    return client, index, snapshot
+
+
+# ------------------------------------------------------------------ (a) kill -9 a busy leader
+
+def scenario_a(cluster):
+    settle(cluster)
+    leader = cluster.leader_of("busy")
+    survivors = others(cluster, leader)
+    log(f"(a) busy is led by {leader.name}; arbiter-load over {cluster.hosts()}")
+    watcher, joined_at, _ = member(survivors[0].port, "watch-a", "busy")
+    probe = cl.Presser(survivors[1].port, "probe-a", "busy", "probe")
+    probe.start()
+    duration = 14
+    load = cl.BackgroundLoad(cluster.loader, [
+        "contend", "--hosts", cluster.hosts(), "--panel", "busy", "--buttons", str(BUSY_BUTTONS),
+        "--connections", "24", "--observers", "3", "--duration", str(duration), "--seed", "11"], timeout=duration + 60)
+    try:
+        time.sleep(4)  # load running; the wait is the scenario's timing, not a poll
+        before = watcher.mark()
+        killed_at = time.monotonic()
+        leader.kill9()
+        log(f"(a) killed {leader.name} (kill -9)")
+        grant = cl.wait_until(lambda: probe.first_grant_after(killed_at), TTL + 6,
+                              f"a GRANTED on busy through {survivors[1].name} after the kill")
+        gap = grant[0] - killed_at
+        figure("a", f"failover gap (kill -9 -> first GRANTED through {survivors[1].name}): {gap * 1000:.0f} ms (bound {TTL + 1} s)")
+        check(gap <= TTL + 1, f"(a) the first grant after the kill came {gap:.2f} s later, above TTL + 1 s = {TTL + 1} s")
+        code, result, output = load.join(duration + 70)
+    finally:
+        probe.stop()
+    lines = watcher.texts(joined_at)
+    watcher.close()
+    check(result is not None, f"(a) arbiter-load printed no JSON result (status {code}):\n{output[-3000:]}")
+    safety = result.get("safety", {})
+    figure("a", f"arbiter-load: status {code}, cycles/s {result.get('cycles_per_s')}, reconnects {result.get('reconnects')}, "
+                f"unavailable {result.get('unavailable')}, failover UPs {result.get('failover_ups')}, errors {result.get('errors')}, "
+                f"safety {safety}")
+    check(code == 0 and safety.get("clean") is True and safety.get("violations") == 0,
+          f"(a) the checker is not clean over the run (status {code}):\n{output[-4000:]}")
+    # Fences: every fence read after the failover is above every fence read before the kill.
+    fences_before = fences_of(lines[:before - joined_at])
+    snapshot_after = next((i for i, line in enumerate(lines) if i >= before - joined_at and line.startswith("OK JOIN")), None)
+    check(snapshot_after is not None, f"(a) the member on {survivors[0].name} got no new snapshot after the failover")
+    fences_after = fences_of(lines[snapshot_after:])
+    probe_before = [int(cl.fields(l)["fence"]) for s, r, l in probe.replies if l.startswith("GRANTED") and r < killed_at]
+    probe_after = [int(cl.fields(l)["fence"]) for s, r, l in probe.replies if l.startswith("GRANTED") and s >= killed_at]
+    highest_before = max(fences_before + probe_before, default=0)
+    lowest_after = min(fences_after + probe_after, default=None)
+    check(lowest_after is not None, "(a) no fence was seen after the failover")
+    figure("a", f"fences: highest before the kill {highest_before}, lowest after the failover {lowest_after}")
+    check(lowest_after > highest_before, f"(a) a fence after the failover ({lowest_after}) is not above one before it ({highest_before})")
+    failovers = [l for l in lines if l.startswith("RELEASED") and "reason=failover" in l]
+    figure("a", f"member on {survivors[0].name}: {len(failovers)} RELEASED reason=failover, snapshot {lines[snapshot_after]}")
+
+
+# ------------------------------------------------------------------ (b) SIGSTOP a leader
+
+def scenario_b(cluster):
+    settle(cluster)
+    leader = cluster.leader_of("demo")
+    other = others(cluster, leader)[0]
+    log(f"(b) demo is led by {leader.name}; SIGSTOP for {2 * TTL} s")
+    holder, h_join, h_snap = member(leader.port, "holder-b", "demo")
+    old_term = int(h_snap.get("term", 0))
+    late, l_join, _ = member(leader.port, "late-b", "demo")
+    far, f_join, _ = member(other.port, "far-b", "demo")
+    _, _, m = holder.request("DOWN demo b1", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(b) holder's DOWN demo b1: {m.group(0)}")
+    old_fence = int(cl.fields(m.group(0))["fence"])
+    stopped_at = time.monotonic()
+    leader.pause()
+    try:
+        time.sleep(0.3)
+        late_mark = late.mark()
+        late.send("DOWN demo b2")           # read by the stopped node only after it wakes
+        # Meanwhile the panel moves: the member on another node sees the failover, and a
+        # press through that node is granted by the new leader.
+        _, released_at, _ = far.wait(r"^RELEASED demo b1 reason=failover\b", since=f_join, timeout=TTL + 6,
+                                     what="the failover release of b1 on another node")
+        figure("b", f"member on {other.name} saw b1 released reason=failover {released_at - stopped_at:.2f} s after SIGSTOP")
+        presser = cl.LineClient(other.port, "new-b")
+        grant = cl.wait_until(lambda: _granted(presser, "DOWN demo b3"), 10, "a grant of demo b3 by the new leader")
+        new_floor = int(cl.fields(grant)["fence"])
+        figure("b", f"new leader's first grant (b3 through {other.name}): fence {new_floor}; the old term's grant was fence {old_fence}")
+        check(new_floor > old_fence, f"(b) the new leader's fence {new_floor} is not above the old term's {old_fence}")
+        remaining = 2 * TTL - (time.monotonic() - stopped_at)
+        if remaining > 0:
+            time.sleep(remaining)
+    finally:
+        leader.resume()
+    log(f"(b) SIGCONT {leader.name} after {time.monotonic() - stopped_at:.1f} s")
+    _, _, m = late.wait(r"^(GRANTED demo b2 .*|ERROR .*)$", since=late_mark, timeout=10,
+                        what="the answer to the DOWN sent while the node was stopped")
+    answer = m.group(1)
+    figure("b", f"DOWN sent to the stopped node was answered: {answer}")
+    if answer.startswith("GRANTED"):
+        fence = int(cl.fields(answer)["fence"])
+        check(fence > new_floor, f"(b) the woken node granted b2 with fence {fence}, not above the new term's first {new_floor}: "
+                                 "a grant from the old term")
+    else:
+        check(answer.startswith("ERROR unavailable"), f"(b) expected ERROR unavailable or a grant of the new term, got {answer}")
+    # Its own members saw reason=failover for the old term's grant, then a new snapshot.
+    for client, since in ((holder, h_join), (late, l_join)):
+        index, _, _ = client.wait(r"^RELEASED demo b1 reason=failover\b", since=since, timeout=5,
+                                  what=f"reason=failover on the stopped node's member {client.name}")
+        after = client.texts(index + 1)
+        snap = next((i for i, line in enumerate(after) if line.startswith("OK JOIN demo")), None)
+        check(snap is not None, f"(b) {client.name}: no new snapshot after the failover release:\n  " + "\n  ".join(after[:20]))
+        between = [l for l in after[:snap] if not l.startswith(("BUTTON ", "RELEASED ")) and "reason=failover" not in l
+                   and not l.startswith(("GRANTED", "ERROR", "OK "))]
+        check(not between, f"(b) {client.name}: events between the failover release and the new snapshot: {between}")
+        check("term=" in after[snap], f"(b) {client.name}: the new snapshot has no term=: {after[snap]}")
+        # The new leader's term reaches the woken node's members too (a snapshot with a
+        # newer term than the one they joined in), however the step-down snapshot looked.
+        client.wait(rf"^OK JOIN demo .*\bterm=(?!{old_term}\b)\d+", since=index + 1, timeout=10,
+                    what=f"a snapshot of a term newer than {old_term} on the woken node")
+        after = client.texts(index + 1)
+        newer = [i for i, l in enumerate(after) if l.startswith("OK JOIN demo") and int(cl.fields(l).get("term", 0)) > old_term]
+        check(newer, f"(b) {client.name}: no snapshot of a newer term than {old_term}")
+        old_events = [l for l in after if l.startswith(("PRESSED", "FIRED")) and int(cl.fields(l).get("fence", 0)) <= old_fence]
+        check(not old_events, f"(b) {client.name}: events of the old term after the failover release: {old_events}")
+    figure("b", f"the stopped node's members {holder.name} and {late.name} saw reason=failover and a new snapshot with term=")
+    for c in (holder, late, far, presser):
+        c.close()
+
+
+def _granted(client, down):
+    _, _, m = client.request(down, r"^(GRANTED|DENIED|ERROR).*$", timeout=5)
+    if m.group(0).startswith("GRANTED"):
+        return m.group(0)
+    time.sleep(0.1)
+    return None
+
+
+# ------------------------------------------------------------------ (c) etcd losing members
+
+def presses_work(cluster, seconds, label):
+    """DOWN/UP on demo b3 through every node for `seconds`; Failure on any answer but GRANTED."""
+    tag = re.sub(r"[^A-Za-z0-9]", "", label)[:12]
+    clients = [cl.LineClient(n.port, f"c{tag}-{n.name}") for n in cluster.nodes]
+    deadline = time.monotonic() + seconds
+    count = 0
+    try:
+        while time.monotonic() < deadline:
+            for c in clients:
+                _, _, m = c.request("DOWN demo b3", r"^(GRANTED|DENIED|ERROR).*$", timeout=5)
+                check(m.group(0).startswith("GRANTED"), f"(c) {label}: DOWN demo b3 through {c.name} answered {m.group(0)}")
+                c.request(f"UP demo b3 fence={cl.fields(m.group(0))['fence']}", r"^(OK UP|ERROR)", timeout=5)
+                count += 1
+            time.sleep(0.05)
+    finally:
+        for c in clients:
+            c.close()
+    return count
+
+
+def scenario_c(cluster):
+    settle(cluster)
+    etcd = cluster.etcd
+    pids = {n.name: n.proc.pid for n in cluster.nodes}
+    watcher, w_join, _ = member(cluster.nodes[0].port, "watch-c", "demo")
+    for which in ("follower", "leader"):
+        leading = etcd.leader_member()
+        victim = leading if which == "leader" else next(n for n in etcd.alive() if n != leading)
+        mark = watcher.mark()
+        etcd.kill_member(victim)
+        log(f"(c) killed etcd member m{victim} ({which})")
+        presses = presses_work(cluster, 4, f"etcd {which} m{victim} down")
+        failovers = [l for l in watcher.texts(mark) if "reason=failover" in l]
+        check(not failovers, f"(c) killing etcd's {which} member caused failovers: {failovers}")
+        figure("c", f"etcd {which} member m{victim} killed: {presses} presses through {len(cluster.nodes)} nodes in 4 s, all GRANTED, no failover")
+        etcd.start_member(victim)
+        cl.wait_until(etcd.healthy, 20, "etcd healthy again", interval=0.2)
+    settle(cluster)
+    # Two members down: no majority.
+    demo_leader = cluster.leader_of("demo")
+    holder, h_join, _ = member(demo_leader.port, "holder-c", "demo")
+    _, _, m = holder.request("DOWN demo b1", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(c) holder's DOWN demo b1: {m.group(0)}")
+    _, _, m = holder.request("DOWN demo sos", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(c) holder's DOWN demo sos: {m.group(0)}")
+    mark = watcher.mark()
+    victims = etcd.alive()[:2]
+    killed_at = time.monotonic()
+    for n in victims:
+        etcd.kill_member(n)
+    log(f"(c) killed etcd members {victims}: no majority")
+    # Members on the leader's node (the holder itself) and on another node both see it.
+    for client, since, where in ((holder, h_join, demo_leader.name), (watcher, mark, cluster.nodes[0].name)):
+        for button in ("b1", "sos"):
+            _, at, _ = client.wait(rf"^RELEASED demo {button} reason=failover\b", since=since, timeout=TTL + 5,
+                                   what=f"{button} released reason=failover without etcd majority, seen on {where}")
+            figure("c", f"no majority: held {button} released reason=failover {at - killed_at:.2f} s after the kill (member on {where})")
+    asker = cl.LineClient(cluster.nodes[-1].port, "asker-c")
+
+    def refused():
+        _, _, m = asker.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$", timeout=6)
+        check(not m.group(0).startswith("GRANTED"), f"(c) a press was GRANTED without an etcd majority: {m.group(0)}")
+        return m.group(0) if m.group(0).startswith("ERROR unavailable") else (time.sleep(0.2) and None)
+    answer = cl.wait_until(refused, TTL + 8, "ERROR unavailable without an etcd majority")
+    figure("c", f"no majority: DOWN answered '{answer}' {time.monotonic() - killed_at:.2f} s after the kill")
+    for _ in range(5):   # it stays refused
+        _, _, m = asker.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$", timeout=6)
+        check(m.group(0).startswith("ERROR unavailable"), f"(c) without a majority a DOWN was answered {m.group(0)}")
+        time.sleep(0.2)
+    restarted_at = time.monotonic()
+    for n in victims:
+        etcd.start_member(n)
+    cl.wait_until(etcd.healthy, 20, "etcd healthy after restarting two members", interval=0.2)
+    answer = cl.wait_until(lambda: _granted(asker, "DOWN demo b2"), 30, "a press granted again after etcd's restart")
+    figure("c", f"etcd back: presses granted again {time.monotonic() - restarted_at:.2f} s after restarting the members ({answer})")
+    for node in cluster.nodes:
+        check(node.running() and node.proc.pid == pids[node.name], f"(c) node {node.name} was restarted or died")
+    for c in (holder, watcher, asker):
+        c.close()
+
+
+# ------------------------------------------------------------------ (d) one order on every node
+
+def scenario_d(cluster):
+    settle(cluster)
+    members = []
+    for node in cluster.nodes:
+        members.append(member(node.port, f"m-{node.name}", "order"))
+    pressers = [cl.LineClient(node.port, f"p-{node.name}") for node in cluster.nodes]
+    # The last member's own JOINED follows its snapshot: events from there on are seen by
+    # all three members.
+    base = max(int(snap["seq"]) for _, _, snap in members) + 1
+    # Wait until the first members have seen the later ones join (seq reaches base).
+    for client, since, _ in members:
+        client.wait(rf"\bseq={base}\b", since=since, timeout=5, what=f"the last member's JOINED, seq {base}")
+    script = []
+    for round_ in range(10):
+        for i, p in enumerate(pressers):
+            script.append((p, ["x1", "x2", "x3"][(round_ + i) % 3]))
+    held = {}
+    last_seq = base
+    for p, button in script:
+        _, _, m = p.request(f"DOWN order {button}", r"^(GRANTED|DENIED|ERROR).*$")
+        answer = m.group(0)
+        check(not answer.startswith("ERROR"), f"(d) {p.name}: DOWN order {button}: {answer}")
+        if answer.startswith("GRANTED"):
+            held[(p.name, button)] = cl.fields(answer)["fence"]
+        # Release the oldest holding of another presser now and then, so DENIED and
+        # RELEASED interleave with grants from all three nodes.
+        for (name, b), fence in list(held.items()):
+            if name != p.name:
+                owner = next(q for q in pressers if q.name == name)
+                owner.request(f"UP order {b} fence={fence}", r"^(OK UP|ERROR)")
+                del held[(name, b)]
+                break
+    for (name, b), fence in held.items():
+        owner = next(q for q in pressers if q.name == name)
+        owner.request(f"UP order {b} fence={fence}", r"^(OK UP|ERROR)")
+    # The last event: a member on the leader's node sees it first; wait for all to reach it.
+    leader_member = members[[n.name for n in cluster.nodes].index(cluster.leader_of("order").name)][0]
+    time.sleep(0.5)
+    last_seq = max((int(cl.fields(l).get("seq", 0)) for l in leader_member.texts() if " seq=" in l), default=base)
+    streams = []
+    for client, since, _ in members:
+        client.wait(rf"\bseq={last_seq}\b", since=since, timeout=5, what=f"the last event seq={last_seq}")
+        events = [l for l in client.texts(since + 1) if re.search(r"\bseq=(\d+)", l) and int(cl.fields(l)["seq"]) > base]
+        streams.append((client.name, events))
+    reference = streams[0][1]
+    check(len(reference) == last_seq - base, f"(d) {streams[0][0]} saw {len(reference)} events for seq {base + 1}..{last_seq}")
+    for name, events in streams[1:]:
+        if events != reference:
+            diff = next((i for i, (a, b) in enumerate(zip(reference, events)) if a != b), min(len(reference), len(events)))
+            raise Failure(f"(d) {name}'s events differ from {streams[0][0]}'s at #{diff}:\n"
+                          f"  {streams[0][0]}: {reference[diff:diff + 3]}\n  {name}: {events[diff:diff + 3]}")
+    figure("d", f"{len(script)} presses from 3 nodes: {len(reference)} events (seq {base + 1}..{last_seq}) identical "
+                f"on members of {', '.join(n.name for n in cluster.nodes)}")
+    for client, _, _ in members:
+        client.close()
+    for p in pressers:
+        p.close()
+
+
+# ------------------------------------------------------------------ (e) relay handshakes without the key
+
+def read_line(sock, timeout=5.0):
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(1)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    return data.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def closed_by_peer(sock, timeout=5.0):
+    sock.settimeout(timeout)
+    try:
+        return sock.recv(4096) == b""
+    except (socket.timeout, ConnectionResetError):
+        return False
+
+
+def relay_mac(key, role, dialer_nonce, acceptor_nonce, dialer, acceptor):
+    message = f"arbiter-relay 1\0{role}\0".encode() + dialer_nonce + acceptor_nonce + f"{dialer}\0{acceptor}".encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def refusal_logged(node, port, since_len):
+    text = node.log_text()[since_len:]
+    return [l for l in text.splitlines() if re.search(r"relay", l, re.I) and re.search(r"refus|reject|denied|bad|wrong", l, re.I)
+            and f":{port}" in l]
+
+
+def scenario_e(cluster):
+    settle(cluster)
+    node = cluster.nodes[0]
+    # 1. A dialer with a wrong key: the challenge comes, the proof is refused, the link closed.
+    log_len = len(node.log_text())
+    sock = socket.create_connection(("127.0.0.1", node.port), timeout=5)
+    local = sock.getsockname()[1]
+    nonce = os.urandom(32)
+    sock.sendall(f"RELAY-HELLO 1 intruder {nonce.hex()}\n".encode())
+    challenge = read_line(sock)
+    words = challenge.split()
+    check(len(words) == 5 and words[0] == "RELAY-CHALLENGE" and words[2] == node.name,
+          f"(e) RELAY-HELLO got {challenge!r}, not RELAY-CHALLENGE 1 {node.name} <nonce> <mac>")
+    acceptor_nonce = bytes.fromhex(words[3])
+    wrong = relay_mac(b"not-the-cluster-key", "dialer", nonce, acceptor_nonce, "intruder", node.name)
+    sock.sendall(f"RELAY-PROOF {wrong}\n".encode())
+    refusal = read_line(sock)
+    check(refusal.startswith("RELAY-REFUSED"), f"(e) a wrong proof got {refusal!r}, not RELAY-REFUSED")
+    check(closed_by_peer(sock), "(e) the node did not close the link after refusing the proof")
+    sock.close()
+    logged = cl.wait_until(lambda: refusal_logged(node, local, log_len), 5, f"a logged refusal naming peer port {local}")
+    figure("e", f"wrong key: '{refusal}'; logged: {logged[0].strip()}")
+    # The acceptor's own MAC proves it knows the key file's key (checked as the dialer would).
+    raw = Path(cluster.key_file).read_bytes()
+    accepted = [k for k in (raw, raw.strip()) if relay_mac(k, "acceptor", nonce, acceptor_nonce, "intruder", node.name) == words[4]]
+    figure("e", "the acceptor's MAC " + ("verifies with the cluster key" if accepted else
+                                          "did not verify with the key file's bytes (the key may be derived otherwise)"))
+    # 2. A plain client that sends relay frames: after HELLO, and as its first bytes.
+    log_len = len(node.log_text())
+    sock = socket.create_connection(("127.0.0.1", node.port), timeout=5)
+    local2 = sock.getsockname()[1]
+    frame = relay_command_frame("n2", "s1", "mallory", "demo", '{"cmd":"down","panel":"demo","button":"b1"}')
+    sock.sendall(b"RELAY-PROOF " + b"0" * 64 + b"\n" + frame)
+    refusal2 = read_line(sock)
+    check(refusal2.startswith("RELAY-REFUSED"), f"(e) relay frames without a handshake got {refusal2!r}, not RELAY-REFUSED")
+    check(closed_by_peer(sock), "(e) the node did not close a connection that sent relay frames without a handshake")
+    sock.close()
+    logged2 = cl.wait_until(lambda: refusal_logged(node, local2, log_len), 5, f"a logged refusal naming peer port {local2}")
+    figure("e", f"frames without a handshake: '{refusal2}'; logged: {logged2[0].strip()}")
+    # A session that sends a frame after HELLO gets an error; nothing is pressed.
+    watcher, w_join, _ = member(cluster.nodes[1].port, "watch-e", "demo")
+    plain = cl.LineClient(node.port, "plain-e")
+    mark = plain.mark()
+    plain.sock.sendall(frame + b"\n")
+    plain.wait(r"^ERROR ", since=mark, timeout=5, what="an error for relay frame bytes from a session")
+    time.sleep(0.5)
+    pressed = [l for l in watcher.texts(w_join) if l.startswith("PRESSED")]
+    check(not pressed, f"(e) relay frame bytes from a session pressed something: {pressed}")
+    # The node keeps serving.
+    fresh = cl.LineClient(node.port, "fresh-e")
+    fresh.join("demo")
+    figure("e", f"{node.name} keeps serving: a new session joined demo after the refusals")
+    for c in (watcher, plain, fresh):
+        c.close()
+
+
+def relay_command_frame(origin, session, name, panel, command):
+    def string(s):
+        b = s.encode()
+        return struct.pack(">I", len(b)) + b
+    body = bytes([1]) + string(origin) + string(session) + string(name) + b"\0" + string(panel) + string(command) + struct.pack(">Q", 0)
+    return struct.pack(">I", len(body)) + body
+
+
+# ------------------------------------------------------------------ (f) a dead node's grants
+
+def scenario_f(cluster):
+    settle(cluster)
+    leader = cluster.leader_of("demo")
+    victim, watcher_node = others(cluster, leader)[:2]
+    watcher, w_join, _ = member(watcher_node.port, "watch-f", "demo")
+    doomed = cl.LineClient(victim.port, "doomed-f")
+    _, _, m = doomed.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(f) DOWN demo b2 through {victim.name}: {m.group(0)}")
+    watcher.wait(r"^PRESSED demo b2\b", since=w_join, timeout=5, what="the press seen on another node")
+    killed_at = time.monotonic()
+    victim.kill9()
+    log(f"(f) killed {victim.name}, which relayed doomed-f's grant of demo b2 (leader {leader.name})")
+    _, at, m = watcher.wait(r"^RELEASED demo b2 reason=(disconnect|failover)\b.*$", since=w_join, timeout=TTL + MARGIN,
+                            what=f"b2 released within TTL + {MARGIN} s of its node's death")
+    figure("f", f"session on dead relaying node {victim.name}: '{m.group(0)}' {at - killed_at:.2f} s after kill -9 (bound {TTL + MARGIN} s)")
+    # And a session on the dead leader's own node.
+    settle(cluster)
+    leader = cluster.leader_of("demo")
+    watcher2, w2_join, _ = member(others(cluster, leader)[0].port, "watch-f2", "demo")
+    doomed2 = cl.LineClient(leader.port, "doomed-f2")
+    _, _, m = doomed2.request("DOWN demo b1", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(f) DOWN demo b1 through the leader {leader.name}: {m.group(0)}")
+    # The member must know of the grant to be told it ended: a PRESSED still on its way
+    # when the leader dies is cut off with the old term (the new snapshot shows b1 idle).
+    watcher2.wait(r"^PRESSED demo b1\b", since=w2_join, timeout=5, what="the press seen on another node")
+    killed_at = time.monotonic()
+    leader.kill9()
+    _, at, m = watcher2.wait(r"^RELEASED demo b1 reason=(disconnect|failover)\b.*$", since=w2_join, timeout=TTL + MARGIN,
+                             what="b1 released within TTL + margin of its leader node's death")
+    figure("f", f"session on the dead leader {leader.name}: '{m.group(0)}' {at - killed_at:.2f} s after kill -9")
+    for c in (watcher, watcher2, doomed, doomed2):
+        c.close()
+
+
+SCENARIOS = {"e": scenario_e, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "c": scenario_c}
+
+
+def main():
+    args = sys.argv[1:]
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = args[i + 1].split(",")
+        del args[i:i + 2]
+    binary = Path(args[0]) if args else ROOT / ".build" / "debug" / "arbiter"
+    if not binary.exists() or not (binary.parent / "arbiter-load").exists():
+        print(f"e2e: {binary} or arbiter-load beside it is missing (swift build)", file=sys.stderr)
+        return 2
+    cl.install_cleanup()
+    started = time.monotonic()
+    results = []
+    try:
+        cluster = cl.Cluster(binary, CONFIG, ttl=TTL, extra=["--rate", "0"]).start()
+    except Failure as error:
+        print(f"\nFAIL: the cluster did not start: {error}", file=sys.stderr)
+        cl.cleanup()
+        return 1
+    try:
+        for name, function in SCENARIOS.items():
+            if only and name not in only:
+                continue
+            log(f"---- scenario ({name})")
+            t = time.monotonic()
+            try:
+                function(cluster)
+                results.append((name, "PASS", time.monotonic() - t, ""))
+            except Failure as error:
+                results.append((name, "FAIL", time.monotonic() - t, str(error)))
+                print(f"FAIL ({name}): {error}", file=sys.stderr, flush=True)
+                for node in cluster.nodes:
+                    print(f"--- {node.name} log tail:\n{node.log_tail(12)}", file=sys.stderr)
+    finally:
+        cluster.stop()
+        cl.cleanup()
+    print("\nSummary (cluster e2e, etcd 3 members --heartbeat-interval 50 --election-timeout 500, 3 nodes, --cluster-ttl 3):")
+    for scenario, text in SUMMARY:
+        print(f"  ({scenario}) {text}")
+    for name, verdict, seconds, why in results:
+        print(f"  {verdict} ({name}) in {seconds:.1f} s" + (f": {why.splitlines()[0]}" if why else ""))
+    failed = [r for r in results if r[1] == "FAIL"]
+    print(f"{'FAIL' if failed else 'PASS'}: {len(results) - len(failed)} of {len(results)} scenarios passed "
+          f"in {time.monotonic() - started:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
