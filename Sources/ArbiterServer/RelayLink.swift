@@ -171,6 +171,7 @@ final class RelayLink: @unchecked Sendable {
     // MARK: Reading
 
     private func readable() {
+        guard !isClosed else { return }
         if case .connecting = phase {
             guard connected() else { return }
         }
@@ -278,6 +279,7 @@ final class RelayLink: @unchecked Sendable {
     }
 
     private func writable() {
+        guard !isClosed else { return }
         if case .connecting = phase {
             guard connected() else { return }
             return

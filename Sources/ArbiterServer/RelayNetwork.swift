@@ -12,7 +12,8 @@ import Dispatch
 /// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`.
 /// - What the links receive goes to `onMessage` on the link's own queue, in frame order.
 ///   `onLinkUp` and `onLinkDown` are called once per link (a pair of nodes may have two,
-///   one dialled each way, if both dialled before either's link was up); `onUndelivered`
+///   one dialled each way, if both dialled before either's link was up; a newer accepted
+///   link from a node is reported up before the one it replaces is reported down); `onUndelivered`
 ///   when queued messages were dropped: on a link that went down or a dial that failed,
 ///   past the outbound bound, and for an unusable address. Messages are never kept for a
 ///   later link: the content layer recovers with snapshots.
@@ -158,8 +159,9 @@ public final class RelayNetwork: @unchecked Sendable {
             return (replaced, l.peers[node])
         }
         log.info("relay link up", ["node": node, "peer": link.address, "dialled": link.dialed ? "yes" : "no"])
-        if let replaced { replaced.queue.async { replaced.close(because: .replaced) } }
+        // Up before the replaced link is even closed: a node with a link never looks gone.
         onLinkUp(node)
+        if let replaced { replaced.queue.async { replaced.close(because: .replaced) } }
         // Messages that wait for a dial may leave on this link at once.
         if let peer { peer.queue.async { peer.dialIfNeeded() } }
     }

@@ -11,6 +11,8 @@ final class RelayTestNode: @unchecked Sendable {
         var messages: [(from: String, message: RelayMessage)] = []
         var ups: [String] = []
         var downs: [String] = []
+        /// Ups and downs in the order they were reported.
+        var links: [String] = []
         var undelivered: [(node: String, count: Int)] = []
         var log: [String] = []
     }
@@ -36,8 +38,18 @@ final class RelayTestNode: @unchecked Sendable {
                 whileReceiving?(message)
                 seen.withLock { $0.messages.append((from, message)) }
             },
-            onLinkUp: { node in seen.withLock { $0.ups.append(node) } },
-            onLinkDown: { node in seen.withLock { $0.downs.append(node) } },
+            onLinkUp: { node in
+                seen.withLock {
+                    $0.ups.append(node)
+                    $0.links.append("up \(node)")
+                }
+            },
+            onLinkDown: { node in
+                seen.withLock {
+                    $0.downs.append(node)
+                    $0.links.append("down \(node)")
+                }
+            },
             onUndelivered: { node, count in seen.withLock { $0.undelivered.append((node, count)) } })
         self.network = network
         let server = try TestServer { configuration in
