@@ -14,6 +14,15 @@ public enum ByteText {
         return true
     }
 
+    /// Whether `word` occurs anywhere in `range` (for the rare lines whose free text
+    /// matters, never on the hot path).
+    static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ word: StaticString) -> Bool {
+        let n = word.utf8CodeUnitCount
+        guard n > 0, range.count >= n else { return n == 0 }
+        for start in range.lowerBound...(range.upperBound - n) where equals(bytes, start..<(start + n), word) { return true }
+        return false
+    }
+
     /// A non-negative decimal integer, or nil if `range` is empty or holds anything else.
     @inline(__always)
     static func integer(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int64? {

@@ -67,6 +67,9 @@ public enum JSONMessageParser {
         if isOK {
             m.kind = re.map { LineMessageParser.okKind(bytes, $0) } ?? .okOther
         }
+        if m.kind == .error, m.error == .unavailable {
+            m.mayHaveBeenDone = ByteText.contains(bytes, object, WireMessage.mayHaveBeenDoneText)
+        }
         if m.kind == .queued, m.seq >= 0 { m.kind = .queuedEvent }
         // Only ARMED and CLOSED name a group in place of a button (BUTTON's is a field).
         if m.kind == .armed || m.kind == .closed, let group, let table = buttons { m.group = table.groupIndex(bytes, group) }

@@ -21,6 +21,7 @@ public enum LineMessageParser {
         case .error:
             // `ERROR <code> <free text>`: only the code is read.
             m.error = nextToken(bytes, &i, end).map { WireErrorCode.decode(bytes, $0) } ?? .other
+            if m.error == .unavailable { m.mayHaveBeenDone = ByteText.contains(bytes, i..<end, WireMessage.mayHaveBeenDoneText) }
             return m
         case .help, .record, .panelInfo, .unknown, .pong, .groupState:
             // Free text follows; nothing in it is needed.

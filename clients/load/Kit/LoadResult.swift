@@ -25,6 +25,9 @@ public struct LoadResult: Sendable {
     public var violationCount = 0
     public var eventsChecked = 0
     public var eventsCompared = 0
+    /// Grants whose GRANTED never came, each accounted for by an answer that said the
+    /// command "may or may not have been done" (cluster mode, a leader dying mid-reply).
+    public var undecidedGrants = 0
     /// The panel's total order by event kind, as the checker rebuilt it.
     public var orderCounts: [(MessageKind, Int)] = []
     /// Server VmRSS (bytes) before and after the idle connections were greeted.

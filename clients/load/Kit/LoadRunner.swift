@@ -134,6 +134,7 @@ public enum LoadRunner {
                 result.violationCount += c.violationCount
                 result.eventsChecked += c.eventsChecked
                 result.eventsCompared += c.eventsCompared
+                result.undecidedGrants += c.undecidedGrants
                 for (i, n) in c.orderCounts.enumerated() { order[i] += n }
             }
         }

@@ -33,6 +33,12 @@ public final class SafetyChecker {
     var unmatchedPresses: [Int64: (WireMessage, Int32)] = [:]
     /// Sessions whose replies the checker reads (their GRANTED must match).
     var watchedSessions: Set<Int64> = []
+    /// Per watched session, the commands answered "may or may not have been done" (a
+    /// relayed command whose leader died before answering): each may stand for one grant
+    /// whose GRANTED never came, as an indeterminate operation does in a Jepsen history.
+    var undecided: [Int64: Int] = [:]
+    /// PRESSED events without a GRANTED that such an answer accounts for.
+    public internal(set) var undecidedGrants = 0
     /// The highest seq of a snapshot in which every button was idle.
     var idleSnapshotSeq: Int64 = -1
     var lastMatchedFence: Int64 = 0
@@ -72,7 +78,22 @@ public final class SafetyChecker {
         // Its replies end with it. And session numbers come back: a node restarted in a
         // cluster numbers its sessions from the same base again, so a later PRESSED of
         // this number may be another client's.
-        if streams[stream].session >= 0 { watchedSessions.remove(streams[stream].session) }
+        let session = streams[stream].session
+        guard session >= 0 else { return }
+        settleUndecided(session)
+        watchedSessions.remove(session)
+    }
+
+    /// Lets each undecided answer of `session` account for one of its PRESSED events
+    /// that never got a GRANTED, the lowest fences first, and forgets the rest: a later
+    /// client with the same session number starts with none.
+    private func settleUndecided(_ session: Int64) {
+        guard var n = undecided.removeValue(forKey: session), n > 0 else { return }
+        for fence in unmatchedPresses.keys.sorted() where n > 0 && unmatchedPresses[fence]?.0.session == session {
+            unmatchedPresses[fence] = nil
+            undecidedGrants += 1
+            n -= 1
+        }
     }
 
     /// One message `stream` received, in its order.
@@ -90,6 +111,8 @@ public final class SafetyChecker {
             failover(stream, m)
         case .okLeave:
             streams[stream].joined = false
+        case .error where m.mayHaveBeenDone:
+            if streams[stream].session >= 0 { undecided[streams[stream].session, default: 0] += 1 }
         case .granted:
             if m.button >= 0 { streams[stream].own[m.button] = CheckedStream.OwnGrant(fence: m.fence) }
             granted(stream, m)
@@ -213,6 +236,7 @@ public final class SafetyChecker {
         for (fence, (m, stream)) in unmatchedGrants.sorted(by: { $0.key < $1.key }) {
             violate(.grantMismatch, "GRANTED fence=\(fence) but no member saw its PRESSED", [describe(Int(stream), m)])
         }
+        for session in undecided.keys { settleUndecided(session) }
         for (fence, (m, stream)) in unmatchedPresses.sorted(by: { $0.key < $1.key }) {
             violate(
                 .grantMismatch, "PRESSED fence=\(fence) for session s\(m.session), which never read a GRANTED for it",

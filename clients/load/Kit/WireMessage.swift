@@ -26,6 +26,9 @@ public struct WireMessage: Sendable, Equatable {
     public var state: ButtonState = .unknown
     /// ERROR's code.
     public var error: WireErrorCode = .none
+    /// An `ERROR unavailable` that says its command "may or may not have been done": a
+    /// relayed command whose leader died before it answered (cluster mode).
+    public var mayHaveBeenDone = false
     /// QUEUED/DEQUEUED `position=`, RANKED/BUZZED `rank=` and `after_us=`.
     public var position: Int32 = -1
     public var rank: Int32 = -1
@@ -34,6 +37,9 @@ public struct WireMessage: Sendable, Equatable {
     public var group: Int32 = -1
 
     public init() {}
+
+    /// What the server's text says of a command whose outcome it cannot know.
+    static let mayHaveBeenDoneText: StaticString = "may or may not have been done"
 
     public init(kind: MessageKind) {
         self.kind = kind
