@@ -57,9 +57,14 @@ final class ClusterContext: @unchecked Sendable {
 
     /// Frames to `node` were dropped unsent (its link went down, a dial failed): what this
     /// node's sessions sent a panel it leads may be lost, so those panels re-sync.
-    private func undelivered(_ count: Int, to node: String) {
+    func undelivered(_ count: Int, to node: String) {
         log.warning("relay frames dropped", ["node": node, "count": "\(count)"])
-        for host in hosts.values { host.queue.async { host.leaderLinkDown(node) } }
+        // After the frames the link still delivered (its own queue) have reached the
+        // panels: an answer already on its way is written before the rest is failed.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+            guard let self else { return }
+            for host in hosts.values { host.queue.async { host.leaderLinkDown(node) } }
+        }
     }
 
     /// The panels, once made (they hold this context).

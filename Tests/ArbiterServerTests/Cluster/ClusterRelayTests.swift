@@ -308,3 +308,24 @@ struct ClusterJournalSeedTests {
         #expect(try c.expect("GRANTED") == "GRANTED demo b1 fence=1001")
     }
 }
+
+/// Frames reported undelivered to the leader's node: what is unanswered then is failed,
+/// but only after an answer already on its way has been written.
+@Suite("cluster mode: undelivered frames", .serialized)
+struct ClusterUndeliveredTests {
+    @Test func anAnswerOnItsWayIsWrittenBeforeTheRestIsFailed() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let bob = try nodes.client(follower, name: "bob")
+        // The leader's answers reach bob's node 50 ms late; meanwhile that node hears
+        // that some of its frames to the leader were dropped.
+        nodes.hub.delay(framesTo: follower, milliseconds: 50)
+        bob.send("DOWN demo b1")
+        usleep(10_000)
+        nodes.context(follower)?.undelivered(1, to: leader)
+        #expect(try bob.readLine() == "GRANTED demo b1 fence=1")
+        let after = bob.drain(for: 0.4)
+        #expect(!after.contains { $0.hasPrefix("ERROR") }, "\(after)")
+    }
+}

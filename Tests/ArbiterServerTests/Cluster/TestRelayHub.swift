@@ -7,6 +7,7 @@ import Foundation
 /// cluster context, in order per sender. A node can be cut off, as a dead link would be.
 final class TestRelayHub: @unchecked Sendable {
     private let lock = NSLock()
+    private let delayQueue = DispatchQueue(label: "test.relay.delay")
     /// Weakly: each context's relay (a `Sender`) holds this hub.
     private var registered: [String: Weak] = [:]
     private var contexts: [String: ClusterContext] { registered.compactMapValues(\.context) }
@@ -17,6 +18,8 @@ final class TestRelayHub: @unchecked Sendable {
     private var cut: Set<String> = []
     /// Frames to these nodes vanish without anyone hearing of it (a stalled link).
     private var swallowed: Set<String> = []
+    /// Frames to these nodes arrive this many milliseconds late (a slow link).
+    private var delays: [String: Int] = [:]
 
     func register(_ node: String, _ context: ClusterContext) {
         lock.lock()
@@ -47,6 +50,12 @@ final class TestRelayHub: @unchecked Sendable {
         }
     }
 
+    func delay(framesTo node: String, milliseconds: Int) {
+        lock.lock()
+        delays[node] = milliseconds
+        lock.unlock()
+    }
+
     func swallow(framesTo node: String) {
         lock.lock()
         swallowed.insert(node)
@@ -58,8 +67,12 @@ final class TestRelayHub: @unchecked Sendable {
     fileprivate func deliver(_ message: RelayMessage, from: String, to: String) {
         lock.lock()
         let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) ? nil : contexts[to]
+        let delay = delays[to]
         lock.unlock()
-        target?.receive(message, from: from)
+        guard let target else { return }
+        guard let delay else { return target.receive(message, from: from) }
+        // One serial queue per hub keeps the delayed frames in order.
+        delayQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) { target.receive(message, from: from) }
     }
 
     private final class Sender: RelaySender, @unchecked Sendable {
