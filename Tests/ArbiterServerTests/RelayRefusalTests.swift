@@ -60,6 +60,8 @@ struct RelayRefusalTests {
         a.send(.sessionGone(origin: "n1", session: 1), to: b)
         // The dialer checks the acceptor's proof first and leaves without giving its own.
         #expect(eventually { a.network.statistics.dialFailures == 1 })
+        // The failure is counted before it is logged: wait for the line, not the count.
+        #expect(eventually { !a.logLines(containing: "relay dial failed").isEmpty })
         #expect(a.logLines(containing: "relay dial failed").first?.contains("proof of the cluster key is wrong") == true)
         expectRefused(b, reason: "the peer closed the connection")
         #expect(eventually { a.network.statistics.dropped == 1 })
