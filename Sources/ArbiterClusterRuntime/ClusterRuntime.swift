@@ -139,6 +139,9 @@ public final class ClusterRuntime: @unchecked Sendable {
 
     public var leaseID: Int64? { keeper.snapshot.leaseID }
 
+    /// Whether the watch on the panels' keys is open (false without a watch client).
+    public var isWatching: Bool { watcher?.isOpen ?? false }
+
     // MARK: Private
 
     private func adopt(_ lease: NodeLeaseStateMachine) {

@@ -33,6 +33,14 @@ final class PanelKeyWatcher: @unchecked Sendable {
         open?.cancel()
     }
 
+    /// Whether a watch is open now: changes made from here on are seen (a watch opened
+    /// later starts at the revision it is opened at, and misses what came before).
+    var isOpen: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stream != nil && !stopped
+    }
+
     private var isStopped: Bool {
         lock.lock()
         defer { lock.unlock() }
@@ -53,6 +61,9 @@ final class PanelKeyWatcher: @unchecked Sendable {
                     if DispatchTime.now().uptimeNanoseconds - started < 10_000_000 { usleep(20_000) }
                 }
             } catch {
+                lock.lock()
+                stream = nil
+                lock.unlock()
                 // Opened again after a pause; the timed steps cover the gap.
                 if !isStopped { usleep(500_000) }
             }

@@ -24,8 +24,10 @@ import Testing
             timing: timing, stepIntervalMilliseconds: 60_000, clock: BootClockForTests.now, callbacks: r2.callbacks)
         n2.start()
         defer { n2.stop(resign: true) }
-        // Its lease first (the keeper is not a step), then n1 gives the panel up.
-        #expect(eventually(seconds: 5) { n2.leaseID != nil })
+        // Its lease first (the keeper is not a step), and its watch open (one opened after
+        // the resignation would start past it: CI saw that on a loaded machine), then n1
+        // gives the panel up.
+        #expect(eventually(seconds: 5) { n2.leaseID != nil && n2.isWatching })
         n1.stop(resign: true)
         #expect(eventually(seconds: 10) { n2.canDecide("demo") != nil }, "n2 did not take the panel over: \(r2.events)")
     }
