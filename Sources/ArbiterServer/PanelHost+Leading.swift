@@ -251,17 +251,7 @@ extension PanelHost {
             return replyRemotely(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"))
         }
         var rendered: [UInt8] = []
-        let entries = history.last(count)
-        for entry in entries {
-            let record: HistoryRecord?
-            switch entry {
-            case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
-            case .loaded(let loaded): record = loaded
-            }
-            guard let record else { continue }
-            MessageEncoder.encode(.record(record), format: format, id: id, into: &rendered)
-        }
-        MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &rendered)
+        encodeHistory(history.last(count), format: format, id: id, into: &rendered)
         if let remote = remoteRequester { sendReply(RelayPayload.reply(.plain, rendered: rendered), to: remote) }
     }
 

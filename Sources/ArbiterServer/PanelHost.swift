@@ -266,18 +266,22 @@ final class PanelHost: @unchecked Sendable {
             }
         }
         let entries = history.last(count)
-        flush.append(to: connection) { out, _ in
-            for entry in entries {
-                let record: HistoryRecord?
-                switch entry {
-                case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
-                case .loaded(let loaded): record = loaded
-                }
-                guard let record else { continue }
-                MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
+        flush.append(to: connection) { out, _ in encodeHistory(entries, format: format, id: id, into: &out) }
+    }
+
+    /// HISTORY's answer: the records, then `OK HISTORY`; for a local session and, through
+    /// the relay, for a session of another node.
+    func encodeHistory(_ entries: [HistoryRing.Entry], format: WireFormat, id: CommandID?, into out: inout [UInt8]) {
+        for entry in entries {
+            let record: HistoryRecord?
+            switch entry {
+            case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
+            case .loaded(let loaded): record = loaded
             }
-            MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
+            guard let record else { continue }
+            MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
         }
+        MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
     }
 
     /// The state now, after performing whatever the clock owed.
