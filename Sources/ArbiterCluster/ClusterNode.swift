@@ -66,9 +66,10 @@ public final class ClusterNode {
     }
 
     /// The running core used up most of its block: reserve the next one under the same term.
-    public func reserveMoreFences(_ panel: String) {
+    /// `size`: how many fences (default `fenceBlockSize`; see `FenceBlockSizing`).
+    public func reserveMoreFences(_ panel: String, size: UInt64? = nil) {
         guard case .leading(let term, _) = machines[panel]?.state else { return }
-        reserveFences(panel, term: term)
+        reserveFences(panel, term: term, size: size ?? fenceBlockSize)
     }
 
     /// Gives every panel up and revokes the lease: a clean shutdown hands over at once
@@ -254,12 +255,12 @@ public final class ClusterNode {
         }
     }
 
-    private func reserveFences(_ panel: String, term: Int64) {
+    private func reserveFences(_ panel: String, term: Int64, size: UInt64? = nil) {
         let fenceKey = keys.fence(panel)
         let leaderKey = keys.leader(panel)
         do {
             let current = try etcd.range(.key(fenceKey)).kvs.first
-            guard let reserved = FenceReservation(current: current, term: term, leaderKey: leaderKey, fenceKey: fenceKey, size: fenceBlockSize) else {
+            guard let reserved = FenceReservation(current: current, term: term, leaderKey: leaderKey, fenceKey: fenceKey, size: size ?? fenceBlockSize) else {
                 lastError = .malformed("\(fenceKey) holds \(current?.valueText ?? "")")
                 return
             }

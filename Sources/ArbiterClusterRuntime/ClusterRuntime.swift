@@ -114,8 +114,8 @@ public final class ClusterRuntime: @unchecked Sendable {
     }
 
     /// The running core used most of its block: reserve the next one, same term.
-    public func reserveMoreFences(_ panel: String) {
-        control.async { [self] in cluster.reserveMoreFences(panel) }
+    public func reserveMoreFences(_ panel: String, size: UInt64? = nil) {
+        control.async { [self] in cluster.reserveMoreFences(panel, size: size) }
     }
 
     /// Every live node's advertised address as of the last step (for the kiosk's list of

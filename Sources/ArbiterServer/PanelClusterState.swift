@@ -10,6 +10,9 @@ struct PanelClusterState {
     /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
     /// clock: asked again only after 500 ms, in case the reservation failed.
     var extensionAskedAt: Int64?
+    /// When this term's fences started being counted, and the highest fence then: the
+    /// rate the next block is sized by (`FenceBlockSizing`).
+    var rateMark: (at: Int64, fence: UInt64)?
     /// Who leads the panel as etcd last showed it (this node included), and in which term.
     var leaderNode: String?
     var leaderAddress: String?

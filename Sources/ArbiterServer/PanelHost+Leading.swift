@@ -36,6 +36,7 @@ extension PanelHost {
         core = fresh
         clusterState.block = block
         clusterState.extensionAskedAt = nil
+        clusterState.rateMark = (at: clock.now().milliseconds, fence: fenceFloor)
         clusterState.leaderNode = cluster.node
         clusterState.leaderAddress = cluster.setup.advertise
         clusterState.leaderTerm = term
@@ -161,7 +162,11 @@ extension PanelHost {
         let now = clock.now().milliseconds
         if let asked = clusterState.extensionAskedAt, now - asked < 500 { return }
         clusterState.extensionAskedAt = now
-        runtime.reserveMoreFences(config.id)
+        let highest = core.highestFence
+        let mark = clusterState.rateMark ?? (at: now, fence: highest)
+        clusterState.rateMark = (at: now, fence: highest)
+        let size = FenceBlockSizing.next(used: highest >= mark.fence ? highest - mark.fence : 0, elapsedMilliseconds: now - mark.at)
+        runtime.reserveMoreFences(config.id, size: size)
     }
 
     // MARK: Relayed sessions (this node leads)

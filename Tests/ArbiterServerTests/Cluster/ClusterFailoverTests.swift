@@ -1,3 +1,4 @@
+import ArbiterCluster
 import ArbiterCore
 import ArbiterTestSupport
 import Foundation
@@ -147,7 +148,7 @@ struct ClusterFailoverTests {
     }
 }
 
-/// Fences come from etcd in blocks of 1000 reserved under the term.
+/// Fences come from etcd in blocks reserved under the term: 1000 first, then sized to the rate.
 @Suite("cluster mode: fence blocks", .serialized)
 struct ClusterFenceBlockTests {
     func cycles(_ count: Int, on client: LineClient) throws {
@@ -165,7 +166,11 @@ struct ClusterFenceBlockTests {
         try cycles(799, on: c)
         #expect(runtime.canDecide("demo")?.last == 1000)
         try cycles(1, on: c)
-        #expect(eventually(seconds: 5) { runtime.canDecide("demo")?.last == 2000 })
+        // The next block is sized to the rate the first one was used at (FenceBlockSizing):
+        // at least another thousand, in whole thousands, and contiguous with the first.
+        #expect(eventually(seconds: 5) { (runtime.canDecide("demo")?.last ?? 0) >= 2000 })
+        let last = try #require(runtime.canDecide("demo")?.last)
+        #expect(last % 1000 == 0 && last <= 1000 + FenceBlockSizing.maximum)
     }
 
     /// With etcd refusing the next block, a DOWN past the block's last fence is refused
