@@ -25,8 +25,11 @@ public final class ClusterRuntime: @unchecked Sendable {
     private let control = DispatchQueue(label: "arbiter.cluster.control")
     private var keeper: LeaseKeeper!
     private let lock = NSLock()
-    /// The panels the server was told to decide.
-    private var deciding = DecisionTable()
+    /// The panels the server was told to decide. Every change bumps `tableChanges`.
+    private var deciding = DecisionTable() {
+        didSet { tableChanges.bump() }
+    }
+    private let tableChanges = ChangeCounter()
     private var leaders: [String: LeaderInfo?] = [:]
     private var stats = ClusterRuntimeStats()
     private var addresses: [String: String] = [:]
@@ -112,6 +115,26 @@ public final class ClusterRuntime: @unchecked Sendable {
         let now = clock()
         return withLock { deciding.canDecide(panel, lease: lease, now: now) }
     }
+
+    /// `canDecide` as a window the caller can keep: nil when the answer is nil. Both change
+    /// counters are read before the state, so a window is never newer than what it saw.
+    public func decisionWindow(_ panel: String) -> DecisionWindow? {
+        let generation = self.generation
+        let lease = keeper.snapshot
+        let now = clock()
+        guard let safeUntil = lease.safeUntil, let block = withLock({ deciding.canDecide(panel, lease: lease, now: now) }) else { return nil }
+        return DecisionWindow(block: block, safeUntil: safeUntil, generation: generation)
+    }
+
+    /// Whether `window` still gives `canDecide`'s answer now: nothing it was computed from
+    /// changed since, and the lease's safe deadline has not passed. No lock: two atomic
+    /// loads and a clock read, on the path of every decision.
+    public func stillDecides(_ window: DecisionWindow) -> Bool {
+        window.allows(now: clock(), generation: generation)
+    }
+
+    /// Changes to the lease and to the decision table, summed: both only ever grow.
+    private var generation: UInt64 { keeper.changes.current &+ tableChanges.current }
 
     /// The running core used most of its block: reserve the next one, same term.
     public func reserveMoreFences(_ panel: String, size: UInt64? = nil) {

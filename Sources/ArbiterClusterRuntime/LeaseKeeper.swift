@@ -28,6 +28,8 @@ final class LeaseKeeper: @unchecked Sendable {
     private let changed: @Sendable (NodeLeaseStateMachine) -> Void
     /// Called on the lease queue at every tick, after the lease's own work.
     private let ticked: @Sendable (Instant) -> Void
+    /// Bumped under `lock` after every change of `machine` (`DecisionWindow`).
+    let changes = ChangeCounter()
 
     init(
         etcd: any EtcdAPI, timing: ClusterTiming, clock: @escaping @Sendable () -> Instant,
@@ -90,6 +92,7 @@ final class LeaseKeeper: @unchecked Sendable {
         case .keepAlive, .none, .renewed, .lost:
             break
         }
+        if call != nil { changes.bump() }
         lock.unlock()
         if let call { calls.async(execute: call) }
         ticked(now)
@@ -107,6 +110,7 @@ final class LeaseKeeper: @unchecked Sendable {
         }
         lastSent = nil
         let after = machine
+        changes.bump()
         lock.unlock()
         changed(after)
     }
@@ -131,6 +135,7 @@ final class LeaseKeeper: @unchecked Sendable {
         }
         if case .lost = action { lastSent = nil }
         let after = machine
+        changes.bump()
         lock.unlock()
         switch action {
         case .renewed, .lost: changed(after)

@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterRuntime
 import ArbiterCore
 import ArbiterWire
 
@@ -7,6 +8,8 @@ import ArbiterWire
 struct PanelClusterState {
     /// The fence block this node decides the panel with; nil while it follows.
     var block: FenceBlock?
+    /// The runtime's last yes to deciding it (`PanelHost.mayDecideNow`).
+    var window: DecisionWindow?
     /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
     /// clock: asked again only after 500 ms, in case the reservation failed.
     var extensionAskedAt: Int64?

@@ -13,11 +13,17 @@ extension PanelHost {
     /// looks at whatever it was about to decide. On `queue`.
     func mayDecideNow() -> Bool {
         guard let block = clusterState.block, let runtime = cluster?.runtime else { return false }
-        guard let current = runtime.canDecide(config.id), current.term == block.term else {
+        // The last answer holds while neither the lease nor the runtime's table changed and
+        // the deadline is ahead: every press batch would otherwise pay two locks and a
+        // lookup by name (about 1,000 of a leader's ~7,000 instructions per DOWN/UP).
+        if let window = clusterState.window, window.block.term == block.term, runtime.stillDecides(window) { return true }
+        guard let window = runtime.decisionWindow(config.id), window.block.term == block.term else {
+            clusterState.window = nil
             stopDeciding(term: block.term, reason: .leaseDeadline)
             return false
         }
-        if current.last != block.last { adopt(current) }
+        clusterState.window = window
+        if window.block.last != block.last { adopt(window.block) }
         return true
     }
 
@@ -35,6 +41,7 @@ extension PanelHost {
         fresh.fenceLimit = block.last
         core = fresh
         clusterState.block = block
+        clusterState.window = nil
         clusterState.extensionAskedAt = nil
         clusterState.rateMark = (at: clock.now().milliseconds, fence: fenceFloor)
         clusterState.leaderNode = cluster.node
@@ -97,6 +104,7 @@ extension PanelHost {
         assertOnQueue()
         guard let cluster, let block = clusterState.block, block.term == term else { return }
         clusterState.block = nil
+        clusterState.window = nil
         let now = clock.now()
         let grants = core.liveGrants
         var snapshot = core.snapshot(at: now)
