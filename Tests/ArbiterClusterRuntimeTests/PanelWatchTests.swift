@@ -31,4 +31,25 @@ import Testing
         n1.stop(resign: true)
         #expect(eventually(seconds: 10) { n2.canDecide("demo") != nil }, "n2 did not take the panel over: \(r2.events)")
     }
+
+    /// With its watch open, a node reads the keys when the watch reports a change and about
+    /// once a second, not on every step: 1.5 s of 50 ms steps would be 30 steps of two
+    /// ranges each (60 calls); read once a second, they are a handful.
+    @Test func aWatchingNodeReadsTheKeysOnlyNowAndThen() throws {
+        let shared = SharedEtcd()
+        let control = shared.view()
+        let node = ClusterRuntime(
+            name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: control, lease: shared.view(), watch: shared.view(),
+            timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: Recorder().callbacks)
+        node.start()
+        defer { node.stop(resign: true) }
+        #expect(eventually(seconds: 5) { node.canDecide("demo") != nil && node.isWatching })
+        let before = control.callCount
+        let from = BootClockForTests.now()
+        Thread.sleep(forTimeInterval: 1.5)
+        let calls = control.callCount - before
+        let steps = Int(BootClockForTests.now().since(from) / 50)
+        #expect(calls <= 12, "\(calls) etcd calls in \(steps) steps: the keys are still read on every step")
+        #expect(node.canDecide("demo") != nil)
+    }
 }
