@@ -32,7 +32,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,8 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "Tests" / "cluster"))
+import clusterlib as cl  # noqa: E402  (the line client, shared with the cluster tests)
 ARTIFACTS = ROOT / "artifacts"
 PANEL = "demo"
 HOLD_MS = 1200
@@ -102,8 +103,9 @@ CONFIG = {
 }
 
 
-class Failure(Exception):
-    """A check failed; the message says what was expected and what was seen."""
+# One failure type for both harnesses: the kiosk failover test runs this file's pages
+# with clusterlib's nodes, and each reports the other's failures as its own.
+Failure = cl.Failure
 
 
 def check(condition, message):
@@ -195,86 +197,15 @@ class Arbiter:
 
 # ------------------------------------------------------------------ the socket peer
 
-class Seen:
-    """A line the peer received: the regex match and the monotonic time it arrived."""
-
-    def __init__(self, match, at):
-        self.match = match
-        self.at = at
-
-    def group(self, *groups):
-        return self.match.group(*groups)
-
-
-class LinePeer:
-    """A netcat-style peer: text lines over TCP, every received line kept with its time."""
+class LinePeer(cl.LineClient):
+    """clusterlib's netcat-style session, which also checks that the server kept its name."""
 
     def __init__(self, port, name):
-        self.name = name
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.sock.settimeout(None)
-        self.lines = []   # (monotonic time received, line)
-        self.closed = False
-        self.cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.send(f"HELLO {name}")
-        self.wait(rf"^OK HELLO name={re.escape(name)} ", what=f"{name}'s HELLO answered")
-
-    def _read(self):
-        buffer = b""
-        try:
-            while True:
-                data = self.sock.recv(65536)
-                if not data:
-                    break
-                buffer += data
-                *complete, buffer = buffer.split(b"\n")
-                with self.cond:
-                    for raw in complete:
-                        self.lines.append((time.monotonic(), raw.decode("utf-8", "replace").rstrip("\r")))
-                    self.cond.notify_all()
-        except OSError:
-            pass
-        with self.cond:
-            self.closed = True
-            self.cond.notify_all()
-
-    def send(self, line):
-        self.sock.sendall((line + "\n").encode())
-
-    def mark(self):
-        with self.cond:
-            return len(self.lines)
-
-    def wait(self, pattern, since=0, timeout=5.0, what=None):
-        """The first line from `since` on matching `pattern`; bounded by `timeout`."""
-        regex = re.compile(pattern)
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            index = since
-            while True:
-                while index < len(self.lines):
-                    match = regex.search(self.lines[index][1])
-                    if match:
-                        return Seen(match, self.lines[index][0])
-                    index += 1
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self.closed:
-                    tail = "\n    ".join(line for _, line in self.lines[-15:])
-                    raise Failure(f"socket peer {self.name}: no line /{pattern}/ "
-                                  f"({what or 'expected'}) within {timeout} s; last lines:\n    {tail}")
-                self.cond.wait(remaining)
+        super().__init__(port, name)
+        self.wait(rf"^OK HELLO name={re.escape(name)} ", what=f"{name}'s HELLO answered with its own name")
 
     def since(self, start, pattern=None):
-        with self.cond:
-            lines = [line for _, line in self.lines[start:]]
-        return [line for line in lines if pattern is None or re.search(pattern, line)]
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        return self.texts(start, pattern)
 
 
 # ------------------------------------------------------------------ the browser pages

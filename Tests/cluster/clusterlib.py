@@ -17,6 +17,7 @@ Every wait here is bounded by a deadline; nothing loops forever.
 """
 
 import atexit
+import collections
 import base64
 import json
 import os
@@ -384,6 +385,14 @@ class Cluster:
 
 # ------------------------------------------------------------------ line clients
 
+class Seen(collections.namedtuple("Seen", "index at match")):
+    """A line a `LineClient` waited for: its index, the monotonic time it arrived, the
+    regex match. Unpacks as (index, at, match); `group()` reads the match."""
+
+    def group(self, *groups):
+        return self.match.group(*groups)
+
+
 class LineClient:
     """A netcat-style session: text lines over TCP, every received line kept with its time."""
 
@@ -428,12 +437,14 @@ class LineClient:
         with self.cond:
             return len(self.lines)
 
-    def texts(self, since=0):
+    def texts(self, since=0, pattern=None):
+        """The lines from `since` on, only those matching `pattern` if given."""
         with self.cond:
-            return [line for _, line in self.lines[since:]]
+            lines = [line for _, line in self.lines[since:]]
+        return [line for line in lines if pattern is None or re.search(pattern, line)]
 
     def wait(self, pattern, since=0, timeout=5.0, what=None):
-        """(index, time, match) of the first line from `since` on matching `pattern`; bounded."""
+        """The first line from `since` on matching `pattern` (a `Seen`); bounded."""
         regex = re.compile(pattern)
         deadline = time.monotonic() + timeout
         with self.cond:
@@ -442,7 +453,7 @@ class LineClient:
                 while index < len(self.lines):
                     match = regex.search(self.lines[index][1])
                     if match:
-                        return index, self.lines[index][0], match
+                        return Seen(index, self.lines[index][0], match)
                     index += 1
                 left = deadline - time.monotonic()
                 if left <= 0 or self.closed:
