@@ -24,6 +24,7 @@ build_release
 machine_line
 "$LOAD" config --buttons 100 >"$WORK/contend.json"
 "$LOAD" config --buttons 1 --policy queue >"$WORK/queue.json"
+"$LOAD" config --buttons 100 --policy queue >"$WORK/queue100.json"
 "$LOAD" config --buttons 4 --groups 1 --policy buzzer >"$WORK/buzz.json"
 
 for c in 10 100; do
@@ -36,6 +37,10 @@ for c in 10 100; do
         measure "c$c" contend1 contend --connections "$c" --buttons 1 --duration "$DURATION" --warmup "$WARMUP"
         start_arbiter "$WORK/queue.json"
         measure "c$c" queue queue --connections "$c" --duration "$DURATION" --warmup "$WARMUP"
+        # contend100's shape with every group a queue: what queueing costs a panel whose
+        # groups are mostly free (grants and hand-offs together, against lock cycles).
+        start_arbiter "$WORK/queue100.json"
+        measure "c$c" queue100 queue --connections "$c" --buttons 100 --duration "$DURATION" --warmup "$WARMUP"
     done
 done
 for _ in $(seq 1 "$PAIRS"); do
@@ -54,12 +59,18 @@ ms = lambda v: f"{v / 1000:.2f} ms"
 print("| row | system | per second (median, min-max) | clean | p99 press->event |")
 print("|---|---|---|---|---|")
 for row in ["c10", "c100", "buzz1000"]:
-    for system in ["contend100", "contend1", "queue", "buzz"]:
+    for system in ["contend100", "contend1", "queue", "queue100", "buzz"]:
         runs = [r for r in rows if r["row"] == row and r["system"] == system]
         if not runs: continue
+        extra = ""
         if system == "queue":
             rate = [r["hand_offs"] / r["measured_s"] for r in runs if r.get("measured_s")]
             what = "hand-offs/s"
+        elif system == "queue100":
+            rate = [r["cycles_per_s"] for r in runs if "cycles_per_s" in r]
+            offs = [r["hand_offs"] / r["measured_s"] for r in runs if r.get("measured_s")]
+            what = "lock cycles/s"
+            extra = f", of which hand-offs/s {cell(offs, k)}"
         elif system == "buzz":
             rate = [r["rounds"] / r["measured_s"] for r in runs if r.get("measured_s")]
             what = "rounds/s"
@@ -68,6 +79,6 @@ for row in ["c10", "c100", "buzz1000"]:
             what = "lock cycles/s"
         clean = all(r.get("status") == 0 and r.get("safety", {}).get("clean", False) for r in runs)
         p99 = [r["event_latency_us"]["p99"] for r in runs if isinstance(r.get("event_latency_us"), dict) and "p99" in r["event_latency_us"]]
-        print(f"| {row} | {system} | {what} {cell(rate, k)} | {'yes' if clean else 'NO'} | {cell(p99, lambda v: f'{v / 1000:.2f} ms')} |")
+        print(f"| {row} | {system} | {what} {cell(rate, k)}{extra} | {'yes' if clean else 'NO'} | {cell(p99, lambda v: f'{v / 1000:.2f} ms')} |")
 PY
 log "raw results: $WORK/results.jsonl"
