@@ -21,6 +21,9 @@ tests, each a function that raises Failure when its guarantee is broken:
      refused and logged; the node keeps serving
   f  a dead node's session's grant is released within the TTL (+ margin), seen by a
      member on another node
+  g  SIGSTOP a node that only relays for 2 x TTL while its session holds a button: the
+     grant ends within TTL + margin, the button can be taken elsewhere above the old
+     fence, the woken session's old UP ends nothing, and the node serves again
 
 Exit status 0 when every scenario passed, 1 when any failed (each failure is printed
 with what was seen), 2 when something needed is missing. A summary with the measured
@@ -557,7 +560,67 @@ def scenario_f(cluster):
         c.close()
 
 
-SCENARIOS = {"e": scenario_e, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "c": scenario_c}
+# ------------------------------------------------------------------ (g) SIGSTOP a relaying node
+
+def scenario_g(cluster):
+    """A node that only relays demo (not its leader) is paused for 2 x TTL while one of its
+    sessions holds demo b2. Its lease runs out, so to the others it is dead: the grant ends
+    within TTL + margin and b2 can be taken through another node, above the old fence.
+    When it wakes, its session's UP with the old fence ends nothing of the new owner's,
+    and the node serves again by itself, without a restart."""
+    settle(cluster)
+    leader = cluster.leader_of("demo")
+    paused, other = others(cluster, leader)[:2]
+    watcher, w_join, _ = member(other.port, "watch-g", "demo")
+    sleeper = cl.LineClient(paused.port, "sleeper-g")
+    _, _, m = sleeper.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(g) DOWN demo b2 through {paused.name}: {m.group(0)}")
+    old_fence = int(re.search(r"\bfence=(\d+)", m.group(0)).group(1))
+    watcher.wait(r"^PRESSED demo b2\b", since=w_join, timeout=5, what="the press seen on another node")
+    paused_at = time.monotonic()
+    paused.pause()
+    taker = None
+    try:
+        log(f"(g) paused {paused.name}, which relays sleeper-g's grant of demo b2 (leader {leader.name})")
+        _, at, m = watcher.wait(r"^RELEASED demo b2 reason=(disconnect|failover)\b.*$", since=w_join, timeout=TTL + MARGIN,
+                                what=f"b2 released within TTL + {MARGIN} s of its node's pause")
+        figure("g", f"session on paused node {paused.name}: '{m.group(0)}' {at - paused_at:.2f} s after SIGSTOP (bound {TTL + MARGIN} s)")
+        taker = cl.LineClient(other.port, "taker-g")
+        _, _, m = taker.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$")
+        check(m.group(0).startswith("GRANTED"), f"(g) b2 could not be taken through {other.name} while {paused.name} sleeps: {m.group(0)}")
+        new_fence = int(re.search(r"\bfence=(\d+)", m.group(0)).group(1))
+        check(new_fence > old_fence, f"(g) the new grant's fence {new_fence} is not above the paused owner's {old_fence}")
+        time.sleep(max(0.0, paused_at + 2 * TTL - time.monotonic()))
+    finally:
+        paused.resume()
+    log(f"(g) resumed {paused.name} after {time.monotonic() - paused_at:.1f} s")
+    mark = watcher.mark()
+    # Whatever the sleeper is told (unavailable while its node finds its feet, or that
+    # its fence is stale), its old UP must not end taker-g's grant.
+    _, _, m = sleeper.request(f"UP demo b2 fence={old_fence}", r"^(OK|DENIED|ERROR).*$", timeout=10)
+    figure("g", f"the woken session's UP with its old fence: '{m.group(0)}'")
+    time.sleep(1.0)
+    ended = watcher.texts(mark, r"^RELEASED demo b2\b")
+    check(not ended, f"(g) the woken session's UP ended the new owner's grant: {ended}")
+    _, _, m = taker.request("UP demo b2", r"^(OK|DENIED|ERROR).*$")
+    check(m.group(0).startswith("OK"), f"(g) the new owner could not release b2: {m.group(0)}")
+    watcher.wait(r"^RELEASED demo b2 reason=up\b.*owner=taker-g\b", since=mark, timeout=5, what="the new owner's own release")
+    # The woken node serves again by itself.
+    fresh = cl.LineClient(paused.port, "fresh-g", timeout=10)
+    deadline = time.monotonic() + 15
+    while True:
+        _, _, m = fresh.request("DOWN demo b3", r"^(GRANTED|DENIED|ERROR).*$", timeout=10)
+        if m.group(0).startswith("GRANTED") or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    check(m.group(0).startswith("GRANTED"), f"(g) {paused.name} did not serve again within 15 s of waking: {m.group(0)}")
+    figure("g", f"{paused.name} serves again after waking: DOWN demo b3 -> '{m.group(0)}'")
+    fresh.request("UP demo b3", r"^(OK|ERROR).*$")
+    for c in (watcher, sleeper, taker, fresh):
+        c.close()
+
+
+SCENARIOS = {"e": scenario_e, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "c": scenario_c}
 
 
 def main():
