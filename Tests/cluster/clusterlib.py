@@ -263,6 +263,75 @@ def http_get(port, path, timeout=2.0, host="127.0.0.1"):
         return None, str(error)
 
 
+class HoldingProxy:
+    """A TCP relay from a loopback port to `target_port`, to cut one node off from etcd
+    without touching anything else: `hold()` stops moving bytes both ways (they wait in
+    the kernel's buffers, as on a network that lost its route: no reset, no FIN, the
+    connections stay open), `release()` moves them again. A connection opened while held
+    is accepted and carries nothing until then."""
+
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.flowing = threading.Event()
+        self.flowing.set()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def hold(self):
+        self.flowing.clear()
+
+    def release(self):
+        self.flowing.set()
+
+    def close(self):
+        self.flowing.set()
+        try:
+            self.listener.close()
+        except OSError:
+            pass
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connect, args=(client,), daemon=True).start()
+
+    def _connect(self, client):
+        self.flowing.wait()
+        try:
+            upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+        except OSError:
+            client.close()
+            return
+        upstream.settimeout(None)
+        for source, sink in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source, sink):
+        try:
+            while True:
+                self.flowing.wait()
+                data = source.recv(65536)
+                if not data:
+                    break
+                # Held between the read and the write too: nothing slips through.
+                self.flowing.wait()
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
 class Node:
     """One arbiter node of the cluster, restartable on its port."""
 
@@ -279,13 +348,32 @@ class Node:
         self.proc = None
         self.runs = 0
         self.log_path = None
+        # With `proxied`, the node reaches each etcd member through its own HoldingProxy.
+        self.proxies = []
 
     @property
     def address(self):
         return f"127.0.0.1:{self.port}"
 
+    def proxy_etcd(self):
+        self.proxies = [HoldingProxy(port) for port in self.etcd.client_ports]
+
+    def etcd_endpoints(self):
+        if self.proxies:
+            return ",".join(f"http://127.0.0.1:{p.port}" for p in self.proxies)
+        return self.etcd.endpoints
+
+    def cut_from_etcd(self):
+        """Every byte between this node and etcd held; clients and relay links untouched."""
+        for proxy in self.proxies:
+            proxy.hold()
+
+    def reconnect_to_etcd(self):
+        for proxy in self.proxies:
+            proxy.release()
+
     def argv(self):
-        return [self.binary, "--cluster", self.etcd.endpoints, "--node", self.name, "--advertise", self.address,
+        return [self.binary, "--cluster", self.etcd_endpoints(), "--node", self.name, "--advertise", self.address,
                 "--port", str(self.port), "--host", "127.0.0.1", "--cluster-key", self.key_file,
                 "--cluster-ttl", str(self.ttl), "--config", self.config_file, "--log-level", "info"] + self.extra
 
@@ -335,7 +423,7 @@ class Node:
 class Cluster:
     """etcd (3 members) and `count` nodes n1..nN sharing one config and cluster key."""
 
-    def __init__(self, binary, config, count=3, ttl=3, extra=()):
+    def __init__(self, binary, config, count=3, ttl=3, extra=(), proxied=False):
         self.binary = Path(binary).resolve()
         self.loader = self.binary.parent / "arbiter-load"
         self.workdir = temp_dir("arbiter-cluster.")
@@ -350,13 +438,18 @@ class Cluster:
         ports = free_ports(count)
         self.nodes = [Node(self.binary, f"n{i + 1}", ports[i], self.etcd, self.key_file, self.config_file,
                            self.workdir, ttl=ttl, extra=extra) for i in range(count)]
+        self.proxied = proxied
 
     def start(self):
         self.etcd.start()
         for node in self.nodes:
+            if self.proxied:
+                node.proxy_etcd()
             node.start()
-        log("nodes: " + ", ".join(f"{n.name}={n.address}" for n in self.nodes))
+        log("nodes: " + ", ".join(f"{n.name}={n.address}" for n in self.nodes)
+            + (" (each reaching etcd through its own proxy)" if self.proxied else ""))
         return self
+
 
     def node(self, name):
         return next(n for n in self.nodes if n.name == name)
@@ -379,6 +472,8 @@ class Cluster:
     def stop(self):
         for node in self.nodes:
             node.stop()
+            for proxy in node.proxies:
+                proxy.close()
         for n in list(self.etcd.procs):
             self.etcd.kill_member(n)
 

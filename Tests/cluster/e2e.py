@@ -24,6 +24,13 @@ tests, each a function that raises Failure when its guarantee is broken:
   g  SIGSTOP a node that only relays for 2 x TTL while its session holds a button: the
      grant ends within TTL + margin, the button can be taken elsewhere above the old
      fence, the woken session's old UP ends nothing, and the node serves again
+  h  cut the leader off from etcd (its etcd traffic held by a proxy, clients and relay
+     links untouched): it stops deciding within the TTL, presses on it get ERROR
+     unavailable, another node grants the button only after the old holder was told it
+     ended, above every old fence; reconnected, the old node serves again
+
+Every node reaches etcd through its own proxy (clusterlib.HoldingProxy), so (h) can cut
+one node off; the proxies only move bytes and are never held in the other scenarios.
 
 Exit status 0 when every scenario passed, 1 when any failed (each failure is printed
 with what was seen), 2 when something needed is missing. A summary with the measured
@@ -620,7 +627,79 @@ def scenario_g(cluster):
         c.close()
 
 
-SCENARIOS = {"e": scenario_e, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "c": scenario_c}
+# ------------------------------------------------------------------ (h) a leader cut off from etcd
+
+def first_granted(client, line, within, what):
+    """Sends `line` until it is GRANTED (ERROR unavailable and DENIED are tried again every
+    0.2 s); (time it was granted, the GRANTED line). Bounded by `within` s."""
+    deadline = time.monotonic() + within
+    while True:
+        _, at, m = client.request(line, r"^(GRANTED|DENIED|ERROR).*$", timeout=5)
+        if m.group(0).startswith("GRANTED"):
+            return at, m.group(0)
+        check(time.monotonic() < deadline, f"(h) {what}: not GRANTED within {within} s, last answer '{m.group(0)}'")
+        time.sleep(0.2)
+
+
+def scenario_h(cluster):
+    """demo's leader loses etcd (every byte to and from its etcd endpoints held, the TCP
+    connections left open, as when a route is lost) while its clients and relay links
+    stay up. It must stop deciding on its own clock before etcd can expire its lease: its
+    holder's member sees reason=failover and its presses get ERROR unavailable. Another
+    node then takes demo over above every old fence, and b1 is granted there only after
+    the old holder was told its grant ended: never two owners. Reconnected, the old leader
+    serves again, and its holder's old fence ends nothing."""
+    settle(cluster)
+    leader = cluster.leader_of("demo")
+    other = others(cluster, leader)[0]
+    check(leader.proxies, "(h) the nodes were not started behind proxies")
+    near, n_join, _ = member(leader.port, "watch-h-near", "demo")
+    far, f_join, _ = member(other.port, "watch-h-far", "demo")
+    holder = cl.LineClient(leader.port, "holder-h")
+    _, _, m = holder.request("DOWN demo b1", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(h) DOWN demo b1 through the leader {leader.name}: {m.group(0)}")
+    old_fence = int(re.search(r"\bfence=(\d+)", m.group(0)).group(1))
+    far.wait(r"^PRESSED demo b1\b", since=f_join, timeout=5, what="the press seen on another node")
+    cut_at = time.monotonic()
+    leader.cut_from_etcd()
+    taker = None
+    try:
+        log(f"(h) cut {leader.name}, demo's leader, off from etcd")
+        _, released_at, m = near.wait(r"^RELEASED demo b1 reason=failover\b.*$", since=n_join, timeout=TTL + MARGIN,
+                                      what="the cut leader's own member told b1 ended")
+        figure("h", f"the cut leader stopped deciding: '{m.group(0)}' {released_at - cut_at:.2f} s after the cut")
+        check(released_at - cut_at < TTL, f"(h) the cut leader went on deciding for {released_at - cut_at:.2f} s, past the TTL")
+        prober = cl.LineClient(leader.port, "probe-h")
+        _, _, m = prober.request("DOWN demo b3", r"^(GRANTED|DENIED|ERROR).*$")
+        check(m.group(0).startswith("ERROR unavailable"), f"(h) a press on the cut node was answered '{m.group(0)}'")
+        taker = cl.LineClient(other.port, "taker-h")
+        granted_at, line = first_granted(taker, "DOWN demo b1", TTL + MARGIN + 2, f"b1 through {other.name}")
+        new_fence = int(re.search(r"\bfence=(\d+)", line).group(1))
+        figure("h", f"b1 granted through {other.name} {granted_at - cut_at:.2f} s after the cut: '{line}'")
+        check(granted_at > released_at, f"(h) two owners: b1 granted through {other.name} at +{granted_at - cut_at:.2f} s, "
+                                         f"before the cut leader's member heard it ended at +{released_at - cut_at:.2f} s")
+        check(new_fence > old_fence, f"(h) the new grant's fence {new_fence} is not above the cut leader's {old_fence}")
+        prober.close()
+    finally:
+        leader.reconnect_to_etcd()
+    log(f"(h) reconnected {leader.name} to etcd")
+    mark = far.mark()
+    # The old holder's UP with its old fence: refused or relayed as stale, never an end of taker-h's grant.
+    _, _, m = holder.request(f"UP demo b1 fence={old_fence}", r"^(OK|DENIED|ERROR).*$", timeout=10)
+    figure("h", f"the old holder's UP with its old fence: '{m.group(0)}'")
+    time.sleep(1.0)
+    ended = far.texts(mark, r"^RELEASED demo b1\b")
+    check(not ended, f"(h) the old holder's UP ended the new owner's grant: {ended}")
+    _, line = first_granted(holder, "DOWN demo b3", 15, f"{leader.name} serving again after it reconnected")
+    figure("h", f"{leader.name} serves again after it reconnected: '{line}'")
+    for c, button in ((holder, "b3"), (taker, "b1")):
+        c.request(f"UP demo {button}", r"^(OK|ERROR).*$")
+    for c in (near, far, holder, taker):
+        c.close()
+
+
+SCENARIOS = {"e": scenario_e, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "h": scenario_h,
+             "c": scenario_c}
 
 
 def main():
@@ -638,7 +717,7 @@ def main():
     started = time.monotonic()
     results = []
     try:
-        cluster = cl.Cluster(binary, CONFIG, ttl=TTL, extra=["--rate", "0"]).start()
+        cluster = cl.Cluster(binary, CONFIG, ttl=TTL, extra=["--rate", "0"], proxied=True).start()
     except Failure as error:
         print(f"\nFAIL: the cluster did not start: {error}", file=sys.stderr)
         cl.cleanup()
