@@ -35,7 +35,7 @@ final class ClusterContext: @unchecked Sendable {
         guard setup.relay == nil else { return }
         let network = RelayNetwork(
             node: setup.node, key: setup.key, log: log,
-            onMessage: { [weak self] from, message in self?.receive(message, from: from) },
+            onMessage: { [weak self] from, message in self?.receive(message, from: from, onLinkQueue: true) },
             onLinkUp: { [weak self] node in self?.relayLinkUp(node) },
             onLinkDown: { [weak self] node in self?.relayLinkDown(node) },
             onUndelivered: { [weak self] node, count in self?.undelivered(count, to: node) })
@@ -150,16 +150,31 @@ final class ClusterContext: @unchecked Sendable {
         host.queue.async { body(host) }
     }
 
+    /// Runs `body` in the panel's queue before returning, on the calling thread when the
+    /// queue is free: a relay link's frames go in the way a reactor's commands do, with no
+    /// thread woken for them. Only from a relay link's queue, which no panel queue ever
+    /// waits for, so it cannot close a cycle.
+    private func inQueue(of panel: String, _ body: (PanelHost) -> Void) {
+        guard let host = hostTable.withLock({ $0[panel] }) else { return }
+        host.queue.sync { body(host) }
+    }
+
     // MARK: Relay
 
-    /// A frame from node `from`, after the link's handshake. Any thread.
-    func receive(_ message: RelayMessage, from node: String) {
+    /// A frame from node `from`, after the link's handshake. `onLinkQueue`: called on a
+    /// relay link's own queue (`RelayNetwork`), which may enter a panel's queue and wait
+    /// for it; else from any thread (tests' in-process hub, which may be in a panel's
+    /// queue), and the work is handed to the panel's queue.
+    func receive(_ message: RelayMessage, from node: String, onLinkQueue: Bool = false) {
+        let run: (String, @escaping @Sendable (PanelHost) -> Void) -> Void = { panel, body in
+            if onLinkQueue { self.inQueue(of: panel, body) } else { self.onQueue(of: panel, body) }
+        }
         switch message {
         case .command(let command):
             relayedIn.add(1, ordering: .relaxed)
-            onQueue(of: command.panel) { $0.relayedCommand(command, from: node) }
+            run(command.panel) { $0.relayedCommand(command, from: node) }
         case .reply(let panel, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
-            onQueue(of: panel) { $0.relayedFromLeader(message, from: node) }
+            run(panel) { $0.relayedFromLeader(message, from: node) }
         case .sessionGone(let origin, let session):
             guard origin == node else { return }
             for host in hosts.values { host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin) } }

@@ -149,6 +149,16 @@ final class RelayLink: @unchecked Sendable {
         pull()
     }
 
+    /// Writes what it can of `frame` at once, from the sender's thread: the peer calls it
+    /// under its lock, only while this link is up and holds nothing unwritten, so no
+    /// write on `queue` can be under way. Returns the bytes written; the peer queues the
+    /// rest for `pull`. A failed write returns 0 and the link's own write meets the error.
+    func writeDirectly(_ frame: [UInt8]) -> Int {
+        let result = frame.withUnsafeBytes { Sys.write(fd, $0) }
+        if case .bytes(let n) = result { return n }
+        return 0
+    }
+
     /// Takes what the sending peer queued and writes it. On `queue`.
     func pull() {
         guard isUp, let peer = sendingPeer, let (bytes, sizes) = peer.take(for: self) else { return }
@@ -245,7 +255,7 @@ final class RelayLink: @unchecked Sendable {
         network.established(self, node: node)
         guard isUp else { return }
         if let peer = sendingPeer {
-            peer.linkReady(self)
+            peer.linkReady(self, holding: out.count - outStart)
             pull()
         }
         guard isUp, !leftover.isEmpty else { return }
@@ -305,12 +315,14 @@ final class RelayLink: @unchecked Sendable {
                 return close(because: .socket(reason))
             }
         }
+        // Empty for the peer before the frames are counted: a sender that sees them
+        // counted may write its next frame directly.
+        sendingPeer?.holds(0, on: self)
         countWritten()
         out.removeAll(keepingCapacity: out.capacity <= 1 << 16)
         outStart = 0
         frameEnds.removeAll(keepingCapacity: true)
         frameHead = 0
-        sendingPeer?.holds(0, on: self)
         disarmWrite()
     }
 
