@@ -176,6 +176,12 @@ extension PanelHost {
     /// there checked here. On `queue`.
     func relayedCommand(_ relayed: RelayCommand, from node: String) {
         assertOnQueue()
+        // A run of the node that was replaced since this frame was admitted: its sessions
+        // ended, its session numbers may be the new run's, and nobody waits for a reply.
+        if let cluster, cluster.isRetired(relayed.incarnation, of: node) {
+            cluster.staleFrames.add(1, ordering: .relaxed)
+            return
+        }
         let session = SessionID(Int(clamping: relayed.session))
         var requester = RemoteRequester(node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command))
         let parsed = RelayPayload.parseCommand(relayed.command)
@@ -279,8 +285,9 @@ extension PanelHost {
     }
 
     /// A relayed session closed on its node: its grants end with `reason=disconnect`.
-    func remoteSessionGone(_ session: SessionID, of node: String) {
+    func remoteSessionGone(_ session: SessionID, of node: String, incarnation: UInt64) {
         assertOnQueue()
+        if let cluster, cluster.isRetired(incarnation, of: node) { return }
         guard clusterState.remoteSessions[session] == node || clusterState.remoteMembers[session] == node else { return }
         endRemoteSessions([session])
     }

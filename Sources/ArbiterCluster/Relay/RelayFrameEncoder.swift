@@ -24,6 +24,7 @@ public enum RelayFrameEncoder {
             string(c.panel, &body)
             bytes(c.command, &body)
             integer(UInt64(bitPattern: c.arrivedAt), &body)
+            integer(c.incarnation, &body)
         case .reply(let panel, let term, let session, let line):
             body.append(RelayFrameType.reply)
             string(panel, &body)
@@ -36,10 +37,11 @@ public enum RelayFrameEncoder {
             integer(UInt64(bitPattern: term), &body)
             integer(seq, &body)
             bytes(line, &body)
-        case .sessionGone(let origin, let session):
+        case .sessionGone(let origin, let session, let incarnation):
             body.append(RelayFrameType.sessionGone)
             string(origin, &body)
             integer(session, &body)
+            integer(incarnation, &body)
         case .snapshotRequest(let panel, let request):
             body.append(RelayFrameType.snapshotRequest)
             string(panel, &body)
