@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterIO
 import Dispatch
+import Glibc
 
 /// One relay socket, dialled or accepted: its handshake, then frames both ways.
 ///
@@ -185,15 +186,19 @@ final class RelayLink: @unchecked Sendable {
         if case .connecting = phase {
             guard connected() else { return }
         }
+        let started = Sys.monotonicNanoseconds()
         // A bounded number of reads per wake-up, so one busy link cannot keep its queue.
-        for _ in 0..<16 {
+        var reads = 0
+        while reads < 16 {
             let result = readBuffer.withUnsafeMutableBytes { Sys.read(fd, into: $0) }
             switch result {
             case .bytes(let n):
+                reads += 1
                 readBuffer.withUnsafeBufferPointer { received(UnsafeBufferPointer(rebasing: $0[..<n])) }
                 if case .closed = phase { return }
             case .wouldBlock:
-                return
+                guard awaitsNextFrame(since: started) else { return }
+                reads = 0
             case .eof:
                 return close(because: .peerClosed)
             case .failed(let e):
@@ -201,6 +206,30 @@ final class RelayLink: @unchecked Sendable {
             }
         }
     }
+
+    /// After a batch, waits up to `RelayLink.lingerMs` in poll for the next frame instead
+    /// of returning to Dispatch, as a reactor does after its batch: the answer to a relayed
+    /// command comes about one round trip after the command left, and a Dispatch source's
+    /// wake-up (its manager thread, then a worker) costs more than the round trip. Gives
+    /// the queue back after `maxBusyNs` so the link's other work gets its turn, and only
+    /// once the link is up (the handshake is short and has its own timer). Writes the link
+    /// still owes go out when the socket takes them meanwhile. True: read again.
+    private func awaitsNextFrame(since started: Int64) -> Bool {
+        guard isUp, Sys.monotonicNanoseconds() - started < RelayLink.maxBusyNs else { return false }
+        var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if writeArmed { ready.events |= Int16(POLLOUT) }
+        guard Glibc.poll(&ready, 1, RelayLink.lingerMs) > 0 else { return false }
+        if ready.revents & Int16(POLLOUT) != 0 {
+            flush()
+            guard isUp else { return false }
+        }
+        // Frames queued behind a backlog that has just been written.
+        pull()
+        return isUp && ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+    }
+
+    static let lingerMs: Int32 = 1
+    static let maxBusyNs: Int64 = 5_000_000
 
     private func received(_ bytes: UnsafeBufferPointer<UInt8>) {
         switch phase {

@@ -47,4 +47,33 @@ struct RelayDirectWriteTests {
         #expect(a.network.statistics.dropped == 0 && a.network.linkCount == 1)
         b.stop()
     }
+
+    @Test func linksBusyBothWaysWithBacklogsKeepEveryFrameInOrder() throws {
+        // Each link's queue reads (and waits in poll for the next frame) while its own
+        // writes back up: what it owes must still go out, in order, as the socket drains.
+        let a = try RelayTestNode("n1")
+        let b = try RelayTestNode("n2")
+        a.send(.event(panel: "demo", term: 1, seq: 0, line: []), to: b)
+        #expect(eventually { b.received.count == 1 })
+        let line = [UInt8](repeating: 0x42, count: 40_000)
+        let count = 150
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            for i in 1...count { a.send(.event(panel: "ab", term: 1, seq: UInt64(i), line: line), to: b) }
+        }
+        DispatchQueue.global().async(group: group) {
+            for i in 1...count { b.send(.event(panel: "ba", term: 1, seq: UInt64(i), line: line), to: a) }
+        }
+        #expect(group.wait(timeout: .now() + 20) == .success)
+        #expect(eventually { b.received.count == count + 1 && a.received.count == count })
+        func seqs(_ messages: [RelayMessage], _ panel: String) -> [UInt64] {
+            messages.compactMap { m in
+                if case .event(panel, _, let seq, let bytes) = m, bytes == line { return seq }
+                return nil
+            }
+        }
+        #expect(seqs(b.received, "ab") == (1...count).map(UInt64.init))
+        #expect(seqs(a.received, "ba") == (1...count).map(UInt64.init))
+        #expect(a.network.statistics.dropped == 0 && b.network.statistics.dropped == 0)
+    }
 }
