@@ -220,7 +220,12 @@ extension PanelHost {
         }
         var flush = FlushList()
         switch message {
-        case .reply(_, _, let number, let line):
+        case .reply(_, _, let number, let line, let incarnation):
+            // For a session of an earlier run of this node, which had the same number.
+            guard incarnation == cluster?.setup.incarnation else {
+                cluster?.staleFrames.add(1, ordering: .relaxed)
+                return
+            }
             let session = SessionID(Int(clamping: number))
             guard let reply = RelayPayload.parseReply(line) else { return }
             let connection = clusterState.pendingJoins[session] ?? members[session] ?? waiters[session] ?? sessions.withLock { $0[session] }

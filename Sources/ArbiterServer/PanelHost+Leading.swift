@@ -183,7 +183,8 @@ extension PanelHost {
             return
         }
         let session = SessionID(Int(clamping: relayed.session))
-        var requester = RemoteRequester(node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command))
+        var requester = RemoteRequester(
+            node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command), incarnation: relayed.incarnation)
         let parsed = RelayPayload.parseCommand(relayed.command)
         switch parsed {
         case .success(let command):
@@ -270,7 +271,8 @@ extension PanelHost {
         // Decisions go under this node's term; a refusal while not deciding goes under the
         // term the sender addressed, which its term fencing lets through.
         let term = clusterState.block?.term ?? remote.term
-        cluster?.send(.reply(panel: config.id, term: term, session: UInt64(remote.session.number), line: line), toNode: remote.node)
+        cluster?.send(
+            .reply(panel: config.id, term: term, session: UInt64(remote.session.number), line: line, incarnation: remote.incarnation), toNode: remote.node)
     }
 
     /// Each event once to every node relaying members of the panel, in both forms.

@@ -54,7 +54,7 @@ public struct RelayFrameDecoder: Sendable {
                         origin: origin, session: session, sessionName: name, key: key, panel: try string(),
                         command: try data(), arrivedAt: Int64(bitPattern: try integer()), incarnation: try integer()))
             case RelayFrameType.reply:
-                return .reply(panel: try string(), term: try term(), session: try integer(), line: try data())
+                return .reply(panel: try string(), term: try term(), session: try integer(), line: try data(), incarnation: try integer())
             case RelayFrameType.event:
                 return .event(panel: try string(), term: try term(), seq: try integer(), line: try data())
             case RelayFrameType.sessionGone:

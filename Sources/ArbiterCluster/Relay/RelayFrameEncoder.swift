@@ -25,12 +25,13 @@ public enum RelayFrameEncoder {
             bytes(c.command, &body)
             integer(UInt64(bitPattern: c.arrivedAt), &body)
             integer(c.incarnation, &body)
-        case .reply(let panel, let term, let session, let line):
+        case .reply(let panel, let term, let session, let line, let incarnation):
             body.append(RelayFrameType.reply)
             string(panel, &body)
             integer(UInt64(bitPattern: term), &body)
             integer(session, &body)
             bytes(line, &body)
+            integer(incarnation, &body)
         case .event(let panel, let term, let seq, let line):
             body.append(RelayFrameType.event)
             string(panel, &body)

@@ -43,6 +43,26 @@ struct ClusterRestartTests {
         _ = try dave.expect("GRANTED demo b1")
     }
 
+    @Test func aReplyForAnotherRunOfThisNodeIsNotWritten() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let carol = try nodes.client(follower, name: "carol")
+        let context = try #require(nodes.context(follower))
+        let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["demo"])
+        let term = try #require(host.queue.sync { host.clusterState.leaderTerm })
+        // carol's number is the first of this node's range, as a dead run's first was.
+        let number = UInt64(context.setup.sessionBase + 1)
+        func reply(_ text: String, run: UInt64) -> RelayMessage {
+            .reply(panel: "demo", term: term, session: number, line: RelayPayload.reply(.notice, rendered: Array("\(text)\n".utf8)), incarnation: run)
+        }
+        // A queue's hand-off the leader sent to the dead run, then one for this run.
+        context.receive(reply("GRANTED demo b1 fence=7", run: context.setup.incarnation &+ 1), from: leader)
+        context.receive(reply("GRANTED demo b2 fence=8", run: context.setup.incarnation), from: leader)
+        let lines = try carol.readLines(through: "GRANTED demo b2")
+        #expect(!lines.contains { $0.hasPrefix("GRANTED demo b1") }, "\(lines)")
+    }
+
     @Test func aFrameOfAReplacedRunIsDropped() {
         var runs = RelayIncarnations()
         #expect(runs.admit(7, of: "n2") == .first)
