@@ -25,6 +25,8 @@ final class ClusterContext: @unchecked Sendable {
     private let knownNodes = Locked<Set<String>>([])
     private var nodeTimer: DispatchSourceTimer?
     private let linksUp = Locked<[String: Int]>([:])
+    /// The runs of other nodes' processes heard from (`RelayIncarnations`).
+    private let incarnations = Locked(RelayIncarnations())
 
     var node: String { setup.node }
 
@@ -35,7 +37,7 @@ final class ClusterContext: @unchecked Sendable {
         guard setup.relay == nil else { return }
         let network = RelayNetwork(
             node: setup.node, key: setup.key, log: log,
-            onMessage: { [weak self] from, message in self?.receive(message, from: from) },
+            onMessage: { [weak self] from, message in self?.receive(message, from: from, onLinkQueue: true) },
             onLinkUp: { [weak self] node in self?.relayLinkUp(node) },
             onLinkDown: { [weak self] node in self?.relayLinkDown(node) },
             onUndelivered: { [weak self] node, count in self?.undelivered(count, to: node) })
@@ -150,23 +152,73 @@ final class ClusterContext: @unchecked Sendable {
         host.queue.async { body(host) }
     }
 
+    /// Runs `body` in the panel's queue before returning, on the calling thread when the
+    /// queue is free: a relay link's frames go in the way a reactor's commands do, with no
+    /// thread woken for them. Only from a relay link's queue, which no panel queue ever
+    /// waits for, so it cannot close a cycle.
+    private func inQueue(of panel: String, _ body: (PanelHost) -> Void) {
+        guard let host = hostTable.withLock({ $0[panel] }) else { return }
+        host.queue.sync { body(host) }
+    }
+
     // MARK: Relay
 
-    /// A frame from node `from`, after the link's handshake. Any thread.
-    func receive(_ message: RelayMessage, from node: String) {
+    /// A frame from node `from`, after the link's handshake. `onLinkQueue`: called on a
+    /// relay link's own queue (`RelayNetwork`), which may enter a panel's queue and wait
+    /// for it; else from any thread (tests' in-process hub, which may be in a panel's
+    /// queue), and the work is handed to the panel's queue.
+    func receive(_ message: RelayMessage, from node: String, onLinkQueue: Bool = false) {
+        let run: (String, @escaping @Sendable (PanelHost) -> Void) -> Void = { panel, body in
+            if onLinkQueue { self.inQueue(of: panel, body) } else { self.onQueue(of: panel, body) }
+        }
         switch message {
         case .command(let command):
             relayedIn.add(1, ordering: .relaxed)
-            onQueue(of: command.panel) { $0.relayedCommand(command, from: node) }
-        case .reply(let panel, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
-            onQueue(of: panel) { $0.relayedFromLeader(message, from: node) }
-        case .sessionGone(let origin, let session):
-            guard origin == node else { return }
-            for host in hosts.values { host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin) } }
+            // A command naming another origin is refused by the panel; it says nothing of runs.
+            if command.origin == node, !admit(command.incarnation, of: node) { return }
+            run(command.panel) { $0.relayedCommand(command, from: node) }
+        case .reply(let panel, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
+            run(panel) { $0.relayedFromLeader(message, from: node) }
+        case .sessionGone(let origin, let session, let incarnation):
+            guard origin == node, admit(incarnation, of: node) else { return }
+            for host in hosts.values {
+                host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, incarnation: incarnation) }
+            }
         case .snapshotRequest:
             // Followers get their snapshots as JOIN replies (docs/CLUSTER.md); nothing to do.
             break
         }
+    }
+
+    /// Whether a frame of `incarnation` from `node` may go on to the panels. A new run of
+    /// the node ends every session of the old one (`reason=disconnect`, as a dead node's)
+    /// on every panel, handed to each panel's queue before this frame can be: the queues
+    /// run in order, so the new run's sessions, which may reuse the old numbers, start
+    /// clean. A retired run's frame is dropped.
+    private func admit(_ incarnation: UInt64, of node: String) -> Bool {
+        let verdict = incarnations.withLock { table -> RelayIncarnations.Verdict in
+            let verdict = table.admit(incarnation, of: node)
+            // Under the lock: a frame of the new run on another link cannot overtake it.
+            if case .replaced = verdict {
+                for host in hosts.values { host.queue.async { host.remoteNodeGone(node) } }
+            }
+            return verdict
+        }
+        switch verdict {
+        case .first, .current:
+            return true
+        case .replaced(let previous):
+            log.info("node restarted: its old sessions end", ["node": node, "old": "\(previous)", "new": "\(incarnation)"])
+            return true
+        case .retired:
+            staleFrames.add(1, ordering: .relaxed)
+            return false
+        }
+    }
+
+    /// Whether `incarnation` of `node` is a run that was replaced (its frames are dropped).
+    func isRetired(_ incarnation: UInt64, of node: String) -> Bool {
+        incarnations.withLock { $0.isRetired(incarnation, of: node) }
     }
 
     /// A relay link to or from `node` came up (a pair of nodes may have two).

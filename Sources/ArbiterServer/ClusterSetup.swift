@@ -26,6 +26,10 @@ public struct ClusterSetup: @unchecked Sendable {
     public var stepIntervalMilliseconds: Int
     /// The clock leadership is judged by: CLOCK_BOOTTIME unless a test passes another.
     public var clock: @Sendable () -> Instant
+    /// This run of the node's process, drawn at random when the setup is made: sent with
+    /// every relayed command and `sessionGone`, so a leader tells this run's sessions from
+    /// those of a process of the same node that died (`RelayIncarnations`).
+    public var incarnation = UInt64.random(in: 1 ... .max)
     /// Tests put an in-process relay here; nil: the socket transport.
     var relay: (any RelaySender)?
 

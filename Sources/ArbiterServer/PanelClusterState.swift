@@ -95,4 +95,6 @@ struct RemoteRequester {
     var term: Int64 = 0
     /// The command was a JOIN: a reply other than its snapshot tells the node it failed.
     var isJoin = false
+    /// The run of the node's process that sent it, which the reply names.
+    var incarnation: UInt64 = 0
 }

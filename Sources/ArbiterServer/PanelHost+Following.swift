@@ -47,7 +47,7 @@ extension PanelHost {
             RelayCommand(
                 origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key,
                 panel: config.id, command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0),
-                arrivedAt: clock.now().milliseconds))
+                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation))
         guard cluster.send(frame, toNode: leader, address: clusterState.leaderAddress) else {
             return refuse(
                 "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
@@ -101,7 +101,9 @@ extension PanelHost {
             return
         }
         if let leader = clusterState.leaderNode, leader != cluster.node {
-            cluster.send(.sessionGone(origin: cluster.node, session: UInt64(connection.session.number)), toNode: leader, address: clusterState.leaderAddress)
+            cluster.send(
+                .sessionGone(origin: cluster.node, session: UInt64(connection.session.number), incarnation: cluster.setup.incarnation), toNode: leader,
+                address: clusterState.leaderAddress)
         }
     }
 
@@ -181,7 +183,7 @@ extension PanelHost {
             RelayCommand(
                 origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
                 command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0),
-                arrivedAt: clock.now().milliseconds))
+                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation))
         if cluster.send(frame, toNode: node, address: address) {
             var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt)
             entry.isJoin = parked != nil
@@ -218,7 +220,12 @@ extension PanelHost {
         }
         var flush = FlushList()
         switch message {
-        case .reply(_, _, let number, let line):
+        case .reply(_, _, let number, let line, let incarnation):
+            // For a session of an earlier run of this node, which had the same number.
+            guard incarnation == cluster?.setup.incarnation else {
+                cluster?.staleFrames.add(1, ordering: .relaxed)
+                return
+            }
             let session = SessionID(Int(clamping: number))
             guard let reply = RelayPayload.parseReply(line) else { return }
             let connection = clusterState.pendingJoins[session] ?? members[session] ?? waiters[session] ?? sessions.withLock { $0[session] }

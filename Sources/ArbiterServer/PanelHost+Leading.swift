@@ -184,8 +184,15 @@ extension PanelHost {
     /// there checked here. On `queue`.
     func relayedCommand(_ relayed: RelayCommand, from node: String) {
         assertOnQueue()
+        // A run of the node that was replaced since this frame was admitted: its sessions
+        // ended, its session numbers may be the new run's, and nobody waits for a reply.
+        if let cluster, cluster.isRetired(relayed.incarnation, of: node) {
+            cluster.staleFrames.add(1, ordering: .relaxed)
+            return
+        }
         let session = SessionID(Int(clamping: relayed.session))
-        var requester = RemoteRequester(node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command))
+        var requester = RemoteRequester(
+            node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command), incarnation: relayed.incarnation)
         let parsed = RelayPayload.parseCommand(relayed.command)
         switch parsed {
         case .success(let command):
@@ -272,7 +279,8 @@ extension PanelHost {
         // Decisions go under this node's term; a refusal while not deciding goes under the
         // term the sender addressed, which its term fencing lets through.
         let term = clusterState.block?.term ?? remote.term
-        cluster?.send(.reply(panel: config.id, term: term, session: UInt64(remote.session.number), line: line), toNode: remote.node)
+        cluster?.send(
+            .reply(panel: config.id, term: term, session: UInt64(remote.session.number), line: line, incarnation: remote.incarnation), toNode: remote.node)
     }
 
     /// Each event once to every node relaying members of the panel, in both forms.
@@ -287,8 +295,9 @@ extension PanelHost {
     }
 
     /// A relayed session closed on its node: its grants end with `reason=disconnect`.
-    func remoteSessionGone(_ session: SessionID, of node: String) {
+    func remoteSessionGone(_ session: SessionID, of node: String, incarnation: UInt64) {
         assertOnQueue()
+        if let cluster, cluster.isRetired(incarnation, of: node) { return }
         guard clusterState.remoteSessions[session] == node || clusterState.remoteMembers[session] == node else { return }
         endRemoteSessions([session])
     }

@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterIO
 import Dispatch
+import Glibc
 
 /// One relay socket, dialled or accepted: its handshake, then frames both ways.
 ///
@@ -149,6 +150,16 @@ final class RelayLink: @unchecked Sendable {
         pull()
     }
 
+    /// Writes what it can of `frame` at once, from the sender's thread: the peer calls it
+    /// under its lock, only while this link is up and holds nothing unwritten, so no
+    /// write on `queue` can be under way. Returns the bytes written; the peer queues the
+    /// rest for `pull`. A failed write returns 0 and the link's own write meets the error.
+    func writeDirectly(_ frame: [UInt8]) -> Int {
+        let result = frame.withUnsafeBytes { Sys.write(fd, $0) }
+        if case .bytes(let n) = result { return n }
+        return 0
+    }
+
     /// Takes what the sending peer queued and writes it. On `queue`.
     func pull() {
         guard isUp, let peer = sendingPeer, let (bytes, sizes) = peer.take(for: self) else { return }
@@ -175,15 +186,19 @@ final class RelayLink: @unchecked Sendable {
         if case .connecting = phase {
             guard connected() else { return }
         }
+        let started = Sys.monotonicNanoseconds()
         // A bounded number of reads per wake-up, so one busy link cannot keep its queue.
-        for _ in 0..<16 {
+        var reads = 0
+        while reads < 16 {
             let result = readBuffer.withUnsafeMutableBytes { Sys.read(fd, into: $0) }
             switch result {
             case .bytes(let n):
+                reads += 1
                 readBuffer.withUnsafeBufferPointer { received(UnsafeBufferPointer(rebasing: $0[..<n])) }
                 if case .closed = phase { return }
             case .wouldBlock:
-                return
+                guard awaitsNextFrame(since: started) else { return }
+                reads = 0
             case .eof:
                 return close(because: .peerClosed)
             case .failed(let e):
@@ -191,6 +206,30 @@ final class RelayLink: @unchecked Sendable {
             }
         }
     }
+
+    /// After a batch, waits up to `RelayLink.lingerMs` in poll for the next frame instead
+    /// of returning to Dispatch, as a reactor does after its batch: the answer to a relayed
+    /// command comes about one round trip after the command left, and a Dispatch source's
+    /// wake-up (its manager thread, then a worker) costs more than the round trip. Gives
+    /// the queue back after `maxBusyNs` so the link's other work gets its turn, and only
+    /// once the link is up (the handshake is short and has its own timer). Writes the link
+    /// still owes go out when the socket takes them meanwhile. True: read again.
+    private func awaitsNextFrame(since started: Int64) -> Bool {
+        guard isUp, Sys.monotonicNanoseconds() - started < RelayLink.maxBusyNs else { return false }
+        var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if writeArmed { ready.events |= Int16(POLLOUT) }
+        guard Glibc.poll(&ready, 1, RelayLink.lingerMs) > 0 else { return false }
+        if ready.revents & Int16(POLLOUT) != 0 {
+            flush()
+            guard isUp else { return false }
+        }
+        // Frames queued behind a backlog that has just been written.
+        pull()
+        return isUp && ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+    }
+
+    static let lingerMs: Int32 = 1
+    static let maxBusyNs: Int64 = 5_000_000
 
     private func received(_ bytes: UnsafeBufferPointer<UInt8>) {
         switch phase {
@@ -245,7 +284,7 @@ final class RelayLink: @unchecked Sendable {
         network.established(self, node: node)
         guard isUp else { return }
         if let peer = sendingPeer {
-            peer.linkReady(self)
+            peer.linkReady(self, holding: out.count - outStart)
             pull()
         }
         guard isUp, !leftover.isEmpty else { return }
@@ -305,12 +344,14 @@ final class RelayLink: @unchecked Sendable {
                 return close(because: .socket(reason))
             }
         }
+        // Empty for the peer before the frames are counted: a sender that sees them
+        // counted may write its next frame directly.
+        sendingPeer?.holds(0, on: self)
         countWritten()
         out.removeAll(keepingCapacity: out.capacity <= 1 << 16)
         outStart = 0
         frameEnds.removeAll(keepingCapacity: true)
         frameHead = 0
-        sendingPeer?.holds(0, on: self)
         disarmWrite()
     }
 

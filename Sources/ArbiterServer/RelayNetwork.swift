@@ -176,8 +176,11 @@ public final class RelayNetwork: @unchecked Sendable {
         links.withLock { $0.statistics.sockets -= 1 }
     }
 
-    func wrote(frames: Int) {
-        links.withLock { $0.statistics.framesOut += frames }
+    func wrote(frames: Int, directly: Bool = false) {
+        links.withLock {
+            $0.statistics.framesOut += frames
+            if directly { $0.statistics.framesWrittenDirectly += frames }
+        }
     }
 
     /// A link closed (`was` is the phase it closed in). On its queue.

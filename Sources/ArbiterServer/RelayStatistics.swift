@@ -12,6 +12,9 @@ public struct RelayStatistics: Equatable, Sendable {
     public var framesIn = 0
     /// Frames written to a socket in full.
     public var framesOut = 0
+    /// Of `framesOut`, those written in full by the sending thread itself, nothing being
+    /// queued ahead of them (the rest went through the link's queue).
+    public var framesWrittenDirectly = 0
     /// Inbound handshakes refused (wrong key, not a relay peer, too slow, too many).
     public var refusals = 0
     /// Dials that failed before their link was up.

@@ -8,8 +8,14 @@ public struct RelayCommand: Equatable, Sendable {
     public var panel: String
     public var command: [UInt8]
     public var arrivedAt: Int64
+    /// Which run of the origin node's process sent it (`RelayIncarnations`): a node
+    /// restarted numbers its sessions from where the dead process did, so the leader
+    /// tells them apart by this.
+    public var incarnation: UInt64
 
-    public init(origin: String, session: UInt64, sessionName: String, key: String?, panel: String, command: [UInt8], arrivedAt: Int64) {
+    public init(
+        origin: String, session: UInt64, sessionName: String, key: String?, panel: String, command: [UInt8], arrivedAt: Int64, incarnation: UInt64 = 0
+    ) {
         self.origin = origin
         self.session = session
         self.sessionName = sessionName
@@ -17,5 +23,6 @@ public struct RelayCommand: Equatable, Sendable {
         self.panel = panel
         self.command = command
         self.arrivedAt = arrivedAt
+        self.incarnation = incarnation
     }
 }

@@ -24,22 +24,25 @@ public enum RelayFrameEncoder {
             string(c.panel, &body)
             bytes(c.command, &body)
             integer(UInt64(bitPattern: c.arrivedAt), &body)
-        case .reply(let panel, let term, let session, let line):
+            integer(c.incarnation, &body)
+        case .reply(let panel, let term, let session, let line, let incarnation):
             body.append(RelayFrameType.reply)
             string(panel, &body)
             integer(UInt64(bitPattern: term), &body)
             integer(session, &body)
             bytes(line, &body)
+            integer(incarnation, &body)
         case .event(let panel, let term, let seq, let line):
             body.append(RelayFrameType.event)
             string(panel, &body)
             integer(UInt64(bitPattern: term), &body)
             integer(seq, &body)
             bytes(line, &body)
-        case .sessionGone(let origin, let session):
+        case .sessionGone(let origin, let session, let incarnation):
             body.append(RelayFrameType.sessionGone)
             string(origin, &body)
             integer(session, &body)
+            integer(incarnation, &body)
         case .snapshotRequest(let panel, let request):
             body.append(RelayFrameType.snapshotRequest)
             string(panel, &body)

@@ -9,11 +9,15 @@ public enum RelayMessage: Equatable, Sendable {
     /// session's commands without trusting clocks to agree across machines.
     case command(RelayCommand)
     /// The leader's reply to one relayed session (the JSON line the session gets).
-    case reply(panel: String, term: Int64, session: UInt64, line: [UInt8])
+    /// `incarnation` is the run of the follower's process whose command it answers (or
+    /// whose session waited in a line): another run of that node drops it, since its
+    /// session of that number is someone else.
+    case reply(panel: String, term: Int64, session: UInt64, line: [UInt8], incarnation: UInt64 = 0)
     /// One panel event, sent once per follower node, which fans it out to its members.
     case event(panel: String, term: Int64, seq: UInt64, line: [UInt8])
     /// A relayed session disconnected: its grants end with `reason=disconnect`.
-    case sessionGone(origin: String, session: UInt64)
+    /// `incarnation` as in `RelayCommand`.
+    case sessionGone(origin: String, session: UInt64, incarnation: UInt64 = 0)
     /// The follower needs the panel's snapshot (a member joined, or a term began).
     case snapshotRequest(panel: String, request: UInt64)
     /// The answer: the snapshot as after `JOIN`, and the `seq` it is current at.
@@ -24,7 +28,7 @@ public enum RelayMessage: Equatable, Sendable {
     /// The panel and term of a leader-to-follower message, which receipt is fenced on.
     public var fencedTerm: (panel: String, term: Int64)? {
         switch self {
-        case .reply(let panel, let term, _, _), .event(let panel, let term, _, _),
+        case .reply(let panel, let term, _, _, _), .event(let panel, let term, _, _),
             .snapshot(let panel, let term, _, _, _), .term(let panel, let term, _):
             (panel, term)
         case .command, .sessionGone, .snapshotRequest:

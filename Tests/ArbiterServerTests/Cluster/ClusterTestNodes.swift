@@ -110,6 +110,16 @@ final class ClusterTestNodes: @unchecked Sendable {
         return (client, ok)
     }
 
+    /// `kill -9` and a start at once: the node's process dies without a word on its links,
+    /// and a new one under the same name comes up before anyone noticed.
+    func restartAtOnce(_ name: String) throws {
+        hub.silence(framesFrom: name, true)
+        servers[name]?.stop()
+        servers[name] = nil
+        hub.silence(framesFrom: name, false)
+        try start(name)
+    }
+
     /// Stops `name` as a crash would: no resignation, its lease runs out.
     func crash(_ name: String) {
         // Real links go down by themselves when the node's sockets close.

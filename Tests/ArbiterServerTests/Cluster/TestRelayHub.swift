@@ -16,6 +16,9 @@ final class TestRelayHub: @unchecked Sendable {
         weak var context: ClusterContext?
     }
     private var cut: Set<String> = []
+    /// Frames from these nodes vanish, and nobody hears of it (a process killed with -9
+    /// whose last words never left it).
+    private var silenced: Set<String> = []
     /// Frames to these nodes vanish without anyone hearing of it (a stalled link).
     private var swallowed: Set<String> = []
     /// Frames to these nodes arrive this many milliseconds late (a slow link).
@@ -50,6 +53,12 @@ final class TestRelayHub: @unchecked Sendable {
         }
     }
 
+    func silence(framesFrom node: String, _ silent: Bool) {
+        lock.lock()
+        if silent { silenced.insert(node) } else { silenced.remove(node) }
+        lock.unlock()
+    }
+
     func delay(framesTo node: String, milliseconds: Int) {
         lock.lock()
         delays[node] = milliseconds
@@ -66,7 +75,7 @@ final class TestRelayHub: @unchecked Sendable {
 
     fileprivate func deliver(_ message: RelayMessage, from: String, to: String) {
         lock.lock()
-        let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) ? nil : contexts[to]
+        let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) || silenced.contains(from) ? nil : contexts[to]
         let delay = delays[to]
         lock.unlock()
         guard let target else { return }
