@@ -184,8 +184,9 @@ final class ClusterContext: @unchecked Sendable {
             for host in hosts.values {
                 host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, incarnation: incarnation) }
             }
-        case .snapshotRequest:
-            // Followers get their snapshots as JOIN replies (docs/CLUSTER.md); nothing to do.
+        case .snapshotRequest, .ping:
+            // Followers get their snapshots as JOIN replies (docs/CLUSTER.md); pings stay
+            // in the link that heard them.
             break
         }
     }

@@ -271,7 +271,7 @@ extension PanelHost {
             for member in members.values {
                 flush.append(to: member) { out, format in out.append(contentsOf: format == .text ? text : json) }
             }
-        case .command, .sessionGone, .snapshotRequest, .snapshot, .term:
+        case .command, .sessionGone, .snapshotRequest, .snapshot, .term, .ping:
             break
         }
         finishBatch(&flush)

@@ -28,6 +28,7 @@ final class RelayLink: @unchecked Sendable {
         case overflow(limit: Int)
         case socket(String)
         case peerClosed
+        case silent(ms: Int)
         case replaced
         case stopped
 
@@ -38,6 +39,7 @@ final class RelayLink: @unchecked Sendable {
             case .overflow(let limit): "over \(limit) bytes queued: the peer does not read"
             case .socket(let what): what
             case .peerClosed: "the peer closed the connection"
+            case .silent(let ms): "nothing heard for \(ms) ms: the peer is cut off or stalled"
             case .replaced: "a newer link from the same node replaced it"
             case .stopped: "relay stopped"
             }
@@ -70,6 +72,10 @@ final class RelayLink: @unchecked Sendable {
     private var writeArmed = false
     private var liveSources = 0
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Pings and the silence check, once the link is up (`RelayOptions.pingIntervalMs`).
+    private var liveness: DispatchSourceTimer?
+    /// When bytes last came in, any bytes: ms of the monotonic clock.
+    private var lastHeardMs: Int64 = 0
 
     /// A dialled link: `fd` is connecting to `address`, where `node` should answer.
     init(network: RelayNetwork, fd: Int32, address: String, dialingNode node: String, sending peer: RelayPeer) {
@@ -232,6 +238,7 @@ final class RelayLink: @unchecked Sendable {
     static let maxBusyNs: Int64 = 5_000_000
 
     private func received(_ bytes: UnsafeBufferPointer<UInt8>) {
+        lastHeardMs = Sys.monotonicMilliseconds()
         switch phase {
         case .connecting:
             return
@@ -283,6 +290,7 @@ final class RelayLink: @unchecked Sendable {
         phase = .up(node: node)
         network.established(self, node: node)
         guard isUp else { return }
+        startLiveness()
         if let peer = sendingPeer {
             peer.linkReady(self, holding: out.count - outStart)
             pull()
@@ -295,12 +303,42 @@ final class RelayLink: @unchecked Sendable {
     private func deliver(from node: String) {
         do {
             while isUp, let message = try decoder.next() {
+                if case .ping = message { continue }
                 network.received(message, from: node)
             }
         } catch {
             close(because: .error(error))
         }
     }
+
+    // MARK: Liveness
+
+    private func startLiveness() {
+        lastHeardMs = Sys.monotonicMilliseconds()
+        let every = network.options.pingIntervalMs
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .milliseconds(every), repeating: .milliseconds(every), leeway: .milliseconds(every / 10))
+        timer.setEventHandler { [weak self] in self?.checkLiveness() }
+        liveness = timer
+        timer.resume()
+    }
+
+    /// Closes a link that has been silent too long, else sends a ping. A link with a
+    /// sending peer pings through it, since the peer may write to the socket from other
+    /// threads; one without (an inbound link not chosen to carry anything) is written only
+    /// here. On `queue`.
+    private func checkLiveness() {
+        guard isUp else { return }
+        let silence = network.options.silenceTimeoutMs
+        if Sys.monotonicMilliseconds() - lastHeardMs > Int64(silence) {
+            return close(because: .silent(ms: silence))
+        }
+        if let peer = sendingPeer, peer.ping(on: self) { return }
+        out += RelayLink.pingFrame
+        flush()
+    }
+
+    static let pingFrame = RelayFrameEncoder.encode(.ping)
 
     // MARK: Writing
 
@@ -397,13 +435,15 @@ final class RelayLink: @unchecked Sendable {
             switch closing {
             case .error(let error): line = error.refusalLine
             case .timedOut: line = Array("RELAY-REFUSED \(closing.description)\n".utf8)
-            case .overflow, .socket, .peerClosed, .replaced, .stopped: line = []
+            case .overflow, .socket, .peerClosed, .silent, .replaced, .stopped: line = []
             }
             if !line.isEmpty { _ = line.withUnsafeBytes { Sys.write(fd, $0) } }
         case .connecting, .dialing, .up:
             break
         }
         phase = .closed
+        liveness?.cancel()
+        liveness = nil
         countWritten()
         let unwrittenFrames = frameEnds.count - frameHead
         out = []

@@ -12,6 +12,15 @@ public struct RelayOptions: Sendable {
     public var firstRetryMs: Int64 = 50
     /// The longest wait between dials. Default 1 s.
     public var maxRetryMs: Int64 = 1_000
+    /// How often an up link sends a ping, and how long it may hear nothing at all (pings
+    /// included) before it is closed as cut off. A peer behind a lost route or a pulled
+    /// cable sends no FIN and no reset, and TCP alone would wait for minutes; closing it
+    /// answers what was relayed on it (`ERROR unavailable`), ends its sessions' grants at
+    /// the leader (`reason=disconnect`) and dials again. Defaults 500 ms and 2 s: inside
+    /// the default lease TTL (3 s), so a cut-off node's sessions end no later than a dead
+    /// node's would.
+    public var pingIntervalMs = 500
+    public var silenceTimeoutMs = 2_000
     /// Inbound handshakes under way at once; more are refused at once, so a flood of
     /// `RELAY-` connections cannot hold descriptors for the handshake timeout. Default 64.
     public var maxPendingHandshakes = 64

@@ -105,6 +105,32 @@ final class RelayPeer: @unchecked Sendable {
         }
     }
 
+    /// A ping for `link` when it is quiet: written at once if nothing is queued or
+    /// unwritten for it (a link with frames on their way needs no ping: those are heard).
+    /// Never dials, never counted as a frame. False if `link` is not the one this peer
+    /// writes to: then nothing else writes to it and the link sends its ping itself. On
+    /// the link's queue.
+    func ping(on link: RelayLink) -> Bool {
+        let frame = RelayLink.pingFrame
+        var mine = true
+        let pull = outbox.withLock { o -> Bool in
+            guard o.link === link, o.linkUp else {
+                mine = false
+                return false
+            }
+            guard !o.overflowing, !o.pullScheduled, o.bytes.isEmpty, o.unwritten == 0 else { return false }
+            let written = link.writeDirectly(frame)
+            guard written < frame.count else { return false }
+            // The socket is full (its reader is slow): the rest goes out like a frame.
+            o.bytes += frame[written...]
+            o.sizes.append(frame.count - written)
+            o.pullScheduled = true
+            return true
+        }
+        if pull { link.pull() }
+        return mine
+    }
+
     /// Finds the link for what is queued: an inbound one from the node if up, else a dial
     /// once the backoff allows. On `queue`.
     func dialIfNeeded() {

@@ -15,6 +15,7 @@ import Testing
         .snapshotRequest(panel: "lobby", request: 3),
         .snapshot(panel: "lobby", term: 17, seq: 12, request: 3, line: Array(repeating: 0x7A, count: 3000)),
         .term(panel: "lobby", term: .max, leader: "n1"),
+        .ping,
     ]
 
     static var stream: [UInt8] { messages.flatMap(RelayFrameEncoder.encode) }

@@ -1,4 +1,6 @@
+import ArbiterCluster
 import ArbiterTestSupport
+import Dispatch
 
 /// A raw loopback socket that reads relay handshake lines, keeping what follows a line
 /// for the next one.
@@ -30,4 +32,22 @@ final class RelayRawClient {
     }
 
     func waitForClose() -> Bool { socket.waitForClose() }
+
+    /// The relay frames that arrive (after the handshake lines) until the peer closes or
+    /// `seconds` pass, decoded; and whether it closed.
+    func frames(for seconds: Double) throws -> (frames: [RelayMessage], closed: Bool) {
+        var decoder = RelayFrameDecoder()
+        decoder.append(pending)
+        pending = []
+        var frames: [RelayMessage] = []
+        let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        while DispatchTime.now().uptimeNanoseconds < end {
+            let left = Double(end - min(end, DispatchTime.now().uptimeNanoseconds)) / 1e9
+            guard let bytes = try? socket.read(timeout: max(0.001, left)) else { break }
+            if bytes.isEmpty { return (frames, true) }
+            decoder.append(bytes)
+            while let message = try decoder.next() { frames.append(message) }
+        }
+        return (frames, false)
+    }
 }

@@ -65,6 +65,8 @@ public struct RelayFrameDecoder: Sendable {
                 return .snapshot(panel: try string(), term: try term(), seq: try integer(), request: try integer(), line: try data())
             case RelayFrameType.term:
                 return .term(panel: try string(), term: try term(), leader: try string())
+            case RelayFrameType.ping:
+                return .ping
             default:
                 throw .malformedFrame("unknown frame type \(type)")
             }

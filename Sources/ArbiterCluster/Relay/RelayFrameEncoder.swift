@@ -59,6 +59,8 @@ public enum RelayFrameEncoder {
             string(panel, &body)
             integer(UInt64(bitPattern: term), &body)
             string(leader, &body)
+        case .ping:
+            body.append(RelayFrameType.ping)
         }
         var frame: [UInt8] = []
         frame.reserveCapacity(4 + body.count)

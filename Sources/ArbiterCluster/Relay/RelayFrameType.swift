@@ -8,4 +8,5 @@ enum RelayFrameType {
     static let snapshotRequest: UInt8 = 5
     static let snapshot: UInt8 = 6
     static let term: UInt8 = 7
+    static let ping: UInt8 = 8
 }

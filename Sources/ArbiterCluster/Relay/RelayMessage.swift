@@ -24,6 +24,10 @@ public enum RelayMessage: Equatable, Sendable {
     case snapshot(panel: String, term: Int64, seq: UInt64, request: UInt64, line: [UInt8])
     /// The sender leads `panel` in `term`. Only a hint: terms are learned from etcd.
     case term(panel: String, term: Int64, leader: String)
+    /// Nothing but "this link still carries bytes": each end sends one when the link has
+    /// been quiet, and closes a link it has heard nothing on for a while (`RelayLink`), so
+    /// a peer cut off without a FIN or a reset is noticed in seconds, not minutes.
+    case ping
 
     /// The panel and term of a leader-to-follower message, which receipt is fenced on.
     public var fencedTerm: (panel: String, term: Int64)? {
@@ -31,7 +35,7 @@ public enum RelayMessage: Equatable, Sendable {
         case .reply(let panel, let term, _, _, _), .event(let panel, let term, _, _),
             .snapshot(let panel, let term, _, _, _), .term(let panel, let term, _):
             (panel, term)
-        case .command, .sessionGone, .snapshotRequest:
+        case .command, .sessionGone, .snapshotRequest, .ping:
             nil
         }
     }
