@@ -348,8 +348,10 @@ class Node:
         self.proc = None
         self.runs = 0
         self.log_path = None
-        # With `proxied`, the node reaches each etcd member through its own HoldingProxy.
+        # With `proxied`, the node reaches each etcd member through its own HoldingProxy,
+        # and other nodes reach it through `relay_proxy`.
         self.proxies = []
+        self.relay_proxy = None
 
     @property
     def address(self):
@@ -357,6 +359,18 @@ class Node:
 
     def proxy_etcd(self):
         self.proxies = [HoldingProxy(port) for port in self.etcd.client_ports]
+        # The address other nodes dial for relay links, and only they: clients use `port`.
+        self.relay_proxy = HoldingProxy(self.port)
+
+    def advertised(self):
+        return f"127.0.0.1:{self.relay_proxy.port}" if self.relay_proxy else self.address
+
+    def cut_from_nodes(self):
+        """Every byte on the relay links into this node held; etcd and clients untouched."""
+        self.relay_proxy.hold()
+
+    def reconnect_to_nodes(self):
+        self.relay_proxy.release()
 
     def etcd_endpoints(self):
         if self.proxies:
@@ -373,7 +387,7 @@ class Node:
             proxy.release()
 
     def argv(self):
-        return [self.binary, "--cluster", self.etcd_endpoints(), "--node", self.name, "--advertise", self.address,
+        return [self.binary, "--cluster", self.etcd_endpoints(), "--node", self.name, "--advertise", self.advertised(),
                 "--port", str(self.port), "--host", "127.0.0.1", "--cluster-key", self.key_file,
                 "--cluster-ttl", str(self.ttl), "--config", self.config_file, "--log-level", "info"] + self.extra
 
@@ -472,7 +486,7 @@ class Cluster:
     def stop(self):
         for node in self.nodes:
             node.stop()
-            for proxy in node.proxies:
+            for proxy in node.proxies + ([node.relay_proxy] if node.relay_proxy else []):
                 proxy.close()
         for n in list(self.etcd.procs):
             self.etcd.kill_member(n)

@@ -29,8 +29,14 @@ tests, each a function that raises Failure when its guarantee is broken:
      unavailable, another node grants the button only after the old holder was told it
      ended, above every old fence; reconnected, the old node serves again
 
-Every node reaches etcd through its own proxy (clusterlib.HoldingProxy), so (h) can cut
-one node off; the proxies only move bytes and are never held in the other scenarios.
+  i  cut the nodes off from each other (every relay link held by a proxy, etcd and
+     clients untouched): a relayed press is answered ERROR unavailable within seconds,
+     never left waiting, the leader ends the cut-off node's session's grant; reconnected,
+     the node relays again
+
+Every node reaches etcd through its own proxies, and other nodes reach it through one
+more (clusterlib.HoldingProxy), so (h) and (i) can cut it off; the proxies only move
+bytes and are never held in the other scenarios.
 
 Exit status 0 when every scenario passed, 1 when any failed (each failure is printed
 with what was seen), 2 when something needed is missing. A summary with the measured
@@ -698,8 +704,56 @@ def scenario_h(cluster):
         c.close()
 
 
+# ------------------------------------------------------------------ (i) nodes cut off from each other
+
+def scenario_i(cluster):
+    """The nodes are cut off from each other (every byte on every relay link held, the TCP
+    connections left open; links are dialled both ways) while every node still reaches etcd and its
+    own clients. Nothing may hang: a press relayed through another node is answered
+    within a few seconds (ERROR unavailable: the leader cannot be reached), the grant a
+    session there held ends (reason=disconnect at the leader, reason=failover for the
+    members beside it, whose node can no longer vouch for it), and when the links are
+    back the other node relays again by itself."""
+    settle(cluster)
+    leader = cluster.leader_of("demo")
+    relaying = others(cluster, leader)[0]
+    near, n_join, _ = member(leader.port, "watch-i-near", "demo")
+    far, f_join, _ = member(relaying.port, "watch-i-far", "demo")
+    holder = cl.LineClient(relaying.port, "holder-i")
+    _, _, m = holder.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(i) DOWN demo b2 through {relaying.name}: {m.group(0)}")
+    near.wait(r"^PRESSED demo b2\b", since=n_join, timeout=5, what="the relayed press seen at the leader")
+    cut_at = time.monotonic()
+    for node in cluster.nodes:
+        node.cut_from_nodes()
+    try:
+        log(f"(i) cut the nodes off from each other (demo is led by {leader.name})")
+        prober = cl.LineClient(relaying.port, "probe-i")
+        sent_at = time.monotonic()
+        _, answered_at, m = prober.request("DOWN demo b3", r"^(GRANTED|DENIED|ERROR).*$", timeout=TTL + 5,
+                                           what=f"a press relayed through {relaying.name} answered while the leader is cut off")
+        figure("i", f"a press through {relaying.name} during the cut: '{m.group(0)}' after {answered_at - sent_at:.2f} s")
+        check(m.group(0).startswith("ERROR unavailable"), f"(i) a press relayed to a leader out of reach was answered '{m.group(0)}'")
+        _, at, m = near.wait(r"^RELEASED demo b2 reason=disconnect\b.*$", since=n_join, timeout=TTL + 5,
+                             what="the leader ends the grant of a session on a node it cannot hear")
+        figure("i", f"at the leader: '{m.group(0)}' {at - cut_at:.2f} s after the cut")
+        _, at, m = far.wait(r"^RELEASED demo b2 reason=failover\b.*$", since=f_join, timeout=TTL + 5,
+                            what="the cut-off node's member told the grant it knew of ended")
+        figure("i", f"beside the holder: '{m.group(0)}' {at - cut_at:.2f} s after the cut")
+        prober.close()
+    finally:
+        for node in cluster.nodes:
+            node.reconnect_to_nodes()
+    log("(i) reconnected the nodes to each other")
+    _, line = first_granted(holder, "DOWN demo b3", 15, f"{relaying.name} relaying again after the links came back")
+    figure("i", f"{relaying.name} relays again: '{line}'")
+    holder.request("UP demo b3", r"^(OK|ERROR).*$")
+    for c in (near, far, holder):
+        c.close()
+
+
 SCENARIOS = {"e": scenario_e, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "h": scenario_h,
-             "c": scenario_c}
+             "i": scenario_i, "c": scenario_c}
 
 
 def main():
