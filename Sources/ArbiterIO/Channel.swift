@@ -7,12 +7,16 @@ import Glibc
 /// `Channel` references and calls the subclass through the vtable, which costs a few
 /// instructions per call (a generic table here cost 500-900 per press, docs/ARCHITECTURE.md).
 ///
+/// Public (and its fields too) only because a subclass in another module needs `open`,
+/// and the `@inlinable` pieces of a public class may only touch what is public.
+///
 /// Its fields have two owners, and each group says which: the loop's queue (the slot),
 /// and the lock (`withLock`: output, and everything another thread may touch). A
 /// subclass may guard fields of its own with the same lock, so that what it appends and
 /// how it is framed change together. Everything is `final`: only the hooks on
 /// `EventLoop` are overridden. Hot properties are `@exclusivity(unchecked)`: their owner
-/// already serializes every access.
+/// already serializes every access. That holds only for code compiled in this module (or
+/// inlined from it), so other modules reach the hot ones through the `@inlinable` members.
 open class Channel: @unchecked Sendable {
     public final let fd: Int32
     /// The loop that reads this socket; it owns the table the channel sits in.
@@ -44,6 +48,8 @@ open class Channel: @unchecked Sendable {
     /// written at once never touches the total.
     @exclusivity(unchecked) public final var accounted = 0
 
+    /// Public rather than package: a package init of an open class makes Swift 6.0 warn of
+    /// an "infinite recursion" in every subclass.
     public init(fd: Int32, generation: UInt32, loop: EventLoop, outboundLimit: Int, budget: OutputBudget, sink: EmbeddedSink?) {
         self.fd = fd
         self.generation = generation

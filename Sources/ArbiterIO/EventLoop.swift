@@ -39,6 +39,7 @@ open class EventLoop: @unchecked Sendable {
     /// Marks `queue` as this loop's (several servers share a process in tests).
     private var queueTag: Int { Int(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 
+    /// Public for the same reason as `Channel.init`.
     public init(index: Int, label: String, sendBufferBytes: Int32?) throws(Sys.Failure) {
         self.index = index
         self.queue = DispatchQueue(label: label)

@@ -119,6 +119,26 @@ import Testing
         #expect(loop.record.withLock { $0.calls.last } == "closed:server stopped")
     }
 
+    @Test func aDetachedChannelLeavesTheTableWithItsDescriptorOpenAndNeverCloses() throws {
+        let loop = try RecordingLoop()
+        let pair = try socketPair()
+        defer { Sys.close(pair.0); Sys.close(pair.1) }
+        let channel = loop.channel(fd: pair.0)
+        loop.queue.sync {
+            loop.register(channel)
+            loop.detach(channel)
+            #expect(!loop.holds(channel) && loop.channelCount == 0)
+            #expect(channel.withLock { channel.gate } == .closed)
+            // Its descriptor is the new owner's: a close, or the loop's stop, leaves it be.
+            loop.close(channel, reason: "after the hand-off")
+            loop.stop()
+        }
+        #expect(loop.record.withLock { $0.calls }.isEmpty)
+        // Still open: bytes written to it arrive at the other end.
+        #expect(write(pair.0, "still mine"))
+        #expect(read(pair.1, count: 10) == Array("still mine".utf8))
+    }
+
     @Test func anAppendPastTheBoundIsAnOverflowAndThenDropped() throws {
         let loop = try RecordingLoop(outboundLimit: 8)
         let channel = loop.channel(fd: -1, sink: EmbeddedSink())
