@@ -23,7 +23,9 @@ let package = Package(
         // epoll, accept4 and the other calls Swift's Glibc module does not export.
         .target(name: "CSystem"),
         // The system calls, wrapped once for the server and the load generator: EINTR
-        // retried, EAGAIN as would-block, errno kept. No policy: nothing about panels.
+        // retried, EAGAIN as would-block, errno kept. The event loop and its channels
+        // (epoll, accept, reads, bounded output, flushing, closing), subclassed by the
+        // server. No policy: nothing about panels, sessions or protocols.
         .target(name: "ArbiterIO", dependencies: ["CSystem"]),
         // The server's policy over ArbiterIO: reactors, connections, journal, metrics.
         .target(
@@ -43,7 +45,7 @@ let package = Package(
             ]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
-        // The wrappers against real loopback sockets and files.
+        // The wrappers and the event loop (with a test policy) against real sockets and files.
         .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO", "CSystem"]),
         // The shared flag reader, and arbiter's own options through @testable import.
         .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer", "ArbiterEtcd"]),

@@ -4,16 +4,16 @@ import CSystem
 ///
 /// The socket half of a connection's output, kept apart from what the bytes mean (the
 /// server appends lines, frames and replies into `bytes`). Not synchronized: the owner
-/// keeps it under the connection's lock, so two threads never race to set different
+/// keeps it under the channel's lock, so two threads never race to set different
 /// epoll masks. Inlinable: every reply's flush runs through it from ArbiterServer.
-package struct OutputBuffer {
+public struct OutputBuffer {
     /// Unsent output; `start` bytes of it are already written.
-    package var bytes: [UInt8] = []
-    package var start = 0
+    public var bytes: [UInt8] = []
+    public var start = 0
     /// Output is waiting for EPOLLOUT.
-    package var waitingWritable = false
+    public var waitingWritable = false
 
-    package enum WriteResult: Equatable {
+    public enum WriteResult: Equatable {
         /// Everything is written.
         case drained
         /// The socket is full; EPOLLOUT is asked for and the rest waits for it.
@@ -22,24 +22,24 @@ package struct OutputBuffer {
         case failed
     }
 
-    @inlinable package init() {}
+    @inlinable public init() {}
 
-    @inlinable package var pending: Int { bytes.count - start }
+    @inlinable public var pending: Int { bytes.count - start }
 
     /// Drops everything unsent (the peer is gone or was cut off).
-    @inlinable package mutating func discard() {
+    @inlinable public mutating func discard() {
         bytes = []
         start = 0
     }
 
     /// Marks everything as written without a socket (the embedded test seam took it).
-    @inlinable package mutating func consumeAll() {
+    @inlinable public mutating func consumeAll() {
         start = bytes.count
     }
 
     /// Writes pending bytes without blocking. On EAGAIN asks `epfd` for EPOLLOUT
     /// (registered with `data`) and leaves the rest for `EPOLLOUT`.
-    @inlinable package mutating func write(fd: Int32, epfd: Int32, data: UInt64) -> WriteResult {
+    @inlinable public mutating func write(fd: Int32, epfd: Int32, data: UInt64) -> WriteResult {
         while pending > 0 {
             let result = bytes.withUnsafeBytes { raw in
                 Sys.write(fd, UnsafeRawBufferPointer(rebasing: raw[start...]))
@@ -63,7 +63,7 @@ package struct OutputBuffer {
     }
 
     /// Sets the epoll mask from `waitingWritable`.
-    @inlinable package func updateInterest(fd: Int32, epfd: Int32, data: UInt64) {
+    @inlinable public func updateInterest(fd: Int32, epfd: Int32, data: UInt64) {
         var events = cs_EPOLLRDHUP | cs_EPOLLIN
         if waitingWritable { events |= cs_EPOLLOUT }
         _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, fd, events, data)

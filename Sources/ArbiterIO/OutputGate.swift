@@ -1,11 +1,12 @@
-/// What other threads may do with a connection's output: the part of its life cycle
-/// that appends and flushes (any thread, under the connection's lock) must see. In
-/// ArbiterIO because it is about bytes and a descriptor, not about what they mean.
+/// What other threads may do with a channel's output: the part of its life cycle that
+/// appends and flushes (any thread, under the channel's lock) must see. In ArbiterIO
+/// because it is about bytes and a descriptor, not about what they mean.
 ///
-/// Only two places move it, each under the lock: the reactor, following its
-/// `ConnectionStateMachine` (`appendLast` makes it `draining`, `close` makes it
-/// `closed`), and the output budget's shedding (`discarding`), which may run anywhere.
-package enum OutputGate: Sendable, Equatable {
+/// It moves only under the lock: `Channel.sealed` makes it `draining` with the last
+/// output (the server's reactor, following its `ConnectionStateMachine`),
+/// `EventLoop.close` and `detach` make it `closed`, and the output budget's shedding
+/// makes it `discarding`, from any thread.
+public enum OutputGate: Sendable, Equatable {
     /// Output is accepted and written.
     case open
     /// The last words are queued: nothing more is accepted; close once written.
@@ -16,7 +17,7 @@ package enum OutputGate: Sendable, Equatable {
     /// The descriptor is closed.
     case closed
 
-    @inlinable package var acceptsOutput: Bool {
+    @inlinable public var acceptsOutput: Bool {
         switch self {
         case .open: true
         case .draining, .discarding, .closed: false

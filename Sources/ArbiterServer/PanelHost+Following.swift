@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import ArbiterWire
 import Dispatch
 
@@ -178,7 +179,7 @@ extension PanelHost {
         guard let cluster, let identity = clusterState.memberIdentity[session] else { return }
         // A session's own JOIN that waited is answered in its form, with its id.
         let parked = clusterState.parkedJoins.removeValue(forKey: session)
-        let format = parked?.format ?? connection.shared.withLock { $0.eventFormat }
+        let format = parked?.format ?? connection.withLock { connection.eventFormat }
         let frame = RelayMessage.command(
             RelayCommand(
                 origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,

@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import ArbiterWire
 
 /// Cluster mode, the side of the node that decides a panel: leadership starts and stops

@@ -45,11 +45,11 @@ extension Reactor {
         flush.append(to: connection, raw: true) { out, _ in
             out.append(contentsOf: WebSocketHandshake.response(accept: accept))
         }
-        connection.shared.withLock {
-            $0.framing = .websocket
-            $0.eventFormat = .json
+        connection.withLock {
+            connection.framing = .websocket
+            connection.eventFormat = .json
             // An echo of a 16 MiB message must not count as a slow reader.
-            if echo { $0.outboundLimit = max($0.outboundLimit, 2 * configuration.webSocketEchoMaxMessageBytes) }
+            if echo { connection.outboundLimit = max(connection.outboundLimit, 2 * configuration.webSocketEchoMaxMessageBytes) }
         }
         server.metrics.add(.webSocketUpgrades)
         let maxMessage = echo ? configuration.webSocketEchoMaxMessageBytes : configuration.maxWebSocketMessageBytes

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import ArbiterWire
 
 extension SessionRunner {
@@ -30,7 +31,7 @@ extension SessionRunner {
                 // The new form applies from this reply on (PROTOCOL.md section 3).
                 format = newFormat
                 connection.format = newFormat
-                connection.shared.withLock { $0.eventFormat = newFormat }
+                connection.withLock { connection.eventFormat = newFormat }
             }
             let best = server.panels.map { server.access(key: connection.key, on: $0.config) }.max() ?? .none
             send(.hello(name: name, session: connection.session, role: best.roleName))
@@ -78,7 +79,7 @@ extension SessionRunner {
             }
             // Being admin of one panel must not end grants on another: the kicker needs
             // the admin level on every panel the session joined or pressed in.
-            let panels = victim.shared.withLock { $0.touched }
+            let panels = victim.withLock { victim.touched }
             if let other = panels.map({ server.panels[$0].config }).first(where: { server.access(key: connection.key, on: $0) < .admin }) {
                 return send(.error(.forbidden, "KICK \(target) needs the admin key of panel \(other.id)"))
             }

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import ArbiterWire
 import Dispatch
 

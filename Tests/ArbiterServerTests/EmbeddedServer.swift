@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 @testable import ArbiterServer
 
 /// A server with no listener and no sockets, on a manual clock: connections are fed

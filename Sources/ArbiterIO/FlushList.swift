@@ -1,0 +1,36 @@
+/// The channels output was appended to during one batch, written once at its end:
+/// coalescing a batch's replies and events into one write per channel. What is appended
+/// (and what a refused append means) is the owner's; ArbiterServer adds `append(to:)`.
+public struct FlushList {
+    @usableFromInline var channels: [Channel] = []
+
+    package init() {}
+
+    /// Remembers to flush `channel` at the end of the batch (its append said `needsFlush`).
+    @inlinable public mutating func enlist(_ channel: Channel) {
+        channels.append(channel)
+    }
+
+    /// `enlist`, unless it is on the list already (an append over the budget).
+    package mutating func enlistOnce(_ channel: Channel) {
+        if !channels.contains(where: { $0 === channel }) { channels.append(channel) }
+    }
+
+    /// Closes the channel a write found finished or failed.
+    package mutating func handle(_ outcome: Channel.FlushOutcome, of channel: Channel) {
+        switch outcome {
+        case .done: break
+        case .closeNow: channel.loop.requestClose(channel, reason: "closed after reply")
+        case .failed: channel.loop.requestClose(channel, reason: "write failed")
+        }
+    }
+
+    package mutating func flushAll() {
+        guard !channels.isEmpty else { return }
+        let batch = channels
+        channels.removeAll(keepingCapacity: true)
+        for channel in batch {
+            handle(channel.flush(), of: channel)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import ArbiterIO
+import ArbiterWire
+
+extension FlushList {
+    /// Appends output to `connection`, remembering to flush it or dropping a peer
+    /// whose unsent output passed the bound.
+    mutating func append(to connection: Connection, raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) {
+        handle(connection.append(raw: raw, body), of: connection)
+    }
+
+    /// Appends a connection's last output (`Connection.appendLast`): it closes once written.
+    mutating func appendLast(to connection: Connection, raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) {
+        handle(connection.appendLast(raw: raw, body), of: connection)
+    }
+
+    private mutating func handle(_ outcome: Channel.AppendOutcome, of connection: Connection) {
+        switch outcome {
+        case .needsFlush: enlist(connection)
+        case .queued, .dropped: break
+        case .overBudget:
+            enlistOnce(connection)
+            connection.budget.shed(in: connection.reactor.server)
+        case .overflow:
+            connection.reactor.server.metrics.add(.slowConsumerDrops)
+            connection.reactor.requestClose(connection, reason: "slow consumer: too much output unsent")
+        }
+    }
+}
