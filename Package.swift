@@ -53,13 +53,18 @@ let package = Package(
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
         .executableTarget(
             name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore"], path: "Tests/cluster/check"),
-        .testTarget(name: "ArbiterClusterRuntimeTests", dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore"]),
+        // The in-memory etcd behind a lock, shared by the runtime's and the server's cluster tests.
+        .target(name: "ArbiterClusterTestSupport", dependencies: ["ArbiterCluster", "ArbiterCore"], path: "Tests/ArbiterClusterTestSupport"),
+        .testTarget(name: "ArbiterClusterRuntimeTests", dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore", "ArbiterClusterTestSupport"]),
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
         .testTarget(
             name: "ArbiterServerTests",
-            dependencies: ["ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster", "ArbiterClusterRuntime"]),
+            dependencies: [
+                "ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster", "ArbiterClusterRuntime",
+                "ArbiterClusterTestSupport",
+            ]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via

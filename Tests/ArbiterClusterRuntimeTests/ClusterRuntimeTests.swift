@@ -3,6 +3,7 @@ import ArbiterClusterRuntime
 import ArbiterCore
 import Foundation
 import Testing
+import ArbiterClusterTestSupport
 
 /// Real threads and the real clock against a locked in-memory etcd, with a short lease
 /// (TTL 1 s, keepalives every 100 ms, margin 200 ms: an 800 ms window) so a run takes

@@ -3,6 +3,7 @@ import ArbiterClusterRuntime
 import ArbiterCore
 import Foundation
 import Testing
+import ArbiterClusterTestSupport
 
 /// The window a panel keeps instead of asking `canDecide` before every decision: it must
 /// close the moment anything `canDecide` depends on changes, not only at the deadline.

@@ -3,6 +3,7 @@ import ArbiterClusterRuntime
 import ArbiterCore
 import Foundation
 import Testing
+import ArbiterClusterTestSupport
 
 /// The watch on `/arbiter/panels/`: a change there runs a step at once.
 @Suite(.serialized) struct PanelWatchTests {

@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
 import Foundation
+import ArbiterClusterTestSupport
 
 /// Records every callback of one runtime, in order, with the instant it came.
 final class Recorder: @unchecked Sendable {

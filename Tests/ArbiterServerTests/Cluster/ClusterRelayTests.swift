@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import ArbiterServer
+import ArbiterClusterTestSupport
 
 /// The wiring of cluster mode, in process: real servers on loopback, one in-memory etcd.
 @Suite("cluster mode wired into the server", .serialized)
@@ -34,14 +35,14 @@ struct ClusterRelayTests {
 /// Start-up, before listening: the config check against the cluster's, and etcd down.
 @Suite("cluster mode: start-up checks")
 struct ClusterStartUpTests {
-    func setup(_ name: String, _ etcd: LockedEtcd.View) -> ClusterSetup {
+    func setup(_ name: String, _ etcd: SharedEtcd.View) -> ClusterSetup {
         ClusterSetup(
             node: name, advertise: "127.0.0.1:1", key: Array("k".utf8), control: etcd, lease: etcd, endpointsDescription: "http://e1:2379",
             timing: ClusterTestNodes.timing)
     }
 
     @Test func aNodeWhoseConfigDiffersIsRefusedNamingTheDifference() throws {
-        let etcd = LockedEtcd()
+        let etcd = SharedEtcd()
         var first = ServerConfiguration()
         first.port = 0
         first.logLevel = .off
@@ -65,7 +66,7 @@ struct ClusterStartUpTests {
     }
 
     @Test func etcdNotAnsweringAtStartIsSaidWithTheEndpoints() throws {
-        let etcd = LockedEtcd()
+        let etcd = SharedEtcd()
         let view = etcd.view()
         view.setFailing(true)
         var configuration = ServerConfiguration()
@@ -289,14 +290,14 @@ struct ClusterJournalSeedTests {
             _ = try c.expect("OK UP")
             single.server.shutdown()
         }
-        let etcd = LockedEtcd()
+        let etcd = SharedEtcd()
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.logLevel = .off
         configuration.journalPath = path
         configuration.cluster = ClusterSetup(
             node: "n1", advertise: "127.0.0.1:1", key: Array("k".utf8), control: etcd.view(), lease: etcd.view(), endpointsDescription: "in-memory",
-            timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: LockedEtcd.now)
+            timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
         let server = ArbiterServer(configuration: configuration)
         let port = try server.start()
         defer { server.stop() }

@@ -4,6 +4,7 @@ import ArbiterTestSupport
 import Foundation
 
 @testable import ArbiterServer
+import ArbiterClusterTestSupport
 
 /// Two or three real servers on 127.0.0.1 port 0, in cluster mode on one in-memory etcd,
 /// their relay links in process. The lease is short (TTL 1 s, keepalives every 100 ms,
@@ -11,12 +12,12 @@ import Foundation
 final class ClusterTestNodes: @unchecked Sendable {
     static let timing = ClusterTiming(ttlSeconds: 1, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 200)
 
-    let etcd = LockedEtcd()
+    let etcd = SharedEtcd()
     let hub = TestRelayHub()
     private(set) var servers: [String: ArbiterServer] = [:]
     private(set) var ports: [String: UInt16] = [:]
-    private(set) var leaseViews: [String: LockedEtcd.View] = [:]
-    private(set) var controlViews: [String: LockedEtcd.View] = [:]
+    private(set) var leaseViews: [String: SharedEtcd.View] = [:]
+    private(set) var controlViews: [String: SharedEtcd.View] = [:]
     let panels: [PanelConfig]
     /// Real relay links (`RelayNetwork` on the nodes' ports) instead of the hub.
     let sockets: Bool
@@ -44,7 +45,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         var setup = ClusterSetup(
             node: name, advertise: sockets ? "127.0.0.1:\(configuration.port)" : "127.0.0.1:1", key: Array("test cluster key".utf8), control: control,
             lease: lease,
-            endpointsDescription: "in-memory", timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: LockedEtcd.now)
+            endpointsDescription: "in-memory", timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
         if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
         let server = ArbiterServer(configuration: configuration)

@@ -2,45 +2,45 @@ import ArbiterCluster
 import ArbiterCore
 import Foundation
 
-/// `InMemoryEtcd` behind a lock, on the real clock, so several runtimes' threads can call
-/// it at once. Its `gate` can hold every call of one view until opened, as an etcd call
+/// `InMemoryEtcd` behind a lock, on the real clock, so several runtimes' (or in-process
+/// cluster nodes') threads can call it at once. Its `gate` can hold every call of one view until opened, as an etcd call
 /// stuck for its whole timeout would, and `failing` makes one view throw `unavailable`.
-final class SharedEtcd: @unchecked Sendable {
+package final class SharedEtcd: @unchecked Sendable {
     let lock = NSLock()
-    let etcd: InMemoryEtcd
+    package let etcd: InMemoryEtcd
 
-    init() {
+    package init() {
         etcd = InMemoryEtcd(clock: BootClockForTests.now)
         etcd.minimumTTLSeconds = 1
     }
 
-    func with<T>(_ body: (InMemoryEtcd) throws(EtcdError) -> T) throws(EtcdError) -> T {
+    package func with<T>(_ body: (InMemoryEtcd) throws(EtcdError) -> T) throws(EtcdError) -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(etcd)
     }
 
-    func view() -> View { View(shared: self) }
+    package func view() -> View { View(shared: self) }
 
-    final class View: EtcdAPI, @unchecked Sendable {
-        let shared: SharedEtcd
+    package final class View: EtcdAPI, @unchecked Sendable {
+        package let shared: SharedEtcd
         private let state = NSCondition()
         private var held = false
         private var failingNow = false
-        private(set) var calls = 0
+        package private(set) var calls = 0
 
         init(shared: SharedEtcd) {
             self.shared = shared
         }
 
         /// Holds every later call until `release`.
-        func hold() { state.lock(); held = true; state.unlock() }
+        package func hold() { state.lock(); held = true; state.unlock() }
 
-        func release() { state.lock(); held = false; state.broadcast(); state.unlock() }
+        package func release() { state.lock(); held = false; state.broadcast(); state.unlock() }
 
-        func setFailing(_ failing: Bool) { state.lock(); failingNow = failing; state.unlock() }
+        package func setFailing(_ failing: Bool) { state.lock(); failingNow = failing; state.unlock() }
 
-        var callCount: Int { state.lock(); defer { state.unlock() }; return calls }
+        package var callCount: Int { state.lock(); defer { state.unlock() }; return calls }
 
         private func enter() throws(EtcdError) {
             state.lock()
@@ -53,32 +53,32 @@ final class SharedEtcd: @unchecked Sendable {
             if failingNow { throw .unavailable("failing on purpose") }
         }
 
-        func grantLease(ttlSeconds: Int64) throws(EtcdError) -> EtcdLease {
+        package func grantLease(ttlSeconds: Int64) throws(EtcdError) -> EtcdLease {
             try enter()
             return try shared.with { e throws(EtcdError) in try e.grantLease(ttlSeconds: ttlSeconds) }
         }
 
-        func keepAlive(lease: Int64) throws(EtcdError) -> EtcdLease {
+        package func keepAlive(lease: Int64) throws(EtcdError) -> EtcdLease {
             try enter()
             return try shared.with { e throws(EtcdError) in try e.keepAlive(lease: lease) }
         }
 
-        func revokeLease(_ id: Int64) throws(EtcdError) {
+        package func revokeLease(_ id: Int64) throws(EtcdError) {
             try enter()
             try shared.with { e throws(EtcdError) in try e.revokeLease(id) }
         }
 
-        func range(_ keys: EtcdKeyRange) throws(EtcdError) -> EtcdRangeResponse {
+        package func range(_ keys: EtcdKeyRange) throws(EtcdError) -> EtcdRangeResponse {
             try enter()
             return try shared.with { e throws(EtcdError) in try e.range(keys) }
         }
 
-        func txn(_ txn: EtcdTxn) throws(EtcdError) -> EtcdTxnResponse {
+        package func txn(_ txn: EtcdTxn) throws(EtcdError) -> EtcdTxnResponse {
             try enter()
             return try shared.with { e throws(EtcdError) in try e.txn(txn) }
         }
 
-        func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
+        package func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
             try enter()
             let stream = try shared.with { e throws(EtcdError) in try e.watch(keys, startRevision: startRevision) }
             return LockedWatch(shared: shared, stream: stream)
@@ -86,7 +86,7 @@ final class SharedEtcd: @unchecked Sendable {
     }
 
     /// A watch pulled under the shared lock, as the in-memory etcd is not thread-safe.
-    final class LockedWatch: EtcdWatchStream, @unchecked Sendable {
+    package final class LockedWatch: EtcdWatchStream, @unchecked Sendable {
         let shared: SharedEtcd
         let stream: any EtcdWatchStream
 
@@ -95,11 +95,11 @@ final class SharedEtcd: @unchecked Sendable {
             self.stream = stream
         }
 
-        func next(timeoutMilliseconds: Int) throws(EtcdError) -> [EtcdWatchEvent] {
+        package func next(timeoutMilliseconds: Int) throws(EtcdError) -> [EtcdWatchEvent] {
             try shared.with { _ throws(EtcdError) in try stream.next(timeoutMilliseconds: timeoutMilliseconds) }
         }
 
-        func cancel() {
+        package func cancel() {
             shared.lock.lock()
             defer { shared.lock.unlock() }
             stream.cancel()
@@ -107,8 +107,8 @@ final class SharedEtcd: @unchecked Sendable {
     }
 }
 
-enum BootClockForTests {
-    @Sendable static func now() -> Instant {
+package enum BootClockForTests {
+    @Sendable package static func now() -> Instant {
         Instant(milliseconds: Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000))
     }
 }
