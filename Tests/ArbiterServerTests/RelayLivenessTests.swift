@@ -17,20 +17,9 @@ struct RelayLivenessTests {
         return options
     }
 
-    /// A raw client through a complete handshake as node `name`.
-    func linked(to node: RelayTestNode, as name: String) throws -> RelayRawClient? {
-        let client = try RelayRawClient(port: node.port)
-        var dialer = RelayDialer(node: name, key: RelayTestNode.key, nonce: RelayNonce.draw())
-        client.send(dialer.hello)
-        let challenge = try client.line()
-        guard case .established(_, let proof, _) = try dialer.receive(Array((challenge + "\n").utf8)) else { return nil }
-        client.send(proof)
-        return client
-    }
-
     @Test func aLinkThatHearsNothingIsPingedThenClosedAsSilent() throws {
         let b = try RelayTestNode("n2", options: Self.quick)
-        let silent = try #require(try linked(to: b, as: "n1"))
+        let silent = try #require(try RelayRawClient.linked(to: b, as: "n1"))
         #expect(eventually { b.seen.withLock { $0.ups } == ["n1"] })
         // It says nothing back, pings included.
         let (frames, closed) = try silent.frames(for: 5)
@@ -63,7 +52,7 @@ struct RelayLivenessTests {
     /// `ERROR unavailable`) and the next frame dials again.
     @Test func aSilentPeersLinkIsDialledAgainForTheNextFrame() throws {
         let b = try RelayTestNode("n2", options: Self.quick)
-        let silent = try #require(try linked(to: b, as: "n1"))
+        let silent = try #require(try RelayRawClient.linked(to: b, as: "n1"))
         #expect(silent.waitForClose())
         #expect(eventually { b.seen.withLock { $0.downs } == ["n1"] })
         let a = try RelayTestNode("n1", options: Self.quick)

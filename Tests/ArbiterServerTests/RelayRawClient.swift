@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterRuntime
 import ArbiterTestSupport
 import Dispatch
 
@@ -32,6 +33,17 @@ final class RelayRawClient {
     }
 
     func waitForClose() -> Bool { socket.waitForClose() }
+
+    /// A raw client through a complete handshake with `node`, as node `name`.
+    static func linked(to node: RelayTestNode, as name: String) throws -> RelayRawClient? {
+        let client = try RelayRawClient(port: node.port)
+        var dialer = RelayDialer(node: name, key: RelayTestNode.key, nonce: RelayNonce.draw())
+        client.send(dialer.hello)
+        let challenge = try client.line()
+        guard case .established(_, let proof, _) = try dialer.receive(Array((challenge + "\n").utf8)) else { return nil }
+        client.send(proof)
+        return client
+    }
 
     /// The relay frames that arrive (after the handshake lines) until the peer closes or
     /// `seconds` pass, decoded; and whether it closed.

@@ -27,24 +27,13 @@ struct RelayRefusalTests {
         #expect(eventually { node.network.statistics.sockets == socketsLeft })
     }
 
-    /// A raw client through a complete handshake as node `name`.
-    func linked(to node: RelayTestNode, as name: String) throws -> RelayRawClient? {
-        let client = try RelayRawClient(port: node.port)
-        var dialer = RelayDialer(node: name, key: RelayTestNode.key, nonce: RelayNonce.draw())
-        client.send(dialer.hello)
-        let challenge = try client.line()
-        guard case .established(_, let proof, _) = try dialer.receive(Array((challenge + "\n").utf8)) else { return nil }
-        client.send(proof)
-        return client
-    }
-
     @Test func aNewerLinkFromTheSameNodeReplacesTheOlder() throws {
         let b = try RelayTestNode("n2")
-        let first = try #require(try linked(to: b, as: "n1"))
+        let first = try #require(try RelayRawClient.linked(to: b, as: "n1"))
         first.send(RelayFrameEncoder.encode(.sessionGone(origin: "n1", session: 1)))
         #expect(eventually { b.received.count == 1 })
         // n1 restarted, say, and its old socket is not known to be dead yet.
-        let second = try #require(try linked(to: b, as: "n1"))
+        let second = try #require(try RelayRawClient.linked(to: b, as: "n1"))
         #expect(first.waitForClose())
         second.send(RelayFrameEncoder.encode(.sessionGone(origin: "n1", session: 2)))
         #expect(eventually { b.received.count == 2 })

@@ -162,6 +162,15 @@ def member(port, name, panel):
     return client, index, snapshot
 
 
+def granted_and_seen(scenario, client, button, node, member, since):
+    """`client`, a session on `node`, presses demo `button`, which must be GRANTED, and
+    `member` must see the PRESSED (from `since`). The grant's fence."""
+    _, _, m = client.request(f"DOWN demo {button}", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"({scenario}) DOWN demo {button} through {node.name}: {m.group(0)}")
+    member.wait(rf"^PRESSED demo {button}\b", since=since, timeout=5, what="the press seen by a member")
+    return int(re.search(r"\bfence=(\d+)", m.group(0)).group(1))
+
+
 # ------------------------------------------------------------------ (a) kill -9 a busy leader
 
 def scenario_a(cluster):
@@ -586,10 +595,7 @@ def scenario_g(cluster):
     paused, other = others(cluster, leader)[:2]
     watcher, w_join, _ = member(other.port, "watch-g", "demo")
     sleeper = cl.LineClient(paused.port, "sleeper-g")
-    _, _, m = sleeper.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$")
-    check(m.group(0).startswith("GRANTED"), f"(g) DOWN demo b2 through {paused.name}: {m.group(0)}")
-    old_fence = int(re.search(r"\bfence=(\d+)", m.group(0)).group(1))
-    watcher.wait(r"^PRESSED demo b2\b", since=w_join, timeout=5, what="the press seen on another node")
+    old_fence = granted_and_seen("g", sleeper, "b2", paused, watcher, w_join)
     paused_at = time.monotonic()
     paused.pause()
     taker = None
@@ -662,10 +668,7 @@ def scenario_h(cluster):
     near, n_join, _ = member(leader.port, "watch-h-near", "demo")
     far, f_join, _ = member(other.port, "watch-h-far", "demo")
     holder = cl.LineClient(leader.port, "holder-h")
-    _, _, m = holder.request("DOWN demo b1", r"^(GRANTED|DENIED|ERROR).*$")
-    check(m.group(0).startswith("GRANTED"), f"(h) DOWN demo b1 through the leader {leader.name}: {m.group(0)}")
-    old_fence = int(re.search(r"\bfence=(\d+)", m.group(0)).group(1))
-    far.wait(r"^PRESSED demo b1\b", since=f_join, timeout=5, what="the press seen on another node")
+    old_fence = granted_and_seen("h", holder, "b1", leader, far, f_join)
     cut_at = time.monotonic()
     leader.cut_from_etcd()
     taker = None
@@ -720,9 +723,7 @@ def scenario_i(cluster):
     near, n_join, _ = member(leader.port, "watch-i-near", "demo")
     far, f_join, _ = member(relaying.port, "watch-i-far", "demo")
     holder = cl.LineClient(relaying.port, "holder-i")
-    _, _, m = holder.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$")
-    check(m.group(0).startswith("GRANTED"), f"(i) DOWN demo b2 through {relaying.name}: {m.group(0)}")
-    near.wait(r"^PRESSED demo b2\b", since=n_join, timeout=5, what="the relayed press seen at the leader")
+    granted_and_seen("i", holder, "b2", relaying, near, n_join)
     cut_at = time.monotonic()
     for node in cluster.nodes:
         node.cut_from_nodes()
