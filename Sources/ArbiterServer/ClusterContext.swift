@@ -3,6 +3,7 @@ import ArbiterClusterRuntime
 import ArbiterCore
 import ArbiterIO
 import Dispatch
+import Glibc
 import Synchronization
 
 /// Cluster mode's glue between the server and `ClusterRuntime`: the start-up checks, the
@@ -90,12 +91,45 @@ final class ClusterContext: @unchecked Sendable {
         }
         if let refusal = config.verdict(on: answer, node: setup.node) { throw ClusterStartFailure(refusal) }
         log.info("cluster config agreed", ["node": setup.node, "digest": config.digest])
+        try claimName()
         guard !journalFences.isEmpty else { return }
         do {
             let raised = try FenceSeed.seed(journalFences, etcd: setup.control, keys: setup.keys)
             log.info("fences seeded from the journal", ["panels": raised.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
         } catch {
             throw ClusterStartFailure("could not seed the fences from the journal in etcd at \(setup.endpointsDescription) (\(error))")
+        }
+    }
+
+    /// Refuses to start under a name another live node uses (`NodeNameCheck`); waits, at
+    /// most the TTL and a second, for a dead process's registration at another address to
+    /// lapse.
+    private func claimName() throws(ClusterStartFailure) {
+        let started = setup.clock()
+        var logged = false
+        // Bounded: the verdict is `.wait` only until the lapse time has passed.
+        while true {
+            let registered: String?
+            do {
+                registered = try setup.control.range(.key(setup.keys.node(setup.node))).kvs.first?.valueText
+            } catch {
+                throw ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
+            }
+            let waited = setup.clock().since(started)
+            switch NodeNameCheck.verdict(registered: registered, advertise: setup.advertise, waitedMilliseconds: waited, ttlSeconds: setup.timing.ttlSeconds) {
+            case .free:
+                return
+            case .inUse(let address):
+                throw ClusterStartFailure(
+                    "node name \(setup.node) is in use by a live node at \(address): its registration was kept alive for \(waited) ms "
+                        + "(longer than the \(setup.timing.ttlSeconds) s lease TTL); give this node another --node, or stop that one")
+            case .wait:
+                if !logged {
+                    log.info("waiting for an earlier registration of this node name to lapse", ["node": setup.node, "address": registered ?? "-"])
+                    logged = true
+                }
+                usleep(100_000)
+            }
         }
     }
 

@@ -18,7 +18,8 @@ tests, each a function that raises Failure when its guarantee is broken:
   d  members on three different nodes record identical event orders for presses from all
      three nodes
   e  a relay handshake with a wrong key, and a plain client sending relay frames, are
-     refused and logged; the node keeps serving
+     refused and logged; the node keeps serving; a second process under a live node's
+     name, at another address, exits 1 at start
   f  a dead node's session's grant is released within the TTL (+ margin), seen by a
      member on another node
   g  SIGSTOP a node that only relays for 2 x TTL while its session holds a button: the
@@ -50,6 +51,7 @@ import os
 import re
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -536,6 +538,23 @@ def scenario_e(cluster):
     figure("e", f"{node.name} keeps serving: a new session joined demo after the refusals")
     for c in (watcher, plain, fresh):
         c.close()
+    # 3. A second process under a live node's name, at another address, is refused at start.
+    port = cl.free_ports(1)[0]
+    twin = cl.Node(cluster.binary, node.name, port, cluster.etcd, cluster.key_file, cluster.config_file, cluster.workdir,
+                   ttl=TTL, extra=["--rate", "0"])
+    twin.runs = 100 + node.runs  # its own log file
+    twin.log_path = cluster.workdir / f"{node.name}-twin.log"
+    proc = cl.spawn(twin.argv(), twin.log_path)
+    try:
+        status = proc.wait(timeout=TTL + 15)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"(e) a second {node.name} at 127.0.0.1:{port} did not exit: it runs beside the live one")
+    said = twin.log_path.read_text(errors="replace")
+    check(status == 1 and f"node name {node.name} is in use by a live node at" in said,
+          f"(e) a second {node.name} exited {status}, not 1 with 'node name ... in use':\n{said[-1500:]}")
+    line = next(l for l in said.splitlines() if "in use by a live node" in l)
+    figure("e", f"a second {node.name} at another address: exit {status}, '{line.strip()[:160]}'")
+    check(node.running(), f"(e) the live {node.name} died when a second one tried to start")
 
 
 def relay_command_frame(origin, session, name, panel, command):
