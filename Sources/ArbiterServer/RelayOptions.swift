@@ -5,8 +5,10 @@ public struct RelayOptions: Sendable {
     /// it the peer is not reading: its link is closed and reported down, and what was
     /// queued is dropped. Default 64 MiB.
     public var maxOutboundBytes = 64 << 20
-    /// How long a handshake may take, connecting included. Default 5 s.
-    public var handshakeTimeoutMs = 5_000
+    /// How long a handshake may take, connecting included. Default 2 s: on a LAN it takes
+    /// a millisecond or two, and while a peer is cut off every relayed press waits for the
+    /// dial under way to fail before it is answered `ERROR unavailable` (5 s before).
+    public var handshakeTimeoutMs = 2_000
     /// The first wait before dialling a node again after a failure, doubled per failure.
     /// Default 50 ms.
     public var firstRetryMs: Int64 = 50

@@ -754,6 +754,13 @@ def scenario_i(cluster):
                                            what=f"a press relayed through {relaying.name} answered while the leader is cut off")
         figure("i", f"a press through {relaying.name} during the cut: '{m.group(0)}' after {answered_at - sent_at:.2f} s")
         check(m.group(0).startswith("ERROR unavailable"), f"(i) a press relayed to a leader out of reach was answered '{m.group(0)}'")
+        # The link is gone now and its re-dial cannot finish: a press waits for that dial.
+        sent_at = time.monotonic()
+        _, answered_at, m = prober.request("DOWN demo b3", r"^(GRANTED|DENIED|ERROR).*$", timeout=TTL + 5,
+                                           what="a second press through the cut-off node answered")
+        figure("i", f"a second press during the cut: '{m.group(0)[:60]}...' after {answered_at - sent_at:.2f} s")
+        check(m.group(0).startswith("ERROR unavailable"), f"(i) a second press during the cut was answered '{m.group(0)}'")
+        check(answered_at - sent_at < 3.5, f"(i) a second press during the cut waited {answered_at - sent_at:.2f} s for its answer")
         _, at, m = near.wait(r"^RELEASED demo b2 reason=disconnect\b.*$", since=n_join, timeout=TTL + 5,
                              what="the leader ends the grant of a session on a node it cannot hear")
         figure("i", f"at the leader: '{m.group(0)}' {at - cut_at:.2f} s after the cut")
