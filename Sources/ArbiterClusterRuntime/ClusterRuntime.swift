@@ -117,13 +117,12 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// The block to decide `panel` with now, nil if this node must not decide it. Safe
     /// from any thread; one lock and one clock read.
     public func canDecide(_ panel: String) -> FenceBlock? {
-        let lease = keeper.snapshot
-        let now = clock()
-        return withLock { deciding.canDecide(panel, lease: lease, now: now) }
+        decisionWindow(panel)?.block
     }
 
-    /// `canDecide` as a window the caller can keep: nil when the answer is nil. Both change
-    /// counters are read before the state, so a window is never newer than what it saw.
+    /// `canDecide`'s answer as a window the caller can keep (`stillDecides`): nil when the
+    /// answer is nil. Both change counters are read before the state, so a window is never
+    /// newer than what it saw.
     public func decisionWindow(_ panel: String) -> DecisionWindow? {
         let generation = self.generation
         let lease = keeper.snapshot

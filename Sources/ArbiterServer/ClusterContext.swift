@@ -87,7 +87,7 @@ final class ClusterContext: @unchecked Sendable {
         do {
             answer = try setup.control.txn(config.publishTxn(keys: setup.keys))
         } catch {
-            throw ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
+            throw etcdDidNotAnswer(error)
         }
         if let refusal = config.verdict(on: answer, node: setup.node) { throw ClusterStartFailure(refusal) }
         log.info("cluster config agreed", ["node": setup.node, "digest": config.digest])
@@ -99,6 +99,10 @@ final class ClusterContext: @unchecked Sendable {
         } catch {
             throw ClusterStartFailure("could not seed the fences from the journal in etcd at \(setup.endpointsDescription) (\(error))")
         }
+    }
+
+    private func etcdDidNotAnswer(_ error: any Error) -> ClusterStartFailure {
+        ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
     }
 
     /// Refuses to start under a name another live node uses (`NodeNameCheck`); waits, at
@@ -113,7 +117,7 @@ final class ClusterContext: @unchecked Sendable {
             do {
                 registered = try setup.control.range(.key(setup.keys.node(setup.node))).kvs.first?.valueText
             } catch {
-                throw ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
+                throw etcdDidNotAnswer(error)
             }
             let waited = setup.clock().since(started)
             switch NodeNameCheck.verdict(registered: registered, advertise: setup.advertise, waitedMilliseconds: waited, ttlSeconds: setup.timing.ttlSeconds) {

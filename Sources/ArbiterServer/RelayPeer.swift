@@ -31,6 +31,23 @@ final class RelayPeer: @unchecked Sendable {
         /// Past the bound, until the link has closed: new frames are dropped.
         var overflowing = false
         var backoff: RelayBackoff
+
+        /// Nothing waits to be written on `link`: neither here nor in the link itself.
+        func isIdle(_ link: RelayLink) -> Bool {
+            self.link === link && linkUp && !pullScheduled && bytes.isEmpty && unwritten == 0
+        }
+
+        /// Writes `frame` to the idle `link` from this thread, under the outbox's lock (which
+        /// keeps the link's own writes out); what the socket does not take is queued for the
+        /// link's queue. True if the link must be woken to pull the rest.
+        mutating func writeDirectly(_ frame: [UInt8], on link: RelayLink) -> Bool {
+            let written = link.writeDirectly(frame)
+            guard written < frame.count else { return false }
+            bytes += frame[written...]
+            sizes.append(frame.count - written)
+            pullScheduled = true
+            return true
+        }
     }
 
     let outbox: Locked<Outbox>
@@ -66,16 +83,10 @@ final class RelayPeer: @unchecked Sendable {
                 o.sizes = []
                 return .dropped(dropped)
             }
-            if let link = o.link, o.linkUp, !o.pullScheduled, o.bytes.isEmpty, o.unwritten == 0 {
-                // Nothing is ahead of this frame, on the link or here: written from this
-                // thread, it saves waking the link's queue (a wake-up costs tens of us, a
-                // relayed press crosses four). The lock keeps the link's own writes out.
-                let written = link.writeDirectly(frame)
-                if written == frame.count { return .wrote }
-                o.bytes += frame[written...]
-                o.sizes.append(frame.count - written)
-                o.pullScheduled = true
-                return .pull(link)
+            if let link = o.link, o.isIdle(link) {
+                // Nothing is ahead of this frame: written from this thread, it saves waking
+                // the link's queue (a wake-up costs tens of us, a relayed press crosses four).
+                return o.writeDirectly(frame, on: link) ? .pull(link) : .wrote
             }
             o.bytes += frame
             o.sizes.append(frame.count)
@@ -118,14 +129,9 @@ final class RelayPeer: @unchecked Sendable {
                 mine = false
                 return false
             }
-            guard !o.overflowing, !o.pullScheduled, o.bytes.isEmpty, o.unwritten == 0 else { return false }
-            let written = link.writeDirectly(frame)
-            guard written < frame.count else { return false }
-            // The socket is full (its reader is slow): the rest goes out like a frame.
-            o.bytes += frame[written...]
-            o.sizes.append(frame.count - written)
-            o.pullScheduled = true
-            return true
+            guard !o.overflowing, o.isIdle(link) else { return false }
+            // If the socket is full (its reader is slow), the rest goes out like a frame.
+            return o.writeDirectly(frame, on: link)
         }
         if pull { link.pull() }
         return mine

@@ -164,13 +164,42 @@ def member(port, name, panel):
     return client, index, snapshot
 
 
+def fence_of(line):
+    return int(re.search(r"\bfence=(\d+)", line).group(1))
+
+
+def first_granted(scenario, client, line, within, what):
+    """Sends `line` until it is GRANTED (ERROR unavailable and DENIED are tried again every
+    0.2 s); (time it was granted, the GRANTED line). Bounded by `within` s."""
+    deadline = time.monotonic() + within
+    while True:
+        _, at, m = client.request(line, r"^(GRANTED|DENIED|ERROR).*$", timeout=5)
+        if m.group(0).startswith("GRANTED"):
+            return at, m.group(0)
+        check(time.monotonic() < deadline, f"({scenario}) {what}: not GRANTED within {within} s, last answer '{m.group(0)}'")
+        time.sleep(0.2)
+
+
+def old_up_ends_nothing(scenario, client, button, old_fence, member, what):
+    """`client`'s UP with the fence of a grant that ended while it was cut off: whatever it
+    is answered (unavailable while its node finds its feet, or a stale fence), `member`
+    must see no release of `button` within a second, i.e. the new owner keeps it."""
+    mark = member.mark()
+    _, _, m = client.request(f"UP demo {button} fence={old_fence}", r"^(OK|DENIED|ERROR).*$", timeout=10)
+    figure(scenario, f"{what}'s UP with its old fence: '{m.group(0)}'")
+    time.sleep(1.0)
+    ended = member.texts(mark, rf"^RELEASED demo {button}\b")
+    check(not ended, f"({scenario}) {what}'s UP ended the new owner's grant: {ended}")
+    return mark
+
+
 def granted_and_seen(scenario, client, button, node, member, since):
     """`client`, a session on `node`, presses demo `button`, which must be GRANTED, and
     `member` must see the PRESSED (from `since`). The grant's fence."""
     _, _, m = client.request(f"DOWN demo {button}", r"^(GRANTED|DENIED|ERROR).*$")
     check(m.group(0).startswith("GRANTED"), f"({scenario}) DOWN demo {button} through {node.name}: {m.group(0)}")
     member.wait(rf"^PRESSED demo {button}\b", since=since, timeout=5, what="the press seen by a member")
-    return int(re.search(r"\bfence=(\d+)", m.group(0)).group(1))
+    return fence_of(m.group(0))
 
 
 # ------------------------------------------------------------------ (a) kill -9 a busy leader
@@ -626,51 +655,26 @@ def scenario_g(cluster):
         taker = cl.LineClient(other.port, "taker-g")
         _, _, m = taker.request("DOWN demo b2", r"^(GRANTED|DENIED|ERROR).*$")
         check(m.group(0).startswith("GRANTED"), f"(g) b2 could not be taken through {other.name} while {paused.name} sleeps: {m.group(0)}")
-        new_fence = int(re.search(r"\bfence=(\d+)", m.group(0)).group(1))
+        new_fence = fence_of(m.group(0))
         check(new_fence > old_fence, f"(g) the new grant's fence {new_fence} is not above the paused owner's {old_fence}")
         time.sleep(max(0.0, paused_at + 2 * TTL - time.monotonic()))
     finally:
         paused.resume()
     log(f"(g) resumed {paused.name} after {time.monotonic() - paused_at:.1f} s")
-    mark = watcher.mark()
-    # Whatever the sleeper is told (unavailable while its node finds its feet, or that
-    # its fence is stale), its old UP must not end taker-g's grant.
-    _, _, m = sleeper.request(f"UP demo b2 fence={old_fence}", r"^(OK|DENIED|ERROR).*$", timeout=10)
-    figure("g", f"the woken session's UP with its old fence: '{m.group(0)}'")
-    time.sleep(1.0)
-    ended = watcher.texts(mark, r"^RELEASED demo b2\b")
-    check(not ended, f"(g) the woken session's UP ended the new owner's grant: {ended}")
+    mark = old_up_ends_nothing("g", sleeper, "b2", old_fence, watcher, "the woken session")
     _, _, m = taker.request("UP demo b2", r"^(OK|DENIED|ERROR).*$")
     check(m.group(0).startswith("OK"), f"(g) the new owner could not release b2: {m.group(0)}")
     watcher.wait(r"^RELEASED demo b2 reason=up\b.*owner=taker-g\b", since=mark, timeout=5, what="the new owner's own release")
     # The woken node serves again by itself.
     fresh = cl.LineClient(paused.port, "fresh-g", timeout=10)
-    deadline = time.monotonic() + 15
-    while True:
-        _, _, m = fresh.request("DOWN demo b3", r"^(GRANTED|DENIED|ERROR).*$", timeout=10)
-        if m.group(0).startswith("GRANTED") or time.monotonic() > deadline:
-            break
-        time.sleep(0.3)
-    check(m.group(0).startswith("GRANTED"), f"(g) {paused.name} did not serve again within 15 s of waking: {m.group(0)}")
-    figure("g", f"{paused.name} serves again after waking: DOWN demo b3 -> '{m.group(0)}'")
+    _, line = first_granted("g", fresh, "DOWN demo b3", 15, f"{paused.name} serving again after it woke")
+    figure("g", f"{paused.name} serves again after waking: DOWN demo b3 -> '{line}'")
     fresh.request("UP demo b3", r"^(OK|ERROR).*$")
     for c in (watcher, sleeper, taker, fresh):
         c.close()
 
 
 # ------------------------------------------------------------------ (h) a leader cut off from etcd
-
-def first_granted(client, line, within, what):
-    """Sends `line` until it is GRANTED (ERROR unavailable and DENIED are tried again every
-    0.2 s); (time it was granted, the GRANTED line). Bounded by `within` s."""
-    deadline = time.monotonic() + within
-    while True:
-        _, at, m = client.request(line, r"^(GRANTED|DENIED|ERROR).*$", timeout=5)
-        if m.group(0).startswith("GRANTED"):
-            return at, m.group(0)
-        check(time.monotonic() < deadline, f"(h) {what}: not GRANTED within {within} s, last answer '{m.group(0)}'")
-        time.sleep(0.2)
-
 
 def scenario_h(cluster):
     """demo's leader loses etcd (every byte to and from its etcd endpoints held, the TCP
@@ -701,8 +705,8 @@ def scenario_h(cluster):
         _, _, m = prober.request("DOWN demo b3", r"^(GRANTED|DENIED|ERROR).*$")
         check(m.group(0).startswith("ERROR unavailable"), f"(h) a press on the cut node was answered '{m.group(0)}'")
         taker = cl.LineClient(other.port, "taker-h")
-        granted_at, line = first_granted(taker, "DOWN demo b1", TTL + MARGIN + 2, f"b1 through {other.name}")
-        new_fence = int(re.search(r"\bfence=(\d+)", line).group(1))
+        granted_at, line = first_granted("h", taker, "DOWN demo b1", TTL + MARGIN + 2, f"b1 through {other.name}")
+        new_fence = fence_of(line)
         figure("h", f"b1 granted through {other.name} {granted_at - cut_at:.2f} s after the cut: '{line}'")
         check(granted_at > released_at, f"(h) two owners: b1 granted through {other.name} at +{granted_at - cut_at:.2f} s, "
                                          f"before the cut leader's member heard it ended at +{released_at - cut_at:.2f} s")
@@ -711,14 +715,8 @@ def scenario_h(cluster):
     finally:
         leader.reconnect_to_etcd()
     log(f"(h) reconnected {leader.name} to etcd")
-    mark = far.mark()
-    # The old holder's UP with its old fence: refused or relayed as stale, never an end of taker-h's grant.
-    _, _, m = holder.request(f"UP demo b1 fence={old_fence}", r"^(OK|DENIED|ERROR).*$", timeout=10)
-    figure("h", f"the old holder's UP with its old fence: '{m.group(0)}'")
-    time.sleep(1.0)
-    ended = far.texts(mark, r"^RELEASED demo b1\b")
-    check(not ended, f"(h) the old holder's UP ended the new owner's grant: {ended}")
-    _, line = first_granted(holder, "DOWN demo b3", 15, f"{leader.name} serving again after it reconnected")
+    old_up_ends_nothing("h", holder, "b1", old_fence, far, "the old holder")
+    _, line = first_granted("h", holder, "DOWN demo b3", 15, f"{leader.name} serving again after it reconnected")
     figure("h", f"{leader.name} serves again after it reconnected: '{line}'")
     for c, button in ((holder, "b3"), (taker, "b1")):
         c.request(f"UP demo {button}", r"^(OK|ERROR).*$")
@@ -772,7 +770,7 @@ def scenario_i(cluster):
         for node in cluster.nodes:
             node.reconnect_to_nodes()
     log("(i) reconnected the nodes to each other")
-    _, line = first_granted(holder, "DOWN demo b3", 15, f"{relaying.name} relaying again after the links came back")
+    _, line = first_granted("i", holder, "DOWN demo b3", 15, f"{relaying.name} relaying again after the links came back")
     figure("i", f"{relaying.name} relays again: '{line}'")
     holder.request("UP demo b3", r"^(OK|ERROR).*$")
     for c in (near, far, holder):
