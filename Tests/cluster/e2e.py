@@ -741,6 +741,9 @@ def scenario_i(cluster):
     far, f_join, _ = member(relaying.port, "watch-i-far", "demo")
     holder = cl.LineClient(relaying.port, "holder-i")
     granted_and_seen("i", holder, "b2", relaying, near, n_join)
+    # The member beside the holder must know of the grant before the cut, or it has nothing
+    # to be told ended (the event crosses the link after the leader's own members see it).
+    far.wait(r"^PRESSED demo b2\b", since=f_join, timeout=5, what="the press seen beside the holder")
     cut_at = time.monotonic()
     for node in cluster.nodes:
         node.cut_from_nodes()
