@@ -10,7 +10,9 @@ The benchmark, on loopback with a 3-member etcd (--heartbeat-interval 50
 --election-timeout 500) and 3 nodes (--cluster-ttl 3, --rate 0):
   1. lock cycles/s (contend, --observers 0) on one single node (no --cluster), through
      the busy panel's leader node only, and through a relaying node only; then one
-     connection alone through each, for the relay hop's cost without queueing;
+     connection alone through each, for the relay hop's cost without queueing, in turn
+     with the same through bench/floor's C server alone and behind its C relay (what one
+     extra loopback hop costs here at the least), LATENCY_ROUNDS (3) rounds;
   2. fan-out of FANOUT_MEMBERS (3000) members on the single node, and spread over the
      3 nodes (--hosts all three);
   3. failovers: contend over all three nodes (--hosts, observers on each node) while the
@@ -24,6 +26,9 @@ $CLUSTER_BENCH_JSON when set.
 
 import json
 import os
+import socket
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -53,6 +58,7 @@ LOCK_S = float(os.environ.get("LOCK_S", "10"))
 FANOUT_S = float(os.environ.get("FANOUT_S", "10"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "32"))
 MEMBERS = int(os.environ.get("FANOUT_MEMBERS", "3000"))
+LATENCY_ROUNDS = int(os.environ.get("LATENCY_ROUNDS", "3"))
 PARTS = os.environ.get("PARTS", "single,locks,latency,fanout,failovers").split(",")
 
 
@@ -116,14 +122,7 @@ def bench(bindir):
             figures["relay_cycles_per_s"] = r["cycles_per_s"]
             figures["relay_reply_us"] = r.get("reply_latency_us")
         if "latency" in PARTS:
-            # One connection in a closed loop: the cost of the relay hop itself, not queueing.
-            for where, node in (("leader", leader), ("relay", relay)):
-                _, r, _ = load(loader, ["contend", "--hosts", node.address, "--panel", "busy", "--buttons", str(BUTTONS),
-                                        "--connections", "1", "--observers", "0", "--duration", str(LOCK_S / 2),
-                                        "--warmup", "1"], LOCK_S)
-                figures[f"{where}_1conn_reply_us"] = r.get("reply_latency_us")
-            log(f"  one connection, request->reply p50: leader {figures['leader_1conn_reply_us']['p50']} us, "
-                f"relaying {figures['relay_1conn_reply_us']['p50']} us")
+            latency(loader, leader, relay, work, figures)
         if "fanout" in PARTS:
             fan_leader = cluster.leader_of("fan")
             log(f"fan-out: {MEMBERS} members on the leader's node {fan_leader.name}")
@@ -140,6 +139,59 @@ def bench(bindir):
     finally:
         cluster.stop()
     return figures
+
+
+def listening(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def latency(loader, leader, relay, work, figures):
+    """One connection in a closed loop: the relay hop's own cost, not queueing.
+
+    What "one extra loopback round trip" costs on this machine at this minute is measured
+    beside it, not assumed: bench/floor/floor-server.c (the least work a server can do for
+    contend) alone, and behind bench/floor/floor-relay.c (the least work a relaying process
+    can do: a copy each way, one thread). The four run in turn, LATENCY_ROUNDS times, each
+    round in a rotated order, so drift in the machine's load lands on all of them.
+    """
+    floor_server, floor_relay = work / "floor-server", work / "floor-relay"
+    for source, binary in (("floor-server.c", floor_server), ("floor-relay.c", floor_relay)):
+        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(ROOT / "bench" / "floor" / source)],
+                       check=True)
+    server_port, relay_port = cl.free_ports(2)
+    procs = [cl.spawn([str(floor_server), str(server_port), str(BUTTONS)], work / "floor-server.log")]
+    procs.append(cl.spawn([str(floor_relay), str(relay_port), str(server_port)], work / "floor-relay.log"))
+    targets = {"leader": leader.address, "relay": relay.address,
+               "floor": f"127.0.0.1:{server_port}", "floor_relay": f"127.0.0.1:{relay_port}"}
+    p50s = {name: [] for name in targets}
+    try:
+        for port in (server_port, relay_port):
+            cl.wait_until(lambda: listening(port), 10, f"the floor on port {port} to listen")
+        order = list(targets)
+        for round_ in range(LATENCY_ROUNDS):
+            for name in order[round_ % len(order):] + order[:round_ % len(order)]:
+                _, r, _ = load(loader, ["contend", "--hosts", targets[name], "--panel", "busy", "--buttons", str(BUTTONS),
+                                        "--connections", "1", "--observers", "0", "--duration", str(LOCK_S / 2),
+                                        "--warmup", "1"], LOCK_S)
+                p50s[name].append(r["reply_latency_us"]["p50"])
+                figures.setdefault(f"{name}_1conn_reply_us", []).append(r.get("reply_latency_us"))
+    finally:
+        for proc in procs:
+            cl.kill_group(proc)
+    median = {name: statistics.median(values) for name, values in p50s.items()}
+    relay_extra = median["relay"] - median["leader"]
+    hop = median["floor_relay"] - median["floor"]
+    figures["latency_p50_us_rounds"] = p50s
+    figures["latency_p50_us_median"] = median
+    figures["relay_extra_p50_us"] = round(relay_extra, 1)
+    figures["floor_hop_p50_us"] = round(hop, 1)
+    log(f"  one connection, request->reply p50 (median of {LATENCY_ROUNDS} rounds): leader's node {median['leader']} us, "
+        f"relaying node {median['relay']} us (+{relay_extra:.1f}); floor server {median['floor']} us, "
+        f"through the floor relay {median['floor_relay']} us (+{hop:.1f}: one extra loopback hop, at its cheapest)")
 
 
 def failovers(cluster, loader, figures):
