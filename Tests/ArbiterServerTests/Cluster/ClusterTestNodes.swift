@@ -21,10 +21,12 @@ final class ClusterTestNodes: @unchecked Sendable {
     let panels: [PanelConfig]
     /// Real relay links (`RelayNetwork` on the nodes' ports) instead of the hub.
     let sockets: Bool
+    let timing: ClusterTiming
 
-    init(_ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false) throws {
+    init(_ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false, timing: ClusterTiming = ClusterTestNodes.timing) throws {
         self.panels = panels
         self.sockets = sockets
+        self.timing = timing
         for name in names { try start(name) }
     }
 
@@ -45,7 +47,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         var setup = ClusterSetup(
             node: name, advertise: sockets ? "127.0.0.1:\(configuration.port)" : "127.0.0.1:1", key: Array("test cluster key".utf8), control: control,
             lease: lease,
-            endpointsDescription: "in-memory", timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
+            endpointsDescription: "in-memory", timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
         if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
         let server = ArbiterServer(configuration: configuration)
