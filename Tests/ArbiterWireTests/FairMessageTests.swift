@@ -80,6 +80,18 @@ struct FairMessageTests {
                 OK JOIN hall members=2 fence=3 seq=7
 
                 """)
+        // No owner is JSON null here too (issue 12); the group lines name no owner at all.
+        #expect(
+            text(.joined(snap), .json) == """
+                {"type":"button","panel":"hall","button":"a","kind":"tap","group":"main","policy":"queue","state":"pressed","owner":"alice","progress":0.000,"owner_session":"s3"}
+                {"type":"button","panel":"hall","button":"red","kind":"tap","group":"quiz","policy":"buzzer","state":"idle","owner":null,"progress":0.000,"owner_session":null}
+                {"type":"button","panel":"hall","button":"x","kind":"tap","group":"other","state":"idle","owner":null,"progress":0.000,"owner_session":null}
+                {"type":"waiting","panel":"hall","button":"a","name":"bob","session":"s4","position":1}
+                {"type":"round","panel":"hall","group":"quiz","state":"won"}
+                {"type":"rank","panel":"hall","button":"red","name":"carol","session":"s5","rank":1,"after_us":0}
+                {"type":"ok","re":"join","panel":"hall","members":2,"fence":3,"seq":7}
+
+                """)
     }
 
     @Test func groupEventsAreRecordedWithoutAButton() throws {

@@ -1458,6 +1458,10 @@ def run(binary, workdir):
         frank.send("DOWN fair qa")
         frank.wait(r"^QUEUED fair qa position=2 owner=erin$", what="frank second in line")
         phone.wait(lambda p: info(p) == "next: alice, frank", 5, "the line under the group's name", show=info)
+        # The phone only: the tablet is busy pressing (ChromeDriver serializes a session's
+        # commands). erin's FIRED flash over first, so the picture shows the holder.
+        phone.wait_button("qa", fired="0", owner="erin")
+        shots.append(phone.shot("fair-queue"))
         erin.send("UP fair qa")
         gina.wait(r"^PRESSED fair qb owner=alice ", since=mark, what="the hand-off to alice")
         phone.wait(lambda p: info(p) == "next: frank", 5, "frank alone in line once alice was granted", show=info)
@@ -1498,7 +1502,11 @@ def run(binary, workdir):
         phone.wait(lambda p: quiz(p) == expected, 5, f"the ranking {expected!r}", show=quiz)
         tablet.wait(lambda p: p.js("return document.getElementById('group-info-quiz').textContent") == expected, 5,
                     "the same ranking on the tablet")
-        shots.append(phone.screenshot("kiosk-fair-host-phone.png"))
+        for page in (tablet, phone):  # the FIRED flashes over: frank let go of qa, erin holds red
+            page.wait_button("qa", state="idle", fired="0")
+            page.wait_button("red", state="pressed", fired="0")
+        shots.append(phone.shot("fair-host"))
+        shots.append(tablet.shot("fair-round"))
         phone.d.find_element("id", "host-reset-quiz").click()
         phone.wait(lambda p: quiz(p) == "round closed", 5, "RESET ends the round", show=quiz)
         gina.wait(r"^RELEASED fair red reason=reset owner=erin ", what="the winner released by RESET")

@@ -280,6 +280,29 @@ struct ClusterWebSocketTests {
         ws.sendText(#"{"cmd":"down","panel":"demo","button":"sos","id":1}"#)
         #expect(try ws.readTexts(through: #""type":"granted""#).last == #"{"type":"granted","panel":"demo","button":"sos","fence":2,"id":1}"#)
     }
+
+    /// A follower passes on the leader's JSON, and a new leader writes its own snapshot:
+    /// either way a free button's owner is `null`, never the text form's `-` (issue 12).
+    @Test func noOwnerIsNullOnAFollowerBeforeAndAfterAFailover() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let ws = try WebSocketClient(port: try #require(nodes.ports[follower]), path: "/ws?panel=demo&name=kiosk")
+        _ = try ws.readText()
+        let free = #""state":"idle","owner":null,"progress":0.000,"owner_session":null}"#
+        let relayed = try ws.readTexts(through: #""re":"join""#).dropLast()
+        #expect(relayed.count == 5 && relayed.allSatisfy { $0.hasSuffix(free) }, "\(relayed)")
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        alice.send("DOWN demo b1")
+        let fence = try #require(field("fence", of: try alice.expect("GRANTED demo b1")))
+        _ = try ws.readTexts(through: #""type":"fired""#)
+        nodes.crash(leader)
+        let after = try ws.readTexts(through: #""re":"join""#, timeout: 10)
+        #expect(after.first == #"{"type":"released","panel":"demo","button":"b1","reason":"failover","owner":"alice","fence":\#(fence)}"#, "\(after)")
+        let snapshot = after.filter { $0.hasPrefix(#"{"type":"button""#) }
+        #expect(snapshot.count == 5 && snapshot.allSatisfy { $0.hasSuffix(free) }, "\(after)")
+        #expect(!after.contains { $0.contains(#""-""#) }, "\(after)")
+    }
 }
 
 /// A site moving from one node with a journal to a cluster: the journal seeds etcd's
