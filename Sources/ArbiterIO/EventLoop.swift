@@ -26,8 +26,11 @@ open class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var freeSlots: [Int] = []
     static let listenerData = UInt64.max
     private var listenerFD: Int32 = -1
-    /// The clock read once per epoll batch (nanoseconds, as `batchTime` gives it): every
-    /// read of the batch is stamped with it. Read through `batchNanos`.
+    /// The clock read after each read(2) that returned bytes (nanoseconds, as
+    /// `batchTime` gives it), and once per epoll batch for whatever else the batch
+    /// does. Not once per batch for reads too: bytes that arrive while earlier sockets
+    /// of the batch are being handled would be stamped before they arrived, and a hold
+    /// timed from that stamp fires early (issue 9, section 5). Read through `batchNanos`.
     @exclusivity(unchecked) @usableFromInline final var batchStamp: Int64 = 0
     /// When the epoll descriptor's source last ran (monotonic nanoseconds).
     @exclusivity(unchecked) private var drainedAt: Int64 = 0
@@ -74,7 +77,7 @@ open class EventLoop: @unchecked Sendable {
     /// Once a second, after the check for missed wake-ups: per-channel timeouts.
     open func swept() {}
 
-    /// The time a batch is stamped with, given the monotonic clock's nanoseconds
+    /// The time a read (or a batch) is stamped with, given the monotonic clock's nanoseconds
     /// (a subclass may read a clock of its own; tests use a manual one).
     open func batchTime(givenSystem nanoseconds: Int64) -> Int64 { nanoseconds }
 
@@ -83,7 +86,8 @@ open class EventLoop: @unchecked Sendable {
 
     // MARK: Queue
 
-    /// The time the current batch was stamped with. On `queue`.
+    /// The time the current read (or, outside reads, the current batch) was stamped
+    /// with: never before the bytes being handled arrived. On `queue`.
     ///
     /// An inlinable getter rather than a public stored property: `@exclusivity(unchecked)`
     /// only holds for accesses compiled in this module, and every other module's access
@@ -268,6 +272,7 @@ open class EventLoop: @unchecked Sendable {
     private func readable(_ channel: Channel, flush: inout FlushList) {
         switch epoll.read(channel.fd) {
         case .bytes(let bytes):
+            batchStamp = batchTime(givenSystem: Sys.monotonicNanoseconds())
             received(bytes, on: channel, flush: &flush)
         case .wouldBlock:
             return

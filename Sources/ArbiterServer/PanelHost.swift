@@ -118,7 +118,7 @@ final class PanelHost: @unchecked Sendable {
         flush: inout FlushList
     ) {
         counters.commands += 1
-        // The command's time is when its bytes were read: one clock reading per batch.
+        // The command's time is when its bytes were read (the clock read after the read).
         let now = Instant(nanoseconds: receivedAt)
         let access = access(key: key)
         if case .history(_, let count) = command.request {

@@ -182,6 +182,47 @@ import Testing
 
     // MARK: Helpers
 
+    /// Bytes that arrive while the loop handles an earlier socket of the same epoll batch
+    /// are stamped after they arrived, never with the batch's start: a hold timed from
+    /// an earlier stamp fires before hold_ms has passed since the DOWN arrived.
+    @Test func aReadIsStampedAfterItsBytesArrivedNotWhenItsBatchBegan() throws {
+        let loop = try ManualClockLoop()
+        let first = try socketPair()
+        let second = try socketPair()
+        defer {
+            Sys.close(first.1)
+            Sys.close(second.1)
+        }
+        let peerOf: [Int32: Int32] = [first.0: second.1, second.0: first.1]
+        let late: Int64 = 10_000_000_000
+        var sentLate = false
+        loop.onRead = { channel in
+            guard !sentLate, let other = peerOf[channel.fd] else { return }
+            sentLate = true
+            // The other socket, already in this batch, gets more bytes at 10 s.
+            loop.nanoseconds.store(late, ordering: .relaxed)
+            _ = Array("DOWN demo sos\n".utf8).withUnsafeBytes { Sys.write(other, $0) }
+        }
+        // Both readable before the loop first looks: one batch reports both.
+        #expect(write(first.1, "PING a\n"))
+        #expect(write(second.1, "PING b\n"))
+        loop.queue.sync {
+            loop.register(loop.channel(fd: first.0))
+            loop.register(loop.channel(fd: second.0))
+        }
+        loop.start()
+        defer { loop.queue.sync { loop.stop() } }
+
+        var lateRead: ManualClockLoop.Read?
+        for _ in 0..<10_000 where lateRead == nil {
+            lateRead = loop.reads.withLock { $0.first { String(decoding: $0.bytes, as: UTF8.self).contains("DOWN") } }
+            if lateRead == nil { usleep(1000) }
+        }
+        let read = try #require(lateRead, "the late bytes were read")
+        #expect(read.stamp >= late, "stamped \(read.stamp) ns, before its bytes arrived at \(late) ns")
+        #expect(loop.reads.withLock { $0.first?.stamp } == 0)
+    }
+
     private func socketPair() throws -> (Int32, Int32) {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0 else {

@@ -59,8 +59,9 @@ import ArbiterWire
     @Test func reasonPhraseTable() {
         let expected: [Int: String] = [
             101: "Switching Protocols", 200: "OK", 204: "No Content", 301: "Moved Permanently",
-            304: "Not Modified", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            408: "Request Timeout", 426: "Upgrade Required", 431: "Request Header Fields Too Large",
+            304: "Not Modified", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+            408: "Request Timeout", 421: "Misdirected Request", 426: "Upgrade Required", 429: "Too Many Requests",
+            431: "Request Header Fields Too Large",
             500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
             505: "HTTP Version Not Supported",
         ]
