@@ -5,10 +5,13 @@ import ArbiterWire
 /// (docs/CLUSTER.md, "Relayed commands, replies and events"):
 ///
 /// - a `command`'s command: one byte for the form the session wants its reply in (`T`
-///   text, `J` JSON), the term the sender believes the leader decides in (decimal) and a
-///   newline, then the command in its JSON form, with the session's `id` if it sent one;
-///   a node that does not decide the panel refuses it under that term, so the refusal
-///   gets past the sender's term fencing (a refusal decides nothing);
+///   text, `J` JSON), the term the sender believes the leader decides in (decimal), the
+///   session's `id` if it sent one (a space, then `n` and the number as sent, or `s` and
+///   the JSON string), and a newline; then the command: a press (`DOWN`, `UP`, `CANCEL`)
+///   as its text line, which the leader reads with the fast line parser, any other
+///   command in its JSON form. A node that does not decide the panel refuses it under
+///   that term, so the refusal gets past the sender's term fencing (a refusal decides
+///   nothing);
 /// - a `reply`'s line: one byte saying what the follower must do besides writing it (`R`
 ///   nothing, `J` the session is now a member, `X` its JOIN was refused, `L` it is no
 ///   longer a member, `Q` it waits in a line, `N` a queue's hand-off, not an answer),
@@ -35,7 +38,33 @@ enum RelayPayload {
 
     static func command(_ request: Request, format: WireFormat, id: CommandID?, term: Int64) -> [UInt8] {
         var out: [UInt8] = [format == .json ? 0x4A : 0x54]
-        out.append(contentsOf: "\(term)\n".utf8)
+        out.append(contentsOf: String(term).utf8)
+        switch id {
+        case .number(let n)?:
+            out.append(contentsOf: " n".utf8)
+            out.append(contentsOf: n.utf8)
+        case .string(let s)?:
+            out.append(contentsOf: " s".utf8)
+            JSONString.append(s, to: &out)
+        case nil:
+            break
+        }
+        out.append(0x0A)
+        if case .press(let press) = request {
+            // The press path: a text line is read by the fast line parser, a JSON object by
+            // the general JSON parser at several times the cost (ids are valid identifiers,
+            // so the line needs no quoting).
+            out.append(contentsOf: press.verb.rawValue.utf8)
+            out.append(0x20)
+            out.append(contentsOf: press.panel.utf8)
+            out.append(0x20)
+            out.append(contentsOf: press.button.utf8)
+            if let fence = press.fence {
+                out.append(contentsOf: " fence=".utf8)
+                out.append(contentsOf: String(fence).utf8)
+            }
+            return out
+        }
         var first = true
         func field(_ name: String, _ value: String) {
             out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
@@ -56,19 +85,12 @@ enum RelayPayload {
         case .reset(let panel): field("cmd", "reset"); field("panel", panel)
         case .arm(let panel, let group): field("cmd", "arm"); field("panel", panel); field("group", group)
         case .history(let panel, let count): field("cmd", "history"); field("panel", panel); number("n", String(count))
-        case .press(let press):
-            field("cmd", press.verb.rawValue.lowercased())
-            field("panel", press.panel)
-            field("button", press.button)
-            if let fence = press.fence { number("fence", String(fence)) }
+        case .press:
+            // Written as a line above.
+            field("cmd", "ping")
         case .hello, .help, .panels, .ping, .quit, .kick:
             // Never relayed: they belong to no panel.
             field("cmd", "ping")
-        }
-        switch id {
-        case .string(let s)?: field("id", s)
-        case .number(let n)?: number("id", n)
-        case nil: break
         }
         out.append(UInt8(ascii: "}"))
         return out
@@ -76,8 +98,16 @@ enum RelayPayload {
 
     /// The term the sender addressed (0 if unreadable).
     static func addressedTerm(_ bytes: [UInt8]) -> Int64 {
-        guard let newline = bytes.firstIndex(of: 0x0A), newline > 1 else { return 0 }
-        return Int64(String(decoding: bytes[1..<newline], as: UTF8.self)) ?? 0
+        guard let end = bytes.firstIndex(where: { $0 == 0x0A || $0 == 0x20 }), end > 1 else { return 0 }
+        var term: Int64 = 0
+        for b in bytes[1..<end] {
+            guard b >= 0x30, b <= 0x39 else { return 0 }
+            let (times, o1) = term.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times.addingReportingOverflow(Int64(b - 0x30))
+            guard !o1, !o2 else { return 0 }
+            term = sum
+        }
+        return term
     }
 
     /// The relayed command as the leader runs it, or the error its session gets.
@@ -86,19 +116,45 @@ enum RelayPayload {
             return .failure(RequestError(.badSyntax, "relayed command without its reply form and term"))
         }
         let format: WireFormat = first == 0x4A ? .json : .text
-        let json = bytes[(newline + 1)...]
+        var id: CommandID?
+        if let space = bytes[..<newline].firstIndex(of: 0x20) {
+            guard let parsed = commandID(bytes[(space + 1)..<newline]) else {
+                return .failure(RequestError(.badSyntax, "relayed command with an id that cannot be read", format: format))
+            }
+            id = parsed
+        }
+        let body = bytes[(newline + 1)...]
         let outcome =
-            json.withContiguousStorageIfAvailable { JSONCommandParser.parse($0) }
-            ?? JSONCommandParser.parse(String(decoding: json, as: UTF8.self))
+            body.withContiguousStorageIfAvailable { body in
+                body.first == UInt8(ascii: "{") ? JSONCommandParser.parse(body) : TextCommandParser.parse(body)
+            } ?? .failure(RequestError(.badSyntax, "relayed command not understood"))
         switch outcome {
         case .command(var command):
             command.format = format
+            if id != nil { command.id = id }
             return .success(command)
         case .failure(var error):
             error.format = format
+            if id != nil { error.id = id }
             return .failure(error)
+        case .empty:
+            return .failure(RequestError(.badSyntax, "relayed command not understood", format: format, id: id))
+        }
+    }
+
+    /// `n<number as sent>` or `s<JSON string>`, as `command` writes a session's id.
+    private static func commandID(_ bytes: ArraySlice<UInt8>) -> CommandID? {
+        guard let kind = bytes.first, bytes.count > 1 else { return nil }
+        let rest = bytes.dropFirst()
+        switch kind {
+        case UInt8(ascii: "n"):
+            return .number(String(decoding: rest, as: UTF8.self))
+        case UInt8(ascii: "s"):
+            let value = rest.withContiguousStorageIfAvailable { try? JSONParser.parse($0, maxDepth: 1) } ?? nil
+            guard case .string(let s)? = value else { return nil }
+            return .string(s)
         default:
-            return .failure(RequestError(.badSyntax, "relayed command not understood", format: format))
+            return nil
         }
     }
 

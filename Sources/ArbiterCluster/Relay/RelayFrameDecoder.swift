@@ -22,7 +22,14 @@ public struct RelayFrameDecoder: Sendable {
         guard size <= limits.maxFrameBytes else { throw .frameTooLarge(size: size, limit: limits.maxFrameBytes) }
         guard size >= 1 else { throw .malformedFrame("empty frame") }
         guard buffer.count - start >= 4 + size else { return nil }
-        var reader = Reader(bytes: buffer[(start + 4)..<(start + 4 + size)])
+        // Read before the buffer is compacted: the reader's slice shares its storage, and
+        // compacting while it is alive would copy the whole buffer.
+        let message: RelayMessage
+        do {
+            var reader = Reader(bytes: buffer[(start + 4)..<(start + 4 + size)])
+            message = try reader.message()
+            guard reader.atEnd else { throw RelayError.malformedFrame("bytes left over after the fields") }
+        }
         start += 4 + size
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: true)
@@ -31,8 +38,6 @@ public struct RelayFrameDecoder: Sendable {
             buffer.removeFirst(start)
             start = 0
         }
-        let message = try reader.message()
-        guard reader.atEnd else { throw .malformedFrame("bytes left over after the fields") }
         return message
     }
 
@@ -91,19 +96,22 @@ public struct RelayFrameDecoder: Sendable {
             return value
         }
 
-        mutating func data() throws(RelayError) -> [UInt8] {
+        mutating func field() throws(RelayError) -> ArraySlice<UInt8> {
             guard bytes.count >= 4 else { throw .malformedFrame("frame ends inside a field") }
             var count = 0
             for b in bytes.prefix(4) { count = count << 8 | Int(b) }
             bytes = bytes.dropFirst(4)
             guard bytes.count >= count else { throw .malformedFrame("a field is longer than its frame") }
             defer { bytes = bytes.dropFirst(count) }
-            return Array(bytes.prefix(count))
+            return bytes.prefix(count)
+        }
+
+        mutating func data() throws(RelayError) -> [UInt8] {
+            Array(try field())
         }
 
         mutating func string() throws(RelayError) -> String {
-            let raw = try data()
-            guard let s = String(validating: raw, as: UTF8.self) else { throw .malformedFrame("a string is not UTF-8") }
+            guard let s = String(validating: try field(), as: UTF8.self) else { throw .malformedFrame("a string is not UTF-8") }
             return s
         }
     }

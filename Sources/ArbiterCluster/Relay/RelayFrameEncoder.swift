@@ -8,7 +8,11 @@
 /// lines) are opaque here and a frame must be read without scanning for a delimiter.
 public enum RelayFrameEncoder {
     public static func encode(_ message: RelayMessage) -> [UInt8] {
+        // One buffer, sized once, the length filled in last: a relayed press encodes two
+        // of these, on the press path of both nodes.
         var body: [UInt8] = []
+        body.reserveCapacity(64 + payloadSize(message))
+        body.append(contentsOf: [0, 0, 0, 0])
         switch message {
         case .command(let c):
             body.append(RelayFrameType.command)
@@ -62,28 +66,38 @@ public enum RelayFrameEncoder {
         case .ping:
             body.append(RelayFrameType.ping)
         }
-        var frame: [UInt8] = []
-        frame.reserveCapacity(4 + body.count)
-        length(body.count, &frame)
-        frame += body
-        return frame
+        let size = UInt32(truncatingIfNeeded: body.count - 4)
+        body[0] = UInt8(truncatingIfNeeded: size >> 24)
+        body[1] = UInt8(truncatingIfNeeded: size >> 16)
+        body[2] = UInt8(truncatingIfNeeded: size >> 8)
+        body[3] = UInt8(truncatingIfNeeded: size)
+        return body
+    }
+
+    /// The bytes of the message's byte-string fields: the rest is a few short names.
+    private static func payloadSize(_ message: RelayMessage) -> Int {
+        switch message {
+        case .command(let c): c.command.count + c.sessionName.utf8.count + (c.key?.utf8.count ?? 0)
+        case .reply(_, _, _, let line, _), .event(_, _, _, let line), .snapshot(_, _, _, _, let line): line.count
+        case .sessionGone, .snapshotRequest, .term, .ping: 0
+        }
     }
 
     private static func integer(_ value: UInt64, _ out: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
     }
 
     private static func length(_ count: Int, _ out: inout [UInt8]) {
-        let value = UInt32(truncatingIfNeeded: count)
-        for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { out.append(contentsOf: $0) }
     }
 
     private static func string(_ s: String, _ out: inout [UInt8]) {
-        bytes(Array(s.utf8), &out)
+        length(s.utf8.count, &out)
+        out.append(contentsOf: s.utf8)
     }
 
     private static func bytes(_ b: [UInt8], _ out: inout [UInt8]) {
         length(b.count, &out)
-        out += b
+        out.append(contentsOf: b)
     }
 }

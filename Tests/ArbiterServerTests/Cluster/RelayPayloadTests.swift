@@ -26,6 +26,38 @@ import Testing
         #expect(throws: RequestError.self) { try RelayPayload.parseCommand(Array("{\"cmd\":\"join\",\"panel\":\"demo\"}".utf8)).get() }
     }
 
+    /// Presses go as text lines (the leader's fast line parser, not its JSON parser),
+    /// whatever the session's form and whatever its id holds.
+    @Test func pressesTravelAsTextLinesWithTheirIds() throws {
+        let ids: [CommandID?] = [nil, .number("-1.5e3"), .string("two words\nand a \"quote\" and \u{2028}"), .string("")]
+        for id in ids {
+            for format in [WireFormat.text, .json] {
+                let request = Request.press(.up(panel: "demo", button: "b1", fence: 7))
+                let bytes = RelayPayload.command(request, format: format, id: id, term: 9)
+                let newline = try #require(bytes.firstIndex(of: 0x0A))
+                #expect(String(decoding: bytes[(newline + 1)...], as: UTF8.self) == "UP demo b1 fence=7")
+                #expect(RelayPayload.addressedTerm(bytes) == 9)
+                #expect(try RelayPayload.parseCommand(bytes).get() == ParsedCommand(request: request, format: format, id: id))
+            }
+        }
+    }
+
+    /// A bad press still gets its error in the session's form, with its id.
+    @Test func aRelayedLineThatIsNoCommandIsRefusedWithItsId() throws {
+        let bytes = Array("J5 n42\nDOWN demo".utf8)
+        let error = try #require(throws: RequestError.self) { try RelayPayload.parseCommand(bytes).get() }
+        #expect(error.format == .json && error.id == .number("42") && error.code == .badSyntax)
+        #expect(throws: RequestError.self) { try RelayPayload.parseCommand(Array("T5 x1\nDOWN demo b1".utf8)).get() }
+    }
+
+    /// A frame in the earlier form (every command as JSON, the id inside) from a node not
+    /// yet upgraded is still understood.
+    @Test func theEarlierAllJSONFormIsStillRead() throws {
+        let bytes = Array("J12\n{\"cmd\":\"down\",\"panel\":\"demo\",\"button\":\"b1\",\"id\":\"k1\"}".utf8)
+        #expect(RelayPayload.addressedTerm(bytes) == 12)
+        #expect(try RelayPayload.parseCommand(bytes).get() == ParsedCommand(request: .press(.down(panel: "demo", button: "b1")), format: .json, id: .string("k1")))
+    }
+
     @Test func repliesCarryTheirKindAndAJoinItsGrants() throws {
         let grants = [(button: 3, owner: Owner(name: "alice", session: SessionID(5), fence: 9))]
         let line = RelayPayload.reply(.joined, grants: grants, rendered: Array("OK JOIN demo members=2 fence=9 seq=4 term=7\n".utf8))
