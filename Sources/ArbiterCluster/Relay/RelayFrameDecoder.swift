@@ -1,3 +1,5 @@
+import ArbiterWire
+
 /// Reads relay frames (`RelayFrameEncoder`'s layout) from bytes in any chunks. A frame's
 /// length is checked against the limit as soon as its 4-byte prefix is in, before any of
 /// it is kept; a frame whose fields do not fill it exactly is malformed. After an error
@@ -111,8 +113,12 @@ public struct RelayFrameDecoder: Sendable {
         }
 
         mutating func string() throws(RelayError) -> String {
-            guard let s = String(validating: try field(), as: UTF8.self) else { throw .malformedFrame("a string is not UTF-8") }
-            return s
+            // The project's validator, then a plain decode: `String(validating:)` on a slice
+            // cost about 850 instructions per short name, four names per relayed command.
+            let raw = try field()
+            let valid = raw.withContiguousStorageIfAvailable { UTF8Validator.isValid($0) } ?? false
+            guard valid else { throw .malformedFrame("a string is not UTF-8") }
+            return String(decoding: raw, as: UTF8.self)
         }
     }
 }
