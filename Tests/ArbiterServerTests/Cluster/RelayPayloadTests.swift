@@ -55,7 +55,8 @@ import Testing
     @Test func theEarlierAllJSONFormIsStillRead() throws {
         let bytes = Array("J12\n{\"cmd\":\"down\",\"panel\":\"demo\",\"button\":\"b1\",\"id\":\"k1\"}".utf8)
         #expect(RelayPayload.addressedTerm(bytes) == 12)
-        #expect(try RelayPayload.parseCommand(bytes).get() == ParsedCommand(request: .press(.down(panel: "demo", button: "b1")), format: .json, id: .string("k1")))
+        #expect(
+            try RelayPayload.parseCommand(bytes).get() == ParsedCommand(request: .press(.down(panel: "demo", button: "b1")), format: .json, id: .string("k1")))
     }
 
     @Test func repliesCarryTheirKindAndAJoinItsGrants() throws {
