@@ -293,6 +293,9 @@ final class ClusterContext: @unchecked Sendable {
         }
     }
 
+    /// Whether `send` can send at all (a node without a relay network cannot).
+    var canRelay: Bool { relay != nil }
+
     /// Sends to `node` at its advertised address. A node that sent us a command may not
     /// be in the runtime's list yet (it is read every step): its own link then carries the
     /// answer, so an unknown address is passed empty rather than the answer dropped.

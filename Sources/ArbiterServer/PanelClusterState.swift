@@ -22,6 +22,12 @@ struct PanelClusterState {
     var leaderTerm: Int64?
     /// Term fencing of what the leader's node sends (follower side).
     var inbox = RelayInbox()
+    /// Follower, while a reactor's press batch visits the queue: the relayed commands of
+    /// the batch, sent by that reactor once it has left the queue (`SessionRunner`). Sent
+    /// from inside, a command's reply could come back while the queue was still held, and
+    /// the link's thread then slept on the queue and had to be woken again. Nil outside
+    /// such a visit: everything else is sent at once.
+    var deferredSends: [(frame: RelayMessage, node: String, address: String?)]?
     /// Follower: the grants of the current term this node's members were told of, so that
     /// a leader change can end them with `reason=failover` even if the leader died.
     var knownGrants: [Int: (owner: String, fence: UInt64)] = [:]

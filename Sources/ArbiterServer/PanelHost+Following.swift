@@ -49,10 +49,15 @@ extension PanelHost {
                 origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key,
                 panel: config.id, command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0),
                 arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation))
-        guard cluster.send(frame, toNode: leader, address: clusterState.leaderAddress) else {
+        guard cluster.canRelay else {
             return refuse(
                 "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
+        }
+        if clusterState.deferredSends != nil {
+            clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress))
+        } else {
+            _ = cluster.send(frame, toNode: leader, address: clusterState.leaderAddress)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
         var entry = InFlight(format: format, id: id)

@@ -205,6 +205,40 @@ struct ClusterVanishedNodeTests {
     }
 }
 
+/// A follower sends a press batch's relayed commands once it has left the panel's queue:
+/// sent from inside, a reply could come back while the queue was still held, and the
+/// thread bringing it had to sleep on the queue and be woken again.
+@Suite("cluster mode: relayed presses leave the queue first", .serialized)
+struct ClusterRelaySendTests {
+    @Test func aRelayedPressIsSentOutsideThePanelsQueue() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["demo"])
+        let key = DispatchSpecificKey<Bool>()
+        host.queue.setSpecific(key: key, value: true)
+        let insideQueue = NSLock()
+        nonisolated(unsafe) var sentFromInside: [Bool] = []
+        nodes.hub.observeSends { message in
+            guard case .command = message else { return }
+            let inside = DispatchQueue.getSpecific(key: key) == true
+            insideQueue.lock()
+            sentFromInside.append(inside)
+            insideQueue.unlock()
+        }
+        let bob = try nodes.client(follower, name: "bob")
+        bob.send("DOWN demo b1")
+        let granted = try bob.expect("GRANTED demo b1")
+        let fence = try #require(field("fence", of: granted))
+        bob.send("UP demo b1 fence=\(fence)")
+        _ = try bob.expect("OK UP demo b1")
+        insideQueue.lock()
+        let seen = sentFromInside
+        insideQueue.unlock()
+        #expect(seen == [false, false], "sent from inside the panel's queue: \(seen)")
+    }
+}
+
 /// etcd shows a new leader before that node has its first fence block: the members a
 /// follower joins to it again are refused for the moment. They wait, unaware.
 @Suite("cluster mode: a leader not deciding yet", .serialized)

@@ -23,6 +23,14 @@ final class TestRelayHub: @unchecked Sendable {
     private var swallowed: Set<String> = []
     /// Frames to these nodes arrive this many milliseconds late (a slow link).
     private var delays: [String: Int] = [:]
+    /// Sees every frame as it is sent, on the sender's thread.
+    private var observer: (@Sendable (RelayMessage) -> Void)?
+
+    func observeSends(_ body: @escaping @Sendable (RelayMessage) -> Void) {
+        lock.lock()
+        observer = body
+        lock.unlock()
+    }
 
     func register(_ node: String, _ context: ClusterContext) {
         lock.lock()
@@ -77,7 +85,9 @@ final class TestRelayHub: @unchecked Sendable {
         lock.lock()
         let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) || silenced.contains(from) ? nil : contexts[to]
         let delay = delays[to]
+        let observer = observer
         lock.unlock()
+        observer?(message)
         guard let target else { return }
         guard let delay else { return target.receive(message, from: from) }
         // One serial queue per hub keeps the delayed frames in order.
