@@ -1157,11 +1157,14 @@ def run(binary, workdir):
             last = page.face("sos")["lastFired"]
             check(last and last["shown"] and re.fullmatch(rf"last fired: sos by {who} at {clock}", last["text"]),
                   f"[{page.label}] {time.monotonic() - fired_at:.1f} s after FIRED the hold shows {last}")
+            # Bold on red, and not small print (it was 14 px on the desktop, 12 on the phone).
+            least = 18 if page is tablet else 14
+            check(last["size"] >= least, f"[{page.label}] the last-fired line is {last['size']} px, under {least}")
             ticker = page.js("return [...document.querySelectorAll('#ticker li')].map((li) => li.textContent)")
             check(any(re.fullmatch(rf"{clock}SOS fired by alice", line) for line in ticker),
                   f"[{page.label}] the ticker has no line for the fire: {ticker}")
-        ok(f"{time.monotonic() - fired_at:.1f} s after FIRED both pages still say {last['text']!r}; "
-           f"the ticker says {ticker[0]!r}")
+        ok(f"{time.monotonic() - fired_at:.1f} s after FIRED both pages still say {last['text']!r} "
+           f"({last['size']:.0f} px on the phone); the ticker says {ticker[0]!r}")
         shots.append(phone.shot("last-fired"))
         shots.append(tablet.shot("last-fired"))
         tablet.open(f"/panel/{PANEL}")  # a page opened later learns it from HISTORY
