@@ -8,9 +8,48 @@ extension Connection {
     func append(raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
+            if replyOrder.isHolding { return hold(raw: raw, body) }
             add(raw: raw, body)
             return appended()
         }
+    }
+
+    /// A slot for the reply of a command this node relays (`ReplyOrder`): until it is
+    /// filled, later output waits behind it.
+    func reserveReplySlot() -> UInt64 {
+        withLock { replyOrder.reserve() }
+    }
+
+    /// The reply of a relayed command, into its slot: written with whatever waited behind
+    /// it once every earlier slot is filled too. A slot given up meanwhile (last words)
+    /// leaves the reply to be written as any output.
+    func fillReplySlot(_ token: UInt64, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        withLock {
+            guard acceptsAppend else { return .dropped }
+            guard let due = replyOrder.fill(token, with: rendered(raw: false, body)) else {
+                if replyOrder.isHolding { return hold(raw: false, body) }
+                add(raw: false, body)
+                return appended()
+            }
+            guard !due.isEmpty else { return replyOrder.heldBytes > outboundLimit ? .overflow : .queued }
+            appendingOutput { $0 += due }
+            return appended()
+        }
+    }
+
+    /// Under the lock: output kept behind a waiting slot. Past the outbound bound, the
+    /// peer is cut like one that does not read.
+    private func hold(raw: Bool, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        replyOrder.hold(rendered(raw: raw, body))
+        return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
+    }
+
+    /// Under the lock: the bytes `add` would append.
+    private func rendered(raw: Bool, _ body: (inout [UInt8], WireFormat) -> Void) -> [UInt8] {
+        var bytes: [UInt8] = []
+        body(&bytes, eventFormat)
+        if framing == .websocket && !raw { Connection.frameLines(&bytes, from: 0) }
+        return bytes
     }
 
     /// Appends the connection's last output and, in the same step under the lock, stops
@@ -21,6 +60,11 @@ extension Connection {
         withLock {
             guard acceptsOutput else { return .dropped }
             guard acceptsAppend else { return sealed(after: .dropped) }
+            // Last words go after everything held: the replies still awaited never come.
+            if replyOrder.isHolding {
+                let held = replyOrder.releaseAll()
+                appendingOutput { $0 += held }
+            }
             add(raw: raw, body)
             return sealed(after: appended())
         }

@@ -68,6 +68,8 @@ final class Connection: Channel, @unchecked Sendable {
     @exclusivity(unchecked) var framing: Framing = .lines
     /// `touchedPanels` again, for KICK, which runs in another session's context.
     @exclusivity(unchecked) var touched: [Int] = []
+    /// Cluster mode: output waiting behind replies of relayed commands (`ReplyOrder`).
+    @exclusivity(unchecked) var replyOrder = ReplyOrder()
 
     init(
         session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, admission: Admission,

@@ -8,6 +8,13 @@ extension FlushList {
         handle(connection.append(raw: raw, body), of: connection)
     }
 
+    /// The reply of a command relayed for `connection`, into the slot it took
+    /// (`ReplyOrder`); without a slot (a JOIN this node sent for it), as any output.
+    mutating func answer(_ slot: UInt64?, to connection: Connection, _ body: (inout [UInt8], WireFormat) -> Void) {
+        guard let slot else { return append(to: connection, body) }
+        handle(connection.fillReplySlot(slot, body), of: connection)
+    }
+
     /// Appends a connection's last output (`Connection.appendLast`): it closes once written.
     mutating func appendLast(to connection: Connection, raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) {
         handle(connection.appendLast(raw: raw, body), of: connection)

@@ -81,6 +81,9 @@ struct InFlight {
     /// The session's own JOIN: at a leader change it waits for the next leader instead of
     /// being answered `ERROR unavailable`.
     var isJoin = false
+    /// The slot its reply fills in the connection's output (`ReplyOrder`); nil for a JOIN
+    /// this node sent for the session itself.
+    var slot: UInt64?
 }
 
 /// A session's own JOIN that waits for a leader (none known, or the one it was sent to
@@ -89,6 +92,8 @@ struct ParkedJoin {
     var format: WireFormat
     var id: CommandID?
     var since: Int64
+    /// The slot its reply fills in the connection's output (`ReplyOrder`).
+    var slot: UInt64?
 }
 
 /// Where the reply of a relayed command goes: a session of another node.

@@ -54,13 +54,14 @@ extension PanelHost {
                 "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
         }
+        // Before the frame can leave: its reply may come back at once.
+        var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot())
         if clusterState.deferredSends != nil {
             clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress))
         } else {
             _ = cluster.send(frame, toNode: leader, address: clusterState.leaderAddress)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
-        var entry = InFlight(format: format, id: id)
         if case .join = request {
             entry.isJoin = true
             clusterState.pendingJoins[connection.session] = connection
@@ -75,16 +76,19 @@ extension PanelHost {
         let session = connection.session
         let since = clock.now().milliseconds
         clusterState.pendingJoins[session] = connection
-        clusterState.parkedJoins[session] = ParkedJoin(format: format, id: id, since: since)
+        clusterState.parkedJoins[session] = ParkedJoin(format: format, id: id, since: since, slot: connection.reserveReplySlot())
         // Weakly: a server stopped meanwhile must not be kept for these 10 s.
         queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.seconds(10)) { [weak self] in
-            guard let self, clusterState.parkedJoins[session]?.since == since, let connection = clusterState.pendingJoins[session] else { return }
+            guard let self, let parked = clusterState.parkedJoins[session], parked.since == since, let connection = clusterState.pendingJoins[session]
+            else { return }
             clusterState.parkedJoins[session] = nil
             clusterState.pendingJoins[session] = nil
             clusterState.memberIdentity[session] = nil
             var flush = FlushList()
             let message = "panel \(config.id) has had no leader for 10 s (etcd without a majority?); nothing was done, JOIN again later"
-            flush.append(to: connection) { out, _ in MessageEncoder.encode(.error(.unavailable, message), format: format, id: id, into: &out) }
+            flush.answer(parked.slot, to: connection) { out, _ in
+                MessageEncoder.encode(.error(.unavailable, message), format: parked.format, id: parked.id, into: &out)
+            }
             finishBatch(&flush)
         }
     }
@@ -191,7 +195,7 @@ extension PanelHost {
                 command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0),
                 arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation))
         if cluster.send(frame, toNode: node, address: address) {
-            var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt)
+            var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt, slot: parked?.slot)
             entry.isJoin = parked != nil
             clusterState.inFlight[session, default: []].append(entry)
             cluster.relayedOut.add(1, ordering: .relaxed)
@@ -265,7 +269,7 @@ extension PanelHost {
                 break
             }
             let bytes = reply.rendered
-            flush.append(to: connection) { out, _ in out.append(contentsOf: bytes) }
+            flush.answer(answered?.slot, to: connection) { out, _ in out.append(contentsOf: bytes) }
         case .event(_, _, let seq, let line):
             guard let (text, json) = RelayPayload.splitEvent(line) else { return }
             if seq == 0 {
@@ -292,14 +296,16 @@ extension PanelHost {
         for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
             for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
-                clusterState.parkedJoins[session] = ParkedJoin(format: entry.format, id: entry.id, since: now)
+                clusterState.parkedJoins[session] = ParkedJoin(format: entry.format, id: entry.id, since: now, slot: entry.slot)
             }
             let waiting = pending.filter { !$0.rejoin && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
             guard !waiting.isEmpty,
                 let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] })
             else { continue }
-            flush.append(to: connection) { out, _ in
-                for entry in waiting { MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out) }
+            for entry in waiting {
+                flush.answer(entry.slot, to: connection) { out, _ in
+                    MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out)
+                }
             }
         }
         clusterState.inFlight = [:]

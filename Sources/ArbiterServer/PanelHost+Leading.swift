@@ -67,7 +67,7 @@ extension PanelHost {
             // A session's own JOIN that waited for a leader is answered in its form and id.
             let parked = clusterState.parkedJoins.removeValue(forKey: session)
             if let reply = output.reply {
-                flush.append(to: connection) { [names] out, format in
+                flush.answer(parked?.slot, to: connection) { [names] out, format in
                     MessageEncoder.encode(reply, names: names, format: parked?.format ?? format, id: parked?.id, into: &out)
                 }
             }

@@ -239,6 +239,51 @@ struct ClusterRelaySendTests {
     }
 }
 
+/// PROTOCOL.md: "Replies to one connection come in the order of its commands", also when
+/// some are answered by another node and others here.
+@Suite("cluster mode: replies in command order on a relaying node", .serialized)
+struct ClusterReplyOrderTests {
+    @Test func aLocalAnswerWaitsForTheRelayedReplyBeforeIt() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let bob = try nodes.client(follower, name: "bob")
+        // The leader answers 200 ms late: the PING, answered here, must still come second.
+        nodes.hub.delay(framesTo: leader, milliseconds: 200)
+        bob.sendRaw(Array("DOWN demo b1\nPING one\nFROB\nDOWN demo b2\nPING two\n".utf8))
+        let lines = try bob.readLines(through: "PONG two", timeout: 10)
+        let order = lines.map { $0.split(separator: " ").prefix(3).joined(separator: " ") }
+        // b2 shares b1's group: DENIED, from the leader, and still in its place.
+        #expect(order == ["GRANTED demo b1", "PONG one", "ERROR unknown-command FROB", "DENIED demo b2", "PONG two"], "\(lines)")
+    }
+
+    @Test func aJSONSessionGetsItsRepliesInOrderWithTheirIds() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let carol = try nodes.client(follower, name: "carol")
+        nodes.hub.delay(framesTo: leader, milliseconds: 200)
+        carol.sendRaw(Array(#"{"cmd":"down","panel":"demo","button":"b1","id":1}"#.utf8 + [0x0A] + #"{"cmd":"ping","id":2}"#.utf8 + [0x0A]))
+        let lines = try carol.readLines(through: #"{"type":"pong""#, timeout: 10)
+        #expect(lines.count == 2 && lines[0].contains(#""type":"granted""#) && lines[0].contains(#""id":1"#), "\(lines)")
+    }
+
+    /// A relayed reply that never comes (its leader went away) is answered ERROR
+    /// unavailable in its place, and what waited behind it follows.
+    @Test func whatWaitsBehindAnUnansweredCommandFollowsItsRefusal() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let bob = try nodes.client(follower, name: "bob")
+        nodes.hub.swallow(framesTo: leader)
+        bob.sendRaw(Array("DOWN demo b1\nPING after\n".utf8))
+        #expect(bob.drain(for: 0.4).isEmpty)
+        nodes.hub.cutOff(leader)
+        let lines = try bob.readLines(through: "PONG after", timeout: 10)
+        #expect(lines.count == 2 && lines[0].hasPrefix("ERROR unavailable"), "\(lines)")
+    }
+}
+
 /// etcd shows a new leader before that node has its first fence block: the members a
 /// follower joins to it again are refused for the moment. They wait, unaware.
 @Suite("cluster mode: a leader not deciding yet", .serialized)
