@@ -1,6 +1,7 @@
 import ArbiterCore
 import ArbiterIO
 import ArbiterWire
+import Dispatch
 
 extension SessionRunner {
     /// Commands that belong to no panel, run on the reactor's queue.
@@ -59,18 +60,13 @@ extension SessionRunner {
         case .ping(let token):
             send(.pong(token: token))
         case .quit:
-            let webSocket = connection.machine.kind == .websocket
             guard connection.machine.finish() else { return }
-            guard webSocket else {
-                return flush.appendLast(to: connection) { out, _ in
-                    MessageEncoder.encode(.ok(verb: "QUIT", panel: nil), format: format, id: id, into: &out)
-                }
+            // Commands relayed to another node still owe their replies, which come before
+            // OK QUIT (replies keep the order of the commands): the goodbye waits for them.
+            if connection.withLock({ connection.holdsReplies }) {
+                return SessionRunner.quitWhenAnswered(connection, format: format, id: id, attempt: 0)
             }
-            send(.ok(verb: "QUIT", panel: nil))
-            // A WebSocket ends with the close handshake (RFC 6455 5.5.1), not a bare FIN.
-            flush.appendLast(to: connection, raw: true) { out, _ in
-                out.append(contentsOf: WebSocketFrameEncoder.closeFrame(code: WebSocketCloseCode.normal, reason: "quit"))
-            }
+            SessionRunner.sayQuit(to: connection, format: format, id: id, flush: &flush)
         case .kick(let target):
             let isAdmin = server.panels.contains { server.access(key: connection.key, on: $0.config) == .admin }
             guard isAdmin else { return send(.error(.forbidden, "KICK needs an admin key")) }
@@ -88,6 +84,36 @@ extension SessionRunner {
         case .join, .leave, .press, .history, .reset, .arm:
             // Routed to their panel before they get here.
             send(.error(.badSyntax, "internal routing error"))
+        }
+    }
+
+    /// `OK QUIT` and the close: a WebSocket ends with the close handshake (RFC 6455
+    /// 5.5.1), not a bare FIN. On the reactor's queue.
+    static func sayQuit(to connection: Connection, format: WireFormat, id: CommandID?, flush: inout FlushList) {
+        guard connection.machine.kind == .websocket else {
+            return flush.appendLast(to: connection) { out, _ in
+                MessageEncoder.encode(.ok(verb: "QUIT", panel: nil), format: format, id: id, into: &out)
+            }
+        }
+        flush.append(to: connection) { out, _ in MessageEncoder.encode(.ok(verb: "QUIT", panel: nil), format: format, id: id, into: &out) }
+        flush.appendLast(to: connection, raw: true) { out, _ in
+            out.append(contentsOf: WebSocketFrameEncoder.closeFrame(code: WebSocketCloseCode.normal, reason: "quit"))
+        }
+    }
+
+    /// Says the goodbye once no relayed reply is owed (each is answered, or refused
+    /// `ERROR unavailable` when its leader or link goes away), looking every 5 ms; after
+    /// 15 s it says it anyway, and what was held goes out first.
+    static func quitWhenAnswered(_ connection: Connection, format: WireFormat, id: CommandID?, attempt: Int) {
+        let reactor = connection.reactor
+        reactor.queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(5)) {
+            guard reactor.holds(connection) else { return }
+            if attempt < 3000, connection.withLock({ connection.holdsReplies }) {
+                return quitWhenAnswered(connection, format: format, id: id, attempt: attempt + 1)
+            }
+            var flush = FlushList()
+            sayQuit(to: connection, format: format, id: id, flush: &flush)
+            flush.flushAll()
         }
     }
 }

@@ -268,6 +268,19 @@ struct ClusterReplyOrderTests {
         #expect(lines.count == 2 && lines[0].contains(#""type":"granted""#) && lines[0].contains(#""id":1"#), "\(lines)")
     }
 
+    /// QUIT says goodbye after the replies owed before it, not over them.
+    @Test func quitWaitsForTheRelayedRepliesBeforeIt() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let bob = try nodes.client(follower, name: "bob")
+        nodes.hub.delay(framesTo: leader, milliseconds: 200)
+        bob.sendRaw(Array("DOWN demo b1\nPING one\nQUIT\nPING never\n".utf8))
+        let lines = try bob.readLines(through: "OK QUIT", timeout: 10)
+        #expect(lines.map { $0.split(separator: " ").prefix(2).joined(separator: " ") } == ["GRANTED demo", "PONG one", "OK QUIT"], "\(lines)")
+        #expect(bob.drain(for: 0.3).isEmpty)
+    }
+
     /// A relayed reply that never comes (its leader went away) is answered ERROR
     /// unavailable in its place, and what waited behind it follows.
     @Test func whatWaitsBehindAnUnansweredCommandFollowsItsRefusal() throws {
