@@ -8,22 +8,29 @@ extension Connection {
     func append(raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
-            if holdsReplies {
-                // `body` is called here rather than handed on: passed to a function that
-                // is not inlined, every append would have to build the closure's context
-                // (about 130 instructions per DOWN/UP on one node, where nothing is held).
-                var bytes: [UInt8] = []
-                body(&bytes, eventFormat)
-                if framing == .websocket && !raw { Connection.frameLines(&bytes, from: 0) }
-                return hold(bytes)
-            }
             add(raw: raw, body)
             return appended()
         }
     }
 
-    /// A slot for the reply of a command this node relays (`ReplyOrder`): until it is
-    /// filled, later output waits behind it.
+    /// An answer this node gives the session itself (`ReplyOrder`): it waits behind the
+    /// replies still owed for commands relayed before it.
+    func appendReply(_ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        withLock {
+            guard acceptsAppend else { return .dropped }
+            if holdsReplies {
+                var bytes: [UInt8] = []
+                body(&bytes, eventFormat)
+                if framing == .websocket { Connection.frameLines(&bytes, from: 0) }
+                return hold(bytes)
+            }
+            add(raw: false, body)
+            return appended()
+        }
+    }
+
+    /// A slot for the reply of a command this node relays (`ReplyOrder`): until that
+    /// reply is written, this node's own later answers wait behind it.
     func reserveReplySlot() -> UInt64 {
         withLock {
             holdsReplies = true
@@ -31,39 +38,26 @@ extension Connection {
         }
     }
 
-    /// The reply of a relayed command, into its slot: written with whatever waited behind
-    /// it once every earlier slot is filled too. A slot given up meanwhile (last words)
-    /// leaves the reply to be written as any output.
+    /// The reply of a relayed command, written at once; the answers that waited for it
+    /// follow once every earlier slot is answered too.
     func fillReplySlot(_ token: UInt64, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
-            let reply = rendered(raw: false, body)
-            guard let due = replyOrder.fill(token, with: reply) else {
-                if holdsReplies { return hold(reply) }
-                appendingOutput { $0 += reply }
-                return appended()
+            add(raw: false, body)
+            if holdsReplies, let due = replyOrder.answered(token) {
+                holdsReplies = replyOrder.isHolding
+                if !due.isEmpty { appendingOutput { $0 += due } }
             }
-            holdsReplies = replyOrder.isHolding
-            guard !due.isEmpty else { return replyOrder.heldBytes > outboundLimit ? .overflow : .queued }
-            appendingOutput { $0 += due }
             return appended()
         }
     }
 
-    /// Under the lock: output kept behind a waiting slot. Past the outbound bound, the
+    /// Under the lock: an answer kept behind a waiting slot. Past the outbound bound, the
     /// peer is cut like one that does not read.
     @inline(never)
     private func hold(_ bytes: [UInt8]) -> AppendOutcome {
         replyOrder.hold(bytes)
         return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
-    }
-
-    /// Under the lock: the bytes `add` would append.
-    private func rendered(raw: Bool, _ body: (inout [UInt8], WireFormat) -> Void) -> [UInt8] {
-        var bytes: [UInt8] = []
-        body(&bytes, eventFormat)
-        if framing == .websocket && !raw { Connection.frameLines(&bytes, from: 0) }
-        return bytes
     }
 
     /// Appends the connection's last output and, in the same step under the lock, stops

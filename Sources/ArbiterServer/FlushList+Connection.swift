@@ -8,6 +8,11 @@ extension FlushList {
         handle(connection.append(raw: raw, body), of: connection)
     }
 
+    /// An answer this node gives `connection` itself (`Connection.appendReply`).
+    mutating func appendReply(to connection: Connection, _ body: (inout [UInt8], WireFormat) -> Void) {
+        handle(connection.appendReply(body), of: connection)
+    }
+
     /// The reply of a command relayed for `connection`, into the slot it took
     /// (`ReplyOrder`); without a slot (a JOIN this node sent for it), as any output.
     mutating func answer(_ slot: UInt64?, to connection: Connection, _ body: (inout [UInt8], WireFormat) -> Void) {

@@ -1,17 +1,18 @@
-/// Keeps a session's replies in the order of its commands when some are answered by
-/// another node (PROTOCOL.md: "Replies to one connection come in the order of its
-/// commands").
+/// Keeps the answers this node gives a session itself (PONG, HELP, a local error) in
+/// the order of its commands when earlier commands were relayed to another node
+/// (PROTOCOL.md: "Replies to one connection come in the order of its commands").
 ///
-/// A command relayed to a panel's leader takes a slot; whatever the connection is written
-/// after that (a PONG, an error found here, an event) waits behind the slot until the
-/// relayed reply fills it, so the connection reads exactly what it would have read had
-/// the leader answered at once. Replies from one leader come back in order, but two
-/// panels' leaders may answer in either order, so slots are filled by token. Owned by the
-/// connection's lock; empty, and never consulted beyond `isHolding`, outside cluster mode.
+/// A command relayed to a panel's leader takes a slot; a local answer written after that
+/// waits behind the slot until the relayed reply has been written. Only those local
+/// answers wait: replies and events that come from a leader are written as they arrive,
+/// in the order that leader sent them, so a member's events and snapshots stay in the
+/// leader's order (holding an event behind a re-JOIN would put it after the snapshot
+/// that already counts it). Slots are answered by token: two panels' leaders may answer
+/// in either order. Owned by the connection's lock; unused outside cluster mode.
 struct ReplyOrder {
     private struct Slot {
         let token: UInt64
-        var reply: [UInt8]?
+        var answered = false
         var after: [UInt8] = []
     }
 
@@ -30,36 +31,30 @@ struct ReplyOrder {
         return token
     }
 
-    /// Output written while a slot waits: it goes out after that slot's reply.
+    /// A local answer written while a slot waits: it goes out after that slot's reply.
     mutating func hold(_ bytes: [UInt8]) {
         slots[slots.count - 1].after += bytes
         heldBytes += bytes.count
     }
 
-    /// The reply for `token`; returns what is now due, in order (empty while an earlier
-    /// slot still waits), or nil if no slot has that token (released meanwhile).
-    mutating func fill(_ token: UInt64, with reply: [UInt8]) -> [UInt8]? {
+    /// The reply for `token` was written; returns the held answers now due, in order
+    /// (empty while an earlier slot still waits), or nil if no slot has that token.
+    mutating func answered(_ token: UInt64) -> [UInt8]? {
         guard let index = slots.firstIndex(where: { $0.token == token }) else { return nil }
-        slots[index].reply = reply
-        heldBytes += reply.count
+        slots[index].answered = true
         var due: [UInt8] = []
-        while let first = slots.first, let filled = first.reply {
-            due += filled
+        while let first = slots.first, first.answered {
             due += first.after
-            heldBytes -= filled.count + first.after.count
+            heldBytes -= first.after.count
             slots.removeFirst()
         }
         return due
     }
 
-    /// Gives up on every slot (the connection says its last words, or closes): what was
-    /// held, in order, with the replies that came.
+    /// Gives up on every slot (the connection says its last words): what was held, in
+    /// order.
     mutating func releaseAll() -> [UInt8] {
-        var due: [UInt8] = []
-        for slot in slots {
-            if let reply = slot.reply { due += reply }
-            due += slot.after
-        }
+        let due = slots.flatMap(\.after)
         slots.removeAll()
         heldBytes = 0
         return due

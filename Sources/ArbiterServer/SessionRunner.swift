@@ -140,7 +140,7 @@ struct SessionRunner {
     }
 
     func reply(_ message: ServerMessage, format: WireFormat, id: CommandID?, to connection: Connection, flush: inout FlushList) {
-        flush.append(to: connection) { out, _ in
+        flush.appendReply(to: connection) { out, _ in
             MessageEncoder.encode(message, format: format, id: id, into: &out)
         }
     }

@@ -268,6 +268,28 @@ struct ClusterReplyOrderTests {
         #expect(lines.count == 2 && lines[0].contains(#""type":"granted""#) && lines[0].contains(#""id":1"#), "\(lines)")
     }
 
+    /// A leader's events are written as they come, never held behind a member's own
+    /// relayed JOIN: held, one could land after the snapshot that already counts it (the
+    /// checker's seq-gap in e2e (a), with an earlier version of this ordering).
+    @Test func eventsFromTheLeaderAreNotHeldBehindARelayedJoin() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let leader = try #require(nodes.leader())
+        let follower = try #require(nodes.followers(of: leader).first)
+        let (alice, _) = try nodes.member(follower, name: "alice")
+        let bob = try nodes.client(leader, name: "bob")
+        nodes.hub.delay(framesTo: leader, milliseconds: 200)
+        alice.send("JOIN demo")
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+        let lines = try alice.readLines(through: "OK JOIN", timeout: 10)
+        let joined = lines.last ?? ""
+        let snapshotSeq = field("seq", of: joined).flatMap { Int($0) } ?? -1
+        let pressed = lines.first { $0.hasPrefix("PRESSED demo b1") } ?? ""
+        let pressedSeq = field("seq", of: pressed).flatMap { Int($0) } ?? Int.max
+        #expect(pressedSeq <= snapshotSeq, "the PRESSED came after the snapshot that counts it: \(lines)")
+        #expect(!alice.drain(for: 0.3).contains { $0.hasPrefix("PRESSED demo b1") })
+    }
+
     /// QUIT says goodbye after the replies owed before it, not over them.
     @Test func quitWaitsForTheRelayedRepliesBeforeIt() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
