@@ -12,8 +12,7 @@ import ArbiterClusterTestSupport
 struct ClusterRelayTests {
     @Test func aPressOnAFollowerIsDecidedByTheLeader() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let (here, hereJoin) = try nodes.member(leader, name: "alice")
         let (there, thereJoin) = try nodes.member(follower, name: "bob")
         #expect(field("term", of: hereJoin) != nil)
@@ -137,8 +136,7 @@ struct ClusterRelayedSessionTests {
     /// answered `ERROR unavailable` at the leader change, not left waiting.
     @Test func aCommandInFlightWhenTheLeaderDiesIsAnsweredUnavailable() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let bob = try nodes.client(follower, name: "bob")
         nodes.hub.swallow(framesTo: leader)
         bob.send(#"{"cmd":"down","panel":"demo","button":"b1","id":"lost"}"#)
@@ -160,8 +158,7 @@ struct ClusterLinkDropTests {
     /// the grants they knew of ended and get a fresh snapshot, and events flow again.
     @Test func membersOfANodeWhoseLinkDroppedAreResynchronised() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let (alice, _) = try nodes.member(leader, name: "alice")
         let (bob, _) = try nodes.member(follower, name: "bob")
         alice.send("DOWN demo b1")
@@ -192,8 +189,7 @@ struct ClusterVanishedNodeTests {
 
     @Test func aNodeWhoseRegistrationExpiresLosesItsSessionsGrants() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"], timing: ClusterVanishedNodeTests.timing)
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let (alice, _) = try nodes.member(leader, name: "alice")
         let bob = try nodes.client(follower, name: "bob")
         bob.send("DOWN demo b1")
@@ -212,8 +208,7 @@ struct ClusterVanishedNodeTests {
 struct ClusterRelaySendTests {
     @Test func aRelayedPressIsSentOutsideThePanelsQueue() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let follower = try nodes.leaderAndFollower().follower
         let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["demo"])
         let key = DispatchSpecificKey<Bool>()
         host.queue.setSpecific(key: key, value: true)
@@ -245,8 +240,7 @@ struct ClusterRelaySendTests {
 struct ClusterReplyOrderTests {
     @Test func aLocalAnswerWaitsForTheRelayedReplyBeforeIt() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let bob = try nodes.client(follower, name: "bob")
         // The leader answers 200 ms late: the PING, answered here, must still come second.
         nodes.hub.delay(framesTo: leader, milliseconds: 200)
@@ -259,8 +253,7 @@ struct ClusterReplyOrderTests {
 
     @Test func aJSONSessionGetsItsRepliesInOrderWithTheirIds() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let carol = try nodes.client(follower, name: "carol")
         nodes.hub.delay(framesTo: leader, milliseconds: 200)
         carol.sendRaw(Array(#"{"cmd":"down","panel":"demo","button":"b1","id":1}"#.utf8 + [0x0A] + #"{"cmd":"ping","id":2}"#.utf8 + [0x0A]))
@@ -273,8 +266,7 @@ struct ClusterReplyOrderTests {
     /// checker's seq-gap in e2e (a), with an earlier version of this ordering).
     @Test func eventsFromTheLeaderAreNotHeldBehindARelayedJoin() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let (alice, _) = try nodes.member(follower, name: "alice")
         let bob = try nodes.client(leader, name: "bob")
         nodes.hub.delay(framesTo: leader, milliseconds: 200)
@@ -293,8 +285,7 @@ struct ClusterReplyOrderTests {
     /// QUIT says goodbye after the replies owed before it, not over them.
     @Test func quitWaitsForTheRelayedRepliesBeforeIt() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let bob = try nodes.client(follower, name: "bob")
         nodes.hub.delay(framesTo: leader, milliseconds: 200)
         bob.sendRaw(Array("DOWN demo b1\nPING one\nQUIT\nPING never\n".utf8))
@@ -307,8 +298,7 @@ struct ClusterReplyOrderTests {
     /// unavailable in its place, and what waited behind it follows.
     @Test func whatWaitsBehindAnUnansweredCommandFollowsItsRefusal() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let bob = try nodes.client(follower, name: "bob")
         nodes.hub.swallow(framesTo: leader)
         bob.sendRaw(Array("DOWN demo b1\nPING after\n".utf8))
@@ -378,8 +368,7 @@ struct ClusterRelaySocketTests {
 struct ClusterWebSocketTests {
     @Test func aWebSocketOnAFollowerGetsOneMessagePerFrame() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let ws = try WebSocketClient(port: try #require(nodes.ports[follower]), path: "/ws?panel=demo&name=kiosk")
         #expect(try ws.readText().hasPrefix(#"{"type":"welcome""#))
         let snapshot = try ws.readTexts(through: #""re":"join""#)
@@ -460,8 +449,7 @@ struct ClusterJournalSeedTests {
 struct ClusterUndeliveredTests {
     @Test func anAnswerOnItsWayIsWrittenBeforeTheRestIsFailed() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
+        let (leader, follower) = try nodes.leaderAndFollower()
         let bob = try nodes.client(follower, name: "bob")
         // The leader's answers reach bob's node 50 ms late; meanwhile that node hears
         // that some of its frames to the leader were dropped.

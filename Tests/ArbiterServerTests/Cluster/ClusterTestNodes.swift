@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterCore
 import ArbiterTestSupport
 import Foundation
+import Testing
 
 @testable import ArbiterServer
 import ArbiterClusterTestSupport
@@ -77,6 +78,13 @@ final class ClusterTestNodes: @unchecked Sendable {
     }
 
     func context(_ name: String) -> ClusterContext? { servers[name]?.stateForTesting?.cluster }
+
+    /// The node deciding demo and one that relays to it.
+    func leaderAndFollower() throws -> (leader: String, follower: String) {
+        let leader = try #require(self.leader())
+        let follower = try #require(followers(of: leader).first)
+        return (leader, follower)
+    }
 
     /// The node deciding `panel`, once one does and every other node knows it.
     func leader(of panel: String = "demo", seconds: Double = 10) -> String? {
