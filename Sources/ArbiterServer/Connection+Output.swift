@@ -18,10 +18,9 @@ extension Connection {
     func appendReply(_ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
-            if holdsReplies {
+            if replyOrder.isHolding {
                 var bytes: [UInt8] = []
-                body(&bytes, eventFormat)
-                if framing == .websocket { Connection.frameLines(&bytes, from: 0) }
+                Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
                 return hold(bytes)
             }
             add(raw: false, body)
@@ -29,13 +28,13 @@ extension Connection {
         }
     }
 
+    /// Whether replies of relayed commands are still owed before this node's next answer.
+    var awaitsRelayedReplies: Bool { withLock { replyOrder.isHolding } }
+
     /// A slot for the reply of a command this node relays (`ReplyOrder`): until that
     /// reply is written, this node's own later answers wait behind it.
     func reserveReplySlot() -> UInt64 {
-        withLock {
-            holdsReplies = true
-            return replyOrder.reserve()
-        }
+        withLock { replyOrder.reserve() }
     }
 
     /// The reply of a relayed command, written at once; the answers that waited for it
@@ -44,10 +43,7 @@ extension Connection {
         withLock {
             guard acceptsAppend else { return .dropped }
             add(raw: false, body)
-            if holdsReplies, let due = replyOrder.answered(token) {
-                holdsReplies = replyOrder.isHolding
-                if !due.isEmpty { appendingOutput { $0 += due } }
-            }
+            if let due = replyOrder.answered(token), !due.isEmpty { appendingOutput { $0 += due } }
             return appended()
         }
     }
@@ -69,9 +65,8 @@ extension Connection {
             guard acceptsOutput else { return .dropped }
             guard acceptsAppend else { return sealed(after: .dropped) }
             // Last words go after everything held: the replies still awaited never come.
-            if holdsReplies {
+            if replyOrder.isHolding {
                 let held = replyOrder.releaseAll()
-                holdsReplies = false
                 appendingOutput { $0 += held }
             }
             add(raw: raw, body)
@@ -83,11 +78,16 @@ extension Connection {
     @inline(__always) private func add(raw: Bool, _ body: (inout [UInt8], WireFormat) -> Void) {
         let format = eventFormat
         let frames = framing == .websocket && !raw
-        appendingOutput { bytes in
-            let start = bytes.count
-            body(&bytes, format)
-            if frames { Connection.frameLines(&bytes, from: start) }
-        }
+        appendingOutput { Connection.render(body, format: format, frames: frames, into: &$0) }
+    }
+
+    /// Appends what `body` writes to `bytes`, each line a WebSocket text frame if `frames`.
+    @inline(__always) private static func render(
+        _ body: (inout [UInt8], WireFormat) -> Void, format: WireFormat, frames: Bool, into bytes: inout [UInt8]
+    ) {
+        let start = bytes.count
+        body(&bytes, format)
+        if frames { frameLines(&bytes, from: start) }
     }
 
     /// Turns the lines appended from `start` into one WebSocket text frame each.

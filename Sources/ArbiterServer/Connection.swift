@@ -70,9 +70,6 @@ final class Connection: Channel, @unchecked Sendable {
     @exclusivity(unchecked) var touched: [Int] = []
     /// Cluster mode: output waiting behind replies of relayed commands (`ReplyOrder`).
     @exclusivity(unchecked) var replyOrder = ReplyOrder()
-    /// `replyOrder.isHolding`, kept as a plain flag: every append reads it, and reading
-    /// the array inside the struct cost about 170 instructions per DOWN/UP on one node.
-    @exclusivity(unchecked) var holdsReplies = false
 
     init(
         session: SessionID, fd: Int32, peer: String, reactor: Reactor, acceptedAt: Instant, admission: Admission,

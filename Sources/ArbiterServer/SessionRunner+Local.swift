@@ -63,7 +63,7 @@ extension SessionRunner {
             guard connection.machine.finish() else { return }
             // Commands relayed to another node still owe their replies, which come before
             // OK QUIT (replies keep the order of the commands): the goodbye waits for them.
-            if connection.withLock({ connection.holdsReplies }) {
+            if connection.awaitsRelayedReplies {
                 return SessionRunner.quitWhenAnswered(connection, format: format, id: id, attempt: 0)
             }
             SessionRunner.sayQuit(to: connection, format: format, id: id, flush: &flush)
@@ -108,7 +108,7 @@ extension SessionRunner {
         let reactor = connection.reactor
         reactor.queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(5)) {
             guard reactor.holds(connection) else { return }
-            if attempt < 3000, connection.withLock({ connection.holdsReplies }) {
+            if attempt < 3000, connection.awaitsRelayedReplies {
                 return quitWhenAnswered(connection, format: format, id: id, attempt: attempt + 1)
             }
             var flush = FlushList()
