@@ -40,7 +40,7 @@ enum RelayPayload {
         var out: [UInt8] = []
         out.reserveCapacity(64)
         out.append(format == .json ? 0x4A : 0x54)
-        decimal(UInt64(clamping: term), to: &out)
+        Bytes.appendDecimal(UInt64(clamping: term), to: &out)
         switch id {
         case .number(let n)?:
             out.append(contentsOf: " n".utf8)
@@ -63,7 +63,7 @@ enum RelayPayload {
             out.append(contentsOf: press.button.utf8)
             if let fence = press.fence {
                 out.append(contentsOf: " fence=".utf8)
-                decimal(fence, to: &out)
+                Bytes.appendDecimal(fence, to: &out)
             }
             return out
         }
@@ -96,26 +96,6 @@ enum RelayPayload {
         }
         out.append(UInt8(ascii: "}"))
         return out
-    }
-
-    /// Digits without a String in between: this runs for every relayed press.
-    private static func decimal(_ value: UInt64, to out: inout [UInt8]) {
-        var digits:
-            (
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-            ) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var v = value
-            var i = buffer.count
-            repeat {
-                i -= 1
-                buffer[i] = UInt8(truncatingIfNeeded: v % 10) + 0x30
-                v /= 10
-            } while v > 0
-            out.append(contentsOf: buffer[i...])
-        }
     }
 
     /// The term the sender addressed (0 if unreadable).

@@ -86,8 +86,8 @@ extension ByteSink {
     }
 }
 
-/// Byte helpers shared by both sinks.
-enum Bytes {
+/// Byte helpers shared by both sinks (and the relay's payloads, in ArbiterServer).
+package enum Bytes {
     @inline(__always)
     static func append(_ s: StaticString, to out: inout [UInt8]) {
         out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
@@ -102,7 +102,7 @@ enum Bytes {
         }
     }
 
-    static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
+    package static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
         if value < 10 {
             out.append(UInt8(truncatingIfNeeded: value) + 0x30)
             return
