@@ -22,6 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "floor-listen.h"
+
 enum { MAX_FD = 65536, BUF = 65536 };
 
 static int peer[MAX_FD];  // fd + 1 of the other end, 0 when not open
@@ -56,14 +58,9 @@ static int write_all(int fd, const char *p, ssize_t n) {
 int main(int argc, char **argv) {
     if (argc < 3) { fprintf(stderr, "usage: floor-relay PORT TARGET_PORT\n"); return 64; }
     signal(SIGPIPE, SIG_IGN);
-    int one = 1, ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[1])), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int ls, one = 1;
+    int ep = floor_listen(atoi(argv[1]), "floor-relay", &ls);
     struct sockaddr_in t = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[2])), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 4096)) { perror("floor-relay"); return 1; }
-    int ep = epoll_create1(0);
-    struct epoll_event ev = { .events = EPOLLIN, .data.fd = ls };
-    epoll_ctl(ep, EPOLL_CTL_ADD, ls, &ev);
     struct epoll_event ready[512];
     static char buf[BUF];
     for (;;) {

@@ -22,6 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "floor-listen.h"
+
 enum { MAX_FD = 65536, IN_CAP = 4096, OUT_CAP = 65536, MAX_BUTTONS = 1000 };
 
 struct conn {
@@ -117,13 +119,8 @@ int main(int argc, char **argv) {
     if (argc > 2) buttons = atoi(argv[2]);
     if (buttons < 1 || buttons > MAX_BUTTONS) return 64;
     signal(SIGPIPE, SIG_IGN);
-    int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
-    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[1])), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 4096)) { perror("floor-server"); return 1; }
-    int ep = epoll_create1(0);
-    struct epoll_event ev = { .events = EPOLLIN, .data.fd = ls };
-    epoll_ctl(ep, EPOLL_CTL_ADD, ls, &ev);
+    int ls, one = 1;
+    int ep = floor_listen(atoi(argv[1]), "floor-server", &ls);
     struct epoll_event ready[512];
     for (;;) {
         int n = epoll_wait(ep, ready, 512, -1);
