@@ -22,8 +22,8 @@ struct PanelClusterState {
     var leaderTerm: Int64?
     /// Term fencing of what the leader's node sends (follower side).
     var inbox = RelayInbox()
-    /// Follower, while a reactor's press batch visits the queue: the relayed commands of
-    /// the batch, sent by that reactor once it has left the queue (`SessionRunner`). Sent
+    /// Follower, while a reactor visits the queue with a session's commands: the commands
+    /// it relays, sent by that reactor once it has left the queue (`SessionRunner`). Sent
     /// from inside, a command's reply could come back while the queue was still held, and
     /// the link's thread then slept on the queue and had to be woken again. Nil outside
     /// such a visit: everything else is sent at once.

@@ -60,7 +60,7 @@ struct SessionRunner {
                 while end < jobs.count, case .command(let next, _) = jobs[end], next.request.panel == panelID { end += 1 }
                 let first = i
                 i = end
-                host.queue.sync {
+                visit(host) {
                     var readAt: Int64?
                     for k in first..<end {
                         guard case .command(let command, let receivedAt) = jobs[k],
@@ -77,37 +77,39 @@ struct SessionRunner {
 
     /// Presses (of one or several connections) for one panel, in one visit to its queue.
     func runPresses(_ presses: some Collection<(Connection, Press<Int>, receivedAt: Int64)>, on host: PanelHost, flush: inout FlushList) {
-        guard let cluster = host.cluster else { return host.queue.sync { visit(host, running: presses, flush: &flush) } }
-        // Cluster mode: what the batch relays goes out after the queue is left, so its
-        // replies find the queue free (PanelClusterState.deferredSends); in order, before
-        // this session's next command can run.
+        visit(host) {
+            // Read once per visit (inside the queue, so no press can follow the shutdown's
+            // release of this panel): a read through the checked `unowned` reference costs
+            // a retain and a release.
+            let shuttingDown = server.isShuttingDown
+            var readAt: Int64?
+            for (connection, press, receivedAt) in presses where connection.machine.runsCommands {
+                if shuttingDown {
+                    reply(
+                        .error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
+                        to: connection, flush: &flush)
+                    continue
+                }
+                readAt = receivedAt
+                host.executePress(press, receivedAt: receivedAt, format: connection.format, from: connection, flush: &flush)
+            }
+            host.endVisit(commandsReadAt: readAt, count: presses.count)
+        }
+    }
+
+    /// Runs `body` in the panel's queue. In cluster mode, what it relays goes out after
+    /// the queue is left, so the replies find the queue free (PanelClusterState.
+    /// deferredSends); in order, before this reactor runs anything else.
+    @inline(__always)
+    private func visit(_ host: PanelHost, _ body: () -> Void) {
+        guard let cluster = host.cluster else { return host.queue.sync(execute: body) }
         let sends = host.queue.sync {
             host.clusterState.deferredSends = []
-            visit(host, running: presses, flush: &flush)
+            body()
             defer { host.clusterState.deferredSends = nil }
             return host.clusterState.deferredSends ?? []
         }
         for send in sends { cluster.send(send.frame, toNode: send.node, address: send.address) }
-    }
-
-    /// One visit of the panel's queue, inside it.
-    private func visit(_ host: PanelHost, running presses: some Collection<(Connection, Press<Int>, receivedAt: Int64)>, flush: inout FlushList) {
-        // Read once per visit (inside the queue, so no press can follow the shutdown's
-        // release of this panel): a read through the checked `unowned` reference costs
-        // a retain and a release.
-        let shuttingDown = server.isShuttingDown
-        var readAt: Int64?
-        for (connection, press, receivedAt) in presses where connection.machine.runsCommands {
-            if shuttingDown {
-                reply(
-                    .error(.shuttingDown, "the server is shutting down; nothing was done"), format: connection.format, id: nil,
-                    to: connection, flush: &flush)
-                continue
-            }
-            readAt = receivedAt
-            host.executePress(press, receivedAt: receivedAt, format: connection.format, from: connection, flush: &flush)
-        }
-        host.endVisit(commandsReadAt: readAt, count: presses.count)
     }
 
     /// The command as it is to be answered, or nil when it must not run (after QUIT,

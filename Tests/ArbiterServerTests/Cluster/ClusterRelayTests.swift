@@ -227,10 +227,13 @@ struct ClusterRelaySendTests {
         let fence = try #require(field("fence", of: granted))
         bob.send("UP demo b1 fence=\(fence)")
         _ = try bob.expect("OK UP demo b1")
+        // A JSON command (a kiosk's) takes the general path, not the press path: the same.
+        bob.send(#"{"cmd":"join","panel":"demo","id":1}"#)
+        _ = try bob.expect(#"{"type":"ok","re":"join""#)
         insideQueue.lock()
         let seen = sentFromInside
         insideQueue.unlock()
-        #expect(seen == [false, false], "sent from inside the panel's queue: \(seen)")
+        #expect(seen == [false, false, false], "sent from inside the panel's queue: \(seen)")
     }
 }
 
