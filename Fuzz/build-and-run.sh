@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
 OUT=.build/fuzz
 mkdir -p "$OUT" Fuzz/findings
-FLAGS=(-parse-as-library -sanitize=fuzzer,address -O -g -I "$OUT" -L "$OUT")
+# -package-name as SwiftPM passes it: the sources use `package` access across modules.
+FLAGS=(-parse-as-library -sanitize=fuzzer,address -O -g -package-name buttonarbiter -I "$OUT" -L "$OUT")
 # Outputs of an earlier run are removed first, and a compiler failure stops the script:
 # otherwise a target that no longer compiles would fuzz its old binary and pass.
 rm -f "$OUT"/*.a "$OUT"/*.swiftmodule "$OUT/LineParserFuzz" "$OUT/HTTPHeadFuzz" "$OUT/WebSocketFrameFuzz"
