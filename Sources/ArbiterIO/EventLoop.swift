@@ -195,7 +195,10 @@ open class EventLoop: @unchecked Sendable {
                 timeout = 1
                 continue
             }
-            timeout = 0
+            // Straight to the 1 ms wait after a batch: a wait that returns at once when
+            // sockets are ready, instead of a wait(0) that finds them quiet and a second
+            // call that waits (one system call less per request answered).
+            timeout = 1
             for i in 0..<n {
                 let (data, events) = epoll.ready(i)
                 if data == EventLoop.listenerData {

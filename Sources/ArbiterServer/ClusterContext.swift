@@ -206,17 +206,29 @@ final class ClusterContext: @unchecked Sendable {
     /// for it; else from any thread (tests' in-process hub, which may be in a panel's
     /// queue), and the work is handed to the panel's queue.
     func receive(_ message: RelayMessage, from node: String, onLinkQueue: Bool = false) {
-        let run: (String, @escaping @Sendable (PanelHost) -> Void) -> Void = { panel, body in
-            if onLinkQueue { self.inQueue(of: panel, body) } else { self.onQueue(of: panel, body) }
+        let run: (String, @escaping @Sendable (PanelHost, inout FlushList) -> Void) -> Void = { panel, body in
+            guard onLinkQueue else {
+                return self.onQueue(of: panel) { host in
+                    var flush = FlushList()
+                    body(host, &flush)
+                    flush.flushAll()
+                }
+            }
+            var flush = FlushList()
+            self.inQueue(of: panel) { body($0, &flush) }
+            // Written after leaving the panel's queue, as a reactor writes after its visit:
+            // a client that answers a reply at once finds the queue free, instead of
+            // sleeping on it until this thread has finished writing.
+            flush.flushAll()
         }
         switch message {
         case .command(let command):
             relayedIn.add(1, ordering: .relaxed)
             // A command naming another origin is refused by the panel; it says nothing of runs.
             if command.origin == node, !admit(command.incarnation, of: node) { return }
-            run(command.panel) { $0.relayedCommand(command, from: node) }
+            run(command.panel) { $0.relayedCommand(command, from: node, flush: &$1) }
         case .reply(let panel, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
-            run(panel) { $0.relayedFromLeader(message, from: node) }
+            run(panel) { $0.relayedFromLeader(message, from: node, flush: &$1) }
         case .sessionGone(let origin, let session, let incarnation):
             guard origin == node, admit(incarnation, of: node) else { return }
             for host in hosts.values {

@@ -221,14 +221,14 @@ extension PanelHost {
     }
 
     /// A reply, event or term notice from the leader's node; delivered only if its term is
-    /// the one etcd shows (`RelayInbox`). On `queue`.
-    func relayedFromLeader(_ message: RelayMessage, from node: String) {
+    /// the one etcd shows (`RelayInbox`). Its output goes into `flush`, for the caller to
+    /// write once it has left the queue. On `queue`.
+    func relayedFromLeader(_ message: RelayMessage, from node: String, flush: inout FlushList) {
         assertOnQueue()
         guard clusterState.inbox.receive(message) == .deliver else {
             cluster?.staleFrames.add(1, ordering: .relaxed)
             return
         }
-        var flush = FlushList()
         switch message {
         case .reply(_, _, let number, let line, let incarnation):
             // For a session of an earlier run of this node, which had the same number.
@@ -284,7 +284,7 @@ extension PanelHost {
         case .command, .sessionGone, .snapshotRequest, .snapshot, .term, .ping:
             break
         }
-        finishBatch(&flush)
+        finishVisit()
     }
 
     /// Answers every relayed command still unanswered with `ERROR unavailable`: its

@@ -182,8 +182,9 @@ extension PanelHost {
 
     /// A command of another node's session. Runs in the core as that session (its number
     /// is in its node's range, so it cannot be one of ours), with the key it presented
-    /// there checked here. On `queue`.
-    func relayedCommand(_ relayed: RelayCommand, from node: String) {
+    /// there checked here; its output goes into `flush`, for the caller to write once it
+    /// has left the queue. On `queue`.
+    func relayedCommand(_ relayed: RelayCommand, from node: String, flush: inout FlushList) {
         assertOnQueue()
         // A run of the node that was replaced since this frame was admitted: its sessions
         // ended, its session numbers may be the new run's, and nobody waits for a reply.
@@ -222,10 +223,9 @@ extension PanelHost {
             return replyRemotely(.error(.unavailable, refusal))
         }
         clusterState.remoteSessions[session] = node
-        var flush = FlushList()
         executeHere(command, receivedAt: clock.nanoseconds(), session: session, name: relayed.sessionName, key: relayed.key, from: nil, flush: &flush)
         afterDecision()
-        finishBatch(&flush)
+        finishVisit()
     }
 
     /// The reply to the relayed session being served, back through its node's link.

@@ -478,8 +478,14 @@ final class PanelHost: @unchecked Sendable {
 
     /// Ends work this queue started itself (a timer): the replies and events go out.
     func finishBatch(_ flush: inout FlushList) {
-        wallReading = nil
+        finishVisit()
         flush.flushAll()
+    }
+
+    /// `finishBatch` for a caller that writes the output itself once it has left the
+    /// queue (a relay link's thread, as a reactor does after its visit).
+    func finishVisit() {
+        wallReading = nil
         scheduleTimer()
     }
 

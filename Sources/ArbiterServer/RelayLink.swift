@@ -3,6 +3,7 @@ import ArbiterClusterRuntime
 import ArbiterIO
 import Dispatch
 import Glibc
+import Synchronization
 
 /// One relay socket, dialled or accepted: its handshake, then frames both ways.
 ///
@@ -54,6 +55,11 @@ final class RelayLink: @unchecked Sendable {
     let dialingNode: String?
     let queue: DispatchQueue
     let network: RelayNetwork
+    /// Set by the sending peer when it queued frames for `pull` (and woke `queue` for
+    /// them): a link lingering in poll, which holds `queue`, pulls them at its next
+    /// wake-up instead of after the linger. Read without the peer's lock, which the
+    /// reactors' sends take: looking for frames after every poll met them on it.
+    let pullWanted = Atomic<Bool>(false)
 
     // MARK: Owned by `queue`
 
@@ -168,6 +174,8 @@ final class RelayLink: @unchecked Sendable {
 
     /// Takes what the sending peer queued and writes it. On `queue`.
     func pull() {
+        // Before the take: frames queued after it set the flag again.
+        pullWanted.store(false, ordering: .relaxed)
         guard isUp, let peer = sendingPeer, let (bytes, sizes) = peer.take(for: self) else { return }
         guard !bytes.isEmpty else { return }
         if outStart == out.count {
@@ -202,8 +210,17 @@ final class RelayLink: @unchecked Sendable {
                 reads += 1
                 readBuffer.withUnsafeBufferPointer { received(UnsafeBufferPointer(rebasing: $0[..<n])) }
                 if case .closed = phase { return }
+                // A short read has most likely emptied the socket: wait for the next frame
+                // in poll at once instead of paying for a read that says so (poll answers
+                // at once if more has come).
+                guard n < readBuffer.count else { continue }
+                switch awaitNextFrame(since: started) {
+                case .readable: reads = 0
+                case .quiet: return
+                case .notNow: continue
+                }
             case .wouldBlock:
-                guard awaitsNextFrame(since: started) else { return }
+                guard case .readable = awaitNextFrame(since: started) else { return }
                 reads = 0
             case .eof:
                 return close(because: .peerClosed)
@@ -219,19 +236,30 @@ final class RelayLink: @unchecked Sendable {
     /// wake-up (its manager thread, then a worker) costs more than the round trip. Gives
     /// the queue back after `maxBusyNs` so the link's other work gets its turn, and only
     /// once the link is up (the handshake is short and has its own timer). Writes the link
-    /// still owes go out when the socket takes them meanwhile. True: read again.
-    private func awaitsNextFrame(since started: Int64) -> Bool {
-        guard isUp, Sys.monotonicNanoseconds() - started < RelayLink.maxBusyNs else { return false }
+    /// still owes go out when the socket takes them meanwhile.
+    private func awaitNextFrame(since started: Int64) -> Lingering {
+        guard isUp, Sys.monotonicNanoseconds() - started < RelayLink.maxBusyNs else { return .notNow }
         var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         if writeArmed { ready.events |= Int16(POLLOUT) }
-        guard Glibc.poll(&ready, 1, RelayLink.lingerMs) > 0 else { return false }
+        guard Glibc.poll(&ready, 1, RelayLink.lingerMs) > 0 else { return .quiet }
         if ready.revents & Int16(POLLOUT) != 0 {
             flush()
-            guard isUp else { return false }
+            guard isUp else { return .quiet }
         }
-        // Frames queued behind a backlog that has just been written.
-        pull()
-        return isUp && ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+        // Frames queued behind a backlog, or while this link lingered.
+        if pullWanted.load(ordering: .acquiring) { pull() }
+        guard isUp else { return .quiet }
+        return ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 ? .readable : .quiet
+    }
+
+    /// What `awaitNextFrame` found.
+    private enum Lingering {
+        /// Bytes (or the end) are there: read again.
+        case readable
+        /// Nothing came within the linger, or the link closed meanwhile: back to Dispatch.
+        case quiet
+        /// It did not wait (the link is not up, or has had the queue long enough).
+        case notNow
     }
 
     static let lingerMs: Int32 = 1

@@ -105,6 +105,7 @@ final class RelayPeer: @unchecked Sendable {
         case .wrote:
             network?.wrote(frames: 1, directly: true)
         case .pull(let link):
+            link.pullWanted.store(true, ordering: .releasing)
             link.queue.async { link.pull() }
         case .dial:
             queue.async { self.dialIfNeeded() }
