@@ -30,6 +30,11 @@ public struct PanelLeadershipStateMachine: Sendable {
     public private(set) var state: State = .following(leader: nil)
     public private(set) var leaseID: Int64?
     public private(set) var safeUntil: Instant?
+    /// The last term this node decided in. Its key may outlive the step-down (a lease that
+    /// etcd kept through its own outage); that key is then given up, not taken up again:
+    /// members were told the term ended (failover releases, an idle snapshot), and a second
+    /// reign under the same `term=` would restart the seq chain they hold for it.
+    public private(set) var decidedTerm: Int64?
 
     public init(panel: String, node: String) {
         self.panel = panel
@@ -164,9 +169,17 @@ public struct PanelLeadershipStateMachine: Sendable {
         switch state {
         case .following(let known):
             if let leader, leader.node == node, leader.lease == leaseID, leaseID != nil, isSafe(now) {
-                // Our own key under our live lease: an unanswered campaign that did win, or
-                // a key that outlived a step-down. Taking it up again is safe; fences come first.
-                actions += adopt(leader, now: now)
+                if leader.term == decidedTerm {
+                    // A key that outlived a step-down after this node decided under it:
+                    // deleted, and the next campaign starts a new term (`decidedTerm`).
+                    state = .resigning(term: leader.term)
+                    actions.append(.resign(term: leader.term))
+                } else {
+                    // An unanswered campaign that did win, or a key that outlived a step-down
+                    // while its fences were still being reserved: nothing was decided under
+                    // it, so taking it up again is safe; fences come first.
+                    actions += adopt(leader, now: now)
+                }
             } else if known != leader {
                 state = .following(leader: leader)
                 actions.append(.follow(leader))
@@ -200,6 +213,7 @@ public struct PanelLeadershipStateMachine: Sendable {
         switch state {
         case .reserving(let term) where block.term == term:
             state = .leading(term: term, fences: block)
+            decidedTerm = term
             actions.append(.startDeciding(block))
         case .leading(let term, let fences) where block.term == term && block.first == fences.last + 1:
             let merged = FenceBlock(term: term, first: fences.first, last: block.last)

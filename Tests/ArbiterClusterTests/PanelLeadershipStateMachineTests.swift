@@ -55,16 +55,42 @@ import Testing
         #expect(n.canDecide(now: woke) == nil)
     }
 
-    @Test func aKeyThatOutlivedAStepDownIsTakenUpAgainOnlyAfterTheLeaseIsRenewed() {
+    /// etcd lost its majority for longer than the safety margin, then came back with the
+    /// lease alive: the key of the term this node decided in is given up, and the panel is
+    /// campaigned for again, so its next reign has a term of its own (a nemesis run saw
+    /// members get `OK JOIN ... seq=0 term=39` after term 39's seq chain had reached 247,712).
+    @Test func aKeyThatOutlivedAStepDownAfterDecidingIsGivenUpForANewTerm() {
         var m = leader()
         let later = now + 2_500
-        _ = m.tick(now: later)
+        #expect(m.tick(now: later) == [.stopDeciding(term: 7, reason: .leaseDeadline)])
+        let ownKey = LeaderInfo(node: "n1", term: 7, lease: 1)
+        #expect(m.leaderObserved(ownKey, now: later) == [], "nothing while the lease is not renewed")
+        _ = m.leaseRenewed(id: 1, safeUntil: later + 2_000, now: later)
+        #expect(m.leaderObserved(ownKey, now: later) == [.resign(term: 7)])
+        #expect(m.canDecide(now: later) == nil)
+        #expect(m.fencesReserved(FenceBlock(term: 7, first: 1001, last: 2000), now: later) == [], "no deciding in term 7 again")
+        #expect(m.resignDone(now: later) == [.follow(nil)])
+        #expect(m.wantsToLead(now: later) == [.campaign])
+        #expect(m.campaignWon(term: 12, now: later) == [.reserveFences(term: 12)])
+        let block = FenceBlock(term: 12, first: 1001, last: 2000)
+        #expect(m.fencesReserved(block, now: later) == [.startDeciding(block)])
+    }
+
+    /// A key whose fences were still being reserved when the deadline passed was never
+    /// decided under: it is taken up again, once the lease is renewed.
+    @Test func aKeyThatOutlivedAStepDownWhileReservingIsTakenUpAgainAfterTheLeaseIsRenewed() {
+        var m = PanelLeadershipStateMachine(panel: "demo", node: "n1")
+        _ = m.leaseRenewed(id: 1, safeUntil: now + 2_000, now: now)
+        _ = m.wantsToLead(now: now)
+        #expect(m.campaignWon(term: 7, now: now) == [.reserveFences(term: 7)])
+        let later = now + 2_500
+        #expect(m.tick(now: later) == [])
         let ownKey = LeaderInfo(node: "n1", term: 7, lease: 1)
         #expect(m.leaderObserved(ownKey, now: later) == [])
         _ = m.leaseRenewed(id: 1, safeUntil: later + 2_000, now: later)
         #expect(m.leaderObserved(ownKey, now: later) == [.reserveFences(term: 7)])
         #expect(m.canDecide(now: later) == nil)
-        let block = FenceBlock(term: 7, first: 1001, last: 2000)
+        let block = FenceBlock(term: 7, first: 1, last: 1000)
         #expect(m.fencesReserved(block, now: later) == [.startDeciding(block)])
     }
 
