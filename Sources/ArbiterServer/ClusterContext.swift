@@ -227,7 +227,7 @@ final class ClusterContext: @unchecked Sendable {
             // A command naming another origin is refused by the panel; it says nothing of runs.
             if command.origin == node, !admit(command.incarnation, of: node) { return }
             run(command.panel) { $0.relayedCommand(command, from: node, flush: &$1) }
-        case .reply(let panel, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
+        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
             run(panel) { $0.relayedFromLeader(message, from: node, flush: &$1) }
         case .sessionGone(let origin, let session, let incarnation):
             guard origin == node, admit(incarnation, of: node) else { return }

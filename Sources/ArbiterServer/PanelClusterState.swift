@@ -28,6 +28,13 @@ struct PanelClusterState {
     /// the link's thread then slept on the queue and had to be woken again. Nil outside
     /// such a visit: everything else is sent at once.
     var deferredSends: [(frame: RelayMessage, node: String, address: String?)]?
+    /// Follower: the seq the leader's next event frame must carry; nil until one came
+    /// after the last (re)start of the stream (a term, a first member, a re-join). A
+    /// frame past it means frames were lost on a link that closed while the leader went
+    /// on over a new one (`PanelHost.relayedFromLeader`).
+    var nextEventSeq: UInt64?
+    /// Follower: the last `RelayCommand.serial` this panel sent (each reply names its own).
+    var lastSerial: UInt64 = 0
     /// Follower: the grants of the current term this node's members were told of, so that
     /// a leader change can end them with `reason=failover` even if the leader died.
     var knownGrants: [Int: (owner: String, fence: UInt64)] = [:]
@@ -84,6 +91,8 @@ struct InFlight {
     /// The slot its reply fills in the connection's output (`ReplyOrder`); nil for a JOIN
     /// this node sent for the session itself.
     var slot: UInt64?
+    /// Its `RelayCommand.serial`, which its reply names.
+    var serial: UInt64 = 0
 }
 
 /// A session's own JOIN that waits for a leader (none known, or the one it was sent to
@@ -108,4 +117,6 @@ struct RemoteRequester {
     var isJoin = false
     /// The run of the node's process that sent it, which the reply names.
     var incarnation: UInt64 = 0
+    /// The command's `RelayCommand.serial`, echoed in the reply (0 for a hand-off later).
+    var serial: UInt64 = 0
 }

@@ -44,18 +44,20 @@ extension PanelHost {
                 "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(PanelHost.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
         }
+        clusterState.lastSerial += 1
+        let serial = clusterState.lastSerial
         let frame = RelayMessage.command(
             RelayCommand(
                 origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key,
                 panel: config.id, command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0),
-                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation))
+                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial))
         guard cluster.canRelay else {
             return refuse(
                 "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
         }
         // Before the frame can leave: its reply may come back at once.
-        var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot())
+        var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial)
         if clusterState.deferredSends != nil {
             clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress))
         } else {
@@ -189,13 +191,15 @@ extension PanelHost {
         // A session's own JOIN that waited is answered in its form, with its id.
         let parked = clusterState.parkedJoins.removeValue(forKey: session)
         let format = parked?.format ?? connection.withLock { connection.eventFormat }
+        clusterState.lastSerial += 1
+        let serial = clusterState.lastSerial
         let frame = RelayMessage.command(
             RelayCommand(
                 origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
                 command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0),
-                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation))
+                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial))
         if cluster.send(frame, toNode: node, address: address) {
-            var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt, slot: parked?.slot)
+            var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt, slot: parked?.slot, serial: serial)
             entry.isJoin = parked != nil
             clusterState.inFlight[session, default: []].append(entry)
             cluster.relayedOut.add(1, ordering: .relaxed)
@@ -206,6 +210,7 @@ extension PanelHost {
     /// told of, unless the old leader's own failover notice already did.
     func owedFailover(newTerm: Int64?, flush: inout FlushList) {
         _ = clusterState.inbox.leaderChanged(panel: config.id, term: newTerm)
+        clusterState.nextEventSeq = nil
         guard !clusterState.knownGrants.isEmpty else { return }
         let grants = clusterState.knownGrants.sorted { $0.key < $1.key }
         clusterState.knownGrants = [:]
@@ -230,7 +235,7 @@ extension PanelHost {
             return
         }
         switch message {
-        case .reply(_, _, let number, let line, let incarnation):
+        case .reply(_, _, let number, let line, let incarnation, let serial):
             // For a session of an earlier run of this node, which had the same number.
             guard incarnation == cluster?.setup.incarnation else {
                 cluster?.staleFrames.add(1, ordering: .relaxed)
@@ -241,9 +246,16 @@ extension PanelHost {
             let connection = clusterState.pendingJoins[session] ?? members[session] ?? waiters[session] ?? sessions.withLock { $0[session] }
             guard let connection else { return }
             var answered: InFlight?
-            if reply.kind != .notice, var pending = clusterState.inFlight[session], !pending.isEmpty {
-                answered = pending.removeFirst()
-                clusterState.inFlight[session] = pending.isEmpty ? nil : pending
+            if reply.kind != .notice {
+                switch claim(serial, of: session, on: connection, flush: &flush) {
+                case .claimed(let entry): answered = entry
+                case .nobodyWaits: break
+                case .alreadyAnswered:
+                    // Its command was answered `ERROR unavailable` when its link or leader
+                    // went (or its reply is a duplicate): one answer per command.
+                    cluster?.staleFrames.add(1, ordering: .relaxed)
+                    return
+                }
             }
             if reply.kind == .joinRefused, answered?.rejoin == true {
                 // A new leader answers before its first fence block is reserved: the member
@@ -252,6 +264,9 @@ extension PanelHost {
             }
             switch reply.kind {
             case .joined:
+                // A node without members gets no events: its first member's snapshot
+                // starts the stream again.
+                if members.isEmpty { clusterState.nextEventSeq = nil }
                 clusterState.pendingJoins[session] = nil
                 if members.updateValue(connection, forKey: session) == nil { memberCount.add(1, ordering: .relaxed) }
                 clusterState.knownGrants = reply.grants
@@ -275,7 +290,18 @@ extension PanelHost {
             if seq == 0 {
                 // The old leader's failover notice: its releases are the ones owed.
                 clusterState.knownGrants = [:]
+                clusterState.nextEventSeq = nil
             } else {
+                if let expected = clusterState.nextEventSeq, seq != expected, !members.isEmpty {
+                    // Frames were lost: a link closed with them queued and the leader went on
+                    // over another one. Nothing past the hole is shown; members start again
+                    // from a snapshot, as after a dropped link.
+                    cluster?.log.warning(
+                        "relay events lost", ["panel": config.id, "node": node, "expected_seq": "\(expected)", "got_seq": "\(seq)"])
+                    resync(from: node, because: "events from panel \(config.id)'s leader \(node) were lost", flush: &flush)
+                    break
+                }
+                clusterState.nextEventSeq = seq + 1
                 track(RelayPayload.ownership(ofTextEvent: text))
             }
             for member in members.values {
@@ -285,6 +311,44 @@ extension PanelHost {
             break
         }
         finishVisit()
+    }
+
+    private enum Claim {
+        case claimed(InFlight)
+        /// Nothing waits for a reply of this session (a leader's answer to nothing).
+        case nobodyWaits
+        case alreadyAnswered
+    }
+
+    /// Takes the in-flight entry a reply answers: the one with its serial. Entries sent
+    /// before it lost their replies (a leader answers one session in order): each gets
+    /// `ERROR unavailable`, and a lost JOIN of this node's own is sent again. A reply
+    /// without a serial answers the oldest entry. On `queue`.
+    private func claim(_ serial: UInt64, of session: SessionID, on connection: Connection, flush: inout FlushList) -> Claim {
+        guard var pending = clusterState.inFlight[session], !pending.isEmpty else { return serial == 0 ? .nobodyWaits : .alreadyAnswered }
+        defer { clusterState.inFlight[session] = pending.isEmpty ? nil : pending }
+        guard serial != 0 else { return .claimed(pending.removeFirst()) }
+        guard let index = pending.firstIndex(where: { $0.serial == serial }) else { return .alreadyAnswered }
+        let lost = pending[..<index]
+        let entry = pending[index]
+        pending.removeFirst(index + 1)
+        let message = "its answer from panel \(config.id)'s leader was lost on the way; it may or may not have been done; try again in a second or two"
+        for earlier in lost {
+            if earlier.rejoin {
+                retryRejoin(session, attempt: earlier.attempt)
+                continue
+            }
+            if earlier.isJoin, clusterState.pendingJoins[session] != nil {
+                // The session's own JOIN is sent again and answered in its place.
+                clusterState.parkedJoins[session] = ParkedJoin(format: earlier.format, id: earlier.id, since: clock.now().milliseconds, slot: earlier.slot)
+                retryRejoin(session, attempt: earlier.attempt)
+                continue
+            }
+            flush.answer(earlier.slot, to: connection) { out, _ in
+                MessageEncoder.encode(.error(.unavailable, message), format: earlier.format, id: earlier.id, into: &out)
+            }
+        }
+        return .claimed(entry)
     }
 
     /// Answers every relayed command still unanswered with `ERROR unavailable`: its
@@ -319,10 +383,17 @@ extension PanelHost {
         assertOnQueue()
         guard clusterState.leaderNode == node, clusterState.block == nil else { return }
         var flush = FlushList()
-        failInFlight(because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
+        resync(from: node, because: "the link to panel \(config.id)'s leader \(node) dropped", flush: &flush)
+        finishBatch(&flush)
+    }
+
+    /// What the leader `node` sent may be lost: unanswered commands get `ERROR
+    /// unavailable`, members are told the grants they knew of ended, and they join again
+    /// for a fresh snapshot. On `queue`.
+    private func resync(from node: String, because why: String, flush: inout FlushList) {
+        failInFlight(because: "\(why) before it answered", flush: &flush)
         owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
         if !members.isEmpty || !clusterState.pendingJoins.isEmpty { rejoin(at: node, address: clusterState.leaderAddress) }
-        finishBatch(&flush)
     }
 
     private func track(_ ownership: RelayPayload.Ownership?) {

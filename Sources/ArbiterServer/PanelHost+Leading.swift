@@ -194,7 +194,8 @@ extension PanelHost {
         }
         let session = SessionID(Int(clamping: relayed.session))
         var requester = RemoteRequester(
-            node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command), incarnation: relayed.incarnation)
+            node: node, session: session, format: .text, id: nil, term: RelayPayload.addressedTerm(relayed.command), incarnation: relayed.incarnation,
+            serial: relayed.serial)
         let parsed = RelayPayload.parseCommand(relayed.command)
         switch parsed {
         case .success(let command):
@@ -281,7 +282,10 @@ extension PanelHost {
         // term the sender addressed, which its term fencing lets through.
         let term = clusterState.block?.term ?? remote.term
         cluster?.send(
-            .reply(panel: config.id, term: term, session: UInt64(remote.session.number), line: line, incarnation: remote.incarnation), toNode: remote.node)
+            .reply(
+                panel: config.id, term: term, session: UInt64(remote.session.number), line: line, incarnation: remote.incarnation,
+                serial: remote.serial),
+            toNode: remote.node)
     }
 
     /// Each event once to every node relaying members of the panel, in both forms.

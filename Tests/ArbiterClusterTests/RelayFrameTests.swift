@@ -7,9 +7,9 @@ import Testing
             RelayCommand(
                 origin: "n2", session: 42, sessionName: "kiosk-7", key: "s3cret", panel: "lobby",
                 command: Array(#"{"cmd":"DOWN","panel":"lobby","button":"sos"}"#.utf8), arrivedAt: 123_456_789,
-                incarnation: 0xDEAD_BEEF_0123_4567)),
+                incarnation: 0xDEAD_BEEF_0123_4567, serial: 0x0102_0304_0506_0708)),
         .command(RelayCommand(origin: "n3", session: .max, sessionName: "", key: nil, panel: "緊急", command: [], arrivedAt: -5)),
-        .reply(panel: "lobby", term: 17, session: 42, line: Array(#"{"type":"ok"}"#.utf8), incarnation: 0x0123_4567_89AB_CDEF),
+        .reply(panel: "lobby", term: 17, session: 42, line: Array(#"{"type":"ok"}"#.utf8), incarnation: 0x0123_4567_89AB_CDEF, serial: .max),
         .event(panel: "lobby", term: 17, seq: 9_000_000_001, line: Array(#"{"type":"granted","fence":1001}"#.utf8)),
         .sessionGone(origin: "n2", session: 42, incarnation: .max),
         .snapshotRequest(panel: "lobby", request: 3),

@@ -12,9 +12,15 @@ public struct RelayCommand: Equatable, Sendable {
     /// restarted numbers its sessions from where the dead process did, so the leader
     /// tells them apart by this.
     public var incarnation: UInt64
+    /// The origin's number for this command, echoed in its reply: the origin matches a
+    /// reply to its command by it, not by order, so a reply lost with a link (or come after
+    /// its command was already answered `ERROR unavailable`) cannot answer the next one.
+    /// 0: none (replies are then matched in order).
+    public var serial: UInt64
 
     public init(
-        origin: String, session: UInt64, sessionName: String, key: String?, panel: String, command: [UInt8], arrivedAt: Int64, incarnation: UInt64 = 0
+        origin: String, session: UInt64, sessionName: String, key: String?, panel: String, command: [UInt8], arrivedAt: Int64, incarnation: UInt64 = 0,
+        serial: UInt64 = 0
     ) {
         self.origin = origin
         self.session = session
@@ -24,5 +30,6 @@ public struct RelayCommand: Equatable, Sendable {
         self.command = command
         self.arrivedAt = arrivedAt
         self.incarnation = incarnation
+        self.serial = serial
     }
 }

@@ -59,9 +59,10 @@ public struct RelayFrameDecoder: Sendable {
                 return .command(
                     RelayCommand(
                         origin: origin, session: session, sessionName: name, key: key, panel: try string(),
-                        command: try data(), arrivedAt: Int64(bitPattern: try integer()), incarnation: try integer()))
+                        command: try data(), arrivedAt: Int64(bitPattern: try integer()), incarnation: try integer(), serial: try integer()))
             case RelayFrameType.reply:
-                return .reply(panel: try string(), term: try term(), session: try integer(), line: try data(), incarnation: try integer())
+                return .reply(
+                    panel: try string(), term: try term(), session: try integer(), line: try data(), incarnation: try integer(), serial: try integer())
             case RelayFrameType.event:
                 return .event(panel: try string(), term: try term(), seq: try integer(), line: try data())
             case RelayFrameType.sessionGone:

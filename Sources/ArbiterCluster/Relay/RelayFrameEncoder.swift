@@ -29,13 +29,15 @@ public enum RelayFrameEncoder {
             bytes(c.command, &body)
             integer(UInt64(bitPattern: c.arrivedAt), &body)
             integer(c.incarnation, &body)
-        case .reply(let panel, let term, let session, let line, let incarnation):
+            integer(c.serial, &body)
+        case .reply(let panel, let term, let session, let line, let incarnation, let serial):
             body.append(RelayFrameType.reply)
             string(panel, &body)
             integer(UInt64(bitPattern: term), &body)
             integer(session, &body)
             bytes(line, &body)
             integer(incarnation, &body)
+            integer(serial, &body)
         case .event(let panel, let term, let seq, let line):
             body.append(RelayFrameType.event)
             string(panel, &body)
@@ -78,7 +80,7 @@ public enum RelayFrameEncoder {
     private static func payloadSize(_ message: RelayMessage) -> Int {
         switch message {
         case .command(let c): c.command.count + c.sessionName.utf8.count + (c.key?.utf8.count ?? 0)
-        case .reply(_, _, _, let line, _), .event(_, _, _, let line), .snapshot(_, _, _, _, let line): line.count
+        case .reply(_, _, _, let line, _, _), .event(_, _, _, let line), .snapshot(_, _, _, _, let line): line.count
         case .sessionGone, .snapshotRequest, .term, .ping: 0
         }
     }

@@ -11,8 +11,9 @@ public enum RelayMessage: Equatable, Sendable {
     /// The leader's reply to one relayed session (the JSON line the session gets).
     /// `incarnation` is the run of the follower's process whose command it answers (or
     /// whose session waited in a line): another run of that node drops it, since its
-    /// session of that number is someone else.
-    case reply(panel: String, term: Int64, session: UInt64, line: [UInt8], incarnation: UInt64 = 0)
+    /// session of that number is someone else. `serial` is the answered command's
+    /// (`RelayCommand.serial`); 0 for a reply no command waits for (a queue's hand-off).
+    case reply(panel: String, term: Int64, session: UInt64, line: [UInt8], incarnation: UInt64 = 0, serial: UInt64 = 0)
     /// One panel event, sent once per follower node, which fans it out to its members.
     case event(panel: String, term: Int64, seq: UInt64, line: [UInt8])
     /// A relayed session disconnected: its grants end with `reason=disconnect`.
@@ -32,7 +33,7 @@ public enum RelayMessage: Equatable, Sendable {
     /// The panel and term of a leader-to-follower message, which receipt is fenced on.
     public var fencedTerm: (panel: String, term: Int64)? {
         switch self {
-        case .reply(let panel, let term, _, _, _), .event(let panel, let term, _, _),
+        case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _),
             .snapshot(let panel, let term, _, _, _), .term(let panel, let term, _):
             (panel, term)
         case .command, .sessionGone, .snapshotRequest, .ping:

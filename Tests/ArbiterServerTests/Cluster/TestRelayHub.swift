@@ -73,9 +73,9 @@ final class TestRelayHub: @unchecked Sendable {
         lock.unlock()
     }
 
-    func swallow(framesTo node: String) {
+    func swallow(framesTo node: String, _ on: Bool = true) {
         lock.lock()
-        swallowed.insert(node)
+        if on { swallowed.insert(node) } else { swallowed.remove(node) }
         lock.unlock()
     }
 
