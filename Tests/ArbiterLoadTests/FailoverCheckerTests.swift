@@ -48,6 +48,22 @@ import ArbiterLoadKit
         return lines
     }()
 
+    /// A node that lost frames from a living leader (a link closed with them queued, or a
+    /// seq hole) tells its members the grants they knew of ended, then a snapshot of the
+    /// same term: the grant goes on, and its real RELEASED comes later in the panel's order.
+    @Test func aSameTermResyncOfOneNodesMembersPasses() {
+        var lines = Array(Self.history.prefix { $0 != "p: RELEASED load h1 reason=failover owner=c1 fence=1001" })
+        lines += ["obs: RELEASED load h1 reason=failover owner=c1 fence=1001"]
+        lines += Self.snapshot("obs", seq: 3, fence: 1001, members: 2, term: 10, pressed: "h1")
+        lines += [
+            "p: OK UP load h1",
+            "p: RELEASED load h1 reason=up owner=c1 fence=1001 seq=4",
+            "obs: RELEASED load h1 reason=up owner=c1 fence=1001 seq=4",
+        ]
+        let checker = HistoryScript.check(lines)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
     @Test func aCleanFailoverPasses() {
         let checker = HistoryScript.check(Self.history)
         #expect(checker.violations.isEmpty, "\(checker.violations)")

@@ -6,8 +6,12 @@ import Synchronization
 /// `unavailableDowns` DOWNs of the whole run get `ERROR unavailable` (no leader yet), and
 /// the first `staleUps` UPs get `ERROR stale-fence` (the grant's term ended under it, and
 /// the new leader never granted that fence), and the `unavailableJoins` JOINs after the
-/// first (arbiter-load's setup probe) get `ERROR unavailable` (no leader reachable yet). Everything else is a well-behaved panel
-/// `load` with one tap button per group. One thread per connection, blocking reads.
+/// first (arbiter-load's setup probe) get `ERROR unavailable` (no leader reachable yet). The
+/// first `lostDownReplies` granted DOWNs and `lostUpReplies` UPs are answered "may or may not
+/// have been done" (the answer lost between nodes): the DOWN was done, the UP was not.
+/// Everything else is a well-behaved panel `load` with one tap button per group, where a DOWN
+/// on the button one holds is answered with the same grant again. One thread per
+/// connection, blocking reads.
 final class FakeFailoverNode: Sendable {
     let port: UInt16
     private let listener: Int32
@@ -19,7 +23,9 @@ final class FakeFailoverNode: Sendable {
         var staleLeft = 0
         var joins = 0
         var joinsRefusedLeft = 0
-        var holders: [String: Int] = [:]
+        var holders: [String: (session: Int, fence: Int)] = [:]
+        var lostDownsLeft = 0
+        var lostUpsLeft = 0
         var sessions = 0
         var clients: [Int32] = []
         var stopped = false
@@ -27,7 +33,10 @@ final class FakeFailoverNode: Sendable {
 
     struct SetupError: Error {}
 
-    init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0) throws {
+    /// Grants still held: none once a run ended well.
+    var held: Int { state.withLock { $0.holders.count } }
+
+    init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0, lostDownReplies: Int = 0, lostUpReplies: Int = 0) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SetupError() }
         var addr = sockaddr_in()
@@ -44,6 +53,8 @@ final class FakeFailoverNode: Sendable {
             $0.unavailableLeft = unavailableDowns
             $0.staleLeft = staleUps
             $0.joinsRefusedLeft = unavailableJoins
+            $0.lostDownsLeft = lostDownReplies
+            $0.lostUpsLeft = lostUpReplies
         }
         Thread { [self] in acceptLoop(buttons) }.start()
     }
@@ -104,13 +115,24 @@ final class FakeFailoverNode: Sendable {
                     s.unavailableLeft -= 1
                     return "ERROR unavailable no leader for panel load yet; try again in a second\n"
                 }
-                if let holder = s.holders[words[2]], holder != session { return "DENIED load \(words[2]) reason=busy owner=x active=\(words[2])\n" }
+                if let holder = s.holders[words[2]] {
+                    guard holder.session == session else { return "DENIED load \(words[2]) reason=busy owner=x active=\(words[2])\n" }
+                    return "GRANTED load \(words[2]) fence=\(holder.fence)\n"
+                }
                 s.fence += 1
-                s.holders[words[2]] = session
+                s.holders[words[2]] = (session, s.fence)
+                if s.lostDownsLeft > 0 {
+                    s.lostDownsLeft -= 1
+                    return "ERROR unavailable \(FakeFailoverNode.lost)\n"
+                }
                 return "GRANTED load \(words[2]) fence=\(s.fence)\n"
             }
         case "UP" where words.count >= 3:
             return state.withLock { s in
+                if s.lostUpsLeft > 0, s.holders[words[2]]?.session == session {
+                    s.lostUpsLeft -= 1
+                    return "ERROR unavailable \(FakeFailoverNode.lost)\n"
+                }
                 s.holders[words[2]] = nil
                 if s.staleLeft > 0 {
                     s.staleLeft -= 1
@@ -124,6 +146,8 @@ final class FakeFailoverNode: Sendable {
             return "ERROR unknown-command \(words.first ?? "")\n"
         }
     }
+
+    static let lost = "its answer from panel load's leader was lost on the way; it may or may not have been done; try again in a second or two"
 
     private func send(_ fd: Int32, _ text: String) {
         let bytes = Array(text.utf8)

@@ -80,6 +80,25 @@ import Testing
         #expect(run.stats.cycles > 0)
     }
 
+    /// Answers lost between nodes ("may or may not have been done"): a DOWN that was done is
+    /// answered, when sent again, with the same grant and its older fence, which the
+    /// observer-free check must take for the grant it is, not for a fence that went back;
+    /// an UP that was not done is sent again, so no grant stays held.
+    @Test func undecidedAnswersAreSettledWithoutFalseReportsOrStuckGrants() throws {
+        let node = try FakeFailoverNode(buttons: 4, unavailableDowns: 0, staleUps: 0, lostDownReplies: 30, lostUpReplies: 30)
+        defer { node.stop() }
+        let o = try LoadOptions.parse([
+            "contend", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
+            "--buttons", "4", "--observers", "0", "--duration", "2", "--warmup", "0",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.exitCode == 0, "\(LoadReport.text(run))")
+        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        #expect(run.stats.unavailable >= 60, "every lost answer was seen: \(run.stats.unavailable)")
+        #expect(node.held == 0, "grants left held at the end: \(node.held)")
+    }
+
     /// A JOIN answered `ERROR unavailable` (a connection that moved to another node while
     /// the panel's leader changed, or the final JOIN during a failover) is sent again after
     /// a pause. Before, the run ended with "could not set up". (The fake node sends no

@@ -192,7 +192,8 @@ extension Engine {
             }
             if measuring { stats.grants += 1 }
             plan.panels[peer.panel].presses.store(fence: m.fence, sentAt: peer.sentAt)
-            plan.overlap?.granted(button: globalButton(peer), by: peer.id, readAt: readAt, fence: m.fence, floor: peer.fenceFloor)
+            plan.overlap?.granted(button: globalButton(peer), by: peer.id, readAt: readAt, fence: m.fence, floor: peer.downUndecided ? -1 : peer.fenceFloor)
+            peer.downUndecided = false
             peer.fence = m.fence
             peer.grantEnded = false
             if plan.options.workload == .holds && control.phase == .running {
@@ -203,6 +204,7 @@ extension Engine {
                 sendUp(peer)
             }
         case (.denied, .awaitingDown):
+            peer.downUndecided = false
             recordReply(peer)
             if measuring { stats.denials += 1 }
             think(peer)
@@ -224,7 +226,17 @@ extension Engine {
             // etcd without a majority). Nothing was done; the DOWN is tried again shortly.
             recordReply(peer)
             if measuring { stats.unavailable += 1 }
+            if m.mayHaveBeenDone { peer.downUndecided = true }
             peer.step = .retryingDown
+            schedule(peer, afterNanos: UInt64(10 + peer.random.below(40)) * LoadClock.millisecond)
+        case (.error, .awaitingUp) where plan.options.targets.count > 1 && m.error == .unavailable && m.mayHaveBeenDone:
+            // Cluster mode: the UP's answer was lost on the way between nodes (or its
+            // leader went first): the grant may still stand, and a grant nobody releases
+            // stays. The UP is sent again until an answer says what became of it; the
+            // release stays stamped at the first UP's write.
+            recordReply(peer)
+            if measuring { stats.unavailable += 1 }
+            peer.step = .retryingUp
             schedule(peer, afterNanos: UInt64(10 + peer.random.below(40)) * LoadClock.millisecond)
         case (.error, .awaitingUp) where plan.options.targets.count > 1 && (m.error == .unavailable || m.error == .staleFence || m.error == .notOwner):
             // Cluster mode: the grant's term ended under it (RELEASED reason=failover to the

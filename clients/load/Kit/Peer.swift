@@ -41,6 +41,10 @@ final class Peer {
     /// and the panel's highest fence read before the pending DOWN was queued.
     var releasePending = false
     var fenceFloor: Int64 = -1
+    /// Cluster mode: the last DOWN was answered "may or may not have been done". If it was
+    /// done, its retry is answered with that grant again (PROTOCOL.md: a DOWN on the
+    /// button one owns is idempotent), whose fence is older than the floor.
+    var downUndecided = false
     /// The grant `fence` ended on its own (a hold fired): this member saw its RELEASED.
     var grantEnded = false
     /// Bumped to invalidate a scheduled timer.

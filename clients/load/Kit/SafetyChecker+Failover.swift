@@ -3,8 +3,12 @@
 /// outside the seq chain, then the new term's snapshot (`OK JOIN ... term=<t> seq=<s>`),
 /// whose seq starts a new chain. The rules:
 ///
-/// - a failover release ends the grant it names, which must be open (or already ended by
-///   another member's copy of the same release); a FIRED for it afterwards is one too many;
+/// - a failover release names a grant that must be open (or already ended by another
+///   member's copy of the same release). It ends the grant for that member only: the
+///   model leaves it open, since a node that lost frames from a living leader resyncs its
+///   members the same way and the term goes on (docs/CLUSTER.md), and a new term's
+///   snapshot starts the model afresh anyway; a FIRED of an old grant in the new term is
+///   one too many (it has no open PRESSED there);
 /// - after it, nothing but the new snapshot;
 /// - every fence of a later term is above every fence of an earlier term, whatever order
 ///   the members read them in;
@@ -20,8 +24,7 @@ extension SafetyChecker {
         }
         guard streams[stream].term == modelTerm, modelStarted, m.button >= 0, Int(m.button) < buttons.count else { return }
         let g = buttons.groups[Int(m.button)]
-        if let i = open[g].firstIndex(where: { $0.pressed.button == m.button && ($0.preexisting || $0.pressed.fence == m.fence) }) {
-            open[g].remove(at: i)
+        if open[g].contains(where: { $0.pressed.button == m.button && ($0.preexisting || $0.pressed.fence == m.fence) }) {
             failoverEnded.insert(m.fence)
         } else if !failoverEnded.contains(m.fence), nextApply >= streams[stream].expected {
             // (Only once the model applied everything this member read: else its PRESSED
