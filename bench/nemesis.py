@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Random faults against a 3-node cluster under load, with arbiter-load's checker on: the
+Jepsen way of looking for what the scripted scenarios (Tests/cluster/e2e.py) did not think of.
+
+3 etcd members and 3 nodes on loopback (each node reaches etcd and the other nodes through
+proxies that can hold every byte, as in e2e.py), one panel of taps, holds and talks, and
+`arbiter-load <workload> --hosts` over the three nodes with observers on each. Every 3-7 s
+one fault, chosen at random from a seeded generator and then undone:
+
+  kill        kill -9 a node, start it again 0.5-4 s later
+  pause       SIGSTOP a node for 0.5-2.5 s (pause-long: 4-8 s, past its lease), SIGCONT
+  etcd1       kill -9 one etcd member for 1-5 s (nothing visible may happen)
+  etcd2       kill -9 two etcd members for 1-5 s (no majority: presses get unavailable)
+  cut-nodes   hold every byte on a node's relay links for 1-5 s
+  cut-etcd    hold every byte between a node and etcd for 1-5 s
+
+Raw observers (one per node, plain sockets, reconnecting) record every line with its time
+in WORKDIR/obs<n>.txt, for reading a violation's surroundings; the faults and their
+times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>.log.
+
+    python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds]
+                                    [--workdir DIR]
+
+Exit status: arbiter-load's (0: the checker found nothing). Needs etcd and etcdctl.
+"""
+import argparse
+import json
+import random
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "Tests" / "cluster"))
+import clusterlib as cl  # noqa: E402
+
+TAPS = 16
+PANEL = {"id": "busy", "title": "Busy", "buttons":
+         [{"id": f"b{i}", "kind": "tap", "group": f"g{i % 4}", "timeout_ms": 0} for i in range(1, TAPS + 1)]
+         + [{"id": f"h{i}", "kind": "hold", "hold_ms": 200, "group": f"hg{i % 3}"} for i in range(1, 7)]
+         + [{"id": f"t{i}", "kind": "talk", "group": f"tg{i % 2}"} for i in range(1, 5)]}
+FAULTS = ["kill", "pause", "pause-long", "etcd1", "etcd2", "cut-nodes", "cut-etcd"]
+
+
+def observe(node, path, stop):
+    """One member of the panel on `node`, every line kept; reconnects while the node is down."""
+    with open(path, "w") as out:
+        while not stop.is_set():
+            try:
+                sock = socket.create_connection(("127.0.0.1", node.port), timeout=2)
+                sock.settimeout(1.0)
+                sock.sendall(f"HELLO raw-{node.name}\nJOIN busy\n".encode())
+                out.write(f"{time.monotonic():.6f} #connected {node.name}\n")
+                pending = b""
+                while not stop.is_set():
+                    try:
+                        data = sock.recv(65536)
+                    except socket.timeout:
+                        continue
+                    if not data:
+                        break
+                    pending += data
+                    *lines, pending = pending.split(b"\n")
+                    now = time.monotonic()
+                    for line in lines:
+                        out.write(f"{now:.6f} {line.decode(errors='replace')}\n")
+                out.write(f"{time.monotonic():.6f} #closed\n")
+                sock.close()
+            except OSError as error:
+                out.write(f"{time.monotonic():.6f} #error {error}\n")
+            stop.wait(0.5)
+
+
+def inject(kind, node, cluster, rng):
+    if kind == "kill":
+        node.kill9()
+        time.sleep(rng.uniform(0.5, 4))
+        node.start()
+    elif kind.startswith("pause"):
+        node.pause()
+        time.sleep(rng.uniform(0.5, 2.5) if kind == "pause" else rng.uniform(4, 8))
+        node.resume()
+    elif kind in ("etcd1", "etcd2"):
+        members = rng.sample([1, 2, 3], 1 if kind == "etcd1" else 2)
+        for m in members:
+            cluster.etcd.kill_member(m)
+        time.sleep(rng.uniform(1, 5))
+        for m in members:
+            cluster.etcd.start_member(m)
+    elif kind == "cut-nodes":
+        node.cut_from_nodes()
+        time.sleep(rng.uniform(1, 5))
+        node.reconnect_to_nodes()
+    elif kind == "cut-etcd":
+        node.cut_from_etcd()
+        time.sleep(rng.uniform(1, 5))
+        node.reconnect_to_etcd()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("bindir", type=Path)
+    parser.add_argument("--seconds", type=int, default=240)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workload", choices=["contend", "holds"], default="contend")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    # Not cl.temp_dir: those are removed at exit, and these files are for reading afterwards.
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="nemesis."))
+    work.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(args.seed)
+    cl.install_cleanup()
+    cluster = cl.Cluster(args.bindir / "arbiter", {"panels": [PANEL]}, ttl=3,
+                         extra=["--rate", "0", "--log-level", "info"], proxied=True).start()
+    stop = threading.Event()
+    faults = []
+    code = 1
+    try:
+        observers = [threading.Thread(target=observe, args=(n, work / f"obs{i}.txt", stop), daemon=True)
+                     for i, n in enumerate(cluster.nodes)]
+        for o in observers:
+            o.start()
+        load = [args.workload, "--hosts", cluster.hosts(), "--panel", "busy", "--connections", "30",
+                "--observers", "3", "--duration", str(args.seconds)]
+        load += ["--buttons", str(TAPS)] if args.workload == "contend" else ["--max-hold-ms", "400"]
+        run = cl.BackgroundLoad(args.bindir / "arbiter-load", load, timeout=args.seconds + 180)
+        started = time.monotonic()
+        # Bounded by the clock: one fault per turn, none in the last 12 s.
+        while time.monotonic() - started < args.seconds - 12:
+            time.sleep(rng.uniform(3, 7))
+            kind, node = rng.choice(FAULTS), rng.choice(cluster.nodes)
+            began = time.monotonic()
+            inject(kind, node, cluster, rng)
+            faults.append({"at_s": round(began - started, 1), "fault": kind, "node": node.name,
+                           "began": round(began, 3), "ended": round(time.monotonic(), 3)})
+            cl.log(f"fault at {faults[-1]['at_s']} s: {kind} {node.name}")
+            for n in cluster.nodes:
+                if not n.running():
+                    n.start()
+        code, result, output = run.join(args.seconds + 200)
+        summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "errors", "safety")}
+        print(json.dumps({"faults": len(faults), "kinds": {k: sum(f["fault"] == k for f in faults) for k in FAULTS},
+                          "status": code, "load": summary}, indent=1))
+        if code != 0:
+            print(output[-4000:], file=sys.stderr)
+    finally:
+        stop.set()
+        time.sleep(1.5)
+        (work / "faults.txt").write_text("\n".join(json.dumps(f) for f in faults) + "\n")
+        for n in cluster.nodes:
+            if n.log_path and Path(n.log_path).exists():
+                shutil.copy(n.log_path, work / f"node-{n.name}.log")
+        cluster.stop()
+        print(f"observers, faults and node logs: {work}", file=sys.stderr)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
