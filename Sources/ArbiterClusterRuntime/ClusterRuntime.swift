@@ -167,6 +167,11 @@ public final class ClusterRuntime: @unchecked Sendable {
 
     public var leaseID: Int64? { keeper.snapshot.leaseID }
 
+    /// Whether this node's lease is held and its safe deadline is ahead. While it is not,
+    /// the other nodes may already count this node as gone and have ended its sessions'
+    /// grants (a pause, a stall, etcd out of reach).
+    public func leaseIsSafe() -> Bool { keeper.snapshot.isSafe(at: clock()) }
+
     /// Whether the watch on the panels' keys is open (false without a watch client).
     public var isWatching: Bool { watcher?.isOpen ?? false }
 

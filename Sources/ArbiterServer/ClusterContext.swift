@@ -28,6 +28,10 @@ final class ClusterContext: @unchecked Sendable {
     private let linksUp = Locked<[String: Int]>([:])
     /// The runs of other nodes' processes heard from (`RelayIncarnations`).
     private let incarnations = Locked(RelayIncarnations())
+    /// This node's lease lapsed while a leader's frames were arriving: everything a leader
+    /// sends is dropped until the panels this node follows have resynchronised
+    /// (`heardWhileLapsed`).
+    private let lapsed = Atomic<Bool>(false)
 
     var node: String { setup.node }
 
@@ -228,6 +232,10 @@ final class ClusterContext: @unchecked Sendable {
             if command.origin == node, !admit(command.incarnation, of: node) { return }
             run(command.panel) { $0.relayedCommand(command, from: node, flush: &$1) }
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
+            if heardWhileLapsed() {
+                staleFrames.add(1, ordering: .relaxed)
+                return
+            }
             run(panel) { $0.relayedFromLeader(message, from: node, flush: &$1) }
         case .sessionGone(let origin, let session, let incarnation):
             guard origin == node, admit(incarnation, of: node) else { return }
@@ -238,6 +246,34 @@ final class ClusterContext: @unchecked Sendable {
             // Followers get their snapshots as JOIN replies (docs/CLUSTER.md); pings stay
             // in the link that heard them.
             break
+        }
+    }
+
+    /// Whether a leader's frame arrives while this node's lease has lapsed, or before the
+    /// panels it follows have resynchronised since. A node paused (SIGSTOP, a stall) past
+    /// its lease wakes with replies and events in its sockets that were sent before its
+    /// sessions were declared gone: a `GRANTED` among them would tell a session it holds a
+    /// group that another session holds by now (`bench/nemesis.py` saw exactly that). Such
+    /// frames are dropped; once the lease is safe again, every panel this node follows
+    /// answers its unanswered commands `ERROR unavailable`, tells its members the grants
+    /// they knew of ended, and joins them again (`PanelHost.resyncAfterLapse`). The panels'
+    /// queues run those before any later frame, which enters the same queues.
+    private func heardWhileLapsed() -> Bool {
+        if lapsed.load(ordering: .acquiring) { return true }
+        guard let runtime, !runtime.leaseIsSafe() else { return false }
+        guard lapsed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return true }
+        log.warning("relay frames dropped: this node's lease lapsed (paused, stalled or cut off from etcd); the panels it follows will resynchronise", [:])
+        awaitSafeLease(attempt: 0)
+        return true
+    }
+
+    /// Every 50 ms until the lease is safe (at most 10 minutes), then the resync.
+    private func awaitSafeLease(attempt: Int) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { [weak self] in
+            guard let self, let runtime else { return }
+            guard runtime.leaseIsSafe() || attempt >= 12_000 else { return awaitSafeLease(attempt: attempt + 1) }
+            for host in hosts.values { host.queue.async { host.resyncAfterLapse() } }
+            lapsed.store(false, ordering: .releasing)
         }
     }
 

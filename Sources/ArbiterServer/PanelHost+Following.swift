@@ -298,7 +298,7 @@ extension PanelHost {
                     // from a snapshot, as after a dropped link.
                     cluster?.log.warning(
                         "relay events lost", ["panel": config.id, "node": node, "expected_seq": "\(expected)", "got_seq": "\(seq)"])
-                    resync(from: node, because: "events from panel \(config.id)'s leader \(node) were lost", flush: &flush)
+                    resync(from: node, because: "frames from panel \(config.id)'s leader \(node) were lost on the way before it answered", flush: &flush)
                     break
                 }
                 clusterState.nextEventSeq = seq + 1
@@ -383,7 +383,20 @@ extension PanelHost {
         assertOnQueue()
         guard clusterState.leaderNode == node, clusterState.block == nil else { return }
         var flush = FlushList()
-        resync(from: node, because: "the link to panel \(config.id)'s leader \(node) dropped", flush: &flush)
+        resync(from: node, because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
+        finishBatch(&flush)
+    }
+
+    /// This node's lease lapsed and leaders' frames were dropped meanwhile
+    /// (`ClusterContext.heardWhileLapsed`): a panel it follows starts over as after a
+    /// dropped link. On `queue`.
+    func resyncAfterLapse() {
+        assertOnQueue()
+        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return }
+        var flush = FlushList()
+        resync(
+            from: leader, because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
+            flush: &flush)
         finishBatch(&flush)
     }
 
@@ -391,7 +404,7 @@ extension PanelHost {
     /// unavailable`, members are told the grants they knew of ended, and they join again
     /// for a fresh snapshot. On `queue`.
     private func resync(from node: String, because why: String, flush: inout FlushList) {
-        failInFlight(because: "\(why) before it answered", flush: &flush)
+        failInFlight(because: why, flush: &flush)
         owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
         if !members.isEmpty || !clusterState.pendingJoins.isEmpty { rejoin(at: node, address: clusterState.leaderAddress) }
     }

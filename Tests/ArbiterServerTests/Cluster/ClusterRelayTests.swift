@@ -519,3 +519,27 @@ struct ClusterUndeliveredTests {
         #expect(!after.contains { $0.hasPrefix("ERROR") }, "\(after)")
     }
 }
+
+/// A follower whose own lease lapses (it was paused, stalled or cut off from etcd) while
+/// its leader's answers are on their way: the others may count it gone and end its
+/// sessions' grants, so what it hears then is not written (bench/nemesis.py saw a node
+/// woken from SIGSTOP hand out GRANTEDs whose grants had ended while it slept).
+@Suite("cluster mode: a follower whose lease lapsed", .serialized)
+struct ClusterLapsedFollowerTests {
+    @Test func aReplyHeardWhileTheLeaseLapsedIsNotWrittenAndItsCommandIsAnsweredUnavailable() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], timing: ClusterVanishedNodeTests.timing)
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        let context = try #require(nodes.context(follower))
+        nodes.leaseViews[follower]?.setFailing(true)
+        #expect(eventually(seconds: 8) { !context.runtime.leaseIsSafe() })
+        bob.send("DOWN demo b1")
+        _ = try alice.expect("PRESSED demo b1 owner=bob")
+        let heard = bob.drain(for: 0.5)
+        #expect(!heard.contains { $0.hasPrefix("GRANTED") }, "written while the lease had lapsed: \(heard)")
+        nodes.leaseViews[follower]?.setFailing(false)
+        let answer = try heard.first ?? bob.readLine(timeout: 10)
+        #expect(answer.hasPrefix("ERROR unavailable") && answer.contains("may or may not have been done"), "\(answer)")
+    }
+}
