@@ -170,7 +170,15 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// Whether this node's lease is held and its safe deadline is ahead. While it is not,
     /// the other nodes may already count this node as gone and have ended its sessions'
     /// grants (a pause, a stall, etcd out of reach).
-    public func leaseIsSafe() -> Bool { keeper.snapshot.isSafe(at: clock()) }
+    public func leaseIsSafe() -> Bool { safeLeaseID() != nil }
+
+    /// The lease's id while it is safe (`leaseIsSafe`), else nil. A different id than
+    /// before means the old lease expired: etcd removed this node's registration with
+    /// it, and the others may have ended its sessions' grants.
+    public func safeLeaseID() -> Int64? {
+        let lease = keeper.snapshot
+        return lease.isSafe(at: clock()) ? lease.leaseID : nil
+    }
 
     /// Whether the watch on the panels' keys is open (false without a watch client).
     public var isWatching: Bool { watcher?.isOpen ?? false }

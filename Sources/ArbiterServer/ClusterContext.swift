@@ -32,6 +32,8 @@ final class ClusterContext: @unchecked Sendable {
     /// sends is dropped until the panels this node follows have resynchronised
     /// (`heardWhileLapsed`).
     private let lapsed = Atomic<Bool>(false)
+    /// The lease the panels this node follows last synchronised under (0: none yet).
+    private let syncedLease = Atomic<Int64>(0)
 
     var node: String { setup.node }
 
@@ -258,9 +260,21 @@ final class ClusterContext: @unchecked Sendable {
     /// answers its unanswered commands `ERROR unavailable`, tells its members the grants
     /// they knew of ended, and joins them again (`PanelHost.resyncAfterLapse`). The panels'
     /// queues run those before any later frame, which enters the same queues.
+    ///
+    /// A lease that is safe again is not enough: on waking, the lease keeper may renew (with
+    /// a new lease, the old one having expired) before the link reads what waited in its
+    /// socket. So a lease other than the one the panels last synchronised under counts as
+    /// a lapse too; a lease that outlived the pause (the same id) means the registration
+    /// stayed and nothing was ended.
     private func heardWhileLapsed() -> Bool {
         if lapsed.load(ordering: .acquiring) { return true }
-        guard let runtime, !runtime.leaseIsSafe() else { return false }
+        guard let runtime else { return false }
+        if let lease = runtime.safeLeaseID() {
+            let synced = syncedLease.load(ordering: .acquiring)
+            if synced == lease { return false }
+            // The first lease: nothing was heard before it.
+            if synced == 0, syncedLease.compareExchange(expected: 0, desired: lease, ordering: .acquiringAndReleasing).exchanged { return false }
+        }
         guard lapsed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return true }
         log.warning("relay frames dropped: this node's lease lapsed (paused, stalled or cut off from etcd); the panels it follows will resynchronise", [:])
         awaitSafeLease(attempt: 0)
@@ -271,8 +285,10 @@ final class ClusterContext: @unchecked Sendable {
     private func awaitSafeLease(attempt: Int) {
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { [weak self] in
             guard let self, let runtime else { return }
-            guard runtime.leaseIsSafe() || attempt >= 12_000 else { return awaitSafeLease(attempt: attempt + 1) }
+            let lease = runtime.safeLeaseID()
+            guard lease != nil || attempt >= 12_000 else { return awaitSafeLease(attempt: attempt + 1) }
             for host in hosts.values { host.queue.async { host.resyncAfterLapse() } }
+            syncedLease.store(lease ?? 0, ordering: .releasing)
             lapsed.store(false, ordering: .releasing)
         }
     }

@@ -353,9 +353,13 @@ extension PanelHost {
 
     /// Answers every relayed command still unanswered with `ERROR unavailable`: its
     /// answer can no longer come (a grant it may have got ended with the failover).
-    func failInFlight(because why: String, flush: inout FlushList) {
+    /// `termEnded`: the leader changed, so a grant the command got has ended; otherwise
+    /// (a dropped link, lost frames, a lapsed lease) it may still stand, as the snapshot
+    /// that follows shows.
+    func failInFlight(because why: String, termEnded: Bool = true, flush: inout FlushList) {
         guard !clusterState.inFlight.isEmpty else { return }
-        let message = "\(why); it may or may not have been done (a grant it got ended with the failover); try again in a second or two"
+        let grant = termEnded ? " (a grant it got ended with the failover)" : " (a grant it got may still be held: the panel's snapshot shows it)"
+        let message = "\(why); it may or may not have been done\(grant); try again in a second or two"
         let now = clock.now().milliseconds
         for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
@@ -404,7 +408,7 @@ extension PanelHost {
     /// unavailable`, members are told the grants they knew of ended, and they join again
     /// for a fresh snapshot. On `queue`.
     private func resync(from node: String, because why: String, flush: inout FlushList) {
-        failInFlight(because: why, flush: &flush)
+        failInFlight(because: why, termEnded: false, flush: &flush)
         owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
         if !members.isEmpty || !clusterState.pendingJoins.isEmpty { rejoin(at: node, address: clusterState.leaderAddress) }
     }

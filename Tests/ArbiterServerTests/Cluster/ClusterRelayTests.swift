@@ -542,4 +542,24 @@ struct ClusterLapsedFollowerTests {
         let answer = try heard.first ?? bob.readLine(timeout: 10)
         #expect(answer.hasPrefix("ERROR unavailable") && answer.contains("may or may not have been done"), "\(answer)")
     }
+
+    /// The lease keeper may get a new lease (the old one expired while the node slept)
+    /// before the link reads what waited in its socket: a lease other than the one the
+    /// panels last synchronised under counts as a lapse too.
+    @Test func aReplyHeardUnderANewLeaseIsNotWritten() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], timing: ClusterVanishedNodeTests.timing)
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        let context = try #require(nodes.context(follower))
+        let old = try #require(context.runtime.leaseID)
+        nodes.hub.delay(framesTo: follower, milliseconds: 1500)
+        bob.send("DOWN demo b1")
+        _ = try alice.expect("PRESSED demo b1 owner=bob")
+        try nodes.etcd.with { (etcd) throws(EtcdError) in try etcd.revokeLease(old) }
+        #expect(eventually(seconds: 3) { context.runtime.safeLeaseID().map { $0 != old } ?? false }, "a new lease before the reply arrives")
+        let lines = try bob.readLines(through: "OK JOIN", timeout: 10)
+        #expect(!lines.contains { $0.hasPrefix("GRANTED") || $0.hasPrefix("PRESSED") }, "written under the new lease: \(lines)")
+        #expect(lines.contains { $0.hasPrefix("ERROR unavailable") && $0.contains("may or may not have been done") }, "\(lines)")
+    }
 }
