@@ -275,10 +275,38 @@ final class ClusterContext: @unchecked Sendable {
             // The first lease: nothing was heard before it.
             if synced == 0, syncedLease.compareExchange(expected: 0, desired: lease, ordering: .acquiringAndReleasing).exchanged { return false }
         }
-        guard lapsed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return true }
-        log.warning("relay frames dropped: this node's lease lapsed (paused, stalled or cut off from etcd); the panels it follows will resynchronise", [:])
-        awaitSafeLease(attempt: 0)
+        beginLapse()
         return true
+    }
+
+    /// Whether this node's lease lapsed and the panels it follows have not resynchronised
+    /// since: it relays nothing meanwhile (`PanelHost.relay`), as a node without etcd.
+    var isLapsed: Bool { lapsed.load(ordering: .acquiring) }
+
+    /// Once per lapse: every panel this node follows answers its unanswered commands and
+    /// tells its members the grants they knew of ended, at once (to the rest of the
+    /// cluster this node may be gone, or etcd has no majority and every leader stops
+    /// deciding); the re-join waits for a safe lease (`awaitSafeLease`).
+    private func beginLapse() {
+        guard lapsed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        log.warning(
+            "this node's lease lapsed (paused, stalled or cut off from etcd): leaders' frames are dropped and nothing is relayed until it is safe again", [:])
+        for host in hosts.values { host.queue.async { host.lapseBegan() } }
+        awaitSafeLease(attempt: 0)
+    }
+
+    /// From the node timer: a lease that lapsed while no leader's frame came is noticed
+    /// too, within about half a second. Only after a first lease, so a node starting up
+    /// is not taken for a lapsed one.
+    func checkLease() {
+        guard let runtime, !isLapsed else { return }
+        guard let lease = runtime.safeLeaseID() else {
+            if syncedLease.load(ordering: .acquiring) != 0 { beginLapse() }
+            return
+        }
+        // The first lease: nothing was heard before it. Another one: the old expired.
+        if syncedLease.compareExchange(expected: 0, desired: lease, ordering: .acquiringAndReleasing).exchanged { return }
+        if syncedLease.load(ordering: .acquiring) != lease { beginLapse() }
     }
 
     /// Every 50 ms until the lease is safe (at most 10 minutes), then the resync.
@@ -386,6 +414,7 @@ final class ClusterContext: @unchecked Sendable {
             return known.subtracting(now)
         }
         for node in gone where node != setup.node { linkDown(node) }
+        checkLease()
     }
 
     /// Relay links up (for /metrics).

@@ -38,8 +38,13 @@ extension PanelHost {
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
     private func relay(_ request: Request, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList) {
-        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil else {
+        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil, !cluster.isLapsed else {
             if case .join = request { return park(join: connection, format: format, id: id) }
+            if let cluster, cluster.isLapsed {
+                return refuse(
+                    "this node cannot reach etcd right now (its lease lapsed), so it cannot reach panel \(config.id)'s leader safely; \(PanelHost.retryHint)",
+                    to: connection, format: format, id: id, flush: &flush)
+            }
             return refuse(
                 "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(PanelHost.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
@@ -388,6 +393,21 @@ extension PanelHost {
         guard clusterState.leaderNode == node, clusterState.block == nil else { return }
         var flush = FlushList()
         resync(from: node, because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
+        finishBatch(&flush)
+    }
+
+    /// This node's lease lapsed (`ClusterContext.beginLapse`): what the leader would still
+    /// answer or send cannot be trusted, so unanswered commands are answered and members
+    /// told the grants they knew of ended, now; they join again once the lease is safe. On
+    /// `queue`.
+    func lapseBegan() {
+        assertOnQueue()
+        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return }
+        var flush = FlushList()
+        failInFlight(
+            because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
+            termEnded: false, flush: &flush)
+        owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
         finishBatch(&flush)
     }
 
