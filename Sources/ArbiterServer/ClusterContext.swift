@@ -258,7 +258,7 @@ final class ClusterContext: @unchecked Sendable {
     /// group that another session holds by now (`bench/nemesis.py` saw exactly that). Such
     /// frames are dropped; once the lease is safe again, every panel this node follows
     /// answers its unanswered commands `ERROR unavailable`, tells its members the grants
-    /// they knew of ended, and joins them again (`PanelHost.resyncAfterLapse`). The panels'
+    /// they knew of ended, and joins them again (`PanelHost.leaseLapsed`). The panels'
     /// queues run those before any later frame, which enters the same queues.
     ///
     /// A lease that is safe again is not enough: on waking, the lease keeper may renew (with
@@ -296,7 +296,7 @@ final class ClusterContext: @unchecked Sendable {
         guard lapsed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         log.warning(
             "this node's lease lapsed (paused, stalled or cut off from etcd): leaders' frames are dropped and nothing is relayed until it is safe again", [:])
-        for host in hosts.values { host.queue.async { host.lapseBegan() } }
+        for host in hosts.values { host.queue.async { host.leaseLapsed(rejoin: false) } }
         awaitSafeLease(attempt: 0)
     }
 
@@ -320,7 +320,7 @@ final class ClusterContext: @unchecked Sendable {
             guard let self, let runtime else { return }
             let lease = runtime.safeLeaseID()
             guard lease != nil || attempt >= 12_000 else { return awaitSafeLease(attempt: attempt + 1) }
-            for host in hosts.values { host.queue.async { host.resyncAfterLapse() } }
+            for host in hosts.values { host.queue.async { host.leaseLapsed(rejoin: true) } }
             syncedLease.store(lease ?? 0, ordering: .releasing)
             lapsed.store(false, ordering: .releasing)
         }

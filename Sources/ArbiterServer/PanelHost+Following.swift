@@ -49,13 +49,9 @@ extension PanelHost {
                 "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(PanelHost.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
         }
-        clusterState.lastSerial += 1
-        let serial = clusterState.lastSerial
-        let frame = RelayMessage.command(
-            RelayCommand(
-                origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key,
-                panel: config.id, command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0),
-                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial))
+        let (frame, serial) = commandFrame(
+            cluster, session: connection.session, name: connection.name, key: connection.key,
+            command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
         guard cluster.canRelay else {
             return refuse(
                 "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
@@ -196,19 +192,27 @@ extension PanelHost {
         // A session's own JOIN that waited is answered in its form, with its id.
         let parked = clusterState.parkedJoins.removeValue(forKey: session)
         let format = parked?.format ?? connection.withLock { connection.eventFormat }
-        clusterState.lastSerial += 1
-        let serial = clusterState.lastSerial
-        let frame = RelayMessage.command(
-            RelayCommand(
-                origin: cluster.node, session: UInt64(session.number), sessionName: identity.name, key: identity.key, panel: config.id,
-                command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0),
-                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial))
+        let (frame, serial) = commandFrame(
+            cluster, session: session, name: identity.name, key: identity.key,
+            command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0))
         if cluster.send(frame, toNode: node, address: address) {
             var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt, slot: parked?.slot, serial: serial)
             entry.isJoin = parked != nil
             clusterState.inFlight[session, default: []].append(entry)
             cluster.relayedOut.add(1, ordering: .relaxed)
         }
+    }
+
+    /// A local session's command for the leader, with the next serial, which its reply
+    /// will name (`claim`).
+    private func commandFrame(_ cluster: ClusterContext, session: SessionID, name: String, key: String?, command: [UInt8]) -> (RelayMessage, UInt64) {
+        clusterState.lastSerial += 1
+        let serial = clusterState.lastSerial
+        let frame = RelayMessage.command(
+            RelayCommand(
+                origin: cluster.node, session: UInt64(session.number), sessionName: name, key: key, panel: config.id, command: command,
+                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial))
+        return (frame, serial)
     }
 
     /// Ends, for the local members, the grants of the term that just ended that they were
@@ -397,40 +401,28 @@ extension PanelHost {
     }
 
     /// This node's lease lapsed (`ClusterContext.beginLapse`): what the leader would still
-    /// answer or send cannot be trusted, so unanswered commands are answered and members
-    /// told the grants they knew of ended, now; they join again once the lease is safe. On
-    /// `queue`.
-    func lapseBegan() {
-        assertOnQueue()
-        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return }
-        var flush = FlushList()
-        failInFlight(
-            because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
-            termEnded: false, flush: &flush)
-        owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
-        finishBatch(&flush)
-    }
-
-    /// This node's lease lapsed and leaders' frames were dropped meanwhile
-    /// (`ClusterContext.heardWhileLapsed`): a panel it follows starts over as after a
-    /// dropped link. On `queue`.
-    func resyncAfterLapse() {
+    /// answer or send cannot be trusted, so a panel it follows answers what waits and tells
+    /// its members the grants they knew of ended, now; with `rejoin` (the lease is safe
+    /// again, `ClusterContext.awaitSafeLease`) they join again for a fresh snapshot, as
+    /// after a dropped link. On `queue`.
+    func leaseLapsed(rejoin: Bool) {
         assertOnQueue()
         guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return }
         var flush = FlushList()
         resync(
             from: leader, because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
-            flush: &flush)
+            rejoin: rejoin, flush: &flush)
         finishBatch(&flush)
     }
 
     /// What the leader `node` sent may be lost: unanswered commands get `ERROR
-    /// unavailable`, members are told the grants they knew of ended, and they join again
-    /// for a fresh snapshot. On `queue`.
-    private func resync(from node: String, because why: String, flush: inout FlushList) {
+    /// unavailable`, members are told the grants they knew of ended, and (with `rejoin`)
+    /// they join again for a fresh snapshot. On `queue`.
+    private func resync(from node: String, because why: String, rejoin: Bool = true, flush: inout FlushList) {
         failInFlight(because: why, termEnded: false, flush: &flush)
         owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
-        if !members.isEmpty || !clusterState.pendingJoins.isEmpty { rejoin(at: node, address: clusterState.leaderAddress) }
+        guard rejoin, !members.isEmpty || !clusterState.pendingJoins.isEmpty else { return }
+        self.rejoin(at: node, address: clusterState.leaderAddress)
     }
 
     private func track(_ ownership: RelayPayload.Ownership?) {
