@@ -16,7 +16,7 @@ one fault, chosen at random from a seeded generator and then undone:
 
 Raw observers (one per node, plain sockets, reconnecting) record every line with its time
 in WORKDIR/obs<n>.txt, for reading a violation's surroundings; the faults and their
-times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>.log.
+times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>-<run>.log.
 
     python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds]
                                     [--workdir DIR]
@@ -151,9 +151,10 @@ def main():
         stop.set()
         time.sleep(1.5)
         (work / "faults.txt").write_text("\n".join(json.dumps(f) for f in faults) + "\n")
+        # Every run of every node (a killed node's earlier runs explain most violations).
         for n in cluster.nodes:
-            if n.log_path and Path(n.log_path).exists():
-                shutil.copy(n.log_path, work / f"node-{n.name}.log")
+            for run in sorted(Path(cluster.workdir).glob(f"{n.name}-*.log")):
+                shutil.copy(run, work / f"node-{run.name}")
         cluster.stop()
         print(f"observers, faults and node logs: {work}", file=sys.stderr)
     sys.exit(code)

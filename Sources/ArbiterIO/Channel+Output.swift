@@ -19,6 +19,9 @@ extension Channel {
         case closeNow
         /// The socket failed; the loop will see it and close.
         case failed
+        /// The output was made under a lease this node no longer holds
+        /// (`EventLoop.outputStands`): it was dropped unsent, and the channel must close.
+        case stale
     }
 
     /// Whether an append may add to `output` now. Under the lock.
@@ -89,6 +92,16 @@ extension Channel {
     }
 
     private func writePending() -> FlushOutcome {
+        if leaseEpoch != 0 {
+            // Checked here, at the write, not when the output was made: a process paused
+            // (SIGSTOP, a VM freeze) between the two wakes with a GRANTED in this buffer
+            // that another node may have overtaken meanwhile (bench/nemesis.py saw one).
+            guard output.pending == 0 || loop.outputStands(leaseEpoch: leaseEpoch) else {
+                shut(.discarding)
+                leaseEpoch = 0
+                return .stale
+            }
+        }
         if let sink, output.pending > 0 {
             sink.write(output.bytes[output.start...])
             output.consumeAll()
@@ -96,7 +109,7 @@ extension Channel {
         switch output.write(fd: fd, epfd: loop.epfd, data: epollData) {
         case .blocked: return .done
         case .failed: return .failed
-        case .drained: break
+        case .drained: leaseEpoch = 0
         }
         switch gate {
         case .draining: return .closeNow

@@ -47,6 +47,9 @@ open class Channel: @unchecked Sendable {
     /// The part of `pending` counted in `budget`, in whole 4 KiB units, so a small reply
     /// written at once never touches the total.
     @exclusivity(unchecked) public final var accounted = 0
+    /// The lease epoch the oldest unsent output was made under (cluster mode; 0: none):
+    /// a write first asks the loop whether it still stands (`EventLoop.outputStands`).
+    @exclusivity(unchecked) public final var leaseEpoch: UInt64 = 0
 
     /// Public rather than package: a package init of an open class makes Swift 6.0 warn of
     /// an "infinite recursion" in every subclass.
@@ -91,6 +94,12 @@ open class Channel: @unchecked Sendable {
 
     /// Unsent bytes. Under the lock.
     @inlinable public final var pending: Int { output.pending }
+
+    /// Keeps `epoch` as the lease epoch of the unsent output, unless older output holds
+    /// one already. Under the lock; inlinable for the exclusivity reason above.
+    @inlinable public final func markLeaseEpoch(_ epoch: UInt64) {
+        if leaseEpoch == 0 { leaseEpoch = epoch }
+    }
 
     /// The value registered with epoll: slot and generation.
     @inlinable public final var epollData: UInt64 { UInt64(UInt32(truncatingIfNeeded: slot)) | UInt64(generation) << 32 }

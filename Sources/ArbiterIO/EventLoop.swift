@@ -84,6 +84,12 @@ open class EventLoop: @unchecked Sendable {
     /// A problem worth a warning (accept or epoll_ctl failed, a wake-up was missed).
     open func trouble(_ event: LoopTrouble) {}
 
+    /// Whether output made under lease epoch `leaseEpoch` (`Channel.leaseEpoch`) may still
+    /// be written: in cluster mode, not once this node's lease lapsed or was replaced
+    /// since. Any thread, under the channel's lock, so it takes no lock that is held while
+    /// appending. By default (no cluster) always.
+    open func outputStands(leaseEpoch: UInt64) -> Bool { true }
+
     // MARK: Queue
 
     /// The time the current read (or, outside reads, the current batch) was stamped

@@ -3,6 +3,10 @@
 /// (and what a refused append means) is the owner's; ArbiterServer adds `append(to:)`.
 public struct FlushList {
     @usableFromInline var channels: [Channel] = []
+    /// The lease epoch output appended through this list is made under (cluster mode;
+    /// 0: none): it marks the channels (`Channel.leaseEpoch`), so a write after the
+    /// lease lapsed drops it instead.
+    public var leaseEpoch: UInt64 = 0
 
     package init() {}
 
@@ -22,6 +26,9 @@ public struct FlushList {
         case .done: break
         case .closeNow: channel.loop.requestClose(channel, reason: "closed after reply")
         case .failed: channel.loop.requestClose(channel, reason: "write failed")
+        case .stale:
+            channel.loop.requestClose(
+                channel, reason: "output made before this node's lease lapsed (a pause or a stall) was dropped unsent: the client reconnects to the truth")
         }
     }
 

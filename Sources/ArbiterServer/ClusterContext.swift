@@ -34,6 +34,9 @@ final class ClusterContext: @unchecked Sendable {
     private let lapsed = Atomic<Bool>(false)
     /// The lease the panels this node follows last synchronised under (0: none yet).
     private let syncedLease = Atomic<Int64>(0)
+    /// Counts this node's lapses: output made under one epoch is not written in another
+    /// (`outputStands`).
+    private let leaseEpoch = Atomic<UInt64>(1)
 
     var node: String { setup.node }
 
@@ -212,15 +215,20 @@ final class ClusterContext: @unchecked Sendable {
     /// for it; else from any thread (tests' in-process hub, which may be in a panel's
     /// queue), and the work is handed to the panel's queue.
     func receive(_ message: RelayMessage, from node: String, onLinkQueue: Bool = false) {
+        // Read before the lapse check: a lapse that begins after it makes what this frame
+        // brings stale at the write (`outputStands`), not current.
+        let epoch = outputEpoch
         let run: (String, @escaping @Sendable (PanelHost, inout FlushList) -> Void) -> Void = { panel, body in
             guard onLinkQueue else {
                 return self.onQueue(of: panel) { host in
                     var flush = FlushList()
+                    flush.leaseEpoch = epoch
                     body(host, &flush)
                     flush.flushAll()
                 }
             }
             var flush = FlushList()
+            flush.leaseEpoch = epoch
             self.inQueue(of: panel) { body($0, &flush) }
             // Written after leaving the panel's queue, as a reactor writes after its visit:
             // a client that answers a reply at once finds the queue free, instead of
@@ -288,12 +296,39 @@ final class ClusterContext: @unchecked Sendable {
     /// since: it relays nothing meanwhile (`PanelHost.relay`), as a node without etcd.
     var isLapsed: Bool { lapsed.load(ordering: .acquiring) }
 
+    /// The epoch to mark output with that holds only under this node's lease: a leader's
+    /// decisions, and what a follower passes on from its leader (`FlushList.leaseEpoch`).
+    /// 0 while lapsed: what is said then (failover releases, refusals) holds anyway.
+    var outputEpoch: UInt64 {
+        let epoch = leaseEpoch.load(ordering: .acquiring)
+        return lapsed.load(ordering: .acquiring) ? 0 : epoch
+    }
+
+    /// Whether output marked with `epoch` may still be written: this node has not lapsed
+    /// since, and its lease is still safe and the one its panels synchronised under. A
+    /// process paused (SIGSTOP, a VM freeze) between deciding a grant and writing it wakes
+    /// with the write still to do; by then another node may lead the panel and have
+    /// granted the group again at a higher fence, so the stale GRANTED must not reach the
+    /// client (`bench/nemesis.py`, seed 21, saw one). Called at each write, under the
+    /// connection's lock: it only reads atomics and the lease's snapshot.
+    func outputStands(_ epoch: UInt64) -> Bool {
+        guard epoch == leaseEpoch.load(ordering: .acquiring), !lapsed.load(ordering: .acquiring) else { return false }
+        guard let runtime else { return true }
+        guard let lease = runtime.safeLeaseID() else {
+            // Never registered yet: nothing of this node's can have been ended.
+            return syncedLease.load(ordering: .acquiring) == 0 && runtime.leaseID == nil
+        }
+        let synced = syncedLease.load(ordering: .acquiring)
+        return synced == 0 || synced == lease
+    }
+
     /// Once per lapse: every panel this node follows answers its unanswered commands and
     /// tells its members the grants they knew of ended, at once (to the rest of the
     /// cluster this node may be gone, or etcd has no majority and every leader stops
     /// deciding); the re-join waits for a safe lease (`awaitSafeLease`).
     private func beginLapse() {
         guard lapsed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        leaseEpoch.add(1, ordering: .acquiringAndReleasing)
         log.warning(
             "this node's lease lapsed (paused, stalled or cut off from etcd): leaders' frames are dropped and nothing is relayed until it is safe again", [:])
         for host in hosts.values { host.queue.async { host.leaseLapsed(rejoin: false) } }

@@ -312,6 +312,9 @@ final class PanelHost: @unchecked Sendable {
             wallReading = w
             return w
         }
+        // A leader's decisions hold only under its lease: written after it lapsed (a
+        // pause between here and the write), they are dropped instead (`outputStands`).
+        if let cluster, clusterState.block != nil { flush.leaseEpoch = cluster.outputEpoch }
         if let journal {
             // On disk (in the kernel) before any peer can see it: a connection that is
             // draining through EPOLLOUT may send what is appended below at once.

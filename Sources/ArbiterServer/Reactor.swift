@@ -89,6 +89,10 @@ final class Reactor: EventLoop, @unchecked Sendable {
         received(bytes, on: unsafeDowncast(channel, to: Connection.self), flush: &flush)
     }
 
+    override func outputStands(leaseEpoch: UInt64) -> Bool {
+        server.cluster?.outputStands(leaseEpoch) ?? true
+    }
+
     override func batchEnded(flush: inout FlushList) {
         runDeferredPresses(flush: &flush)
     }

@@ -24,6 +24,9 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
     var reply: (([UInt8]) -> [UInt8])?
     /// Whether the answer is the channel's last output (it closes once written).
     var replyIsLast = false
+    /// The lease epoch whose output may still be written (`outputStands`), as a cluster
+    /// node's: output marked with another one is dropped at its write.
+    let currentEpoch = Atomic<UInt64>(1)
 
     init(outboundLimit: Int = 1 << 20, budget: OutputBudget = OutputBudget(limit: 1 << 30)) throws {
         self.budget = budget
@@ -36,9 +39,10 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
     }
 
     /// Appends `bytes` to `channel` as the server does: under its lock, bounded.
-    func append(_ bytes: [UInt8], to channel: Channel, last: Bool, flush: inout FlushList) -> Channel.AppendOutcome {
+    func append(_ bytes: [UInt8], to channel: Channel, last: Bool, epoch: UInt64 = 0, flush: inout FlushList) -> Channel.AppendOutcome {
         let outcome = channel.withLock { () -> Channel.AppendOutcome in
             guard channel.acceptsAppend else { return last ? channel.sealed(after: .dropped) : .dropped }
+            if epoch != 0 { channel.markLeaseEpoch(epoch) }
             channel.output.bytes.append(contentsOf: bytes)
             return last ? channel.sealed(after: channel.appended()) : channel.appended()
         }
@@ -76,6 +80,10 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
     override func closed(_ channel: Channel, reason: String) {
         record.withLock { $0.calls.append("closed:\(reason)") }
         closedSignal.signal()
+    }
+
+    override func outputStands(leaseEpoch: UInt64) -> Bool {
+        leaseEpoch == currentEpoch.load(ordering: .acquiring)
     }
 
     override func trouble(_ event: LoopTrouble) {
