@@ -180,6 +180,16 @@ public final class ClusterRuntime: @unchecked Sendable {
         return lease.isSafe(at: clock()) ? lease.leaseID : nil
     }
 
+    /// The lease's id while what was decided under it may still be written: until half
+    /// the safety margin past the safe deadline, when etcd cannot have expired it yet. A
+    /// decision made just before the deadline is written microseconds after it; only a
+    /// pause or a stall between the two takes the write past this.
+    public func writableLeaseID() -> Int64? {
+        let lease = keeper.snapshot
+        guard let until = lease.safeUntil else { return nil }
+        return clock() < until + timing.safetyMarginMilliseconds / 2 ? lease.leaseID : nil
+    }
+
     /// Whether the watch on the panels' keys is open (false without a watch client).
     public var isWatching: Bool { watcher?.isOpen ?? false }
 

@@ -33,6 +33,9 @@ public struct FlushList {
     }
 
     package mutating func flushAll() {
+        // A list lives on across a reactor's batches: what the next one appends is
+        // marked by whoever makes it, not by this batch's decisions.
+        leaseEpoch = 0
         guard !channels.isEmpty else { return }
         let batch = channels
         channels.removeAll(keepingCapacity: true)

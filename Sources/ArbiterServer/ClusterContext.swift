@@ -305,7 +305,8 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// Whether output marked with `epoch` may still be written: this node has not lapsed
-    /// since, and its lease is still safe and the one its panels synchronised under. A
+    /// since, and its lease is still held (`ClusterRuntime.writableLeaseID`: at most half
+    /// the safety margin past its safe deadline) and the one its panels synchronised under. A
     /// process paused (SIGSTOP, a VM freeze) between deciding a grant and writing it wakes
     /// with the write still to do; by then another node may lead the panel and have
     /// granted the group again at a higher fence, so the stale GRANTED must not reach the
@@ -314,7 +315,7 @@ final class ClusterContext: @unchecked Sendable {
     func outputStands(_ epoch: UInt64) -> Bool {
         guard epoch == leaseEpoch.load(ordering: .acquiring), !lapsed.load(ordering: .acquiring) else { return false }
         guard let runtime else { return true }
-        guard let lease = runtime.safeLeaseID() else {
+        guard let lease = runtime.writableLeaseID() else {
             // Never registered yet: nothing of this node's can have been ended.
             return syncedLease.load(ordering: .acquiring) == 0 && runtime.leaseID == nil
         }

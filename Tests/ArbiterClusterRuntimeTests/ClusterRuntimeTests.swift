@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
 import Foundation
+import Synchronization
 import Testing
 import ArbiterClusterTestSupport
 
@@ -149,5 +150,35 @@ import ArbiterClusterTestSupport
             eventually(seconds: 5) {
                 box.lock.lock(); defer { box.lock.unlock() }; return box.read != nil
             })
+    }
+}
+
+/// The write-side view of the lease (`writableLeaseID`): a decision made just before the
+/// safe deadline may still be written for half the safety margin after it, never later.
+@Suite struct WritableLeaseTests {
+    @Test func writesMayTrailTheSafeDeadlineByHalfTheMarginOnly() throws {
+        let timing = ClusterTiming(ttlSeconds: 1, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 200)
+        let start = BootClockForTests.now()
+        let now = Mutex(start)
+        let shared = SharedEtcd()
+        let lease = shared.view()
+        let node = ClusterRuntime(
+            name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: lease, timing: timing,
+            stepIntervalMilliseconds: 50, clock: { now.withLock { $0 } }, callbacks: Recorder().callbacks)
+        node.start()
+        defer { lease.setFailing(false); node.stop(resign: false) }
+        #expect(eventually(seconds: 5) { node.safeLeaseID() != nil })
+        let id = node.safeLeaseID()
+        // No renewal from here on: the clock never moved, so the deadline is start + 800 ms.
+        lease.setFailing(true)
+        now.withLock { $0 = start + 799 }
+        #expect(node.safeLeaseID() == id && node.writableLeaseID() == id)
+        now.withLock { $0 = start + 800 }
+        #expect(node.safeLeaseID() == nil, "no deciding from the deadline on")
+        #expect(node.writableLeaseID() == id, "a decision of just before may still be written")
+        now.withLock { $0 = start + 899 }
+        #expect(node.writableLeaseID() == id)
+        now.withLock { $0 = start + 900 }
+        #expect(node.writableLeaseID() == nil, "past half the margin nothing decided under it is written")
     }
 }

@@ -38,7 +38,7 @@ struct ClusterStaleOutputTests {
         // Meanwhile the lease runs out: keepalives fail, and past TTL minus the margin
         // the node may no longer count on it.
         nodes.leaseViews[leader]?.setFailing(true)
-        let lapsed = eventually(seconds: 5) { context.runtime.safeLeaseID() == nil }
+        let lapsed = eventually(seconds: 5) { context.runtime.writableLeaseID() == nil }
         release.signal()
         #expect(lapsed, "the lease never became unsafe")
 
@@ -73,7 +73,7 @@ struct ClusterStaleOutputTests {
         _ = try bob.expect("GRANTED demo b1")
         usleep(200_000)
         nodes.leaseViews[follower]?.setFailing(true)
-        let lapsed = eventually(seconds: 5) { context.runtime.safeLeaseID() == nil }
+        let lapsed = eventually(seconds: 5) { context.runtime.writableLeaseID() == nil }
         release.signal()
         #expect(lapsed, "the lease never became unsafe")
         let heard = carol.drain(for: 1.5)
