@@ -5,11 +5,17 @@ import Testing
 /// loop says that epoch still stands (`EventLoop.outputStands`), checked at the write: a
 /// process paused between deciding and writing must not hand out a stale GRANTED.
 @Suite struct StaleOutputTests {
-    @Test func outputOfTheCurrentEpochIsWrittenAndTheMarkClears() throws {
+    /// A loop whose current epoch is 1, and an embedded channel in its table.
+    private func embedded() throws -> (RecordingLoop, Channel, EmbeddedSink) {
         let loop = try RecordingLoop()
         let sink = EmbeddedSink()
         let channel = loop.channel(fd: -1, sink: sink)
         loop.queue.sync { loop.register(channel) }
+        return (loop, channel, sink)
+    }
+
+    @Test func outputOfTheCurrentEpochIsWrittenAndTheMarkClears() throws {
+        let (loop, channel, sink) = try embedded()
         var flush = FlushList()
         _ = loop.append(Array("GRANTED demo b1 fence=7\n".utf8), to: channel, last: false, epoch: 1, flush: &flush)
         #expect(channel.withLock { channel.leaseEpoch } == 1)
@@ -20,10 +26,7 @@ import Testing
     }
 
     @Test func outputWhoseEpochEndedBeforeTheWriteIsDroppedAndTheChannelCloses() throws {
-        let loop = try RecordingLoop()
-        let sink = EmbeddedSink()
-        let channel = loop.channel(fd: -1, sink: sink)
-        loop.queue.sync { loop.register(channel) }
+        let (loop, channel, sink) = try embedded()
         var flush = FlushList()
         _ = loop.append(Array("GRANTED demo b1 fence=7\n".utf8), to: channel, last: false, epoch: 1, flush: &flush)
         // What a pause between the decision and the write looks like from here: the
@@ -45,10 +48,7 @@ import Testing
     }
 
     @Test func unmarkedOutputIsNeverAskedAbout() throws {
-        let loop = try RecordingLoop()
-        let sink = EmbeddedSink()
-        let channel = loop.channel(fd: -1, sink: sink)
-        loop.queue.sync { loop.register(channel) }
+        let (loop, channel, sink) = try embedded()
         loop.currentEpoch.store(9, ordering: .releasing)
         var flush = FlushList()
         _ = loop.append(Array("PONG\n".utf8), to: channel, last: false, flush: &flush)

@@ -13,34 +13,50 @@ import Testing
 /// and the connection closes, so its client reconnects to the truth.
 @Suite(.serialized)
 struct ClusterStaleOutputTests {
-    @Test func aDecisionWrittenAfterTheLeaseLapsedIsDroppedAndItsConnectionsClose() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
-        let (leader, _) = try nodes.leaderAndFollower()
-        let (alice, _) = try nodes.member(leader, name: "alice")
-        let bob = try nodes.client(leader, name: "bob")
-        let state = try #require(nodes.servers[leader]?.stateForTesting)
-        let context = try #require(nodes.context(leader))
-        let aliceConnection = try #require(state.registry.withLock { $0.values.first { $0.name == "alice" } })
-
-        // The stall: alice's connection lock is held, so the reactor deciding bob's DOWN
-        // waits at her PRESSED, after the decision and before any write.
+    /// The stall: `member`'s connection lock is held until `release` is signalled (or 20 s),
+    /// so the thread that appends to it next waits there, after its decision and before
+    /// any write.
+    private func stall(_ member: String, on node: String, of nodes: ClusterTestNodes) throws -> DispatchSemaphore {
+        let state = try #require(nodes.servers[node]?.stateForTesting)
+        let connection = try #require(state.registry.withLock { $0.values.first { $0.name == member } })
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
-            aliceConnection.withLock {
+            connection.withLock {
                 holding.signal()
                 _ = release.wait(timeout: .now() + 20)
             }
         }
         holding.wait()
-        bob.send("DOWN demo b1")
-        usleep(200_000)
-        // Meanwhile the lease runs out: keepalives fail, and past TTL minus the margin
-        // the node may no longer count on it.
-        nodes.leaseViews[leader]?.setFailing(true)
+        return release
+    }
+
+    /// Makes `node`'s lease run out (keepalives fail) until nothing decided under it may
+    /// be written, then ends the stall.
+    private func lapse(_ node: String, of nodes: ClusterTestNodes, thenRelease release: DispatchSemaphore) throws {
+        let context = try #require(nodes.context(node))
+        nodes.leaseViews[node]?.setFailing(true)
         let lapsed = eventually(seconds: 5) { context.runtime.writableLeaseID() == nil }
         release.signal()
-        #expect(lapsed, "the lease never became unsafe")
+        #expect(lapsed, "the lease never ran out")
+    }
+
+    /// Two nodes; alice a member on the leader's node, her connection stalled, and bob's
+    /// DOWN on its way into the stall.
+    private func aliceStalledAtBobsPress() throws -> (nodes: ClusterTestNodes, leader: String, alice: LineClient, bob: LineClient, release: DispatchSemaphore) {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, _) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let bob = try nodes.client(leader, name: "bob")
+        let release = try stall("alice", on: leader, of: nodes)
+        bob.send("DOWN demo b1")
+        usleep(200_000)
+        return (nodes, leader, alice, bob, release)
+    }
+
+    @Test func aDecisionWrittenAfterTheLeaseLapsedIsDroppedAndItsConnectionsClose() throws {
+        let (nodes, leader, alice, bob, release) = try aliceStalledAtBobsPress()
+        try lapse(leader, of: nodes, thenRelease: release)
 
         let aliceHeard = alice.drain(for: 1.5)
         let bobHeard = bob.drain(for: 0.5)
@@ -57,25 +73,12 @@ struct ClusterStaleOutputTests {
         let (leader, follower) = try nodes.leaderAndFollower()
         let (carol, _) = try nodes.member(follower, name: "carol")
         let bob = try nodes.client(leader, name: "bob")
-        let state = try #require(nodes.servers[follower]?.stateForTesting)
-        let context = try #require(nodes.context(follower))
-        let carolConnection = try #require(state.registry.withLock { $0.values.first { $0.name == "carol" } })
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            carolConnection.withLock {
-                holding.signal()
-                _ = release.wait(timeout: .now() + 20)
-            }
-        }
-        holding.wait()
+        let release = try stall("carol", on: follower, of: nodes)
         bob.send("DOWN demo b1")
         _ = try bob.expect("GRANTED demo b1")
         usleep(200_000)
-        nodes.leaseViews[follower]?.setFailing(true)
-        let lapsed = eventually(seconds: 5) { context.runtime.writableLeaseID() == nil }
-        release.signal()
-        #expect(lapsed, "the lease never became unsafe")
+        try lapse(follower, of: nodes, thenRelease: release)
+
         let heard = carol.drain(for: 1.5)
         #expect(!heard.contains { $0.hasPrefix("PRESSED demo b1") }, "a stale event reached a follower's member: \(heard)")
         #expect(carol.waitForClose(timeout: 3), "carol's connection stays open with a dropped event")
@@ -84,21 +87,9 @@ struct ClusterStaleOutputTests {
     /// Without a lapse the same stall changes nothing: the lease held throughout, so no
     /// other node can have decided meanwhile, and the decision is written late but true.
     @Test func aStallWithinTheLeaseWritesTheDecision() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
-        let (leader, _) = try nodes.leaderAndFollower()
-        let (alice, _) = try nodes.member(leader, name: "alice")
-        let bob = try nodes.client(leader, name: "bob")
-        let state = try #require(nodes.servers[leader]?.stateForTesting)
-        let aliceConnection = try #require(state.registry.withLock { $0.values.first { $0.name == "alice" } })
-        let holding = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            aliceConnection.withLock {
-                holding.signal()
-                usleep(300_000)
-            }
-        }
-        holding.wait()
-        bob.send("DOWN demo b1")
+        let (nodes, _, alice, bob, release) = try aliceStalledAtBobsPress()
+        defer { withExtendedLifetime(nodes) {} }
+        release.signal()
         _ = try alice.expect("PRESSED demo b1 owner=bob")
         _ = try bob.expect("GRANTED demo b1")
     }
