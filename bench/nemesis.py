@@ -19,7 +19,7 @@ in WORKDIR/obs<n>.txt, for reading a violation's surroundings; the faults and th
 times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>-<run>.log.
 
     python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds]
-                                    [--workdir DIR]
+                                    [--workdir DIR] [--faults kill,pause,pause-edge,...]
 
 Exit status: arbiter-load's (0: the checker found nothing). Needs etcd and etcdctl.
 """
@@ -44,6 +44,12 @@ PANEL = {"id": "busy", "title": "Busy", "buttons":
          + [{"id": f"h{i}", "kind": "hold", "hold_ms": 200, "group": f"hg{i % 3}"} for i in range(1, 7)]
          + [{"id": f"t{i}", "kind": "talk", "group": f"tg{i % 2}"} for i in range(1, 5)]}
 FAULTS = ["kill", "pause", "pause-long", "etcd1", "etcd2", "cut-nodes", "cut-etcd"]
+# Not in the default mix (a new kind there would change every seed's schedule): a pause
+# across the lease's edges (TTL 3 s: the safe window ends at 2.5 s, etcd expires the
+# lease at 3 s, another node wins the panel soon after), where a node wakes while the
+# others are still finding out. `--faults pause-edge,kill,...` picks the mix.
+EXTRA_FAULTS = ["pause-edge"]
+PAUSES = {"pause": (0.5, 2.5), "pause-long": (4, 8), "pause-edge": (2.3, 3.8)}
 
 
 def observe(node, path, stop):
@@ -82,7 +88,7 @@ def inject(kind, node, cluster, rng):
         node.start()
     elif kind.startswith("pause"):
         node.pause()
-        time.sleep(rng.uniform(0.5, 2.5) if kind == "pause" else rng.uniform(4, 8))
+        time.sleep(rng.uniform(*PAUSES[kind]))
         node.resume()
     elif kind in ("etcd1", "etcd2"):
         members = rng.sample([1, 2, 3], 1 if kind == "etcd1" else 2)
@@ -108,7 +114,13 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workload", choices=["contend", "holds"], default="contend")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--faults", default=",".join(FAULTS),
+                        help="comma-separated fault kinds to draw from (default: every kind but " + ", ".join(EXTRA_FAULTS) + ")")
     args = parser.parse_args()
+    kinds = args.faults.split(",")
+    unknown = [k for k in kinds if k not in FAULTS + EXTRA_FAULTS]
+    if unknown:
+        parser.error(f"unknown fault kinds {unknown}; known: {FAULTS + EXTRA_FAULTS}")
     # Not cl.temp_dir: those are removed at exit, and these files are for reading afterwards.
     work = args.workdir or Path(tempfile.mkdtemp(prefix="nemesis."))
     work.mkdir(parents=True, exist_ok=True)
@@ -132,7 +144,7 @@ def main():
         # Bounded by the clock: one fault per turn, none in the last 12 s.
         while time.monotonic() - started < args.seconds - 12:
             time.sleep(rng.uniform(3, 7))
-            kind, node = rng.choice(FAULTS), rng.choice(cluster.nodes)
+            kind, node = rng.choice(kinds), rng.choice(cluster.nodes)
             began = time.monotonic()
             inject(kind, node, cluster, rng)
             faults.append({"at_s": round(began - started, 1), "fault": kind, "node": node.name,
@@ -143,7 +155,7 @@ def main():
                     n.start()
         code, result, output = run.join(args.seconds + 200)
         summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "errors", "safety")}
-        print(json.dumps({"faults": len(faults), "kinds": {k: sum(f["fault"] == k for f in faults) for k in FAULTS},
+        print(json.dumps({"faults": len(faults), "kinds": {k: sum(f["fault"] == k for f in faults) for k in kinds},
                           "status": code, "load": summary}, indent=1))
         if code != 0:
             print(output[-4000:], file=sys.stderr)
