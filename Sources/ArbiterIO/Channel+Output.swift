@@ -96,11 +96,14 @@ extension Channel {
             // Checked here, at the write, not when the output was made: a process paused
             // (SIGSTOP, a VM freeze) between the two wakes with a GRANTED in this buffer
             // that another node may have overtaken meanwhile (bench/nemesis.py saw one).
-            guard output.pending == 0 || loop.outputStands(leaseEpoch: leaseEpoch) else {
+            guard output.pending == 0 || loop.outputStands(leaseEpoch: leaseEpoch, markedAtMs: leaseStampMs) else {
                 shut(.discarding)
                 leaseEpoch = 0
+                leaseStampMs = 0
                 return .stale
             }
+            // Tried now: from here on it goes at the reader's pace.
+            leaseStampMs = 0
         }
         if let sink, output.pending > 0 {
             sink.write(output.bytes[output.start...])

@@ -88,7 +88,9 @@ open class EventLoop: @unchecked Sendable {
     /// be written: in cluster mode, not once this node's lease lapsed or was replaced
     /// since. Any thread, under the channel's lock, so it takes no lock that is held while
     /// appending. By default (no cluster) always.
-    open func outputStands(leaseEpoch: UInt64) -> Bool { true }
+    /// `markedAtMs` (monotonic ms; 0: none) is when output with a time limit was made;
+    /// passed on the first write that tries it.
+    open func outputStands(leaseEpoch: UInt64, markedAtMs: Int64) -> Bool { true }
 
     // MARK: Queue
 

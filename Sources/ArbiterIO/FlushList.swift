@@ -7,6 +7,8 @@ public struct FlushList {
     /// 0: none): it marks the channels (`Channel.leaseEpoch`), so a write after the
     /// lease lapsed drops it instead.
     public var leaseEpoch: UInt64 = 0
+    /// With `leaseEpoch`: when output with a time limit was made (monotonic ms; 0: none).
+    public var leaseStampMs: Int64 = 0
 
     package init() {}
 
@@ -36,6 +38,7 @@ public struct FlushList {
         // A list lives on across a reactor's batches: what the next one appends is
         // marked by whoever makes it, not by this batch's decisions.
         leaseEpoch = 0
+        leaseStampMs = 0
         guard !channels.isEmpty else { return }
         let batch = channels
         channels.removeAll(keepingCapacity: true)

@@ -50,13 +50,17 @@ final class ClusterContext: @unchecked Sendable {
             onMessage: { [weak self] from, message in self?.receive(message, from: from, onLinkQueue: true) },
             onLinkUp: { [weak self] node in self?.relayLinkUp(node) },
             onLinkDown: { [weak self] node in self?.relayLinkDown(node) },
-            onUndelivered: { [weak self] node, count in self?.undelivered(count, to: node) })
+            onUndelivered: { [weak self] node, count in self?.undelivered(count, to: node) },
+            outputStands: { [weak self] epoch in self?.outputStands(epoch) ?? true })
         self.network = network
         self.relay = network
     }
 
     /// The relay transport on sockets; nil when a test put its own relay in the setup.
     private(set) var network: RelayNetwork?
+
+    /// How long after a leader's frame was read what it makes may still be written.
+    private var staleAfterMs: Int64 { network?.options.staleAfterMs ?? RelayOptions().staleAfterMs }
 
     /// The reactor's hand-off of a connection that began with `RELAY-`.
     func adoptRelay(fd: Int32, peer: String, firstBytes: [UInt8]) {
@@ -218,17 +222,22 @@ final class ClusterContext: @unchecked Sendable {
         // Read before the lapse check: a lapse that begins after it makes what this frame
         // brings stale at the write (`outputStands`), not current.
         let epoch = outputEpoch
+        // When the frame was read, near enough: what it makes must be written within
+        // `RelayOptions.staleAfterMs` of it.
+        let heardAt = Sys.monotonicMilliseconds()
         let run: (String, @escaping @Sendable (PanelHost, inout FlushList) -> Void) -> Void = { panel, body in
             guard onLinkQueue else {
                 return self.onQueue(of: panel) { host in
                     var flush = FlushList()
                     flush.leaseEpoch = epoch
+                    flush.leaseStampMs = heardAt
                     body(host, &flush)
                     flush.flushAll()
                 }
             }
             var flush = FlushList()
             flush.leaseEpoch = epoch
+            flush.leaseStampMs = heardAt
             self.inQueue(of: panel) { body($0, &flush) }
             // Written after leaving the panel's queue, as a reactor writes after its visit:
             // a client that answers a reply at once finds the queue free, instead of
@@ -312,8 +321,14 @@ final class ClusterContext: @unchecked Sendable {
     /// granted the group again at a higher fence, so the stale GRANTED must not reach the
     /// client (`bench/nemesis.py`, seed 21, saw one). Called at each write, under the
     /// connection's lock: it only reads atomics and the lease's snapshot.
-    func outputStands(_ epoch: UInt64) -> Bool {
+    ///
+    /// `markedAtMs` (0: none): when output passed on from a leader's frame was made. Past
+    /// `RelayOptions.staleAfterMs` the leader may have closed the link to this node as
+    /// silent and ended its sessions' grants, with the lease still fine (a pause shorter
+    /// than it): not written either.
+    func outputStands(_ epoch: UInt64, markedAtMs: Int64 = 0) -> Bool {
         guard epoch == leaseEpoch.load(ordering: .acquiring), !lapsed.load(ordering: .acquiring) else { return false }
+        if markedAtMs != 0, Sys.monotonicMilliseconds() - markedAtMs >= staleAfterMs { return false }
         guard let runtime else { return true }
         guard let lease = runtime.writableLeaseID() else {
             // Never registered yet: nothing of this node's can have been ended.
@@ -433,9 +448,9 @@ final class ClusterContext: @unchecked Sendable {
     /// be in the runtime's list yet (it is read every step): its own link then carries the
     /// answer, so an unknown address is passed empty rather than the answer dropped.
     @discardableResult
-    func send(_ message: RelayMessage, toNode node: String, address: String? = nil) -> Bool {
+    func send(_ message: RelayMessage, toNode node: String, address: String? = nil, leaseEpoch: UInt64 = 0) -> Bool {
         guard let relay else { return false }
-        relay.send(message, toNode: node, address: address ?? runtime?.nodeAddresses()[node] ?? "")
+        relay.send(message, toNode: node, address: address ?? runtime?.nodeAddresses()[node] ?? "", leaseEpoch: leaseEpoch)
         return true
     }
 

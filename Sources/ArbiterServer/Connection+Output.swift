@@ -5,17 +5,17 @@ extension Connection {
     /// Appends output built by `body` while holding the lock, enforcing the bound.
     /// `body` writes message lines in the connection's event form; on a WebSocket each
     /// becomes a text frame, unless `raw` (control frames, HTTP bytes).
-    func append(raw: Bool = false, epoch: UInt64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+    func append(raw: Bool = false, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
-            add(raw: raw, epoch: epoch, body)
+            add(raw: raw, epoch: epoch, stampMs: stampMs, body)
             return appended()
         }
     }
 
     /// An answer this node gives the session itself (`ReplyOrder`): it waits behind the
     /// replies still owed for commands relayed before it.
-    func appendReply(epoch: UInt64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+    func appendReply(epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
             if replyOrder.isHolding {
@@ -23,7 +23,7 @@ extension Connection {
                 Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
                 return hold(bytes)
             }
-            add(raw: false, epoch: epoch, body)
+            add(raw: false, epoch: epoch, stampMs: stampMs, body)
             return appended()
         }
     }
@@ -39,10 +39,10 @@ extension Connection {
 
     /// The reply of a relayed command, written at once; the answers that waited for it
     /// follow once every earlier slot is answered too.
-    func fillReplySlot(_ token: UInt64, epoch: UInt64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+    func fillReplySlot(_ token: UInt64, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
-            add(raw: false, epoch: epoch, body)
+            add(raw: false, epoch: epoch, stampMs: stampMs, body)
             if let due = replyOrder.answered(token), !due.isEmpty { appendingOutput { $0 += due } }
             return appended()
         }
@@ -60,7 +60,7 @@ extension Connection {
     /// accepting more and marks it to close once written. The reactor calls it right
     /// after its state machine moved to `closing`: no flush on another thread can write
     /// the last words and miss that it must close.
-    func appendLast(raw: Bool = false, epoch: UInt64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+    func appendLast(raw: Bool = false, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsOutput else { return .dropped }
             guard acceptsAppend else { return sealed(after: .dropped) }
@@ -69,15 +69,15 @@ extension Connection {
                 let held = replyOrder.releaseAll()
                 appendingOutput { $0 += held }
             }
-            add(raw: raw, epoch: epoch, body)
+            add(raw: raw, epoch: epoch, stampMs: stampMs, body)
             return sealed(after: appended())
         }
     }
 
     /// Under the lock. `epoch`: the lease epoch the output is made under (cluster mode),
     /// kept for the oldest unsent output (`Channel.leaseEpoch`).
-    @inline(__always) private func add(raw: Bool, epoch: UInt64, _ body: (inout [UInt8], WireFormat) -> Void) {
-        if epoch != 0 { markLeaseEpoch(epoch) }
+    @inline(__always) private func add(raw: Bool, epoch: UInt64, stampMs: Int64, _ body: (inout [UInt8], WireFormat) -> Void) {
+        if epoch != 0 { markLeaseEpoch(epoch, stampMs: stampMs) }
         let format = eventFormat
         let frames = framing == .websocket && !raw
         appendingOutput { Connection.render(body, format: format, frames: frames, into: &$0) }

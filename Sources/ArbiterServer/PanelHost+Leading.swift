@@ -281,11 +281,13 @@ extension PanelHost {
         // Decisions go under this node's term; a refusal while not deciding goes under the
         // term the sender addressed, which its term fencing lets through.
         let term = clusterState.block?.term ?? remote.term
+        // A decision's reply holds only under this node's lease; a refusal holds anyway.
+        let epoch = clusterState.block != nil ? cluster?.outputEpoch ?? 0 : 0
         cluster?.send(
             .reply(
                 panel: config.id, term: term, session: UInt64(remote.session.number), line: line, incarnation: remote.incarnation,
                 serial: remote.serial),
-            toNode: remote.node)
+            toNode: remote.node, leaseEpoch: epoch)
     }
 
     /// Each event once to every node relaying members of the panel, in both forms.
@@ -296,7 +298,8 @@ extension PanelHost {
         MessageEncoder.encode(event, names: names, format: .text, into: &text)
         MessageEncoder.encode(event, names: names, format: .json, into: &json)
         let frame = RelayMessage.event(panel: config.id, term: block.term, seq: event.seq, line: RelayPayload.event(text: text, json: json))
-        for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node) }
+        let epoch = cluster.outputEpoch
+        for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node, leaseEpoch: epoch) }
     }
 
     /// A relayed session closed on its node: its grants end with `reason=disconnect`.

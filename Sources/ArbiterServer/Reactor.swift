@@ -89,8 +89,8 @@ final class Reactor: EventLoop, @unchecked Sendable {
         received(bytes, on: unsafeDowncast(channel, to: Connection.self), flush: &flush)
     }
 
-    override func outputStands(leaseEpoch: UInt64) -> Bool {
-        server.cluster?.outputStands(leaseEpoch) ?? true
+    override func outputStands(leaseEpoch: UInt64, markedAtMs: Int64) -> Bool {
+        server.cluster?.outputStands(leaseEpoch, markedAtMs: markedAtMs) ?? true
     }
 
     override func batchEnded(flush: inout FlushList) {

@@ -32,6 +32,9 @@ final class RelayLink: @unchecked Sendable {
         case silent(ms: Int)
         case replaced
         case stopped
+        /// Frames that hold only under this node's lease were still unwritten when it
+        /// lapsed (a pause, a stall): dropped, so the peer resynchronises instead.
+        case staleOutput
 
         var description: String {
             switch self {
@@ -43,6 +46,7 @@ final class RelayLink: @unchecked Sendable {
             case .silent(let ms): "nothing heard for \(ms) ms: the peer is cut off or stalled"
             case .replaced: "a newer link from the same node replaced it"
             case .stopped: "relay stopped"
+            case .staleOutput: "frames decided before this node's lease lapsed (a pause or a stall) were dropped unsent"
             }
         }
     }
@@ -72,6 +76,9 @@ final class RelayLink: @unchecked Sendable {
     private var outStart = 0
     /// Where each frame in `out` ends, to count frames written and frames lost.
     private var frameEnds: [Int] = []
+    /// The lease epoch of the oldest frame in `out` that holds only under this node's
+    /// lease (0: none): checked before each write (`RelayNetwork.outputStands`).
+    private var outEpoch: UInt64 = 0
     private var frameHead = 0
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
@@ -176,8 +183,9 @@ final class RelayLink: @unchecked Sendable {
     func pull() {
         // Before the take: frames queued after it set the flag again.
         pullWanted.store(false, ordering: .relaxed)
-        guard isUp, let peer = sendingPeer, let (bytes, sizes) = peer.take(for: self) else { return }
+        guard isUp, let peer = sendingPeer, let (bytes, sizes, epoch) = peer.take(for: self) else { return }
         guard !bytes.isEmpty else { return }
+        if outEpoch == 0 { outEpoch = epoch }
         if outStart == out.count {
             out.removeAll(keepingCapacity: true)
             outStart = 0
@@ -266,7 +274,9 @@ final class RelayLink: @unchecked Sendable {
     static let maxBusyNs: Int64 = 5_000_000
 
     private func received(_ bytes: UnsafeBufferPointer<UInt8>) {
-        lastHeardMs = Sys.monotonicMilliseconds()
+        let now = Sys.monotonicMilliseconds()
+        let gap = now - lastHeardMs
+        lastHeardMs = now
         switch phase {
         case .connecting:
             return
@@ -302,6 +312,10 @@ final class RelayLink: @unchecked Sendable {
                 close(because: .error(error))
             }
         case .up(let node):
+            // Nothing heard for this long (this node paused, or the link cut off): the
+            // other end may have closed it already and ended this node's sessions, and
+            // what waited in the socket can be overtaken. Resynchronise instead.
+            guard gap < network.options.staleAfterMs else { return close(because: .silent(ms: Int(clamping: gap))) }
             decoder.append(bytes)
             deliver(from: node)
         case .closed:
@@ -393,6 +407,9 @@ final class RelayLink: @unchecked Sendable {
     }
 
     private func flush() {
+        if outEpoch != 0, outStart < out.count, !network.outputStands(outEpoch) {
+            return close(because: .staleOutput)
+        }
         while outStart < out.count {
             let result = out.withUnsafeBytes { Sys.write(fd, UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
             switch result {
@@ -412,6 +429,7 @@ final class RelayLink: @unchecked Sendable {
         }
         // Empty for the peer before the frames are counted: a sender that sees them
         // counted may write its next frame directly.
+        outEpoch = 0
         sendingPeer?.holds(0, on: self)
         countWritten()
         out.removeAll(keepingCapacity: out.capacity <= 1 << 16)
@@ -463,7 +481,7 @@ final class RelayLink: @unchecked Sendable {
             switch closing {
             case .error(let error): line = error.refusalLine
             case .timedOut: line = Array("RELAY-REFUSED \(closing.description)\n".utf8)
-            case .overflow, .socket, .peerClosed, .silent, .replaced, .stopped: line = []
+            case .overflow, .socket, .peerClosed, .silent, .replaced, .stopped, .staleOutput: line = []
             }
             if !line.isEmpty { _ = line.withUnsafeBytes { Sys.write(fd, $0) } }
         case .connecting, .dialing, .up:
@@ -474,6 +492,7 @@ final class RelayLink: @unchecked Sendable {
         liveness = nil
         countWritten()
         let unwrittenFrames = frameEnds.count - frameHead
+        outEpoch = 0
         out = []
         outStart = 0
         frameEnds = []

@@ -31,6 +31,9 @@ public final class RelayNetwork: @unchecked Sendable {
     private let onLinkUp: @Sendable (_ node: String) -> Void
     private let onLinkDown: @Sendable (_ node: String) -> Void
     private let onUndelivered: @Sendable (_ node: String, _ count: Int) -> Void
+    /// Whether frames marked with a lease epoch may still be written (`ClusterContext.
+    /// outputStands`); asked at each write of a link holding such frames.
+    let outputStands: @Sendable (_ leaseEpoch: UInt64) -> Bool
 
     private struct Links {
         var peers: [String: RelayPeer] = [:]
@@ -56,7 +59,8 @@ public final class RelayNetwork: @unchecked Sendable {
         onMessage: @escaping @Sendable (_ fromNode: String, _ message: RelayMessage) -> Void,
         onLinkUp: @escaping @Sendable (_ node: String) -> Void = { _ in },
         onLinkDown: @escaping @Sendable (_ node: String) -> Void,
-        onUndelivered: @escaping @Sendable (_ node: String, _ count: Int) -> Void = { _, _ in }
+        onUndelivered: @escaping @Sendable (_ node: String, _ count: Int) -> Void = { _, _ in },
+        outputStands: @escaping @Sendable (_ leaseEpoch: UInt64) -> Bool = { _ in true }
     ) {
         self.node = node
         self.key = key
@@ -67,13 +71,14 @@ public final class RelayNetwork: @unchecked Sendable {
         self.onLinkUp = onLinkUp
         self.onLinkDown = onLinkDown
         self.onUndelivered = onUndelivered
+        self.outputStands = outputStands
     }
 
     // MARK: The API
 
     /// Queues `message` for `node`, reachable at `address` (`host:port`, its advertised
     /// address). From any thread; never waits for the network.
-    public func send(_ message: RelayMessage, toNode node: String, address: String) {
+    public func send(_ message: RelayMessage, toNode node: String, address: String, leaseEpoch: UInt64 = 0) {
         guard node != self.node else {
             log.warning("relay message to this node itself dropped", ["node": node])
             return dropped(1, to: node, on: nil)
@@ -86,7 +91,7 @@ public final class RelayNetwork: @unchecked Sendable {
             return peer
         }
         guard let peer else { return dropped(1, to: node, on: nil) }
-        peer.enqueue(RelayFrameEncoder.encode(message), address: address, limit: options.maxOutboundBytes)
+        peer.enqueue(RelayFrameEncoder.encode(message), address: address, limit: options.maxOutboundBytes, leaseEpoch: leaseEpoch)
     }
 
     /// Takes over an accepted socket whose first bytes (`firstBytes`, already read) are a

@@ -23,6 +23,14 @@ public struct RelayOptions: Sendable {
     /// node's would.
     public var pingIntervalMs = 500
     public var silenceTimeoutMs = 2_000
+    /// How long after it was read a frame may still be passed on (and the output it
+    /// makes written): the silence timeout less a ping interval. The other end closes a
+    /// link it has not heard from for `silenceTimeoutMs` and ends this node's sessions on
+    /// it; it last heard this node at most a ping interval before this node stopped (a
+    /// pause, a cut), so what this node read before stopping, or reads after a gap this
+    /// long, may already be overtaken there. The link is closed instead, and the panels it
+    /// served resynchronise (docs/CLUSTER.md, "A paused node").
+    public var staleAfterMs: Int64 { Int64(max(1, silenceTimeoutMs - pingIntervalMs)) }
     /// Inbound handshakes under way at once; more are refused at once, so a flood of
     /// `RELAY-` connections cannot hold descriptors for the handshake timeout. Default 64.
     public var maxPendingHandshakes = 64

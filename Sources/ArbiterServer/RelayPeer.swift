@@ -30,6 +30,9 @@ final class RelayPeer: @unchecked Sendable {
         var dialScheduled = false
         /// Past the bound, until the link has closed: new frames are dropped.
         var overflowing = false
+        /// The lease epoch of the oldest queued frame that holds only under this node's
+        /// lease (0: none), handed to the link with the frames (`take`).
+        var leaseEpoch: UInt64 = 0
         var backoff: RelayBackoff
 
         /// Nothing waits to be written on `link`: neither here nor in the link itself.
@@ -65,14 +68,19 @@ final class RelayPeer: @unchecked Sendable {
         case pull(RelayLink)
         case dial
         case close(RelayLink, dropped: Int)
+        case stale(RelayLink?)
         case dropped(Int)
     }
 
-    /// Queues one encoded frame. From any thread.
-    func enqueue(_ frame: [UInt8], address: String, limit: Int) {
+    /// Queues one encoded frame. From any thread. `leaseEpoch` (0: none): the frame holds
+    /// only under this node's lease; one whose lease lapsed since is not written, and the
+    /// link it would have gone on closes, so the node at the other end resynchronises.
+    func enqueue(_ frame: [UInt8], address: String, limit: Int, leaseEpoch: UInt64 = 0) {
+        let stands = network?.outputStands
         let after = outbox.withLock { o -> After in
             o.address = address
             if o.overflowing { return .dropped(1) }
+            if leaseEpoch != 0, let stands, !stands(leaseEpoch) { return .stale(o.link) }
             if o.bytes.count + o.unwritten + frame.count > limit {
                 if let link = o.link {
                     o.overflowing = true
@@ -81,15 +89,19 @@ final class RelayPeer: @unchecked Sendable {
                 let dropped = o.sizes.count + 1
                 o.bytes = []
                 o.sizes = []
+                o.leaseEpoch = 0
                 return .dropped(dropped)
             }
             if let link = o.link, o.isIdle(link) {
                 // Nothing is ahead of this frame: written from this thread, it saves waking
                 // the link's queue (a wake-up costs tens of us, a relayed press crosses four).
-                return o.writeDirectly(frame, on: link) ? .pull(link) : .wrote
+                guard o.writeDirectly(frame, on: link) else { return .wrote }
+                if o.leaseEpoch == 0 { o.leaseEpoch = leaseEpoch }
+                return .pull(link)
             }
             o.bytes += frame
             o.sizes.append(frame.count)
+            if o.leaseEpoch == 0 { o.leaseEpoch = leaseEpoch }
             if let link = o.link {
                 guard o.linkUp, !o.pullScheduled else { return .nothing }
                 o.pullScheduled = true
@@ -112,6 +124,9 @@ final class RelayPeer: @unchecked Sendable {
         case .close(let link, let dropped):
             network?.dropped(dropped, to: node, on: queue)
             link.queue.async { link.close(because: .overflow(limit: limit)) }
+        case .stale(let link):
+            network?.dropped(1, to: node, on: queue)
+            if let link { link.queue.async { link.close(because: .staleOutput) } }
         case .dropped(let count):
             network?.dropped(count, to: node, on: queue)
         }
@@ -203,6 +218,7 @@ final class RelayPeer: @unchecked Sendable {
             defer {
                 o.bytes = []
                 o.sizes = []
+                o.leaseEpoch = 0
                 o.dialScheduled = false
                 o.backoff.failed(at: now)
             }
@@ -227,7 +243,7 @@ final class RelayPeer: @unchecked Sendable {
 
     /// Everything queued, for `link` to write; nil if the link is no longer this peer's.
     /// On the link's queue.
-    func take(for link: RelayLink) -> (bytes: [UInt8], sizes: [Int])? {
+    func take(for link: RelayLink) -> (bytes: [UInt8], sizes: [Int], leaseEpoch: UInt64)? {
         outbox.withLock { o in
             guard o.link === link else { return nil }
             o.pullScheduled = false
@@ -235,8 +251,9 @@ final class RelayPeer: @unchecked Sendable {
                 o.unwritten += o.bytes.count
                 o.bytes = []
                 o.sizes = []
+                o.leaseEpoch = 0
             }
-            return (o.bytes, o.sizes)
+            return (o.bytes, o.sizes, o.leaseEpoch)
         }
     }
 
@@ -256,6 +273,7 @@ final class RelayPeer: @unchecked Sendable {
             let dropped = o.sizes.count + unwrittenFrames
             o.bytes = []
             o.sizes = []
+            o.leaseEpoch = 0
             o.unwritten = 0
             o.link = nil
             o.linkUp = false
@@ -273,6 +291,7 @@ final class RelayPeer: @unchecked Sendable {
             defer {
                 o.bytes = []
                 o.sizes = []
+                o.leaseEpoch = 0
             }
             return o.sizes.count
         }

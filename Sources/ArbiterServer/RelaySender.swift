@@ -2,6 +2,8 @@ import ArbiterCluster
 
 /// Where a node's relay frames go: the socket transport (`RelayNetwork`) in production,
 /// an in-process hub in tests. `send` never blocks and keeps order per peer node.
+/// `leaseEpoch` (0: none) marks a frame that holds only under this node's lease, as
+/// `FlushList.leaseEpoch` marks a connection's output.
 protocol RelaySender: AnyObject, Sendable {
-    func send(_ message: RelayMessage, toNode node: String, address: String)
+    func send(_ message: RelayMessage, toNode node: String, address: String, leaseEpoch: UInt64)
 }

@@ -82,7 +82,7 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
         closedSignal.signal()
     }
 
-    override func outputStands(leaseEpoch: UInt64) -> Bool {
+    override func outputStands(leaseEpoch: UInt64, markedAtMs: Int64) -> Bool {
         leaseEpoch == currentEpoch.load(ordering: .acquiring)
     }
 

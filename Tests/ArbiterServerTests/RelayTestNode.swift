@@ -27,7 +27,7 @@ final class RelayTestNode: @unchecked Sendable {
 
     init(
         _ name: String, key: [UInt8] = RelayTestNode.key, options: RelayOptions = RelayOptions(), port: UInt16 = 0,
-        whileReceiving: (@Sendable (RelayMessage) -> Void)? = nil
+        whileReceiving: (@Sendable (RelayMessage) -> Void)? = nil, outputStands: @escaping @Sendable (UInt64) -> Bool = { _ in true }
     ) throws {
         self.name = name
         let seen = self.seen
@@ -50,7 +50,8 @@ final class RelayTestNode: @unchecked Sendable {
                     $0.links.append("down \(node)")
                 }
             },
-            onUndelivered: { node, count in seen.withLock { $0.undelivered.append((node, count)) } })
+            onUndelivered: { node, count in seen.withLock { $0.undelivered.append((node, count)) } },
+            outputStands: outputStands)
         self.network = network
         let server = try TestServer { configuration in
             configuration.port = port

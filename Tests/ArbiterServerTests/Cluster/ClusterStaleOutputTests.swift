@@ -84,6 +84,26 @@ struct ClusterStaleOutputTests {
         #expect(carol.waitForClose(timeout: 3), "carol's connection stays open with a dropped event")
     }
 
+    /// A follower stalled for longer than the leader waits on a silent link
+    /// (`RelayOptions.staleAfterMs`) drops what it heard before the stall even with its
+    /// lease still fine: the leader may have closed the link and ended its sessions.
+    @Test func aRelayedEventWrittenPastTheStaleLimitIsDroppedWithTheLeaseFine() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (carol, _) = try nodes.member(follower, name: "carol")
+        let bob = try nodes.client(leader, name: "bob")
+        let context = try #require(nodes.context(follower))
+        let release = try stall("carol", on: follower, of: nodes)
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+        usleep(UInt32(RelayOptions().staleAfterMs + 200) * 1000)
+        #expect(context.runtime.safeLeaseID() != nil, "the lease is meant to stay fine here")
+        release.signal()
+        let heard = carol.drain(for: 1)
+        #expect(!heard.contains { $0.hasPrefix("PRESSED demo b1") }, "a stale event reached a follower's member: \(heard)")
+        #expect(carol.waitForClose(timeout: 3), "carol's connection stays open with a dropped event")
+    }
+
     /// Without a lapse the same stall changes nothing: the lease held throughout, so no
     /// other node can have decided meanwhile, and the decision is written late but true.
     @Test func aStallWithinTheLeaseWritesTheDecision() throws {

@@ -32,6 +32,13 @@ final class TestRelayHub: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// The context registered as `node`, if it is still alive.
+    func context(_ node: String) -> ClusterContext? {
+        lock.lock()
+        defer { lock.unlock() }
+        return contexts[node]
+    }
+
     func register(_ node: String, _ context: ClusterContext) {
         lock.lock()
         registered[node] = Weak(context: context)
@@ -103,7 +110,9 @@ final class TestRelayHub: @unchecked Sendable {
             self.from = from
         }
 
-        func send(_ message: RelayMessage, toNode node: String, address: String) {
+        func send(_ message: RelayMessage, toNode node: String, address: String, leaseEpoch: UInt64) {
+            // As `RelayPeer.enqueue`: a frame of a lease that lapsed is not sent.
+            if leaseEpoch != 0, let context = hub.context(from), !context.outputStands(leaseEpoch) { return }
             hub.deliver(message, from: from, to: node)
         }
     }
