@@ -64,6 +64,29 @@ import ArbiterLoadKit
         #expect(checker.violations.isEmpty, "\(checker.violations)")
     }
 
+    /// p's node closed p's connection (it woke from a pause with p's GRANTED unwritten, or
+    /// died) after its DOWN was decided: obs read the PRESSED, p never the GRANTED. The
+    /// DOWN may or may not have been done, as p cannot know; only a connection that was
+    /// closed with nothing unanswered makes that PRESSED a mismatch.
+    static let grantedThenLost: [String] =
+        Array(Self.history.prefix { $0 != "p: GRANTED load h1 fence=1001" }) + [
+            "obs: PRESSED load b1 owner=c1 session=s2 fence=1001 seq=3",
+            "obs: FIRED load b1 owner=c1 session=s2 fence=1001 seq=4",
+            "p: (lost with a DOWN unanswered)",
+            "obs: RELEASED load b1 reason=disconnect owner=c1 fence=1001 seq=5",
+            "obs: LEFT load name=c1 session=s2 seq=6",
+        ] + Self.snapshot("obs", seq: 6, fence: 1001, members: 1, term: 10)
+
+    @Test func aPressOfAConnectionLostWithItsDownUnansweredPasses() {
+        let checker = HistoryScript.check(Self.grantedThenLost)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func aPressOfAConnectionClosedWithNothingUnansweredIsCaught() {
+        let doctored = Self.grantedThenLost.replacing("p: (lost with a DOWN unanswered)", with: "p: (closed)")
+        #expect(HistoryScript.broken(doctored) == [.grantMismatch])
+    }
+
     @Test func aCleanFailoverPasses() {
         let checker = HistoryScript.check(Self.history)
         #expect(checker.violations.isEmpty, "\(checker.violations)")

@@ -104,6 +104,11 @@ struct HistoryScript {
                 checker.closeStream(stream)
                 continue
             }
+            if line.hasSuffix(": (lost with a DOWN unanswered)") {
+                checker.lostUnanswered(stream)
+                checker.closeStream(stream)
+                continue
+            }
             var wire = Array(line[line.index(colon, offsetBy: 2)...].utf8)
             let message = wire.withUnsafeMutableBufferPointer { raw in
                 LineMessageParser.parse(UnsafeBufferPointer(raw), 0..<raw.count, buttons: table)

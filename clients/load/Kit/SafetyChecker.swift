@@ -84,6 +84,14 @@ public final class SafetyChecker {
         watchedSessions.remove(session)
     }
 
+    /// `stream`'s connection was lost with a DOWN unanswered: like `ERROR unavailable ...
+    /// may or may not have been done`, it may have been granted (the node decided it, or
+    /// relayed it, before the connection went) and have ended with the session.
+    public func lostUnanswered(_ stream: Int) {
+        let session = streams[stream].session
+        if session >= 0 { undecided[session, default: 0] += 1 }
+    }
+
     /// Lets each undecided answer of `session` account for one of its PRESSED events
     /// that never got a GRANTED, the lowest fences first, and forgets the rest: a later
     /// client with the same session number starts with none.
