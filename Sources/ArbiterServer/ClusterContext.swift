@@ -305,6 +305,24 @@ final class ClusterContext: @unchecked Sendable {
     /// since: it relays nothing meanwhile (`PanelHost.relay`), as a node without etcd.
     var isLapsed: Bool { lapsed.load(ordering: .acquiring) }
 
+    /// `isLapsed`, or a lapse not noticed yet (the lease unsafe, or another one than the
+    /// panels synchronised under), which it then begins. Asked before relaying a command:
+    /// a node woken from a pause past its lease reads its clients' commands before its
+    /// timer notices; relayed, the leader would grant them, then end them when it sees
+    /// the node's registration gone, while the client reads its GRANTED
+    /// (`bench/nemesis.py --faults pause-edge`, seed 26).
+    func mayNotRelay() -> Bool { heardWhileLapsed() }
+
+    /// Stops the node timer (`checkLease`, vanished nodes): tests that need the moment
+    /// before it notices a lapse.
+    func stopNodeTimerForTesting() {
+        nodeTimer?.cancel()
+        nodeTimer = nil
+    }
+
+    /// The lease the panels this node follows last synchronised under (0: none yet).
+    var synchronisedLease: Int64 { syncedLease.load(ordering: .acquiring) }
+
     /// The epoch to mark output with that holds only under this node's lease: a leader's
     /// decisions, and what a follower passes on from its leader (`FlushList.leaseEpoch`).
     /// 0 while lapsed: what is said then (failover releases, refusals) holds anyway.

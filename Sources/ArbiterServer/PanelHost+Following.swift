@@ -38,7 +38,7 @@ extension PanelHost {
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
     private func relay(_ request: Request, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList) {
-        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil, !cluster.isLapsed else {
+        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil, !cluster.mayNotRelay() else {
             if case .join = request { return park(join: connection, format: format, id: id) }
             if let cluster, cluster.isLapsed {
                 return refuse(
