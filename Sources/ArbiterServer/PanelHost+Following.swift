@@ -59,10 +59,13 @@ extension PanelHost {
         }
         // Before the frame can leave: its reply may come back at once.
         var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial)
+        // Under this node's lease: written after it lapsed (a pause on the way), the leader
+        // could run it for a session it has ended since.
+        let epoch = cluster.outputEpoch
         if clusterState.deferredSends != nil {
-            clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress))
+            clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress, epoch))
         } else {
-            _ = cluster.send(frame, toNode: leader, address: clusterState.leaderAddress)
+            _ = cluster.send(frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: epoch)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
         if case .join = request {

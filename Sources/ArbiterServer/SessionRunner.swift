@@ -109,7 +109,7 @@ struct SessionRunner {
             defer { host.clusterState.deferredSends = nil }
             return host.clusterState.deferredSends ?? []
         }
-        for send in sends { cluster.send(send.frame, toNode: send.node, address: send.address) }
+        for send in sends { cluster.send(send.frame, toNode: send.node, address: send.address, leaseEpoch: send.leaseEpoch) }
     }
 
     /// The command as it is to be answered, or nil when it must not run (after QUIT,
