@@ -81,6 +81,7 @@ struct HistoryScript {
             "obs: RELEASED load t1 reason=up owner=c1 fence=5 seq=19",
         ]
         // The end of the run: both members JOIN again and see every button idle.
+        lines += ["obs: (JOIN sent)", "p: (JOIN sent)"]
         lines += snapshot("obs", seq: 19, fence: 5, members: 2)
         lines += snapshot("p", seq: 19, fence: 5, members: 2)
         return lines
@@ -102,6 +103,10 @@ struct HistoryScript {
             streams[name] = stream
             if line.hasSuffix(": (closed)") {
                 checker.closeStream(stream)
+                continue
+            }
+            if line.hasSuffix(": (JOIN sent)") {
+                checker.joinSent(stream)
                 continue
             }
             if line.hasSuffix(": (lost with a DOWN unanswered)") {

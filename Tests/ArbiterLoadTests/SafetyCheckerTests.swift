@@ -45,6 +45,23 @@ import ArbiterLoadKit
         #expect(HistoryScript.broken(doctored) == [.seqGap])
     }
 
+    /// A snapshot obs did not ask for (its node resynchronised it, and it knew of no grant,
+    /// so no failover release came first) may skip what obs missed.
+    @Test func aResyncSnapshotThatSkipsMissedEventsPasses() {
+        var doctored = clean.filter { !$0.hasPrefix("obs: (JOIN sent)") }
+        let cut = doctored.firstIndex(of: "obs: RELEASED load t1 reason=up owner=c1 fence=5 seq=19")!
+        doctored.remove(at: cut)
+        let checker = HistoryScript.check(doctored)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func aResyncSnapshotFromBeforeWhatWasSeenIsCaught() {
+        let doctored = clean.filter { !$0.hasPrefix("obs: (JOIN sent)") }
+            .replacing("obs: OK JOIN load members=2 fence=5 seq=19", with: "obs: OK JOIN load members=2 fence=5 seq=12")
+        let found = HistoryScript.check(doctored).violations
+        #expect(found.contains { $0.rule == .seqGap && $0.message.contains("snapshot at seq=12 after the event of seq=19") }, "\(found)")
+    }
+
     @Test func membersDisagreeAtOneSeq() {
         let doctored = clean.replacing("obs: MIDWAY load h1 seq=10", with: "obs: PROGRESS load h1 value=0.500 seq=10")
         #expect(HistoryScript.broken(doctored) == [.seqDisagree])

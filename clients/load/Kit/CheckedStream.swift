@@ -23,6 +23,8 @@ struct CheckedStream {
     var term: Int64 = 0
     /// A `RELEASED reason=failover` was read; the new term's snapshot must come next.
     var failedOver = false
+    /// JOINs this connection sent whose snapshot has not come yet (`joinSent`).
+    var joinsAwaited = 0
     var snapshotPressed: [Int32] = []
 
     init(name: String) {

@@ -16,6 +16,11 @@ extension Engine {
     }
 
     func sendJoin(_ peer: Peer) {
+        if peer.stream >= 0 {
+            // After what the connection has read so far, before the answer.
+            flushChecker()
+            plan.panels[peer.panel].checker?.withLock { $0.joinSent(peer.stream) }
+        }
         switch peer.transport {
         case .line:
             send(peer, plan.panels[peer.panel].commands.lineJoin)

@@ -84,6 +84,12 @@ public final class SafetyChecker {
         watchedSessions.remove(session)
     }
 
+    /// `stream` sent a JOIN after its first: the snapshot that answers it must carry the
+    /// seq of the last event before it. A snapshot nobody asked for is a resync.
+    public func joinSent(_ stream: Int) {
+        if streams[stream].joined { streams[stream].joinsAwaited += 1 }
+    }
+
     /// `stream`'s connection was lost with a DOWN unanswered: like `ERROR unavailable ...
     /// may or may not have been done`, it may have been granted (the node decided it, or
     /// relayed it, before the connection went) and have ended with the session.
@@ -147,6 +153,17 @@ public final class SafetyChecker {
                 violate(.failover, "snapshot of term \(term) after one of term \(s.term)", [describe(stream, m)])
             }
             s.expected = m.seq + 1
+        } else if s.joined, s.joinsAwaited == 0 {
+            // A snapshot nobody asked for: the member's node resynchronised it in the same
+            // term (a link dropped, frames lost, its lease lapsed). The events it missed
+            // are behind the snapshot, and the failover releases it was owed came first,
+            // none if it knew of no grant; only a snapshot from before what it has seen
+            // is wrong.
+            if m.seq < s.expected - 1 {
+                let last = s.lastEvent.map { describe(stream, $0) } ?? "\(s.name): (no event yet)"
+                violate(.seqGap, "snapshot at seq=\(m.seq) after the event of seq=\(s.expected - 1)", [last, describe(stream, m)])
+            }
+            s.expected = m.seq + 1
         } else if s.joined {
             // A JOIN again: everything up to the snapshot's seq was sent before it.
             if m.seq != s.expected - 1 {
@@ -162,6 +179,7 @@ public final class SafetyChecker {
         }
         s.term = term
         s.failedOver = false
+        if s.joinsAwaited > 0 { s.joinsAwaited -= 1 }
         if !modelStarted {
             modelTerm = term
             startModel(at: m.seq, fence: m.fence, pressed: s.snapshotPressed)
