@@ -105,6 +105,11 @@ struct HistoryScript {
                 checker.closeStream(stream)
                 continue
             }
+            if let range = line.range(of: ": (UP undecided: button "), line.hasSuffix(")") {
+                let id = String(line[range.upperBound...].dropLast())
+                checker.upUndecided(stream, button: Int32(table.index(of: id) ?? -1))
+                continue
+            }
             if line.hasSuffix(": (JOIN sent)") {
                 checker.joinSent(stream)
                 continue
@@ -142,6 +147,16 @@ extension Array where Element == String {
         let from = copy.firstIndex(of: line)!
         copy.remove(at: from)
         copy.insert(line, at: copy.firstIndex(of: after)! + 1)
+        return copy
+    }
+}
+
+extension Array where Element == String {
+    /// The history with the line `old` (one whole line, the first) replaced by `new`.
+    func replacing(_ old: [String], with new: [String]) -> [String] {
+        guard let at = firstIndex(of: old[0]) else { return self }
+        var copy = self
+        copy.replaceSubrange(at..<(at + old.count), with: new)
         return copy
     }
 }

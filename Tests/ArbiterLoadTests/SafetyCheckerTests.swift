@@ -62,6 +62,25 @@ import ArbiterLoadKit
         #expect(found.contains { $0.rule == .seqGap && $0.message.contains("snapshot at seq=12 after the event of seq=19") }, "\(found)")
     }
 
+    /// p's UP of t1 was answered `ERROR unavailable ... may or may not have been done`
+    /// (its answer was lost between nodes) and it had been done: its STOPPED comes with
+    /// no OK UP before it.
+    static let undecidedUp = [
+        "p: ERROR unavailable its answer from panel load's leader was lost on the way; it may or may not have been done; try again in a second or two",
+        "p: (UP undecided: button t1)",
+    ]
+
+    @Test func aStopAfterAnUndecidedUpPasses() {
+        let doctored = clean.replacing(["p: OK UP load t1"], with: Self.undecidedUp)
+        let checker = HistoryScript.check(doctored)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func aStopBeforeAnyAnswerToTheUpIsCaught() {
+        let doctored = clean.replacing(["p: OK UP load t1"], with: [Self.undecidedUp[0]])
+        #expect(HistoryScript.broken(doctored).contains(.stoppedBeforeUp))
+    }
+
     @Test func membersDisagreeAtOneSeq() {
         let doctored = clean.replacing("obs: MIDWAY load h1 seq=10", with: "obs: PROGRESS load h1 value=0.500 seq=10")
         #expect(HistoryScript.broken(doctored) == [.seqDisagree])

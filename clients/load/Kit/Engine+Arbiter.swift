@@ -241,6 +241,11 @@ extension Engine {
             // release stays stamped at the first UP's write.
             recordReply(peer)
             if measuring { stats.unavailable += 1 }
+            if peer.stream >= 0 {
+                // After the error itself, which the checker has yet to read.
+                flushChecker()
+                plan.panels[peer.panel].checker?.withLock { $0.upUndecided(peer.stream, button: peer.button) }
+            }
             peer.step = .retryingUp
             schedule(peer, afterNanos: UInt64(10 + peer.random.below(40)) * LoadClock.millisecond)
         case (.error, .awaitingUp) where plan.options.targets.count > 1 && (m.error == .unavailable || m.error == .staleFence || m.error == .notOwner):

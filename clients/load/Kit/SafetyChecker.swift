@@ -90,6 +90,14 @@ public final class SafetyChecker {
         if streams[stream].joined { streams[stream].joinsAwaited += 1 }
     }
 
+    /// `stream`'s UP of `button` was answered `ERROR unavailable ... may or may not have
+    /// been done` (its answer was lost between nodes): the release may have happened, so
+    /// its STOPPED or RELEASED `reason=up` may come before any OK UP (the UP is sent again
+    /// and answered `ended=` then).
+    public func upUndecided(_ stream: Int, button: Int32) {
+        streams[stream].own[button]?.releaseReplied = true
+    }
+
     /// `stream`'s connection was lost with a DOWN unanswered: like `ERROR unavailable ...
     /// may or may not have been done`, it may have been granted (the node decided it, or
     /// relayed it, before the connection went) and have ended with the session.
