@@ -286,19 +286,24 @@ final class ClusterContext: @unchecked Sendable {
     private func heardWhileLapsed() -> Bool {
         if lapsed.load(ordering: .acquiring) { return true }
         guard let runtime else { return false }
-        if let lease = runtime.safeLeaseID() {
-            let synced = syncedLease.load(ordering: .acquiring)
-            if synced == lease { return false }
-            // The first lease: nothing was heard before it.
-            if synced == 0, syncedLease.compareExchange(expected: 0, desired: lease, ordering: .acquiringAndReleasing).exchanged { return false }
-        } else if syncedLease.load(ordering: .acquiring) == 0, runtime.leaseID == nil {
-            // No lease yet (a node starting, its first grant under way): it was never
-            // registered, so nothing of its can have been ended. A TSan run of a node
-            // restarted at once lapsed here and refused its first session's command.
-            return false
-        }
+        let lease = runtime.safeLeaseID()
+        // The first lease: nothing was heard before it.
+        if let lease { _ = syncedLease.compareExchange(expected: 0, desired: lease, ordering: .acquiringAndReleasing) }
+        if agrees(lease, runtime) { return false }
         beginLapse()
         return true
+    }
+
+    /// Whether `lease` (the runtime's lease now; nil: not held) is one the panels can go on
+    /// under: the one they synchronised under, or any while none is synchronised yet. With
+    /// no lease, only a node that never had one agrees (a node starting, its first grant
+    /// under way): it was never registered, so nothing of its can have been ended. A TSan
+    /// run of a node restarted at once lapsed without that and refused its first
+    /// session's command.
+    private func agrees(_ lease: Int64?, _ runtime: ClusterRuntime) -> Bool {
+        let synced = syncedLease.load(ordering: .acquiring)
+        guard let lease else { return synced == 0 && runtime.leaseID == nil }
+        return synced == 0 || synced == lease
     }
 
     /// Whether this node's lease lapsed and the panels it follows have not resynchronised
@@ -348,12 +353,7 @@ final class ClusterContext: @unchecked Sendable {
         guard epoch == leaseEpoch.load(ordering: .acquiring), !lapsed.load(ordering: .acquiring) else { return false }
         if markedAtMs != 0, Sys.monotonicMilliseconds() - markedAtMs >= staleAfterMs { return false }
         guard let runtime else { return true }
-        guard let lease = runtime.writableLeaseID() else {
-            // Never registered yet: nothing of this node's can have been ended.
-            return syncedLease.load(ordering: .acquiring) == 0 && runtime.leaseID == nil
-        }
-        let synced = syncedLease.load(ordering: .acquiring)
-        return synced == 0 || synced == lease
+        return agrees(runtime.writableLeaseID(), runtime)
     }
 
     /// Once per lapse: every panel this node follows answers its unanswered commands and
