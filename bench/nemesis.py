@@ -16,7 +16,8 @@ one fault, chosen at random from a seeded generator and then undone:
 
 Raw observers (one per node, plain sockets, reconnecting) record every line with its time
 in WORKDIR/obs<n>.txt, for reading a violation's surroundings; the faults and their
-times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>-<run>.log.
+times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>-<run>.log (each
+line prefixed with the same monotonic clock).
 
     python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds]
                                     [--workdir DIR] [--faults kill,pause,pause-edge,...]
@@ -118,6 +119,7 @@ def main():
                         help="comma-separated fault kinds to draw from (default: every kind but " + ", ".join(EXTRA_FAULTS) + ")")
     args = parser.parse_args()
     kinds = args.faults.split(",")
+    cl.STAMP_NODE_LOGS = True
     unknown = [k for k in kinds if k not in FAULTS + EXTRA_FAULTS]
     if unknown:
         parser.error(f"unknown fault kinds {unknown}; known: {FAULTS + EXTRA_FAULTS}")

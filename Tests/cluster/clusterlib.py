@@ -97,11 +97,30 @@ def install_cleanup():
         signal.signal(sig, on_signal)
 
 
-def spawn(argv, log_path, env=None):
-    """Starts argv in its own session, output to log_path (appended), registered for cleanup."""
-    with open(log_path, "ab") as out:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True, env=env)
+# Nodes' log lines get the monotonic time they were read at, to set beside the
+# observers' lines (bench/nemesis.py): the server's own lines carry no time.
+STAMP_NODE_LOGS = False
+
+
+def spawn(argv, log_path, env=None, stamped=False):
+    """Starts argv in its own session, output to log_path (appended), registered for cleanup.
+    With `stamped`, each line is prefixed with time.monotonic() as it is read."""
+    if not stamped:
+        with open(log_path, "ab") as out:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                    start_new_session=True, env=env)
+        PROCESSES.append(proc)
+        return proc
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, env=env)
+
+    def copy():
+        with open(log_path, "ab") as out:
+            for line in proc.stdout:
+                out.write(f"{time.monotonic():.6f} ".encode() + line)
+                out.flush()
+
+    threading.Thread(target=copy, daemon=True).start()
     PROCESSES.append(proc)
     return proc
 
@@ -394,7 +413,7 @@ class Node:
     def start(self, timeout=20):
         self.runs += 1
         self.log_path = self.workdir / f"{self.name}-{self.runs}.log"
-        self.proc = spawn(self.argv(), self.log_path)
+        self.proc = spawn(self.argv(), self.log_path, stamped=STAMP_NODE_LOGS)
 
         def ready():
             if self.proc.poll() is not None:
