@@ -18,6 +18,10 @@ public final class ClusterNode {
     public private(set) var lastError: EtcdError?
     /// Every live node's advertised address, as last read from `/arbiter/nodes/`.
     public private(set) var nodeAddresses: [String: String] = [:]
+    /// The etcd lease each live node's registration is under, read with `nodeAddresses`:
+    /// a node whose lease lapsed registers again under a new one, and its old
+    /// registration's end is then not the end of its sessions (`RelayIncarnations`).
+    public private(set) var nodeLeases: [String: Int64] = [:]
     /// Set by a driver that keeps the lease elsewhere (`ClusterRuntime` renews it on its own
     /// thread, so a slow range or txn never delays a keepalive): `step()` then leaves the
     /// lease alone and the driver hands every change in with `adoptLease`.
@@ -156,10 +160,14 @@ public final class ClusterNode {
         }
         liveNodes = max(1, nodes.kvs.filter { keys.node(ofKey: $0.keyText) != nil }.count)
         var addresses: [String: String] = [:]
+        var leases: [String: Int64] = [:]
         for kv in nodes.kvs {
-            if let node = keys.node(ofKey: kv.keyText) { addresses[node] = kv.valueText }
+            guard let node = keys.node(ofKey: kv.keyText) else { continue }
+            addresses[node] = kv.valueText
+            leases[node] = kv.lease
         }
         nodeAddresses = addresses
+        nodeLeases = leases
         register(seen: nodes.kvs)
         var current: [String: LeaderInfo] = [:]
         for kv in leaders.kvs {
@@ -177,6 +185,7 @@ public final class ClusterNode {
         do {
             _ = try etcd.txn(EtcdTxn(compare: [], success: [.put(key, advertise, lease: id)]))
             nodeAddresses[name] = advertise
+            nodeLeases[name] = id
             liveNodes = max(liveNodes, seen.filter { $0.keyText != key }.count + 1)
         } catch {
             lastError = error

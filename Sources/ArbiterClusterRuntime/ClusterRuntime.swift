@@ -33,6 +33,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     private var leaders: [String: LeaderInfo?] = [:]
     private var stats = ClusterRuntimeStats()
     private var addresses: [String: String] = [:]
+    private var registrationLeases: [String: Int64] = [:]
     private var stepTimer: DispatchSourceTimer?
     private let stepIntervalMilliseconds: Int
     private let timing: ClusterTiming
@@ -152,6 +153,12 @@ public final class ClusterRuntime: @unchecked Sendable {
         withLock { addresses }
     }
 
+    /// The etcd lease of every live node's registration, as last read (with
+    /// `nodeAddresses`).
+    public func nodeRegistrations() -> [String: Int64] {
+        withLock { registrationLeases }
+    }
+
     public var statistics: ClusterRuntimeStats {
         let lease = keeper.counters
         return withLock {
@@ -211,8 +218,10 @@ public final class ClusterRuntime: @unchecked Sendable {
         if observing { lastObservedAt = started }
         let took = clock().since(started)
         let seen = cluster.nodeAddresses
+        let leases = cluster.nodeLeases
         withLock {
             addresses = seen
+            registrationLeases = leases
             stats.steps += 1
             stats.longestStepMilliseconds = max(stats.longestStepMilliseconds, took)
         }

@@ -22,8 +22,9 @@ final class ClusterContext: @unchecked Sendable {
     let relayedOut = Atomic<Int>(0)
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
-    /// Nodes whose registration was seen, to notice one that vanishes.
-    private let knownNodes = Locked<Set<String>>([])
+    /// Nodes whose registration was seen, with the lease it is under, to notice one that
+    /// vanishes or is replaced.
+    private let knownNodes = Locked<[String: Int64]>([:])
     private var nodeTimer: DispatchSourceTimer?
     private let linksUp = Locked<[String: Int]>([:])
     /// The runs of other nodes' processes heard from (`RelayIncarnations`).
@@ -248,7 +249,7 @@ final class ClusterContext: @unchecked Sendable {
         case .command(let command):
             relayedIn.add(1, ordering: .relaxed)
             // A command naming another origin is refused by the panel; it says nothing of runs.
-            if command.origin == node, !admit(command.incarnation, of: node) { return }
+            if command.origin == node, !admit(.init(incarnation: command.incarnation, lease: command.lease), of: node) { return }
             run(command.panel) { $0.relayedCommand(command, from: node, flush: &$1) }
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
             if heardWhileLapsed() {
@@ -256,10 +257,11 @@ final class ClusterContext: @unchecked Sendable {
                 return
             }
             run(panel) { $0.relayedFromLeader(message, from: node, flush: &$1) }
-        case .sessionGone(let origin, let session, let incarnation):
-            guard origin == node, admit(incarnation, of: node) else { return }
+        case .sessionGone(let origin, let session, let incarnation, let lease):
+            let run = RelayIncarnations.Run(incarnation: incarnation, lease: lease)
+            guard origin == node, admit(run, of: node) else { return }
             for host in hosts.values {
-                host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, incarnation: incarnation) }
+                host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, run: run) }
             }
         case .snapshotRequest, .ping:
             // Followers get their snapshots as JOIN replies (docs/CLUSTER.md); pings stay
@@ -275,7 +277,7 @@ final class ClusterContext: @unchecked Sendable {
     /// group that another session holds by now (`bench/nemesis.py` saw exactly that). Such
     /// frames are dropped; once the lease is safe again, every panel this node follows
     /// answers its unanswered commands `ERROR unavailable`, tells its members the grants
-    /// they knew of ended, and joins them again (`PanelHost.leaseLapsed`). The panels'
+    /// they knew of ended, and joins them again (`PanelHost.leaseLapsed`, `leaseRegained`). The panels'
     /// queues run those before any later frame, which enters the same queues.
     ///
     /// A lease that is safe again is not enough: on waking, the lease keeper may renew (with
@@ -365,7 +367,7 @@ final class ClusterContext: @unchecked Sendable {
         leaseEpoch.add(1, ordering: .acquiringAndReleasing)
         log.warning(
             "this node's lease lapsed (paused, stalled or cut off from etcd): leaders' frames are dropped and nothing is relayed until it is safe again", [:])
-        for host in hosts.values { host.queue.async { host.leaseLapsed(rejoin: false) } }
+        for host in hosts.values { host.queue.async { host.leaseLapsed() } }
         awaitSafeLease(attempt: 0)
     }
 
@@ -389,20 +391,34 @@ final class ClusterContext: @unchecked Sendable {
             guard let self, let runtime else { return }
             let lease = runtime.safeLeaseID()
             guard lease != nil || attempt >= 12_000 else { return awaitSafeLease(attempt: attempt + 1) }
-            for host in hosts.values { host.queue.async { host.leaseLapsed(rejoin: true) } }
+            // The new lease first: the re-joins name it (`RelayCommand.lease`). One sent
+            // under the old lease would be taken by the leader for the old run's last
+            // frame, and the next frame, under the new lease, would end the members it
+            // had just joined again, so they would hear nothing more (`bench/nemesis.py
+            // --faults pause-edge`, seed 26: six seconds of events lost).
             syncedLease.store(lease ?? 0, ordering: .releasing)
-            lapsed.store(false, ordering: .releasing)
+            // Then every panel resynchronises, before any leader's frame is read again;
+            // then frames are read again; then the members join again, so that their
+            // answers are not dropped as heard while lapsed.
+            let panels = hosts.values
+            let group = DispatchGroup()
+            for host in panels { host.queue.async(group: group) { host.leaseRegained() } }
+            group.notify(queue: DispatchQueue.global()) { [weak self] in
+                self?.lapsed.store(false, ordering: .releasing)
+                for host in panels { host.queue.async { host.rejoinAfterLapse() } }
+            }
         }
     }
 
-    /// Whether a frame of `incarnation` from `node` may go on to the panels. A new run of
-    /// the node ends every session of the old one (`reason=disconnect`, as a dead node's)
-    /// on every panel, handed to each panel's queue before this frame can be: the queues
-    /// run in order, so the new run's sessions, which may reuse the old numbers, start
-    /// clean. A retired run's frame is dropped.
-    private func admit(_ incarnation: UInt64, of node: String) -> Bool {
+    /// Whether a frame of `run` from `node` may go on to the panels. A new run of the node
+    /// (a restarted process, or one come back under a new lease after a lapse) ends every
+    /// session of the old one (`reason=disconnect`, as a dead node's) on every panel,
+    /// handed to each panel's queue before this frame can be: the queues run in order, so
+    /// the new run's sessions, which may reuse the old numbers, start clean. A retired
+    /// run's frame is dropped.
+    private func admit(_ run: RelayIncarnations.Run, of node: String) -> Bool {
         let verdict = incarnations.withLock { table -> RelayIncarnations.Verdict in
-            let verdict = table.admit(incarnation, of: node)
+            let verdict = table.admit(run, of: node)
             // Under the lock: a frame of the new run on another link cannot overtake it.
             if case .replaced = verdict {
                 for host in hosts.values { host.queue.async { host.remoteNodeGone(node) } }
@@ -413,7 +429,9 @@ final class ClusterContext: @unchecked Sendable {
         case .first, .current:
             return true
         case .replaced(let previous):
-            log.info("node restarted: its old sessions end", ["node": node, "old": "\(previous)", "new": "\(incarnation)"])
+            log.info(
+                "node restarted or lapsed: its old sessions end",
+                ["node": node, "old": "\(previous.incarnation)/\(previous.lease)", "new": "\(run.incarnation)/\(run.lease)"])
             return true
         case .retired:
             staleFrames.add(1, ordering: .relaxed)
@@ -421,9 +439,9 @@ final class ClusterContext: @unchecked Sendable {
         }
     }
 
-    /// Whether `incarnation` of `node` is a run that was replaced (its frames are dropped).
-    func isRetired(_ incarnation: UInt64, of node: String) -> Bool {
-        incarnations.withLock { $0.isRetired(incarnation, of: node) }
+    /// Whether `run` of `node` was replaced by a newer run (its frames are dropped).
+    func isRetired(_ run: RelayIncarnations.Run, of node: String) -> Bool {
+        incarnations.withLock { $0.isRetired(run, of: node) }
     }
 
     /// A relay link to or from `node` came up (a pair of nodes may have two).
@@ -447,13 +465,24 @@ final class ClusterContext: @unchecked Sendable {
         }
     }
 
-    /// No link to `node` is left: its sessions are gone for every panel led here, and
-    /// panels it leads re-sync their members.
-    func linkDown(_ node: String) {
-        log.info("relay link down", ["node": node])
+    /// No link to `node` is left, or its registration under `lease` vanished: its
+    /// sessions are gone for every panel led here, and panels it leads re-sync their
+    /// members. A registration's end ends nothing that a newer run of the node (come back
+    /// under another lease, its old sessions ended when its first frame came) holds:
+    /// asked again in each panel's queue, behind any such frame already admitted.
+    func linkDown(_ node: String, lease: Int64? = nil) {
+        if let lease {
+            log.info("a node's registration ended", ["node": node, "lease": "\(lease)"])
+        } else {
+            log.info("relay link down", ["node": node])
+        }
         for host in hosts.values {
             host.queue.async {
-                host.remoteNodeGone(node)
+                if let lease, !self.incarnations.withLock({ $0.isCurrent(lease: lease, of: node) }) {
+                    self.log.info("an earlier registration of a node ended: its new run's sessions stay", ["node": node, "panel": host.config.id])
+                } else {
+                    host.remoteNodeGone(node)
+                }
                 host.leaderLinkDown(node)
             }
         }
@@ -482,13 +511,18 @@ final class ClusterContext: @unchecked Sendable {
     /// Notices registrations that vanished since the last call: their sessions are gone.
     func checkNodes() {
         guard let runtime else { return }
-        let now = Set(runtime.nodeAddresses().keys)
-        let gone = knownNodes.withLock { known -> Set<String> in
-            defer { known = now }
-            return known.subtracting(now)
-        }
-        for node in gone where node != setup.node { linkDown(node) }
+        registrationsSeen(runtime.nodeRegistrations())
         checkLease()
+    }
+
+    /// `now`: every live node's registration and its lease, as just read. One that is
+    /// gone, or under another lease now (its node lapsed and registered again), ended.
+    func registrationsSeen(_ now: [String: Int64]) {
+        let ended = knownNodes.withLock { known -> [(String, Int64)] in
+            defer { known = now }
+            return known.filter { now[$0.key] != $0.value }.map { ($0.key, $0.value) }
+        }
+        for (node, lease) in ended where node != setup.node { linkDown(node, lease: lease) }
     }
 
     /// Relay links up (for /metrics).

@@ -118,7 +118,9 @@ extension PanelHost {
         }
         if let leader = clusterState.leaderNode, leader != cluster.node {
             cluster.send(
-                .sessionGone(origin: cluster.node, session: UInt64(connection.session.number), incarnation: cluster.setup.incarnation), toNode: leader,
+                .sessionGone(
+                    origin: cluster.node, session: UInt64(connection.session.number), incarnation: cluster.setup.incarnation,
+                    lease: cluster.synchronisedLease), toNode: leader,
                 address: clusterState.leaderAddress)
         }
     }
@@ -214,7 +216,8 @@ extension PanelHost {
         let frame = RelayMessage.command(
             RelayCommand(
                 origin: cluster.node, session: UInt64(session.number), sessionName: name, key: key, panel: config.id, command: command,
-                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial))
+                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
+                lease: cluster.synchronisedLease))
         return (frame, serial)
     }
 
@@ -405,17 +408,41 @@ extension PanelHost {
 
     /// This node's lease lapsed (`ClusterContext.beginLapse`): what the leader would still
     /// answer or send cannot be trusted, so a panel it follows answers what waits and tells
-    /// its members the grants they knew of ended, now; with `rejoin` (the lease is safe
-    /// again, `ClusterContext.awaitSafeLease`) they join again for a fresh snapshot, as
-    /// after a dropped link. On `queue`.
-    func leaseLapsed(rejoin: Bool) {
+    /// its members the grants they knew of ended, now. On `queue`.
+    func leaseLapsed() {
         assertOnQueue()
         guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return }
         var flush = FlushList()
-        resync(
-            from: leader, because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
-            rejoin: rejoin, flush: &flush)
+        resync(from: leader, because: lapseReason(leader), rejoin: false, flush: &flush)
         finishBatch(&flush)
+    }
+
+    /// The lease is safe again, first step (`ClusterContext.awaitSafeLease`): the same, and
+    /// the members wait to join again, so nothing the leader sends reaches them before
+    /// their fresh snapshot. The node reads leaders' frames again only after every panel
+    /// took this step, and the re-joins are sent only after that (`rejoinAfterLapse`):
+    /// sent earlier, their answers could arrive while frames are still dropped, and the
+    /// members would wait for them for ever. On `queue`.
+    func leaseRegained() {
+        assertOnQueue()
+        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return }
+        var flush = FlushList()
+        resync(from: leader, because: lapseReason(leader), rejoin: false, flush: &flush)
+        finishBatch(&flush)
+        for (session, connection) in members { clusterState.pendingJoins[session] = connection }
+        members = [:]
+        memberCount.store(0, ordering: .relaxed)
+    }
+
+    /// The second step: the members that wait join again at the leader. On `queue`.
+    func rejoinAfterLapse() {
+        assertOnQueue()
+        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil, !clusterState.pendingJoins.isEmpty else { return }
+        rejoin(at: leader, address: clusterState.leaderAddress)
+    }
+
+    private func lapseReason(_ leader: String) -> String {
+        "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered"
     }
 
     /// What the leader `node` sent may be lost: unanswered commands get `ERROR

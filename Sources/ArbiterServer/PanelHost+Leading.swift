@@ -188,7 +188,7 @@ extension PanelHost {
         assertOnQueue()
         // A run of the node that was replaced since this frame was admitted: its sessions
         // ended, its session numbers may be the new run's, and nobody waits for a reply.
-        if let cluster, cluster.isRetired(relayed.incarnation, of: node) {
+        if let cluster, cluster.isRetired(.init(incarnation: relayed.incarnation, lease: relayed.lease), of: node) {
             cluster.staleFrames.add(1, ordering: .relaxed)
             return
         }
@@ -303,9 +303,9 @@ extension PanelHost {
     }
 
     /// A relayed session closed on its node: its grants end with `reason=disconnect`.
-    func remoteSessionGone(_ session: SessionID, of node: String, incarnation: UInt64) {
+    func remoteSessionGone(_ session: SessionID, of node: String, run: RelayIncarnations.Run) {
         assertOnQueue()
-        if let cluster, cluster.isRetired(incarnation, of: node) { return }
+        if let cluster, cluster.isRetired(run, of: node) { return }
         guard clusterState.remoteSessions[session] == node || clusterState.remoteMembers[session] == node else { return }
         endRemoteSessions([session])
     }

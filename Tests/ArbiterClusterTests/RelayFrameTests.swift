@@ -7,11 +7,11 @@ import Testing
             RelayCommand(
                 origin: "n2", session: 42, sessionName: "kiosk-7", key: "s3cret", panel: "lobby",
                 command: Array(#"{"cmd":"DOWN","panel":"lobby","button":"sos"}"#.utf8), arrivedAt: 123_456_789,
-                incarnation: 0xDEAD_BEEF_0123_4567, serial: 0x0102_0304_0506_0708)),
+                incarnation: 0xDEAD_BEEF_0123_4567, serial: 0x0102_0304_0506_0708, lease: 0x7E57_1EA5_E000_0001)),
         .command(RelayCommand(origin: "n3", session: .max, sessionName: "", key: nil, panel: "緊急", command: [], arrivedAt: -5)),
         .reply(panel: "lobby", term: 17, session: 42, line: Array(#"{"type":"ok"}"#.utf8), incarnation: 0x0123_4567_89AB_CDEF, serial: .max),
         .event(panel: "lobby", term: 17, seq: 9_000_000_001, line: Array(#"{"type":"granted","fence":1001}"#.utf8)),
-        .sessionGone(origin: "n2", session: 42, incarnation: .max),
+        .sessionGone(origin: "n2", session: 42, incarnation: .max, lease: -7),
         .snapshotRequest(panel: "lobby", request: 3),
         .snapshot(panel: "lobby", term: 17, seq: 12, request: 3, line: Array(repeating: 0x7A, count: 3000)),
         .term(panel: "lobby", term: .max, leader: "n1"),

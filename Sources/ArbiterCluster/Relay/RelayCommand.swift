@@ -17,10 +17,16 @@ public struct RelayCommand: Equatable, Sendable {
     /// its command was already answered `ERROR unavailable`) cannot answer the next one.
     /// 0: none (replies are then matched in order).
     public var serial: UInt64
+    /// The origin's etcd lease it relays under (the one its panels last synchronised
+    /// under; 0: none yet). A node whose lease lapsed comes back under another one, its
+    /// old grants ended, and its registration under the old lease vanishes from etcd
+    /// some time later: the leader tells the two runs apart by this, so that vanishing
+    /// ends only what the old lease's run held (`RelayIncarnations`).
+    public var lease: Int64
 
     public init(
         origin: String, session: UInt64, sessionName: String, key: String?, panel: String, command: [UInt8], arrivedAt: Int64, incarnation: UInt64 = 0,
-        serial: UInt64 = 0
+        serial: UInt64 = 0, lease: Int64 = 0
     ) {
         self.origin = origin
         self.session = session
@@ -31,5 +37,6 @@ public struct RelayCommand: Equatable, Sendable {
         self.arrivedAt = arrivedAt
         self.incarnation = incarnation
         self.serial = serial
+        self.lease = lease
     }
 }

@@ -59,14 +59,15 @@ public struct RelayFrameDecoder: Sendable {
                 return .command(
                     RelayCommand(
                         origin: origin, session: session, sessionName: name, key: key, panel: try string(),
-                        command: try data(), arrivedAt: Int64(bitPattern: try integer()), incarnation: try integer(), serial: try integer()))
+                        command: try data(), arrivedAt: Int64(bitPattern: try integer()), incarnation: try integer(), serial: try integer(),
+                        lease: Int64(bitPattern: try integer())))
             case RelayFrameType.reply:
                 return .reply(
                     panel: try string(), term: try term(), session: try integer(), line: try data(), incarnation: try integer(), serial: try integer())
             case RelayFrameType.event:
                 return .event(panel: try string(), term: try term(), seq: try integer(), line: try data())
             case RelayFrameType.sessionGone:
-                return .sessionGone(origin: try string(), session: try integer(), incarnation: try integer())
+                return .sessionGone(origin: try string(), session: try integer(), incarnation: try integer(), lease: Int64(bitPattern: try integer()))
             case RelayFrameType.snapshotRequest:
                 return .snapshotRequest(panel: try string(), request: try integer())
             case RelayFrameType.snapshot:

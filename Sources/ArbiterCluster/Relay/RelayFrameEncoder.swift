@@ -30,6 +30,7 @@ public enum RelayFrameEncoder {
             integer(UInt64(bitPattern: c.arrivedAt), &body)
             integer(c.incarnation, &body)
             integer(c.serial, &body)
+            integer(UInt64(bitPattern: c.lease), &body)
         case .reply(let panel, let term, let session, let line, let incarnation, let serial):
             body.append(RelayFrameType.reply)
             string(panel, &body)
@@ -44,11 +45,12 @@ public enum RelayFrameEncoder {
             integer(UInt64(bitPattern: term), &body)
             integer(seq, &body)
             bytes(line, &body)
-        case .sessionGone(let origin, let session, let incarnation):
+        case .sessionGone(let origin, let session, let incarnation, let lease):
             body.append(RelayFrameType.sessionGone)
             string(origin, &body)
             integer(session, &body)
             integer(incarnation, &body)
+            integer(UInt64(bitPattern: lease), &body)
         case .snapshotRequest(let panel, let request):
             body.append(RelayFrameType.snapshotRequest)
             string(panel, &body)

@@ -17,8 +17,8 @@ public enum RelayMessage: Equatable, Sendable {
     /// One panel event, sent once per follower node, which fans it out to its members.
     case event(panel: String, term: Int64, seq: UInt64, line: [UInt8])
     /// A relayed session disconnected: its grants end with `reason=disconnect`.
-    /// `incarnation` as in `RelayCommand`.
-    case sessionGone(origin: String, session: UInt64, incarnation: UInt64 = 0)
+    /// `incarnation` and `lease` as in `RelayCommand`.
+    case sessionGone(origin: String, session: UInt64, incarnation: UInt64 = 0, lease: Int64 = 0)
     /// The follower needs the panel's snapshot (a member joined, or a term began).
     case snapshotRequest(panel: String, request: UInt64)
     /// The answer: the snapshot as after `JOIN`, and the `seq` it is current at.

@@ -64,16 +64,36 @@ struct ClusterRestartTests {
     }
 
     @Test func aFrameOfAReplacedRunIsDropped() {
+        func run(_ incarnation: UInt64) -> RelayIncarnations.Run { .init(incarnation: incarnation, lease: 0) }
         var runs = RelayIncarnations()
-        #expect(runs.admit(7, of: "n2") == .first)
-        #expect(runs.admit(7, of: "n2") == .current)
-        #expect(runs.admit(9, of: "n3") == .first)
-        #expect(runs.admit(8, of: "n2") == .replaced(previous: 7))
-        #expect(runs.admit(7, of: "n2") == .retired)
-        #expect(runs.isRetired(7, of: "n2") && !runs.isRetired(8, of: "n2") && !runs.isRetired(9, of: "n3"))
-        #expect(runs.admit(8, of: "n2") == .current)
+        #expect(runs.admit(run(7), of: "n2") == .first)
+        #expect(runs.admit(run(7), of: "n2") == .current)
+        #expect(runs.admit(run(9), of: "n3") == .first)
+        #expect(runs.admit(run(8), of: "n2") == .replaced(previous: run(7)))
+        #expect(runs.admit(run(7), of: "n2") == .retired)
+        #expect(runs.isRetired(run(7), of: "n2") && !runs.isRetired(run(8), of: "n2") && !runs.isRetired(run(9), of: "n3"))
+        #expect(runs.admit(run(8), of: "n2") == .current)
         // Only the newest few are kept: a run long gone would count as a new one.
-        for run in 100..<(100 + UInt64(RelayIncarnations.retiredKept)) { _ = runs.admit(run, of: "n2") }
-        #expect(!runs.isRetired(7, of: "n2") && runs.isRetired(8, of: "n2"))
+        for n in 100..<(100 + UInt64(RelayIncarnations.retiredKept)) { _ = runs.admit(run(n), of: "n2") }
+        #expect(!runs.isRetired(run(7), of: "n2") && runs.isRetired(run(8), of: "n2"))
+    }
+
+    /// A node whose lease lapsed comes back in the same process under a new lease: a new
+    /// run, whose arrival ends the old one's sessions; after that, the old lease's
+    /// registration vanishing from etcd must not end the new run's.
+    @Test func aNewLeaseInTheSameProcessIsANewRun() {
+        var runs = RelayIncarnations()
+        #expect(runs.admit(.init(incarnation: 7, lease: 0), of: "n2") == .first)
+        #expect(runs.admit(.init(incarnation: 7, lease: 100), of: "n2") == .current, "a first lease completes a run begun without one")
+        #expect(runs.isCurrent(lease: 100, of: "n2"))
+        #expect(runs.admit(.init(incarnation: 7, lease: 0), of: "n2") == .current)
+        #expect(runs.admit(.init(incarnation: 7, lease: 200), of: "n2") == .replaced(previous: .init(incarnation: 7, lease: 100)))
+        #expect(runs.admit(.init(incarnation: 7, lease: 100), of: "n2") == .retired, "a frame of the lapsed lease, late")
+        #expect(!runs.isCurrent(lease: 100, of: "n2"), "the old registration vanishing ends nothing more")
+        #expect(runs.isCurrent(lease: 200, of: "n2"))
+        #expect(runs.isCurrent(lease: 5, of: "n9"), "a node never heard from: its registration's end is its sessions' end")
+        // A restart retires every lease of the old process.
+        #expect(runs.admit(.init(incarnation: 8, lease: 300), of: "n2") == .replaced(previous: .init(incarnation: 7, lease: 200)))
+        #expect(runs.isRetired(.init(incarnation: 7, lease: 200), of: "n2") && runs.isRetired(.init(incarnation: 7, lease: 999), of: "n2"))
     }
 }
