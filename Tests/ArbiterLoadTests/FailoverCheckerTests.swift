@@ -87,6 +87,33 @@ import ArbiterLoadKit
         #expect(HistoryScript.broken(doctored) == [.grantMismatch])
     }
 
+    /// Every member was joining the new term when p's press was granted: their
+    /// snapshots show b1 pressed (fence 2001 handed out) and no PRESSED; p's GRANTED
+    /// comes after (`bench/nemesis.py`, seed 28, holds: three observers on one node).
+    static func grantedBeforeEveryMembersSnapshot(fence: Int) -> [String] {
+        var lines = Array(Self.history.prefix { $0 == "p: RELEASED load h1 reason=failover owner=c1 fence=1001" ? false : true })
+        lines += ["p: RELEASED load h1 reason=failover owner=c1 fence=1001", "obs: RELEASED load h1 reason=failover owner=c1 fence=1001"]
+        lines += Self.snapshot("p", seq: 0, fence: 2001, members: 2, term: 20, pressed: "b1")
+        lines += Self.snapshot("obs", seq: 0, fence: 2001, members: 2, term: 20, pressed: "b1")
+        lines += [
+            "p: GRANTED load b1 fence=\(fence)",
+            "p: OK UP load b1",
+            "p: RELEASED load b1 reason=up owner=c1 fence=2001 seq=1",
+            "obs: RELEASED load b1 reason=up owner=c1 fence=2001 seq=1",
+        ]
+        lines += Self.snapshot("obs", seq: 1, fence: 2001, members: 2, term: 20)
+        return lines
+    }
+
+    @Test func aGrantMadeBeforeEveryMembersSnapshotPasses() {
+        let checker = HistoryScript.check(Self.grantedBeforeEveryMembersSnapshot(fence: 2001))
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func aGrantAboveTheSnapshotsFenceThatNoMemberSawIsCaught() {
+        #expect(HistoryScript.broken(Self.grantedBeforeEveryMembersSnapshot(fence: 2002)).contains(.grantMismatch))
+    }
+
     @Test func aCleanFailoverPasses() {
         let checker = HistoryScript.check(Self.history)
         #expect(checker.violations.isEmpty, "\(checker.violations)")

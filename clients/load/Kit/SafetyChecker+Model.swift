@@ -5,6 +5,7 @@ extension SafetyChecker {
         modelStarted = true
         nextApply = seq + 1
         lastFence = fence
+        modelStartFence = fence
         for b in pressed {
             let g = buttons.groups[Int(b)]
             fair[g].line = nil  // who waits behind an owner the model never saw is unknown

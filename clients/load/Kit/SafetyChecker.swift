@@ -29,6 +29,9 @@ public final class SafetyChecker {
     var lastPressed: (WireMessage, Int32)?
     /// GRANTED replies not yet matched by a PRESSED in the panel order, and PRESSED
     /// events of watched sessions not yet matched by a GRANTED, by fence.
+    /// The fence of the snapshot the model (re)started from: a grant at or below it was
+    /// made before the model, so its PRESSED is in that snapshot, not in the events.
+    var modelStartFence: Int64 = 0
     var unmatchedGrants: [Int64: (WireMessage, Int32)] = [:]
     var unmatchedPresses: [Int64: (WireMessage, Int32)] = [:]
     /// Sessions whose replies the checker reads (their GRANTED must match).
@@ -293,6 +296,9 @@ public final class SafetyChecker {
             return
         }
         if m.fence <= lastMatchedFence - 100_000 { return }
+        // Made before the snapshot the model started this term from (every member was
+        // joining the new term when it was granted): that snapshot shows it, not a PRESSED.
+        if modelStarted, m.fence <= modelStartFence { return }
         unmatchedGrants[m.fence] = (m, Int32(stream))
     }
 
