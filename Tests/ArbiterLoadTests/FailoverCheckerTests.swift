@@ -64,6 +64,42 @@ import ArbiterLoadKit
         #expect(checker.violations.isEmpty, "\(checker.violations)")
     }
 
+    /// The same on the owner's own node, with a talk button (`bench/nemesis.py`, seed 28,
+    /// holds): p reads the failover release of its own grant and the same term's snapshot,
+    /// which still shows it; its UP then gets `OK UP` and the grant's `STOPPED
+    /// reason=up`, in that order, as at any UP.
+    static func ownGrantThroughASameTermResync(replyFirst: Bool) -> [String] {
+        var lines = Array(Self.history.prefix { $0 != "p: GRANTED load h1 fence=1001" })
+        lines += [
+            "p: GRANTED load t1 fence=1001",
+            "p: PRESSED load t1 owner=c1 session=s2 fence=1001 seq=3",
+            "obs: PRESSED load t1 owner=c1 session=s2 fence=1001 seq=3",
+            "p: STARTED load t1 owner=c1 session=s2 fence=1001 seq=4",
+            "obs: STARTED load t1 owner=c1 session=s2 fence=1001 seq=4",
+            "p: RELEASED load t1 reason=failover owner=c1 fence=1001",
+        ]
+        lines += Self.snapshot("p", seq: 4, fence: 1001, members: 2, term: 10, pressed: "t1")
+        let ends = [
+            "p: STOPPED load t1 owner=c1 session=s2 fence=1001 held_ms=900 discarded=false reason=up seq=5",
+            "p: RELEASED load t1 reason=up owner=c1 fence=1001 seq=6",
+        ]
+        lines += replyFirst ? ["p: OK UP load t1"] + ends : ends + ["p: OK UP load t1"]
+        lines += [
+            "obs: STOPPED load t1 owner=c1 session=s2 fence=1001 held_ms=900 discarded=false reason=up seq=5",
+            "obs: RELEASED load t1 reason=up owner=c1 fence=1001 seq=6",
+        ]
+        return lines
+    }
+
+    @Test func anOwnGrantStillHeldAfterASameTermResyncEndsAsAnyOther() {
+        let checker = HistoryScript.check(Self.ownGrantThroughASameTermResync(replyFirst: true))
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+    }
+
+    @Test func anOwnGrantsStopBeforeItsReplyAfterASameTermResyncIsCaught() {
+        #expect(HistoryScript.broken(Self.ownGrantThroughASameTermResync(replyFirst: false)).contains(.stoppedBeforeUp))
+    }
+
     /// p's node closed p's connection (it woke from a pause with p's GRANTED unwritten, or
     /// died) after its DOWN was decided: obs read the PRESSED, p never the GRANTED. The
     /// DOWN may or may not have been done, as p cannot know; only a connection that was

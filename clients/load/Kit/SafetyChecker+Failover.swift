@@ -19,9 +19,10 @@ extension SafetyChecker {
             return violate(.failover, "RELEASED reason=failover before the JOIN reply", [describe(stream, m)])
         }
         streams[stream].failedOver = true
-        if let button = Optional(m.button), button >= 0, streams[stream].own[button]?.fence == m.fence {
-            streams[stream].own[button] = nil
-        }
+        // The owner's own record of the grant stays: after a same-term resync the grant
+        // goes on, and its STOPPED or RELEASED reason=up still follows the reply to the
+        // owner's UP (nemesis seed 28 read them as out of order with the record gone). A
+        // new term's grants have other fences, and the next GRANTED replaces the record.
         guard streams[stream].term == modelTerm, modelStarted, m.button >= 0, Int(m.button) < buttons.count else { return }
         let g = buttons.groups[Int(m.button)]
         if open[g].contains(where: { $0.pressed.button == m.button && ($0.preexisting || $0.pressed.fence == m.fence) }) {
