@@ -434,10 +434,12 @@ extension PanelHost {
         memberCount.store(0, ordering: .relaxed)
     }
 
-    /// The second step: the members that wait join again at the leader. On `queue`.
+    /// The second step: the members that wait join again at the leader; not if another
+    /// lapse began meanwhile (its own first step will lead here again). On `queue`.
     func rejoinAfterLapse() {
         assertOnQueue()
-        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil, !clusterState.pendingJoins.isEmpty else { return }
+        guard let cluster, !cluster.isLapsed else { return }
+        guard let leader = clusterState.leaderNode, leader != cluster.node, clusterState.block == nil, !clusterState.pendingJoins.isEmpty else { return }
         rejoin(at: leader, address: clusterState.leaderAddress)
     }
 
