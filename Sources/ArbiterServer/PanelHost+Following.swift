@@ -411,7 +411,7 @@ extension PanelHost {
     /// its members the grants they knew of ended, now. On `queue`.
     func leaseLapsed() {
         assertOnQueue()
-        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return }
+        guard let leader = followedLeader else { return }
         var flush = FlushList()
         resync(from: leader, because: lapseReason(leader), rejoin: false, flush: &flush)
         finishBatch(&flush)
@@ -425,10 +425,8 @@ extension PanelHost {
     /// members would wait for them for ever. On `queue`.
     func leaseRegained() {
         assertOnQueue()
-        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return }
-        var flush = FlushList()
-        resync(from: leader, because: lapseReason(leader), rejoin: false, flush: &flush)
-        finishBatch(&flush)
+        guard followedLeader != nil else { return }
+        leaseLapsed()
         for (session, connection) in members { clusterState.pendingJoins[session] = connection }
         members = [:]
         memberCount.store(0, ordering: .relaxed)
@@ -438,9 +436,14 @@ extension PanelHost {
     /// lapse began meanwhile (its own first step will lead here again). On `queue`.
     func rejoinAfterLapse() {
         assertOnQueue()
-        guard let cluster, !cluster.isLapsed else { return }
-        guard let leader = clusterState.leaderNode, leader != cluster.node, clusterState.block == nil, !clusterState.pendingJoins.isEmpty else { return }
+        guard let cluster, !cluster.isLapsed, let leader = followedLeader, !clusterState.pendingJoins.isEmpty else { return }
         rejoin(at: leader, address: clusterState.leaderAddress)
+    }
+
+    /// The leader of this panel when it is another node.
+    private var followedLeader: String? {
+        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return nil }
+        return leader
     }
 
     private func lapseReason(_ leader: String) -> String {
