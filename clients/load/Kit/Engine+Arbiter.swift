@@ -18,8 +18,7 @@ extension Engine {
     func sendJoin(_ peer: Peer) {
         if peer.stream >= 0 {
             // After what the connection has read so far, before the answer.
-            flushChecker()
-            plan.panels[peer.panel].checker?.withLock { $0.joinSent(peer.stream) }
+            tellChecker(of: peer) { $0.joinSent(peer.stream) }
         }
         switch peer.transport {
         case .line:
@@ -243,8 +242,7 @@ extension Engine {
             if measuring { stats.unavailable += 1 }
             if peer.stream >= 0 {
                 // After the error itself, which the checker has yet to read.
-                flushChecker()
-                plan.panels[peer.panel].checker?.withLock { $0.upUndecided(peer.stream, button: peer.button) }
+                tellChecker(of: peer) { $0.upUndecided(peer.stream, button: peer.button) }
             }
             peer.step = .retryingUp
             schedule(peer, afterNanos: UInt64(10 + peer.random.below(40)) * LoadClock.millisecond)

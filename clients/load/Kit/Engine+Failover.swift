@@ -28,12 +28,11 @@ extension Engine {
             plan.overlap?.released(button: globalButton(peer), by: peer.id, sentAt: LoadClock.now())
         }
         if peer.stream >= 0 {
-            flushChecker()
             let name = "\(peer.name)#\(stats.reconnects + 1)"
             // A DOWN it got no answer to may have been granted before the loss.
             let unanswered = peer.step == .awaitingDown || peer.step == .queued
             peer.stream =
-                plan.panels[peer.panel].checker?.withLock { c in
+                tellChecker(of: peer) { c in
                     if unanswered { c.lostUnanswered(peer.stream) }
                     c.closeStream(peer.stream)
                     return c.addStream(name: name)

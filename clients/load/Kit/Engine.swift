@@ -201,6 +201,14 @@ final class Engine: @unchecked Sendable {
         timers.push(TimerHeap.Entry(deadline: now + delay, slot: Int32(peer.slot), generation: peer.timerGeneration))
     }
 
+    /// Tells the checker of `peer`'s panel something about its connection, after what the
+    /// connection has read so far (batched records go first). Nil without a checker.
+    @discardableResult
+    func tellChecker<T: Sendable>(of peer: Peer, _ body: (SafetyChecker) -> T) -> T? {
+        flushChecker()
+        return plan.panels[peer.panel].checker?.withLock { checker in body(checker) }
+    }
+
     func flushChecker() {
         for p in checkBatches.indices where !checkBatches[p].isEmpty {
             let batch = checkBatches[p]
