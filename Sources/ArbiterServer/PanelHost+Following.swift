@@ -184,9 +184,7 @@ extension PanelHost {
     /// event reaches them again.
     private func rejoin(at node: String, address: String?) {
         guard cluster != nil else { return }
-        for (session, connection) in members { clusterState.pendingJoins[session] = connection }
-        members = [:]
-        memberCount.store(0, ordering: .relaxed)
+        holdMembersForRejoin()
         for (session, connection) in clusterState.pendingJoins.sorted(by: { $0.key < $1.key }) {
             sendRejoin(session, connection, to: node, address: address, attempt: 0)
         }
@@ -413,7 +411,9 @@ extension PanelHost {
         assertOnQueue()
         guard let leader = followedLeader else { return }
         var flush = FlushList()
-        resync(from: leader, because: lapseReason(leader), rejoin: false, flush: &flush)
+        resync(
+            from: leader, because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
+            rejoin: false, flush: &flush)
         finishBatch(&flush)
     }
 
@@ -427,6 +427,12 @@ extension PanelHost {
         assertOnQueue()
         guard followedLeader != nil else { return }
         leaseLapsed()
+        holdMembersForRejoin()
+    }
+
+    /// Every member waits for its re-join's snapshot: nothing the leader sends reaches it
+    /// before that.
+    private func holdMembersForRejoin() {
         for (session, connection) in members { clusterState.pendingJoins[session] = connection }
         members = [:]
         memberCount.store(0, ordering: .relaxed)
@@ -444,10 +450,6 @@ extension PanelHost {
     private var followedLeader: String? {
         guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return nil }
         return leader
-    }
-
-    private func lapseReason(_ leader: String) -> String {
-        "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered"
     }
 
     /// What the leader `node` sent may be lost: unanswered commands get `ERROR
