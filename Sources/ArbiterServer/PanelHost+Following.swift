@@ -338,13 +338,19 @@ extension PanelHost {
     /// `ERROR unavailable`, and a lost JOIN of this node's own is sent again. A reply
     /// without a serial answers the oldest entry. On `queue`.
     private func claim(_ serial: UInt64, of session: SessionID, on connection: Connection, flush: inout FlushList) -> Claim {
-        guard var pending = clusterState.inFlight[session], !pending.isEmpty else { return serial == 0 ? .nobodyWaits : .alreadyAnswered }
-        defer { clusterState.inFlight[session] = pending.isEmpty ? nil : pending }
+        // Taken out, not copied: edited while the table still held it, the array was
+        // copied on every relayed reply.
+        guard var pending = clusterState.inFlight.removeValue(forKey: session), !pending.isEmpty else {
+            return serial == 0 ? .nobodyWaits : .alreadyAnswered
+        }
+        defer { if !pending.isEmpty { clusterState.inFlight[session] = pending } }
         guard serial != 0 else { return .claimed(pending.removeFirst()) }
         guard let index = pending.firstIndex(where: { $0.serial == serial }) else { return .alreadyAnswered }
         let lost = pending[..<index]
         let entry = pending[index]
         pending.removeFirst(index + 1)
+        // Built only when an answer was lost: this runs for every relayed reply.
+        guard !lost.isEmpty else { return .claimed(entry) }
         let message = "its answer from panel \(config.id)'s leader was lost on the way; it may or may not have been done; try again in a second or two"
         for earlier in lost {
             if earlier.rejoin {

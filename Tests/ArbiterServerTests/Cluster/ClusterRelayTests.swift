@@ -351,6 +351,22 @@ struct ClusterReplyOrderTests {
         #expect(bob.drain(for: 0.3).isEmpty)
     }
 
+    /// A command whose frame was lost on the way, while the next one's got through: the
+    /// later reply names its own command, so the lost one is answered ERROR unavailable
+    /// first, in its place, and the later reply follows.
+    @Test func aLostCommandIsAnsweredInItsPlaceWhenALaterReplyComes() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let bob = try nodes.client(follower, name: "bob")
+        nodes.hub.swallow(framesTo: leader)
+        bob.send("DOWN demo b1")
+        #expect(bob.drain(for: 0.3).isEmpty)
+        nodes.hub.swallow(framesTo: leader, false)
+        bob.send("DOWN demo b1")
+        let lines = try bob.readLines(through: "GRANTED demo b1", timeout: 10)
+        #expect(lines.count == 2 && lines[0].hasPrefix("ERROR unavailable") && lines[0].contains("lost on the way"), "\(lines)")
+    }
+
     /// A relayed reply that never comes (its leader went away) is answered ERROR
     /// unavailable in its place, and what waited behind it follows.
     @Test func whatWaitsBehindAnUnansweredCommandFollowsItsRefusal() throws {
