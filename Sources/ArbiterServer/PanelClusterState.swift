@@ -27,7 +27,8 @@ struct PanelClusterState {
     /// from inside, a command's reply could come back while the queue was still held, and
     /// the link's thread then slept on the queue and had to be woken again. Nil outside
     /// such a visit: everything else is sent at once.
-    var deferredSends: [(frame: RelayMessage, node: String, address: String?, leaseEpoch: UInt64)]?
+    var deferredSends: [DeferredSend]?
+    typealias DeferredSend = (frame: RelayMessage, node: String, address: String?, leaseEpoch: UInt64)
     /// Follower: the seq the leader's next event frame must carry; nil until one came
     /// after the last (re)start of the stream (a term, a first member, a re-join). A
     /// frame past it means frames were lost on a link that closed while the leader went

@@ -103,11 +103,14 @@ struct SessionRunner {
     @inline(__always)
     private func visit(_ host: PanelHost, _ body: () -> Void) {
         guard let cluster = host.cluster else { return host.queue.sync(execute: body) }
-        let sends = host.queue.sync {
+        // The non-generic `sync`: the generic one costs about 1,400 instructions more per
+        // visit on Linux (its rethrowing helper's closures), on every relayed press.
+        var sends: [PanelClusterState.DeferredSend] = []
+        host.queue.sync {
             host.clusterState.deferredSends = []
             body()
-            defer { host.clusterState.deferredSends = nil }
-            return host.clusterState.deferredSends ?? []
+            sends = host.clusterState.deferredSends ?? []
+            host.clusterState.deferredSends = nil
         }
         for send in sends { cluster.send(send.frame, toNode: send.node, address: send.address, leaseEpoch: send.leaseEpoch) }
     }
