@@ -67,7 +67,13 @@ final class RelayLink: @unchecked Sendable {
 
     // MARK: Owned by `queue`
 
-    private(set) var phase: Phase
+    private(set) var phase: Phase {
+        didSet {
+            if case .up = phase { isUp = true } else { isUp = false }
+        }
+    }
+    /// Kept beside `phase`: asked twice per frame, where matching the enum copied it.
+    private(set) var isUp = false
     /// The peer whose frames this link writes (a dialled link's from the start; an
     /// accepted one's once chosen, `attach`).
     private var sendingPeer: RelayPeer?
@@ -120,11 +126,6 @@ final class RelayLink: @unchecked Sendable {
     var node: String? {
         if case .up(let node) = phase { return node }
         return dialingNode
-    }
-
-    var isUp: Bool {
-        if case .up = phase { return true }
-        return false
     }
 
     /// Starts watching the socket; an accepted link first handles `firstBytes`.

@@ -11,7 +11,7 @@ public enum RelayFrameEncoder {
         // One buffer, sized once, the length filled in last: a relayed press encodes two
         // of these, on the press path of both nodes.
         var body: [UInt8] = []
-        body.reserveCapacity(64 + payloadSize(message))
+        body.reserveCapacity(96 + payloadSize(message))
         body.append(contentsOf: [0, 0, 0, 0])
         switch message {
         case .command(let c):
@@ -81,8 +81,10 @@ public enum RelayFrameEncoder {
     /// The bytes of the message's byte-string fields: the rest is a few short names.
     private static func payloadSize(_ message: RelayMessage) -> Int {
         switch message {
-        case .command(let c): c.command.count + c.sessionName.utf8.count + (c.key?.utf8.count ?? 0)
-        case .reply(_, _, _, let line, _, _), .event(_, _, _, let line), .snapshot(_, _, _, _, let line): line.count
+        // Every variable part: a short guess made the buffer grow once per frame.
+        case .command(let c): c.command.count + c.sessionName.utf8.count + (c.key?.utf8.count ?? 0) + c.origin.utf8.count + c.panel.utf8.count
+        case .reply(let panel, _, _, let line, _, _), .event(let panel, _, _, let line), .snapshot(let panel, _, _, _, let line):
+            panel.utf8.count + line.count
         case .sessionGone, .snapshotRequest, .term, .ping: 0
         }
     }
@@ -96,8 +98,12 @@ public enum RelayFrameEncoder {
     }
 
     private static func string(_ s: String, _ out: inout [UInt8]) {
-        length(s.utf8.count, &out)
-        out.append(contentsOf: s.utf8)
+        // As one contiguous copy: appending `s.utf8` went byte by byte through the view.
+        var s = s
+        s.withUTF8 { utf8 in
+            length(utf8.count, &out)
+            out.append(contentsOf: utf8)
+        }
     }
 
     private static func bytes(_ b: [UInt8], _ out: inout [UInt8]) {

@@ -35,12 +35,11 @@ public struct RelayInbox: Sendable {
 
     public mutating func receive(_ message: RelayMessage) -> Verdict {
         guard let (panel, term) = message.fencedTerm else { return .toLeader }
-        var gate = gates[panel] ?? RelayTermGate()
-        defer { gates[panel] = gate }
         if case .term = message {
-            if let current = gate.currentTerm, term <= current { return term == current ? .deliver : .stale }
+            if let current = gates[panel]?.currentTerm, term <= current { return term == current ? .deliver : .stale }
             return .checkEtcd(panel: panel, term: term)
         }
-        return gate.admit(term: term) ? .deliver : .stale
+        // In place: one lookup, no copy written back, for every reply and event.
+        return gates[panel, default: RelayTermGate()].admit(term: term) ? .deliver : .stale
     }
 }
