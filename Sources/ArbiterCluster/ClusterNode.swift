@@ -16,12 +16,12 @@ public final class ClusterNode {
     public private(set) var machines: [String: PanelLeadershipStateMachine]
     public private(set) var liveNodes = 1
     public private(set) var lastError: EtcdError?
-    /// Every live node's advertised address, as last read from `/arbiter/nodes/`.
-    public private(set) var nodeAddresses: [String: String] = [:]
-    /// The etcd lease each live node's registration is under, read with `nodeAddresses`:
-    /// a node whose lease lapsed registers again under a new one, and its old
-    /// registration's end is then not the end of its sessions (`RelayIncarnations`).
-    public private(set) var nodeLeases: [String: Int64] = [:]
+    /// Every live node's registration, as last read from `/arbiter/nodes/`.
+    public private(set) var registrations: [String: NodeRegistration] = [:]
+    /// Every live node's advertised address.
+    public var nodeAddresses: [String: String] { registrations.mapValues(\.address) }
+    /// The etcd lease each live node's registration is under.
+    public var nodeLeases: [String: Int64] { registrations.mapValues(\.lease) }
     /// Set by a driver that keeps the lease elsewhere (`ClusterRuntime` renews it on its own
     /// thread, so a slow range or txn never delays a keepalive): `step()` then leaves the
     /// lease alone and the driver hands every change in with `adoptLease`.
@@ -159,15 +159,12 @@ public final class ClusterNode {
             return
         }
         liveNodes = max(1, nodes.kvs.filter { keys.node(ofKey: $0.keyText) != nil }.count)
-        var addresses: [String: String] = [:]
-        var leases: [String: Int64] = [:]
+        var seen: [String: NodeRegistration] = [:]
         for kv in nodes.kvs {
             guard let node = keys.node(ofKey: kv.keyText) else { continue }
-            addresses[node] = kv.valueText
-            leases[node] = kv.lease
+            seen[node] = NodeRegistration(address: kv.valueText, lease: kv.lease)
         }
-        nodeAddresses = addresses
-        nodeLeases = leases
+        registrations = seen
         register(seen: nodes.kvs)
         var current: [String: LeaderInfo] = [:]
         for kv in leaders.kvs {
@@ -184,8 +181,7 @@ public final class ClusterNode {
         guard !seen.contains(where: { $0.keyText == key && $0.lease == id }) else { return }
         do {
             _ = try etcd.txn(EtcdTxn(compare: [], success: [.put(key, advertise, lease: id)]))
-            nodeAddresses[name] = advertise
-            nodeLeases[name] = id
+            registrations[name] = NodeRegistration(address: advertise, lease: id)
             liveNodes = max(liveNodes, seen.filter { $0.keyText != key }.count + 1)
         } catch {
             lastError = error

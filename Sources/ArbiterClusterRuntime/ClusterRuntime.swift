@@ -32,8 +32,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     private let tableChanges = ChangeCounter()
     private var leaders: [String: LeaderInfo?] = [:]
     private var stats = ClusterRuntimeStats()
-    private var addresses: [String: String] = [:]
-    private var registrationLeases: [String: Int64] = [:]
+    private var registrations: [String: NodeRegistration] = [:]
     private var stepTimer: DispatchSourceTimer?
     private let stepIntervalMilliseconds: Int
     private let timing: ClusterTiming
@@ -150,13 +149,13 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// Every live node's advertised address as of the last step (for the kiosk's list of
     /// nodes to fail over to). Safe from any thread, callbacks included.
     public func nodeAddresses() -> [String: String] {
-        withLock { addresses }
+        withLock { registrations }.mapValues(\.address)
     }
 
     /// The etcd lease of every live node's registration, as last read (with
     /// `nodeAddresses`).
     public func nodeRegistrations() -> [String: Int64] {
-        withLock { registrationLeases }
+        withLock { registrations }.mapValues(\.lease)
     }
 
     public var statistics: ClusterRuntimeStats {
@@ -217,11 +216,9 @@ public final class ClusterRuntime: @unchecked Sendable {
         cluster.step(observing: observing)
         if observing { lastObservedAt = started }
         let took = clock().since(started)
-        let seen = cluster.nodeAddresses
-        let leases = cluster.nodeLeases
+        let seen = cluster.registrations
         withLock {
-            addresses = seen
-            registrationLeases = leases
+            registrations = seen
             stats.steps += 1
             stats.longestStepMilliseconds = max(stats.longestStepMilliseconds, took)
         }
@@ -264,7 +261,7 @@ public final class ClusterRuntime: @unchecked Sendable {
                 return true
             }
             guard changed else { return }
-            callbacks.leaderChanged(panel, leader?.node, leader.flatMap { cluster.nodeAddresses[$0.node] }, leader?.term)
+            callbacks.leaderChanged(panel, leader?.node, leader.flatMap { cluster.registrations[$0.node]?.address }, leader?.term)
         case .campaign, .reserveFences, .resign:
             break
         }
