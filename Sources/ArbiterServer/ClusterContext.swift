@@ -513,6 +513,7 @@ final class ClusterContext: @unchecked Sendable {
         guard let runtime else { return }
         registrationsSeen(runtime.nodeRegistrations())
         checkLease()
+        for host in hosts.values { host.queue.async { host.checkAnswers() } }
     }
 
     /// `now`: every live node's registration and its lease, as just read. One that is

@@ -30,6 +30,11 @@ public struct ClusterSetup: @unchecked Sendable {
     /// every relayed command and `sessionGone`, so a leader tells this run's sessions from
     /// those of a process of the same node that died (`RelayIncarnations`).
     public var incarnation = UInt64.random(in: 1 ... .max)
+    /// How long a relayed command may wait for its leader's answer before the panel
+    /// resynchronises as after a dropped link (`PanelHost.checkAnswers`). An answer can be
+    /// lost with no link of this node dropping: the leader wrote it to a link this node
+    /// had already given up on. Default 5 s: past the links' silence timeout and a dial.
+    public var answerTimeoutMs: Int64 = 5_000
     /// Tests put an in-process relay here; nil: the socket transport.
     var relay: (any RelaySender)?
 

@@ -94,6 +94,9 @@ struct InFlight {
     var slot: UInt64?
     /// Its `RelayCommand.serial`, which its reply names.
     var serial: UInt64 = 0
+    /// When it was sent (the server's clock, ms): unanswered for
+    /// `ClusterSetup.answerTimeoutMs`, the panel resynchronises.
+    var sentAtMs: Int64 = 0
 }
 
 /// A session's own JOIN that waits for a leader (none known, or the one it was sent to

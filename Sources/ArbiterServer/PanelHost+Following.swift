@@ -58,7 +58,7 @@ extension PanelHost {
                 to: connection, format: format, id: id, flush: &flush)
         }
         // Before the frame can leave: its reply may come back at once.
-        var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial)
+        var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial, sentAtMs: clock.now().milliseconds)
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
         // could run it for a session it has ended since.
         let epoch = cluster.outputEpoch
@@ -199,7 +199,9 @@ extension PanelHost {
             cluster, session: session, name: identity.name, key: identity.key,
             command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0))
         if cluster.send(frame, toNode: node, address: address) {
-            var entry = InFlight(format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt, slot: parked?.slot, serial: serial)
+            var entry = InFlight(
+                format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt, slot: parked?.slot, serial: serial,
+                sentAtMs: clock.now().milliseconds)
             entry.isJoin = parked != nil
             clusterState.inFlight[session, default: []].append(entry)
             cluster.relayedOut.add(1, ordering: .relaxed)
@@ -402,6 +404,26 @@ extension PanelHost {
     /// lost, and so are the events it sent meanwhile; and if it is alive it has ended this
     /// node's sessions' grants. Members are told the grants they knew of ended, then join
     /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
+    /// A relayed command unanswered for `ClusterSetup.answerTimeoutMs`: its answer was lost
+    /// on the way, and nothing else would ever say so. Seen under load (`bench/cluster.sh`,
+    /// fan-out over three nodes): a follower closed its link to a busy leader as silent and
+    /// dialled again; the leader went on writing the answers to its members' re-joins to
+    /// the old link until it noticed the close, and dropped them then, while the new link
+    /// stayed up. Those members waited for ever and heard no event. The panel
+    /// resynchronises as after a dropped link: what waits is answered `ERROR unavailable`,
+    /// the members join again. On `queue` (`ClusterContext`'s node timer).
+    func checkAnswers() {
+        assertOnQueue()
+        guard let cluster, let leader = followedLeader else { return }
+        let limit = cluster.setup.answerTimeoutMs
+        let now = clock.now().milliseconds
+        guard clusterState.inFlight.values.contains(where: { $0.contains { now - $0.sentAtMs >= limit } }) else { return }
+        cluster.log.warning("no answer from a panel's leader in time: the panel resynchronises", ["panel": config.id, "leader": leader, "ms": "\(limit)"])
+        var flush = FlushList()
+        resync(from: leader, because: "panel \(config.id)'s leader \(leader) did not answer within \(limit) ms", flush: &flush)
+        finishBatch(&flush)
+    }
+
     func leaderLinkDown(_ node: String) {
         assertOnQueue()
         guard clusterState.leaderNode == node, clusterState.block == nil else { return }

@@ -232,6 +232,45 @@ struct ClusterLinkDropTests {
     }
 }
 
+/// Answers lost with every link up: nothing else would ever say so.
+@Suite("cluster mode: answers that never come", .serialized)
+struct ClusterAnswerDeadlineTests {
+    /// The leader's frames to the follower vanish and no link drops (the leader wrote them
+    /// to a link the follower had already closed; `bench/cluster.sh`'s fan-out over three
+    /// nodes left members waiting for ever that way). Past the deadline the command is
+    /// answered, the members join again and hear events again.
+    @Test func aCommandWhoseAnswerWasLostIsAnsweredAndTheMembersJoinAgain() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], answerTimeoutMs: 300)
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(follower, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        let (carol, _) = try nodes.member(leader, name: "carol")
+        nodes.hub.swallow(framesTo: follower)
+        bob.send("DOWN demo b1")
+        // Decided at the leader, its answer and events swallowed on the way.
+        _ = try carol.expect("PRESSED demo b1 owner=bob")
+        nodes.hub.swallow(framesTo: follower, false)
+        // No event follows to show a hole: only the deadline can answer it.
+        let answer = try bob.readLine(timeout: 5)
+        #expect(answer.hasPrefix("ERROR unavailable") && answer.contains("did not answer within 300 ms"), "\(answer)")
+        let told = try alice.readLines(through: "OK JOIN", timeout: 5)
+        #expect(told.contains { $0.hasPrefix("BUTTON demo b1") && $0.contains("state=pressed owner=bob") }, "\(told)")
+        carol.send("DOWN demo talk")
+        _ = try carol.expect("GRANTED demo talk")
+        _ = try alice.expect("PRESSED demo talk owner=carol")
+    }
+
+    /// An answer that is only slow is not given up on.
+    @Test func aSlowAnswerWithinTheDeadlineStands() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], answerTimeoutMs: 2_000)
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let bob = try nodes.client(follower, name: "bob")
+        nodes.hub.delay(framesTo: leader, milliseconds: 700)
+        bob.send("DOWN demo b1")
+        #expect(try bob.readLine(timeout: 5).hasPrefix("GRANTED demo b1"))
+    }
+}
+
 /// A node whose etcd registration vanishes (its lease expired) while its relay link is
 /// still up: the leader ends its sessions' grants.
 @Suite("cluster mode: vanished registrations", .serialized)

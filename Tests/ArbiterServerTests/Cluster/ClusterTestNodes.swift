@@ -23,11 +23,16 @@ final class ClusterTestNodes: @unchecked Sendable {
     /// Real relay links (`RelayNetwork` on the nodes' ports) instead of the hub.
     let sockets: Bool
     let timing: ClusterTiming
+    let answerTimeoutMs: Int64
 
-    init(_ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false, timing: ClusterTiming = ClusterTestNodes.timing) throws {
+    init(
+        _ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false, timing: ClusterTiming = ClusterTestNodes.timing,
+        answerTimeoutMs: Int64 = 5_000
+    ) throws {
         self.panels = panels
         self.sockets = sockets
         self.timing = timing
+        self.answerTimeoutMs = answerTimeoutMs
         for name in names { try start(name) }
     }
 
@@ -49,6 +54,7 @@ final class ClusterTestNodes: @unchecked Sendable {
             node: name, advertise: sockets ? "127.0.0.1:\(configuration.port)" : "127.0.0.1:1", key: Array("test cluster key".utf8), control: control,
             lease: lease,
             endpointsDescription: "in-memory", timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
+        setup.answerTimeoutMs = answerTimeoutMs
         if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
         let server = ArbiterServer(configuration: configuration)
