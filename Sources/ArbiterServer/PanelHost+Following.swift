@@ -280,8 +280,11 @@ extension PanelHost {
             switch reply.kind {
             case .joined:
                 // A node without members gets no events: its first member's snapshot
-                // starts the stream again.
-                if members.isEmpty { clusterState.nextEventSeq = nil }
+                // starts the stream again, at the event after it. Nil (any next event
+                // accepted) let an older event that came late, on another link the leader
+                // had written to, reach a member after a newer snapshot (`bench/cluster.sh`
+                // fan-out over three nodes: seq going back).
+                if members.isEmpty { clusterState.nextEventSeq = reply.seq.map { $0 + 1 } }
                 clusterState.pendingJoins[session] = nil
                 if members.updateValue(connection, forKey: session) == nil { memberCount.add(1, ordering: .relaxed) }
                 clusterState.knownGrants = reply.grants

@@ -242,9 +242,9 @@ extension PanelHost {
         MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
         let line: [UInt8]
         switch reply {
-        case .joined:
+        case .joined(let snapshot):
             clusterState.addRemoteMember(remote.session, node: remote.node)
-            line = RelayPayload.reply(.joined, grants: core.liveGrants, rendered: rendered)
+            line = RelayPayload.reply(.joined, grants: core.liveGrants, seq: snapshot.seq, rendered: rendered)
         case .left:
             clusterState.removeRemoteMember(remote.session)
             line = RelayPayload.reply(.left, rendered: rendered)

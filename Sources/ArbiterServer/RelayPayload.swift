@@ -162,9 +162,12 @@ enum RelayPayload {
 
     // MARK: Replies
 
-    static func reply(_ kind: ReplyKind, grants: [(button: Int, owner: Owner)] = [], rendered: [UInt8]) -> [UInt8] {
+    /// `seq`: a joined reply's snapshot seq, sent as a `#<seq>` line before the grants (a
+    /// parser without it skips the line, as it skips any line not of three fields).
+    static func reply(_ kind: ReplyKind, grants: [(button: Int, owner: Owner)] = [], seq: UInt64? = nil, rendered: [UInt8]) -> [UInt8] {
         var out: [UInt8] = [kind.rawValue]
         if kind == .joined {
+            if let seq { out.append(contentsOf: "#\(seq)\n".utf8) }
             for (button, owner) in grants { out.append(contentsOf: "\(button) \(owner.fence) \(owner.name)\n".utf8) }
             out.append(nul)
         }
@@ -175,6 +178,8 @@ enum RelayPayload {
     struct Reply {
         var kind: ReplyKind
         var grants: [Int: (owner: String, fence: UInt64)]
+        /// A joined reply's snapshot seq, when the leader sent it.
+        var seq: UInt64? = nil
         var rendered: ArraySlice<UInt8>
     }
 
@@ -182,9 +187,14 @@ enum RelayPayload {
         guard let first = line.first, let kind = ReplyKind(rawValue: first) else { return nil }
         var rest = line.dropFirst()
         var grants: [Int: (owner: String, fence: UInt64)] = [:]
+        var seq: UInt64?
         if kind == .joined {
             guard let end = rest.firstIndex(of: nul) else { return nil }
             for entry in rest[..<end].split(separator: UInt8(ascii: "\n")) {
+                if entry.first == UInt8(ascii: "#") {
+                    seq = UInt64(String(decoding: entry.dropFirst(), as: UTF8.self))
+                    continue
+                }
                 let parts = entry.split(separator: UInt8(ascii: " "), maxSplits: 2)
                 guard parts.count == 3, let b = Int(String(decoding: parts[0], as: UTF8.self)),
                     let fence = UInt64(String(decoding: parts[1], as: UTF8.self))
@@ -193,7 +203,7 @@ enum RelayPayload {
             }
             rest = rest[(end + 1)...]
         }
-        return Reply(kind: kind, grants: grants, rendered: rest)
+        return Reply(kind: kind, grants: grants, seq: seq, rendered: rest)
     }
 
     // MARK: Events

@@ -260,6 +260,34 @@ struct ClusterAnswerDeadlineTests {
         _ = try alice.expect("PRESSED demo talk owner=carol")
     }
 
+    /// An event older than a member's snapshot, arriving after it (the leader had written
+    /// it to another link, read later), is not shown: the member would read seq go back.
+    /// The snapshot's seq starts the stream again at the event after it.
+    @Test func anOlderEventArrivingAfterTheSnapshotIsNotShown() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (carol, _) = try nodes.member(leader, name: "carol")
+        carol.send("DOWN demo b1")
+        _ = try carol.expect("GRANTED demo b1")
+        carol.send("UP demo b1")
+        _ = try carol.expect("OK UP demo b1")
+        // The follower's first member: its snapshot restarts the follower's event stream.
+        // Everything after that reply is held back, so the late event comes next.
+        let hub = nodes.hub
+        hub.observeSends { message in
+            if case .reply(_, _, _, let line, _, _) = message, line.first == UInt8(ascii: "J") { hub.swallow(framesTo: follower) }
+        }
+        let (alice, joined) = try nodes.member(follower, name: "alice")
+        let seq = try #require(field("seq", of: joined).flatMap { UInt64($0) })
+        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
+        #expect(seq >= 2)
+        let text = "PRESSED demo b1 owner=carol session=s1 fence=1 seq=\(seq - 1)\n"
+        let late = RelayPayload.event(text: Array(text.utf8), json: Array("{}\n".utf8))
+        nodes.context(follower)?.receive(.event(panel: "demo", term: term, seq: seq - 1, line: late), from: leader)
+        let lines = alice.drain(for: 0.5)
+        #expect(!lines.contains { $0.hasPrefix("PRESSED demo b1") }, "\(lines)")
+    }
+
     /// An answer that is only slow is not given up on.
     @Test func aSlowAnswerWithinTheDeadlineStands() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"], answerTimeoutMs: 2_000)
