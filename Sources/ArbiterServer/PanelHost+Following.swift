@@ -403,10 +403,6 @@ extension PanelHost {
         clusterState.inFlight = [:]
     }
 
-    /// The last link to `node` dropped. If it leads this panel, what was sent to it is
-    /// lost, and so are the events it sent meanwhile; and if it is alive it has ended this
-    /// node's sessions' grants. Members are told the grants they knew of ended, then join
-    /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
     /// A relayed command unanswered for `ClusterSetup.answerTimeoutMs`: its answer was lost
     /// on the way, and nothing else would ever say so. Seen under load (`bench/cluster.sh`,
     /// fan-out over three nodes): a follower closed its link to a busy leader as silent and
@@ -427,6 +423,10 @@ extension PanelHost {
         finishBatch(&flush)
     }
 
+    /// The last link to `node` dropped. If it leads this panel, what was sent to it is
+    /// lost, and so are the events it sent meanwhile; and if it is alive it has ended this
+    /// node's sessions' grants. Members are told the grants they knew of ended, then join
+    /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
     func leaderLinkDown(_ node: String) {
         assertOnQueue()
         guard clusterState.leaderNode == node, clusterState.block == nil else { return }

@@ -274,8 +274,9 @@ struct ClusterAnswerDeadlineTests {
         // The follower's first member: its snapshot restarts the follower's event stream.
         // Everything after that reply is held back, so the late event comes next.
         let hub = nodes.hub
-        hub.observeSends { message in
-            if case .reply(_, _, _, let line, _, _) = message, line.first == UInt8(ascii: "J") { hub.swallow(framesTo: follower) }
+        // Weakly: the hub keeps its observer, which would keep the hub.
+        hub.observeSends { [weak hub] message in
+            if case .reply(_, _, _, let line, _, _) = message, line.first == UInt8(ascii: "J") { hub?.swallow(framesTo: follower) }
         }
         let (alice, joined) = try nodes.member(follower, name: "alice")
         let seq = try #require(field("seq", of: joined).flatMap { UInt64($0) })
@@ -296,6 +297,10 @@ struct ClusterAnswerDeadlineTests {
         nodes.hub.delay(framesTo: leader, milliseconds: 700)
         bob.send("DOWN demo b1")
         #expect(try bob.readLine(timeout: 5).hasPrefix("GRANTED demo b1"))
+        // Nothing left on its way when the test ends.
+        nodes.hub.delay(framesTo: leader, milliseconds: 0)
+        bob.send("UP demo b1")
+        _ = try bob.expect("OK UP demo b1")
     }
 }
 
