@@ -20,8 +20,6 @@ public final class ClusterNode {
     public private(set) var registrations: [String: NodeRegistration] = [:]
     /// Every live node's advertised address.
     public var nodeAddresses: [String: String] { registrations.mapValues(\.address) }
-    /// The etcd lease each live node's registration is under.
-    public var nodeLeases: [String: Int64] { registrations.mapValues(\.lease) }
     /// Set by a driver that keeps the lease elsewhere (`ClusterRuntime` renews it on its own
     /// thread, so a slow range or txn never delays a keepalive): `step()` then leaves the
     /// lease alone and the driver hands every change in with `adoptLease`.

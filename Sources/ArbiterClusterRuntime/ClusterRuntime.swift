@@ -152,6 +152,12 @@ public final class ClusterRuntime: @unchecked Sendable {
         withLock { registrations }.mapValues(\.address)
     }
 
+    /// One live node's advertised address as of the last step: what a leader's every
+    /// event and reply to a follower looks up, without building the whole map.
+    public func address(ofNode node: String) -> String? {
+        withLock { registrations[node]?.address }
+    }
+
     /// The etcd lease of every live node's registration, as last read (with
     /// `nodeAddresses`).
     public func nodeRegistrations() -> [String: Int64] {

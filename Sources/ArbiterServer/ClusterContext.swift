@@ -497,7 +497,7 @@ final class ClusterContext: @unchecked Sendable {
     @discardableResult
     func send(_ message: RelayMessage, toNode node: String, address: String? = nil, leaseEpoch: UInt64 = 0) -> Bool {
         guard let relay else { return false }
-        relay.send(message, toNode: node, address: address ?? runtime?.nodeAddresses()[node] ?? "", leaseEpoch: leaseEpoch)
+        relay.send(message, toNode: node, address: address ?? runtime?.address(ofNode: node) ?? "", leaseEpoch: leaseEpoch)
         return true
     }
 

@@ -96,6 +96,8 @@ import ArbiterClusterTestSupport
         #expect(new.first > old.last)
         #expect(r2.events.contains(.became("demo", term: new.term, floor: new.first - 1)))
         #expect(n2.nodeAddresses()["n2"] == "127.0.0.1:17002")
+        #expect(n2.address(ofNode: "n2") == "127.0.0.1:17002")
+        #expect(n2.address(ofNode: "nobody") == nil)
     }
 
     @Test func aCleanStopHandsThePanelOverAtOnce() throws {
