@@ -204,13 +204,28 @@ final class ClusterContext: @unchecked Sendable {
         host.queue.async { body(host) }
     }
 
-    /// Runs `body` in the panel's queue before returning, on the calling thread when the
-    /// queue is free: a relay link's frames go in the way a reactor's commands do, with no
-    /// thread woken for them. Only from a relay link's queue, which no panel queue ever
-    /// waits for, so it cannot close a cycle.
-    private func inQueue(of panel: String, _ body: (PanelHost) -> Void) {
-        guard let host = hostTable.withLock({ $0[panel] }) else { return }
-        host.queue.sync { body(host) }
+    /// A relay link's frames enter their panel's queue with `sync`, on the link's thread
+    /// when the queue is free, the way a reactor's commands do, with no thread woken for
+    /// them. Only from a relay link's queue, which no panel queue ever waits for, so it
+    /// cannot close a cycle.
+    private func host(_ panel: String) -> PanelHost? {
+        hostTable.withLock { $0[panel] }
+    }
+
+    /// What a leader's or follower's frame makes is written under the lease epoch read when
+    /// the frame arrived, and within `RelayOptions.staleAfterMs` of `heardAt`.
+    private static func flushList(_ epoch: UInt64, _ heardAt: Int64) -> FlushList {
+        var flush = FlushList()
+        flush.leaseEpoch = epoch
+        flush.leaseStampMs = heardAt
+        return flush
+    }
+
+    /// A frame's work handed to its panel's queue (frames not read on a link's queue).
+    private static func run(_ host: PanelHost, _ epoch: UInt64, _ heardAt: Int64, _ body: (PanelHost, inout FlushList) -> Void) {
+        var flush = flushList(epoch, heardAt)
+        body(host, &flush)
+        flush.flushAll()
     }
 
     // MARK: Relay
@@ -226,37 +241,36 @@ final class ClusterContext: @unchecked Sendable {
         // When the frame was read, near enough: what it makes must be written within
         // `RelayOptions.staleAfterMs` of it.
         let heardAt = Sys.monotonicMilliseconds()
-        let run: (String, @escaping @Sendable (PanelHost, inout FlushList) -> Void) -> Void = { panel, body in
-            guard onLinkQueue else {
-                return self.onQueue(of: panel) { host in
-                    var flush = FlushList()
-                    flush.leaseEpoch = epoch
-                    flush.leaseStampMs = heardAt
-                    body(host, &flush)
-                    flush.flushAll()
-                }
-            }
-            var flush = FlushList()
-            flush.leaseEpoch = epoch
-            flush.leaseStampMs = heardAt
-            self.inQueue(of: panel) { body($0, &flush) }
-            // Written after leaving the panel's queue, as a reactor writes after its visit:
-            // a client that answers a reply at once finds the queue free, instead of
-            // sleeping on it until this thread has finished writing.
-            flush.flushAll()
-        }
         switch message {
         case .command(let command):
             relayedIn.add(1, ordering: .relaxed)
             // A command naming another origin is refused by the panel; it says nothing of runs.
             if command.origin == node, !admit(.init(incarnation: command.incarnation, lease: command.lease), of: node) { return }
-            run(command.panel) { $0.relayedCommand(command, from: node, flush: &$1) }
+            guard onLinkQueue else {
+                return onQueue(of: command.panel) { Self.run($0, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) } }
+            }
+            // Spelled out, not through a helper taking a closure: an escaping closure per
+            // frame (its context allocated, the message copied into it) cost hundreds of
+            // instructions on every relayed press.
+            guard let host = host(command.panel) else { return }
+            var flush = Self.flushList(epoch, heardAt)
+            host.queue.sync { host.relayedCommand(command, from: node, flush: &flush) }
+            // Written after leaving the panel's queue, as a reactor writes after its visit:
+            // a client that answers a reply at once finds the queue free, instead of
+            // sleeping on it until this thread has finished writing.
+            flush.flushAll()
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
             if heardWhileLapsed() {
                 staleFrames.add(1, ordering: .relaxed)
                 return
             }
-            run(panel) { $0.relayedFromLeader(message, from: node, flush: &$1) }
+            guard onLinkQueue else {
+                return onQueue(of: panel) { Self.run($0, epoch, heardAt) { $0.relayedFromLeader(message, from: node, flush: &$1) } }
+            }
+            guard let host = host(panel) else { return }
+            var flush = Self.flushList(epoch, heardAt)
+            host.queue.sync { host.relayedFromLeader(message, from: node, flush: &flush) }
+            flush.flushAll()
         case .sessionGone(let origin, let session, let incarnation, let lease):
             let run = RelayIncarnations.Run(incarnation: incarnation, lease: lease)
             guard origin == node, admit(run, of: node) else { return }
