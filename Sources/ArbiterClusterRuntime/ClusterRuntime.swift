@@ -188,6 +188,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// before means the old lease expired: etcd removed this node's registration with
     /// it, and the others may have ended its sessions' grants.
     public func safeLeaseID() -> Int64? {
+        if let lease = keeper.published.read() { return clock() < lease.safeUntil ? lease.id : nil }
         let lease = keeper.snapshot
         return lease.isSafe(at: clock()) ? lease.leaseID : nil
     }
@@ -197,6 +198,9 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// decision made just before the deadline is written microseconds after it; only a
     /// pause or a stall between the two takes the write past this.
     public func writableLeaseID() -> Int64? {
+        if let lease = keeper.published.read() {
+            return clock() < lease.safeUntil + timing.safetyMarginMilliseconds / 2 ? lease.id : nil
+        }
         let lease = keeper.snapshot
         guard let until = lease.safeUntil else { return nil }
         return clock() < until + timing.safetyMarginMilliseconds / 2 ? lease.leaseID : nil

@@ -30,6 +30,8 @@ final class LeaseKeeper: @unchecked Sendable {
     private let ticked: @Sendable (Instant) -> Void
     /// Bumped under `lock` after every change of `machine` (`DecisionWindow`).
     let changes = ChangeCounter()
+    /// `machine`'s lease and deadline, published under `lock` after every change of it.
+    let published = PublishedLease()
 
     init(
         etcd: any EtcdAPI, timing: ClusterTiming, clock: @escaping @Sendable () -> Instant,
@@ -92,7 +94,10 @@ final class LeaseKeeper: @unchecked Sendable {
         case .keepAlive, .none, .renewed, .lost:
             break
         }
-        if call != nil { changes.bump() }
+        if call != nil {
+            published.publish(machine)
+            changes.bump()
+        }
         lock.unlock()
         if let call { calls.async(execute: call) }
         ticked(now)
@@ -110,6 +115,7 @@ final class LeaseKeeper: @unchecked Sendable {
         }
         lastSent = nil
         let after = machine
+        published.publish(machine)
         changes.bump()
         lock.unlock()
         changed(after)
@@ -135,6 +141,7 @@ final class LeaseKeeper: @unchecked Sendable {
         }
         if case .lost = action { lastSent = nil }
         let after = machine
+        published.publish(machine)
         changes.bump()
         lock.unlock()
         switch action {
