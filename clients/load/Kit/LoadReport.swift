@@ -108,6 +108,9 @@ public enum LoadReport {
             if r.undecidedGrants > 0 {
                 what.append("\(r.undecidedGrants) grants without a GRANTED, each answered \"may or may not have been done\"")
             }
+            if r.joinsPastAGap > 0 {
+                what.append("\(r.joinsPastAGap) JOINs again answered past events their node resynchronised away")
+            }
         }
         if r.overlapChecked {
             what.append("\(count(Double(r.grantsChecked))) grants checked for overlap" + (r.checked ? "" : " (no observer)"))
@@ -146,7 +149,7 @@ public enum LoadReport {
                 (
                     "safety",
                     "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),"
-                        + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"undecided_grants\":\(r.undecidedGrants),\"observer_free\":\(!r.checked),"
+                        + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"undecided_grants\":\(r.undecidedGrants),\"joins_past_a_gap\":\(r.joinsPastAGap),\"observer_free\":\(!r.checked),"
                         // The evidence too, so that a script keeping only the JSON can show why.
                         + "\"first_violations\":[\(r.violations.prefix(5).map { quote($0.description) }.joined(separator: ","))]}"
                 ))

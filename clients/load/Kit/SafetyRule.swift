@@ -6,7 +6,8 @@ public enum SafetyRule: String, Sendable, CaseIterable {
     /// fence of the JOIN snapshot).
     case fenceOrder = "fence-order"
     /// Every member's `seq` is gapless: after `OK JOIN ... seq=S` come S+1, S+2, ...
-    /// and a later JOIN's snapshot seq equals the last event seen.
+    /// and a later JOIN's snapshot seq equals the last event seen (in cluster mode it may
+    /// be past it, when the member's node resynchronised it meanwhile; never before it).
     case seqGap = "seq-gap"
     /// Every member sees the same event at the same seq (one order for all).
     case seqDisagree = "seq-disagree"
