@@ -139,6 +139,17 @@ public struct PanelCore: Sendable {
 
     /// Releases what `session` owns (`reason=disconnect`) and removes it from the members.
     public mutating func disconnect(session: SessionID, now: Instant, into out: inout PanelOutput) {
+        abandon(session: session, now: now, into: &out)
+        if let leftName = memberNames.removeValue(forKey: session) {
+            emit(.left(name: leftName, session: session), into: &out)
+        }
+    }
+
+    /// Releases what `session` owns and takes it out of every line, as `disconnect` does,
+    /// but leaves it a member (cluster mode: its node's link to the leader dropped, and the
+    /// node, still alive, joins its members again; a LEFT and a JOINED for each of them
+    /// would reach every member of the panel, on every link drop).
+    public mutating func abandon(session: SessionID, now: Instant, into out: inout PanelOutput) {
         advance(to: now, into: &out)
         // Out of every line first, so a group it owns is not handed back to it.
         if hasFairGroups { dequeueEverywhere(session, reason: .disconnect, into: &out) }
@@ -149,9 +160,6 @@ public struct PanelCore: Sendable {
         }
         for b in ended.indices where !ended[b].isEmpty {
             ended[b].removeValue(forKey: session)
-        }
-        if let leftName = memberNames.removeValue(forKey: session) {
-            emit(.left(name: leftName, session: session), into: &out)
         }
     }
 

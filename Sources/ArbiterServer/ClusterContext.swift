@@ -480,8 +480,9 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// No link to `node` is left, or its registration under `lease` vanished: its
-    /// sessions are gone for every panel led here, and panels it leads re-sync their
-    /// members. A registration's end ends nothing that a newer run of the node (come back
+    /// sessions' grants end for every panel led here (with the registration, its members
+    /// leave too; with only the link, they are kept for the node to join them again:
+    /// `PanelHost.remoteLinkLost`), and panels it leads re-sync their members. A registration's end ends nothing that a newer run of the node (come back
     /// under another lease, its old sessions ended when its first frame came) holds:
     /// asked again in each panel's queue, behind any such frame already admitted.
     func linkDown(_ node: String, lease: Int64? = nil) {
@@ -494,6 +495,8 @@ final class ClusterContext: @unchecked Sendable {
             host.queue.async {
                 if let lease, !self.incarnations.withLock({ $0.isCurrent(lease: lease, of: node) }) {
                     self.log.info("an earlier registration of a node ended: its new run's sessions stay", ["node": node, "panel": host.config.id])
+                } else if lease == nil {
+                    host.remoteLinkLost(node)
                 } else {
                     host.remoteNodeGone(node)
                 }
@@ -527,7 +530,12 @@ final class ClusterContext: @unchecked Sendable {
         guard let runtime else { return }
         registrationsSeen(runtime.nodeRegistrations())
         checkLease()
-        for host in hosts.values { host.queue.async { host.checkAnswers() } }
+        for host in hosts.values {
+            host.queue.async {
+                host.checkAnswers()
+                host.checkKeptMembers()
+            }
+        }
     }
 
     /// `now`: every live node's registration and its lease, as just read. One that is

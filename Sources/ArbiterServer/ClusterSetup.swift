@@ -35,6 +35,10 @@ public struct ClusterSetup: @unchecked Sendable {
     /// lost with no link of this node dropping: the leader wrote it to a link this node
     /// had already given up on. Default 5 s: past the links' silence timeout and a dial.
     public var answerTimeoutMs: Int64 = 5_000
+    /// How long a leader keeps another node's members through that node's link drop, for
+    /// the node to join them again (`PanelHost.remoteLinkLost`). Default 15 s: three answer
+    /// deadlines, for re-joins sent over a link that dropped again.
+    public var memberGraceMs: Int64 = 15_000
     /// Tests put an in-process relay here; nil: the socket transport.
     var relay: (any RelaySender)?
 

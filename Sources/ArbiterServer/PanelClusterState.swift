@@ -57,6 +57,10 @@ struct PanelClusterState {
     var memberNodes: [String: Int] = [:]
     /// Leader: relayed sessions waiting in a queue group's line, for their hand-off GRANTED.
     var remoteWaiters: [SessionID: RemoteRequester] = [:]
+    /// Leader: relayed members kept through their node's link drop, each with when (the
+    /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
+    /// memberGraceMs` leaves (`PanelHost.checkKeptMembers`).
+    var keptMembers: [SessionID: Int64] = [:]
 
     mutating func addRemoteMember(_ session: SessionID, node: String) {
         guard remoteMembers.updateValue(node, forKey: session) == nil else { return }
@@ -64,6 +68,7 @@ struct PanelClusterState {
     }
 
     mutating func removeRemoteMember(_ session: SessionID) {
+        keptMembers[session] = nil
         guard let node = remoteMembers.removeValue(forKey: session) else { return }
         let left = (memberNodes[node] ?? 1) - 1
         memberNodes[node] = left > 0 ? left : nil
@@ -75,6 +80,7 @@ struct PanelClusterState {
         remoteMembers = [:]
         memberNodes = [:]
         remoteWaiters = [:]
+        keptMembers = [:]
     }
 }
 

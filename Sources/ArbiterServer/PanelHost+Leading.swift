@@ -244,6 +244,7 @@ extension PanelHost {
         switch reply {
         case .joined(let snapshot):
             clusterState.addRemoteMember(remote.session, node: remote.node)
+            clusterState.keptMembers[remote.session] = nil
             line = RelayPayload.reply(.joined, grants: core.liveGrants, seq: snapshot.seq, rendered: rendered)
         case .left:
             clusterState.removeRemoteMember(remote.session)
@@ -310,7 +311,50 @@ extension PanelHost {
         endRemoteSessions([session])
     }
 
-    /// A node's link went down, or its registration vanished: all its sessions are gone.
+    /// The last link to `node` dropped while its registration stands: its sessions' grants
+    /// end (`reason=disconnect`, as a dead node's) and they leave every line, but its
+    /// members stay members for `ClusterSetup.memberGraceMs`, in which the node, alive,
+    /// joins them again ("JOIN again": a snapshot, no JOINED). Ending them, as before,
+    /// sent a LEFT and then a JOINED for each to every member of the panel on every drop:
+    /// under overload (`bench/cluster.sh`'s fan-out over three nodes) each drop of a link
+    /// carrying 1,000 members cost 2,000 events to 3,000 members, which kept the links
+    /// silent long enough to drop again. A node that is dead loses them when its
+    /// registration ends (`remoteNodeGone`).
+    func remoteLinkLost(_ node: String) {
+        assertOnQueue()
+        let sessions = Set(clusterState.remoteSessions.filter { $0.value == node }.keys).union(
+            clusterState.remoteMembers.filter { $0.value == node }.keys
+        ).sorted()
+        guard !sessions.isEmpty else { return }
+        let now = clock.now()
+        for session in sessions {
+            clusterState.remoteSessions[session] = nil
+            clusterState.remoteWaiters[session] = nil
+            if clusterState.remoteMembers[session] != nil { clusterState.keptMembers[session] = now.milliseconds }
+        }
+        guard clusterState.block != nil, mayDecideNow() else { return }
+        var flush = FlushList()
+        for session in sessions {
+            output.removeAll()
+            core.abandon(session: session, now: now, into: &output)
+            deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
+        }
+        finishBatch(&flush)
+    }
+
+    /// Members kept through a link drop that did not JOIN again within the grace: their
+    /// node lost them meanwhile (a session that closed while the link was down, its
+    /// `sessionGone` lost with it), so they leave now. On `queue` (the node timer).
+    func checkKeptMembers() {
+        assertOnQueue()
+        guard !clusterState.keptMembers.isEmpty, let cluster else { return }
+        let limit = clock.now().milliseconds - cluster.setup.memberGraceMs
+        let gone = clusterState.keptMembers.filter { $0.value <= limit }.keys.sorted()
+        guard !gone.isEmpty else { return }
+        endRemoteSessions(gone)
+    }
+
+    /// A node's registration vanished, or a new run of it came: all its sessions are gone.
     func remoteNodeGone(_ node: String) {
         assertOnQueue()
         var sessions = Set(clusterState.remoteSessions.filter { $0.value == node }.keys)

@@ -177,6 +177,47 @@ struct ClusterLinkDropTests {
         #expect(try bob.expect("RELEASED demo b1").contains("reason=up owner=alice"))
     }
 
+    /// The dropped node's members stay members: the leader ends their grants but sends no
+    /// LEFT and no JOINED for them, and their re-join is a JOIN again. Under load, a LEFT
+    /// and a JOINED per member to every member, on every drop, kept the links too busy to
+    /// stay up (`bench/cluster.sh`, fan-out over three nodes).
+    @Test func membersOfANodeWhoseLinkDroppedStayMembers() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        _ = try alice.expect("JOINED demo name=bob")
+        bob.send("DOWN demo b1")
+        _ = try bob.expect("GRANTED demo b1")
+        nodes.hub.flap(follower)
+        #expect(try alice.expect("RELEASED demo b1").contains("reason=disconnect owner=bob"))
+        let told = try bob.readLines(through: "OK JOIN")
+        #expect(told.last?.hasPrefix("OK JOIN demo members=2 ") == true, "\(told)")
+        // Something after the re-join, to read everything before it.
+        alice.send("DOWN demo b2")
+        let seen = try alice.readLines(through: "PRESSED demo b2")
+        #expect(!seen.contains { $0.hasPrefix("LEFT") || $0.hasPrefix("JOINED") }, "\(seen)")
+        #expect(try bob.expect("PRESSED demo b2").contains("owner=alice"))
+    }
+
+    /// A member kept through a drop whose node never joins it again (it closed while the
+    /// link was down, and the news of it was lost) leaves once the grace is over.
+    @Test func aKeptMemberNotJoinedAgainLeavesAfterTheGrace() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], memberGraceMs: 600)
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        _ = try alice.expect("JOINED demo name=bob")
+        nodes.hub.swallow(framesTo: leader)
+        bob.close()
+        // The follower forgot bob before the link drops.
+        let demo = try #require(nodes.servers[follower]?.stateForTesting?.panels.first)
+        #expect(eventually(seconds: 5) { demo.memberCount.load(ordering: .relaxed) == 0 })
+        nodes.hub.swallow(framesTo: leader, false)
+        nodes.hub.flap(follower)
+        #expect(try alice.expect("LEFT demo name=bob", timeout: 5).contains("name=bob"))
+    }
+
     /// A reply that comes after its command was already answered `ERROR unavailable` (its
     /// link was reported down while the reply was on its way) is dropped: it must not
     /// answer the session's next command, as replies matched by order once did (a nemesis

@@ -24,15 +24,17 @@ final class ClusterTestNodes: @unchecked Sendable {
     let sockets: Bool
     let timing: ClusterTiming
     let answerTimeoutMs: Int64
+    let memberGraceMs: Int64
 
     init(
         _ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false, timing: ClusterTiming = ClusterTestNodes.timing,
-        answerTimeoutMs: Int64 = 5_000
+        answerTimeoutMs: Int64 = 5_000, memberGraceMs: Int64 = 15_000
     ) throws {
         self.panels = panels
         self.sockets = sockets
         self.timing = timing
         self.answerTimeoutMs = answerTimeoutMs
+        self.memberGraceMs = memberGraceMs
         for name in names { try start(name) }
     }
 
@@ -55,6 +57,7 @@ final class ClusterTestNodes: @unchecked Sendable {
             lease: lease,
             endpointsDescription: "in-memory", timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
         setup.answerTimeoutMs = answerTimeoutMs
+        setup.memberGraceMs = memberGraceMs
         if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
         let server = ArbiterServer(configuration: configuration)
