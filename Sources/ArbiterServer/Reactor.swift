@@ -27,8 +27,15 @@ final class Reactor: EventLoop, @unchecked Sendable {
     @exclusivity(unchecked) var deferred: [(Connection, Press<Int>, receivedAt: Int64)] = []
     @exclusivity(unchecked) var deferredPanel: Int?
 
+    /// The server's cluster context, held here: asked at every write in cluster mode
+    /// (`outputStands`), and read through `server` each time it cost a strong retain of
+    /// the server and of the context (whose weak references make each of its retains the
+    /// runtime's slow path): about 500 instructions per write on a leader's node.
+    private let cluster: ClusterContext?
+
     init(index: Int, server: ServerState) throws(Sys.Failure) {
         self.server = server
+        self.cluster = server.cluster
         self.runner = SessionRunner(server: server)
         try super.init(
             index: index, label: "arbiter.reactor.\(index)", sendBufferBytes: server.configuration.socketSendBufferBytes)
@@ -90,7 +97,7 @@ final class Reactor: EventLoop, @unchecked Sendable {
     }
 
     override func outputStands(leaseEpoch: UInt64, markedAtMs: Int64) -> Bool {
-        server.cluster?.outputStands(leaseEpoch, markedAtMs: markedAtMs) ?? true
+        cluster?.outputStands(leaseEpoch, markedAtMs: markedAtMs) ?? true
     }
 
     override func batchEnded(flush: inout FlushList) {
