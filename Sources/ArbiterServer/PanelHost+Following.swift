@@ -325,10 +325,25 @@ extension PanelHost {
             for member in members.values {
                 flush.append(to: member) { out, format in out.append(contentsOf: format == .text ? text : json) }
             }
+            if let left = RelayPayload.leftSession(ofTextEvent: text), let connection = members[left] {
+                rejoinDropped(left, connection)
+            }
         case .command, .sessionGone, .snapshotRequest, .snapshot, .term, .ping:
             break
         }
         finishVisit()
+    }
+
+    /// The leader ended the membership of a session this node still has as a member,
+    /// without this node asking (its own LEAVE and its close take it out of `members`
+    /// first): the leader kept it through a link drop and its re-join crossed the drop,
+    /// then gave it up. Left so, it would hear nothing more; it joins again instead, and
+    /// reads its new snapshot as after any re-join. On `queue`.
+    private func rejoinDropped(_ session: SessionID, _ connection: Connection) {
+        guard let leader = followedLeader else { return }
+        if members.removeValue(forKey: session) != nil { memberCount.subtract(1, ordering: .relaxed) }
+        clusterState.pendingJoins[session] = connection
+        sendRejoin(session, connection, to: leader, address: clusterState.leaderAddress, attempt: 0)
     }
 
     private enum Claim {

@@ -367,9 +367,12 @@ extension PanelHost {
         let list = Array(sessions)
         for session in list {
             clusterState.remoteSessions[session] = nil
-            clusterState.removeRemoteMember(session)
             clusterState.remoteWaiters[session] = nil
         }
+        // A member leaves the relay's list only after its LEFT went out: its node hears of
+        // it even when it was that node's last member, and joins it again if it still has
+        // it (`PanelHost.rejoinDropped`) instead of leaving it to hear nothing more.
+        defer { for session in list { clusterState.removeRemoteMember(session) } }
         guard clusterState.block != nil, mayDecideNow() else { return }
         var flush = FlushList()
         let now = clock.now()

@@ -241,6 +241,14 @@ enum RelayPayload {
         }
     }
 
+    /// The session a `LEFT` event names, nil for any other event. Only `LEFT` lines are
+    /// split: this is asked of every event a follower passes on.
+    static func leftSession(ofTextEvent line: ArraySlice<UInt8>) -> SessionID? {
+        guard line.starts(with: "LEFT ".utf8) else { return nil }
+        let tokens = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+        return value("session", tokens).flatMap { SessionID(parsing: $0) }
+    }
+
     private static func value(_ key: String, _ tokens: [String]) -> String? {
         for token in tokens where token.hasPrefix(key + "=") {
             var v = String(token.dropFirst(key.count + 1))

@@ -218,6 +218,46 @@ struct ClusterLinkDropTests {
         #expect(try alice.expect("LEFT demo name=bob", timeout: 5).contains("name=bob"))
     }
 
+    /// A member the leader gives up while its node still has it (here the leader counts
+    /// the node's registration as ended, which the node itself never hears of) is joined
+    /// again by its node: otherwise it would read nothing more.
+    @Test func aMemberTheLeaderDroppedIsJoinedAgainByItsNode() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        _ = try alice.expect("JOINED demo name=bob")
+        let lease = try #require(nodes.context(follower)?.runtime.leaseID)
+        nodes.context(leader)?.linkDown(follower, lease: lease)
+        _ = try alice.expect("LEFT demo name=bob")
+        _ = try bob.expect("LEFT demo name=bob")
+        // Its re-join: a new snapshot for bob, a JOINED for everyone.
+        _ = try bob.expect("OK JOIN demo")
+        _ = try alice.expect("JOINED demo name=bob")
+        alice.send("DOWN demo b2")
+        #expect(try bob.expect("PRESSED demo b2").contains("owner=alice"))
+    }
+
+    /// ...but a member that leaves on its own is not: its node took it out before the LEFT
+    /// came (carol keeps the node a member, so the LEFT reaches it).
+    @Test func aMemberThatLeavesIsNotJoinedAgain() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (carol, _) = try nodes.member(follower, name: "carol")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        _ = try alice.expect("JOINED demo name=bob")
+        bob.send("LEAVE demo")
+        _ = try carol.expect("LEFT demo name=bob")
+        _ = try bob.expect("OK LEAVE")
+        _ = try alice.expect("LEFT demo name=bob")
+        alice.send("DOWN demo b2")
+        let seen = try alice.readLines(through: "PRESSED demo b2")
+        #expect(!seen.contains { $0.hasPrefix("JOINED") }, "\(seen)")
+        bob.send("PING after")
+        #expect(try bob.readLines(through: "PONG after") == ["PONG after"])
+    }
+
     /// A reply that comes after its command was already answered `ERROR unavailable` (its
     /// link was reported down while the reply was on its way) is dropped: it must not
     /// answer the session's next command, as replies matched by order once did (a nemesis
