@@ -204,12 +204,18 @@ final class ClusterContext: @unchecked Sendable {
         host.queue.async { body(host) }
     }
 
-    /// A relay link's frames enter their panel's queue with `sync`, on the link's thread
-    /// when the queue is free, the way a reactor's commands do, with no thread woken for
-    /// them. Only from a relay link's queue, which no panel queue ever waits for, so it
-    /// cannot close a cycle.
-    private func host(_ panel: String) -> PanelHost? {
-        hostTable.withLock { $0[panel] }
+    /// Runs `body` in the panel's queue before returning, on the calling thread when the
+    /// queue is free: a relay link's frames go in the way a reactor's commands do, with no
+    /// thread woken for them, and what they make is written after the queue is left (a
+    /// client that answers a reply at once finds the queue free). Only from a relay
+    /// link's queue, which no panel queue ever waits for, so it cannot close a cycle.
+    /// `body` does not escape: an escaping one (its context allocated, the message copied
+    /// into it) cost hundreds of instructions on every relayed press.
+    private func inQueue(of panel: String, _ epoch: UInt64, _ heardAt: Int64, _ body: (PanelHost, inout FlushList) -> Void) {
+        guard let host = hostTable.withLock({ $0[panel] }) else { return }
+        var flush = Self.flushList(epoch, heardAt)
+        host.queue.sync { body(host, &flush) }
+        flush.flushAll()
     }
 
     /// What a leader's or follower's frame makes is written under the lease epoch read when
@@ -249,16 +255,7 @@ final class ClusterContext: @unchecked Sendable {
             guard onLinkQueue else {
                 return onQueue(of: command.panel) { Self.run($0, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) } }
             }
-            // Spelled out, not through a helper taking a closure: an escaping closure per
-            // frame (its context allocated, the message copied into it) cost hundreds of
-            // instructions on every relayed press.
-            guard let host = host(command.panel) else { return }
-            var flush = Self.flushList(epoch, heardAt)
-            host.queue.sync { host.relayedCommand(command, from: node, flush: &flush) }
-            // Written after leaving the panel's queue, as a reactor writes after its visit:
-            // a client that answers a reply at once finds the queue free, instead of
-            // sleeping on it until this thread has finished writing.
-            flush.flushAll()
+            inQueue(of: command.panel, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) }
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
             if heardWhileLapsed() {
                 staleFrames.add(1, ordering: .relaxed)
@@ -267,10 +264,7 @@ final class ClusterContext: @unchecked Sendable {
             guard onLinkQueue else {
                 return onQueue(of: panel) { Self.run($0, epoch, heardAt) { $0.relayedFromLeader(message, from: node, flush: &$1) } }
             }
-            guard let host = host(panel) else { return }
-            var flush = Self.flushList(epoch, heardAt)
-            host.queue.sync { host.relayedFromLeader(message, from: node, flush: &flush) }
-            flush.flushAll()
+            inQueue(of: panel, epoch, heardAt) { $0.relayedFromLeader(message, from: node, flush: &$1) }
         case .sessionGone(let origin, let session, let incarnation, let lease):
             let run = RelayIncarnations.Run(incarnation: incarnation, lease: lease)
             guard origin == node, admit(run, of: node) else { return }
@@ -482,9 +476,10 @@ final class ClusterContext: @unchecked Sendable {
     /// No link to `node` is left, or its registration under `lease` vanished: its
     /// sessions' grants end for every panel led here (with the registration, its members
     /// leave too; with only the link, they are kept for the node to join them again:
-    /// `PanelHost.remoteLinkLost`), and panels it leads re-sync their members. A registration's end ends nothing that a newer run of the node (come back
-    /// under another lease, its old sessions ended when its first frame came) holds:
-    /// asked again in each panel's queue, behind any such frame already admitted.
+    /// `PanelHost.remoteLinkLost`), and panels it leads re-sync their members. A
+    /// registration's end ends nothing that a newer run of the node (come back under
+    /// another lease, its old sessions ended when its first frame came) holds: asked
+    /// again in each panel's queue, behind any such frame already admitted.
     func linkDown(_ node: String, lease: Int64? = nil) {
         if let lease {
             log.info("a node's registration ended", ["node": node, "lease": "\(lease)"])

@@ -322,24 +322,9 @@ extension PanelHost {
     /// registration ends (`remoteNodeGone`).
     func remoteLinkLost(_ node: String) {
         assertOnQueue()
-        let sessions = Set(clusterState.remoteSessions.filter { $0.value == node }.keys).union(
-            clusterState.remoteMembers.filter { $0.value == node }.keys
-        ).sorted()
+        let sessions = remoteSessions(of: node)
         guard !sessions.isEmpty else { return }
-        let now = clock.now()
-        for session in sessions {
-            clusterState.remoteSessions[session] = nil
-            clusterState.remoteWaiters[session] = nil
-            if clusterState.remoteMembers[session] != nil { clusterState.keptMembers[session] = now.milliseconds }
-        }
-        guard clusterState.block != nil, mayDecideNow() else { return }
-        var flush = FlushList()
-        for session in sessions {
-            output.removeAll()
-            core.abandon(session: session, now: now, into: &output)
-            deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
-        }
-        finishBatch(&flush)
+        endRemoteSessions(sessions, keepingMembers: true)
     }
 
     /// Members kept through a link drop that did not JOIN again within the grace: their
@@ -357,28 +342,41 @@ extension PanelHost {
     /// A node's registration vanished, or a new run of it came: all its sessions are gone.
     func remoteNodeGone(_ node: String) {
         assertOnQueue()
-        var sessions = Set(clusterState.remoteSessions.filter { $0.value == node }.keys)
-        sessions.formUnion(clusterState.remoteMembers.filter { $0.value == node }.keys)
+        let sessions = remoteSessions(of: node)
         guard !sessions.isEmpty else { return }
-        endRemoteSessions(sessions.sorted())
+        endRemoteSessions(sessions)
     }
 
-    private func endRemoteSessions(_ sessions: some Sequence<SessionID>) {
+    /// Every session of `node` this panel knows of: those that ran a command here, and its
+    /// members.
+    private func remoteSessions(of node: String) -> [SessionID] {
+        Set(clusterState.remoteSessions.filter { $0.value == node }.keys).union(clusterState.remoteMembers.filter { $0.value == node }.keys)
+            .sorted()
+    }
+
+    /// Ends `sessions` (`reason=disconnect` for what they hold); with `keepingMembers`,
+    /// its members stay members, kept for their node to join them again (`remoteLinkLost`).
+    private func endRemoteSessions(_ sessions: some Sequence<SessionID>, keepingMembers: Bool = false) {
         let list = Array(sessions)
+        let now = clock.now()
         for session in list {
             clusterState.remoteSessions[session] = nil
             clusterState.remoteWaiters[session] = nil
+            if keepingMembers, clusterState.remoteMembers[session] != nil { clusterState.keptMembers[session] = now.milliseconds }
         }
         // A member leaves the relay's list only after its LEFT went out: its node hears of
         // it even when it was that node's last member, and joins it again if it still has
         // it (`PanelHost.rejoinDropped`) instead of leaving it to hear nothing more.
-        defer { for session in list { clusterState.removeRemoteMember(session) } }
+        defer { if !keepingMembers { for session in list { clusterState.removeRemoteMember(session) } } }
         guard clusterState.block != nil, mayDecideNow() else { return }
         var flush = FlushList()
-        let now = clock.now()
         for session in list {
             output.removeAll()
-            core.disconnect(session: session, now: now, into: &output)
+            if keepingMembers {
+                core.abandon(session: session, now: now, into: &output)
+            } else {
+                core.disconnect(session: session, now: now, into: &output)
+            }
             deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         }
         finishBatch(&flush)
