@@ -39,6 +39,13 @@ struct PanelClusterState {
     /// Follower: the grants of the current term this node's members were told of, so that
     /// a leader change can end them with `reason=failover` even if the leader died.
     var knownGrants: [Int: (owner: String, fence: UInt64)] = [:]
+    /// Follower: after a same-term resync, the grants each member knew of, until its fresh
+    /// snapshot shows which of them still stand (`PanelHost.settleOwed`).
+    var owedReleases: [SessionID: [OwedRelease]] = [:]
+    /// The fences among `owedReleases` not counted in the panel's releases yet: each grant
+    /// counts once, however many members are told.
+    var owedUncounted: Set<UInt64> = []
+    typealias OwedRelease = (button: Int, owner: String, fence: UInt64)
     /// Follower: what each local session sent the leader and has no answer to yet, in
     /// order (every relayed command gets exactly one reply). If the leader changes or its
     /// link drops first, each gets `ERROR unavailable` instead of waiting forever.

@@ -108,6 +108,7 @@ extension PanelHost {
         clusterState.memberIdentity.removeValue(forKey: connection.session)
         clusterState.inFlight.removeValue(forKey: connection.session)
         clusterState.parkedJoins.removeValue(forKey: connection.session)
+        clusterState.owedReleases.removeValue(forKey: connection.session)
         guard let cluster else { return }
         if clusterState.block != nil {
             guard mayDecideNow() else { return }
@@ -165,8 +166,9 @@ extension PanelHost {
                 let leader
             else { return }
             guard attempt < 100 else {
-                clusterState.pendingJoins[session] = nil
                 var flush = FlushList()
+                releaseOwed(to: session, on: connection, flush: &flush)
+                clusterState.pendingJoins[session] = nil
                 let panel = config.id
                 flush.append(to: connection) { out, format in
                     MessageEncoder.encode(
@@ -182,7 +184,7 @@ extension PanelHost {
     /// Relays a JOIN for every local member (and every JOIN still unanswered) to the
     /// leader's node. Members wait for their new snapshot (the JOIN reply) before any
     /// event reaches them again.
-    private func rejoin(at node: String, address: String?) {
+    func rejoin(at node: String, address: String?) {
         guard cluster != nil else { return }
         holdMembersForRejoin()
         for (session, connection) in clusterState.pendingJoins.sorted(by: { $0.key < $1.key }) {
@@ -226,6 +228,7 @@ extension PanelHost {
     func owedFailover(newTerm: Int64?, flush: inout FlushList) {
         _ = clusterState.inbox.leaderChanged(panel: config.id, term: newTerm)
         clusterState.nextEventSeq = nil
+        releaseOwed(flush: &flush)
         guard !clusterState.knownGrants.isEmpty else { return }
         let grants = clusterState.knownGrants.sorted { $0.key < $1.key }
         clusterState.knownGrants = [:]
@@ -279,6 +282,7 @@ extension PanelHost {
             }
             switch reply.kind {
             case .joined:
+                settleOwed(session, on: connection, by: reply.grants, flush: &flush)
                 // A node without members gets no events: its first member's snapshot
                 // starts the stream again, at the event after it. Nil (any next event
                 // accepted) let an older event that came late, on another link the leader
@@ -291,7 +295,9 @@ extension PanelHost {
             case .left:
                 if members.removeValue(forKey: session) != nil { memberCount.subtract(1, ordering: .relaxed) }
                 clusterState.memberIdentity[session] = nil
+                clusterState.owedReleases[session] = nil
             case .joinRefused:
+                releaseOwed(to: session, on: connection, flush: &flush)
                 clusterState.pendingJoins[session] = nil
                 clusterState.memberIdentity[session] = nil
             case .queued:
@@ -496,16 +502,6 @@ extension PanelHost {
     private var followedLeader: String? {
         guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return nil }
         return leader
-    }
-
-    /// What the leader `node` sent may be lost: unanswered commands get `ERROR
-    /// unavailable`, members are told the grants they knew of ended, and (with `rejoin`)
-    /// they join again for a fresh snapshot. On `queue`.
-    private func resync(from node: String, because why: String, rejoin: Bool = true, flush: inout FlushList) {
-        failInFlight(because: why, termEnded: false, flush: &flush)
-        owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
-        guard rejoin, !members.isEmpty || !clusterState.pendingJoins.isEmpty else { return }
-        self.rejoin(at: node, address: clusterState.leaderAddress)
     }
 
     private func track(_ ownership: RelayPayload.Ownership?) {

@@ -155,7 +155,8 @@ struct ClusterRelayedSessionTests {
 @Suite("cluster mode: relay link drops", .serialized)
 struct ClusterLinkDropTests {
     /// The leader ends the dropped node's grants (disconnect); that node's members are told
-    /// the grants they knew of ended and get a fresh snapshot, and events flow again.
+    /// those ended, before a fresh snapshot, and events flow again. A grant of another
+    /// node's session that still stands is not said to have ended: the snapshot shows it.
     @Test func membersOfANodeWhoseLinkDroppedAreResynchronised() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
         let (leader, follower) = try nodes.leaderAndFollower()
@@ -170,11 +171,69 @@ struct ClusterLinkDropTests {
         nodes.hub.flap(follower)
         #expect(try alice.expect("RELEASED demo sos").contains("reason=disconnect owner=bob"))
         let told = try bob.readLines(through: "OK JOIN")
-        #expect(told.contains { $0.hasPrefix("RELEASED demo b1 reason=failover owner=alice") }, "\(told)")
+        let ended = told.firstIndex { $0.hasPrefix("RELEASED demo sos reason=failover owner=bob") }
+        #expect(ended != nil && ended! < told.firstIndex { $0.hasPrefix("BUTTON") } ?? 0, "before the snapshot: \(told)")
+        #expect(!told.contains { $0.hasPrefix("RELEASED demo b1") }, "alice's grant still stands: \(told)")
         #expect(told.contains { $0.hasPrefix("BUTTON demo b1") && $0.contains("state=pressed owner=alice") }, "\(told)")
         #expect(told.contains { $0.hasPrefix("BUTTON demo sos") && $0.contains("state=idle") }, "\(told)")
         alice.send("UP demo b1")
         #expect(try bob.expect("RELEASED demo b1").contains("reason=up owner=alice"))
+    }
+
+    /// A resync in the same term (frames lost, every link up) does not end, for its node's
+    /// members, the grants that still stand: the owner of a talk grant is not told it ended
+    /// (the press-to-talk report: the stop comes only at the real release), the snapshot
+    /// shows it held, and its release is the real one, `reason=up`. A grant that ended
+    /// meanwhile is said to have ended (`reason=failover`) right before the snapshot.
+    @Test func aResyncDoesNotEndAGrantThatStillStands() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        let (carol, _) = try nodes.member(follower, name: "carol")
+        bob.send("DOWN demo talk")
+        _ = try bob.expect("GRANTED demo talk")
+        _ = try carol.expect("STARTED demo talk", timeout: 3)
+        alice.send("DOWN demo b2")
+        _ = try carol.expect("PRESSED demo b2 owner=alice")
+        _ = try bob.expect("PRESSED demo b2 owner=alice")
+        nodes.hub.swallow(framesTo: follower)
+        alice.send("UP demo b2")
+        _ = try alice.expect("RELEASED demo b2")
+        nodes.hub.swallow(framesTo: follower, false)
+        // The next event shows the hole.
+        alice.send("DOWN demo b3")
+        _ = try alice.expect("GRANTED demo b3")
+        for member in [bob, carol] {
+            let told = try member.readLines(through: "OK JOIN", timeout: 10)
+            #expect(!told.contains { $0.hasPrefix("RELEASED demo talk") }, "the talk grant still stands: \(told)")
+            let ended = told.firstIndex { $0.hasPrefix("RELEASED demo b2 reason=failover owner=alice") }
+            #expect(ended != nil && ended! < told.firstIndex { $0.hasPrefix("BUTTON") } ?? 0, "before the snapshot: \(told)")
+            #expect(told.contains { $0.hasPrefix("BUTTON demo talk") && $0.contains("owner=bob") }, "\(told)")
+        }
+        bob.send("UP demo talk")
+        #expect(try bob.expect("OK UP demo talk") == "OK UP demo talk")
+        #expect(try carol.expect("STOPPED demo talk").contains("reason=up"))
+        #expect(try carol.expect("RELEASED demo talk").contains("reason=up owner=bob"))
+    }
+
+    /// A member whose re-join is never answered (the leader's frames to its node keep
+    /// vanishing) is not left believing in grants: at the re-join's deadline it reads the
+    /// releases it was owed.
+    @Test func aMemberWhoseSnapshotNeverComesReadsItsReleasesAtTheDeadline() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], answerTimeoutMs: 300)
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        alice.send("DOWN demo b2")
+        _ = try bob.expect("FIRED demo b2 owner=alice")
+        nodes.hub.swallow(framesTo: follower)
+        nodes.context(follower)?.linkDown(leader)
+        #expect(bob.drain(for: 0.1).isEmpty, "nothing is said before the snapshot or the deadline")
+        let release = try bob.expect("RELEASED demo b2", timeout: 5)
+        #expect(release.hasPrefix("RELEASED demo b2 reason=failover owner=alice"), "\(release)")
+        nodes.hub.swallow(framesTo: follower, false)
+        _ = try bob.expect("OK JOIN demo", timeout: 5)
     }
 
     /// The dropped node's members stay members: the leader ends their grants but sends no

@@ -170,9 +170,9 @@ public final class SafetyChecker {
         } else if s.joined, s.joinsAwaited == 0 {
             // A snapshot nobody asked for: the member's node resynchronised it in the same
             // term (a link dropped, frames lost, its lease lapsed). The events it missed
-            // are behind the snapshot, and the failover releases it was owed came first,
-            // none if it knew of no grant; only a snapshot from before what it has seen
-            // is wrong.
+            // are behind the snapshot, and failover releases came first for the grants it
+            // knew of that the snapshot no longer shows (none for one that still stands);
+            // only a snapshot from before what it has seen is wrong.
             if m.seq < s.expected - 1 {
                 let last = s.lastEvent.map { describe(stream, $0) } ?? "\(s.name): (no event yet)"
                 violate(.seqGap, "snapshot at seq=\(m.seq) after the event of seq=\(s.expected - 1)", [last, describe(stream, m)])
