@@ -256,7 +256,7 @@ final class ClusterContext: @unchecked Sendable {
                 return onQueue(of: command.panel) { Self.run($0, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) } }
             }
             inQueue(of: command.panel, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) }
-        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .snapshot(let panel, _, _, _, _), .term(let panel, _, _):
+        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _):
             if heardWhileLapsed() {
                 staleFrames.add(1, ordering: .relaxed)
                 return
@@ -271,9 +271,8 @@ final class ClusterContext: @unchecked Sendable {
             for host in hosts.values {
                 host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, run: run) }
             }
-        case .snapshotRequest, .ping:
-            // Followers get their snapshots as JOIN replies (docs/CLUSTER.md); pings stay
-            // in the link that heard them.
+        case .ping:
+            // Pings stay in the link that heard them.
             break
         }
     }

@@ -334,7 +334,7 @@ extension PanelHost {
             if let left = RelayPayload.leftSession(ofTextEvent: text), let connection = members[left] {
                 rejoinDropped(left, connection)
             }
-        case .command, .sessionGone, .snapshotRequest, .snapshot, .term, .ping:
+        case .command, .sessionGone, .ping:
             break
         }
         finishVisit()

@@ -70,19 +70,19 @@ struct RelayNetworkTests {
         let a = try RelayTestNode("n1")
         var b = try RelayTestNode("n2")
         let port = b.port
-        a.send(.snapshotRequest(panel: "demo", request: 1), to: b)
+        a.send(.sessionGone(origin: "n1", session: 1), to: b)
         #expect(eventually { b.received.count == 1 })
         b.stop()
         #expect(eventually { a.seen.withLock { $0.downs } == ["n2"] })
         #expect(a.network.linkCount == 0)
         // While it is away, what is sent is dropped (and said so), never kept for later.
-        a.network.send(.snapshotRequest(panel: "demo", request: 2), toNode: "n2", address: "127.0.0.1:\(port)")
+        a.network.send(.sessionGone(origin: "n1", session: 2), toNode: "n2", address: "127.0.0.1:\(port)")
         #expect(eventually { a.network.statistics.dropped >= 1 })
         #expect(eventually { !a.seen.withLock { $0.undelivered }.isEmpty })
         b = try RelayTestNode("n2", port: port)
         var request: UInt64 = 3
         let back = eventually {
-            a.network.send(.snapshotRequest(panel: "demo", request: request), toNode: "n2", address: "127.0.0.1:\(port)")
+            a.network.send(.sessionGone(origin: "n1", session: request), toNode: "n2", address: "127.0.0.1:\(port)")
             request += 1
             return eventually(within: 0.2) { !b.received.isEmpty }
         }
@@ -93,7 +93,7 @@ struct RelayNetworkTests {
         // Nothing from before it died arrives at the new node.
         #expect(
             b.received.allSatisfy {
-                if case .snapshotRequest(_, let r) = $0 { return r >= 3 }
+                if case .sessionGone(_, let r, _, _) = $0 { return r >= 3 }
                 return false
             })
     }

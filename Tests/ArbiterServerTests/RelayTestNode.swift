@@ -86,18 +86,16 @@ final class RelayTestNode: @unchecked Sendable {
     static func messages(_ count: Int, tag: String) -> [RelayMessage] {
         (0..<count).map { i in
             let n = UInt64(i)
-            switch i % 7 {
+            switch i % 5 {
             case 0:
                 return .command(
                     RelayCommand(
                         origin: tag, session: n, sessionName: "guest-\(i)", key: i % 2 == 0 ? nil : "k\(i)", panel: "demo",
                         command: Array(#"{"cmd":"down","panel":"demo","button":"b\#(i)"}"#.utf8), arrivedAt: Int64(i)))
             case 1: return .reply(panel: "demo", term: 7, session: n, line: Array("OK \(tag) \(i)".utf8))
-            case 2: return .event(panel: "demo", term: 7, seq: n, line: Array("PRESSED \(tag) \(i)".utf8))
+            case 2: return .event(panel: "demo", term: 7, seq: n, line: Array("PRESSED \(tag) \(i)\n".utf8))
             case 3: return .sessionGone(origin: tag, session: n)
-            case 4: return .snapshotRequest(panel: "demo", request: n)
-            case 5: return .snapshot(panel: "demo", term: 7, seq: n, request: n, line: Array("BUTTON \(tag) \(i)".utf8))
-            default: return .term(panel: "demo-\(tag)", term: Int64(i + 1), leader: tag)
+            default: return .reply(panel: "demo-\(tag)", term: Int64(i + 1), session: n, line: Array(repeating: 0x7A, count: i), serial: n)
             }
         }
     }

@@ -68,12 +68,6 @@ public struct RelayFrameDecoder: Sendable {
                 return .event(panel: try string(), term: try term(), seq: try integer(), line: try data())
             case RelayFrameType.sessionGone:
                 return .sessionGone(origin: try string(), session: try integer(), incarnation: try integer(), lease: Int64(bitPattern: try integer()))
-            case RelayFrameType.snapshotRequest:
-                return .snapshotRequest(panel: try string(), request: try integer())
-            case RelayFrameType.snapshot:
-                return .snapshot(panel: try string(), term: try term(), seq: try integer(), request: try integer(), line: try data())
-            case RelayFrameType.term:
-                return .term(panel: try string(), term: try term(), leader: try string())
             case RelayFrameType.ping:
                 return .ping
             default:

@@ -53,22 +53,6 @@ public enum RelayFrameEncoder {
                 w.integer(session)
                 w.integer(incarnation)
                 w.integer(UInt64(bitPattern: lease))
-            case .snapshotRequest(let panel, let request):
-                w.byte(RelayFrameType.snapshotRequest)
-                w.string(panel)
-                w.integer(request)
-            case .snapshot(let panel, let term, let seq, let request, let line):
-                w.byte(RelayFrameType.snapshot)
-                w.string(panel)
-                w.integer(UInt64(bitPattern: term))
-                w.integer(seq)
-                w.integer(request)
-                w.bytes(line)
-            case .term(let panel, let term, let leader):
-                w.byte(RelayFrameType.term)
-                w.string(panel)
-                w.integer(UInt64(bitPattern: term))
-                w.string(leader)
             case .ping:
                 w.byte(RelayFrameType.ping)
             }
@@ -86,9 +70,6 @@ public enum RelayFrameEncoder {
         case .reply(let panel, _, _, let line, _, _): s(panel) + 16 + 4 + line.count + 16
         case .event(let panel, _, _, let line): s(panel) + 16 + 4 + line.count
         case .sessionGone(let origin, _, _, _): s(origin) + 24
-        case .snapshotRequest(let panel, _): s(panel) + 8
-        case .snapshot(let panel, _, _, _, let line): s(panel) + 24 + 4 + line.count
-        case .term(let panel, _, let leader): s(panel) + 8 + s(leader)
         case .ping: 0
         }
     }

@@ -8,9 +8,6 @@ public struct RelayInbox: Sendable {
         case deliver
         /// From a term that is not current; dropped.
         case stale
-        /// A term announcement newer than etcd's as this node last read it: read the
-        /// election key now rather than at the next watch event. Not delivered.
-        case checkEtcd(panel: String, term: Int64)
         /// A follower-to-leader message: not fenced here, the leader handles it.
         case toLeader
     }
@@ -35,10 +32,6 @@ public struct RelayInbox: Sendable {
 
     public mutating func receive(_ message: RelayMessage) -> Verdict {
         guard let (panel, term) = message.fencedTerm else { return .toLeader }
-        if case .term = message {
-            if let current = gates[panel]?.currentTerm, term <= current { return term == current ? .deliver : .stale }
-            return .checkEtcd(panel: panel, term: term)
-        }
         // In place: one lookup, no copy written back, for every reply and event.
         return gates[panel, default: RelayTermGate()].admit(term: term) ? .deliver : .stale
     }

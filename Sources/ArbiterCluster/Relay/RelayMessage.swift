@@ -1,5 +1,6 @@
 /// One message on a node-to-node relay link, after the handshake. A follower node sends
-/// `command`, `sessionGone` and `snapshotRequest`; the leader of the panel sends the rest.
+/// `command` and `sessionGone`; the leader of the panel sends `reply` and `event`; either
+/// end sends `ping`.
 /// Every leader-to-follower message of a panel carries its term, so the follower can drop
 /// anything from a term that is no longer current (`RelayInbox`).
 public enum RelayMessage: Equatable, Sendable {
@@ -19,12 +20,6 @@ public enum RelayMessage: Equatable, Sendable {
     /// A relayed session disconnected: its grants end with `reason=disconnect`.
     /// `incarnation` and `lease` as in `RelayCommand`.
     case sessionGone(origin: String, session: UInt64, incarnation: UInt64 = 0, lease: Int64 = 0)
-    /// The follower needs the panel's snapshot (a member joined, or a term began).
-    case snapshotRequest(panel: String, request: UInt64)
-    /// The answer: the snapshot as after `JOIN`, and the `seq` it is current at.
-    case snapshot(panel: String, term: Int64, seq: UInt64, request: UInt64, line: [UInt8])
-    /// The sender leads `panel` in `term`. Only a hint: terms are learned from etcd.
-    case term(panel: String, term: Int64, leader: String)
     /// Nothing but "this link still carries bytes": each end sends one when the link has
     /// been quiet, and closes a link it has heard nothing on for a while (`RelayLink`), so
     /// a peer cut off without a FIN or a reset is noticed in seconds, not minutes.
@@ -33,10 +28,9 @@ public enum RelayMessage: Equatable, Sendable {
     /// The panel and term of a leader-to-follower message, which receipt is fenced on.
     public var fencedTerm: (panel: String, term: Int64)? {
         switch self {
-        case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _),
-            .snapshot(let panel, let term, _, _, _), .term(let panel, let term, _):
+        case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _):
             (panel, term)
-        case .command, .sessionGone, .snapshotRequest, .ping:
+        case .command, .sessionGone, .ping:
             nil
         }
     }
