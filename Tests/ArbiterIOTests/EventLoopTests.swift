@@ -1,6 +1,7 @@
 import ArbiterIO
 import Dispatch
 import Glibc
+import Synchronization
 import Testing
 
 /// The IO layer on its own: an `EventLoop` with a tiny test policy (`RecordingLoop`)
@@ -196,12 +197,16 @@ import Testing
         let peerOf: [Int32: Int32] = [first.0: second.1, second.0: first.1]
         let late: Int64 = 10_000_000_000
         var sentLate = false
+        // How the late write went, for the failure message (seen once in a full suite run:
+        // the late bytes were never read).
+        let wrote = Mutex<String>("not yet written")
         loop.onRead = { channel in
             guard !sentLate, let other = peerOf[channel.fd] else { return }
             sentLate = true
             // The other socket, already in this batch, gets more bytes at 10 s.
             loop.nanoseconds.store(late, ordering: .relaxed)
-            _ = Array("DOWN demo sos\n".utf8).withUnsafeBytes { Sys.write(other, $0) }
+            let result = Array("DOWN demo sos\n".utf8).withUnsafeBytes { Sys.write(other, $0) }
+            wrote.withLock { $0 = "fd \(other) after a read on fd \(channel.fd): \(result)" }
         }
         // Both readable before the loop first looks: one batch reports both.
         #expect(write(first.1, "PING a\n"))
@@ -218,7 +223,8 @@ import Testing
             lateRead = loop.reads.withLock { $0.first { String(decoding: $0.bytes, as: UTF8.self).contains("DOWN") } }
             if lateRead == nil { usleep(1000) }
         }
-        let read = try #require(lateRead, "the late bytes were read")
+        let read = try #require(
+            lateRead, "the late bytes were read (the write: \(wrote.withLock { $0 }); reads: \(loop.reads.withLock { $0.map { ($0.fd, $0.bytes.count) } }))")
         #expect(read.stamp >= late, "stamped \(read.stamp) ns, before its bytes arrived at \(late) ns")
         #expect(loop.reads.withLock { $0.first?.stamp } == 0)
     }
