@@ -51,8 +51,22 @@ struct ClusterStaleOutputTests {
         let bob = try nodes.client(leader, name: "bob")
         let release = try stall("alice", on: leader, of: nodes)
         bob.send("DOWN demo b1")
-        usleep(200_000)
+        // Decided, and stuck at alice's lock: the panel's queue no longer runs anything.
+        // (A fixed 200 ms was not always enough in a loaded full suite run: the lease then
+        // lapsed before the DOWN was decided, which was refused instead.)
+        let demo = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["demo"])
+        #expect(queueIsHeld(demo), "bob's DOWN never reached the stalled write")
         return (nodes, leader, alice, bob, release)
+    }
+
+    /// True once a probe sent to `host`'s queue does not run within 100 ms (bounded: 5 s).
+    private func queueIsHeld(_ host: PanelHost) -> Bool {
+        for _ in 0..<50 {
+            let ran = DispatchSemaphore(value: 0)
+            host.queue.async { ran.signal() }
+            if ran.wait(timeout: .now() + .milliseconds(100)) == .timedOut { return true }
+        }
+        return false
     }
 
     @Test func aDecisionWrittenAfterTheLeaseLapsedIsDroppedAndItsConnectionsClose() throws {
