@@ -67,6 +67,7 @@ public final class ClusterRuntime: @unchecked Sendable {
             etcd: leaseEtcd, timing: timing, clock: clock,
             changed: { [weak self] lease in self?.adopt(lease) },
             ticked: { [weak self] now in self?.watchdog(now) })
+        writableLease = WritableLease(published: keeper.published, clock: clock, slackMilliseconds: timing.safetyMarginMilliseconds / 2)
         cluster.onAction = { [weak self] panel, action in self?.perform(action, for: panel) }
         if let watchEtcd {
             watcher = PanelKeyWatcher(etcd: watchEtcd, keys: .prefix(keys.panels)) { [weak self] in self?.stepSoon() }
@@ -187,6 +188,9 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// The lease's id while it is safe (`leaseIsSafe`), else nil. A different id than
     /// before means the old lease expired: etcd removed this node's registration with
     /// it, and the others may have ended its sessions' grants.
+    /// `writableLeaseID`'s fast path, for a caller that asks at every write.
+    public private(set) var writableLease: WritableLease!
+
     public func safeLeaseID() -> Int64? {
         if let lease = keeper.published.read() { return clock() < lease.safeUntil ? lease.id : nil }
         let lease = keeper.snapshot
@@ -198,9 +202,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// decision made just before the deadline is written microseconds after it; only a
     /// pause or a stall between the two takes the write past this.
     public func writableLeaseID() -> Int64? {
-        if let lease = keeper.published.read() {
-            return clock() < lease.safeUntil + timing.safetyMarginMilliseconds / 2 ? lease.id : nil
-        }
+        if let id = writableLease.read() { return id }
         let lease = keeper.snapshot
         guard let until = lease.safeUntil else { return nil }
         return clock() < until + timing.safetyMarginMilliseconds / 2 ? lease.leaseID : nil

@@ -14,6 +14,8 @@ final class ClusterContext: @unchecked Sendable {
     let setup: ClusterSetup
     let log: ServerLog
     private(set) var runtime: ClusterRuntime!
+    /// The runtime's `writableLease`, set with it: `outputStands` reads it at every write.
+    private var writableLease: WritableLease?
     /// Set once before the runtime starts.
     private(set) var relay: (any RelaySender)?
     /// The panels by id; emptied when the server stops, as they hold this context too.
@@ -157,6 +159,7 @@ final class ClusterContext: @unchecked Sendable {
             watch: setup.watch, timing: setup.timing, keys: setup.keys, stepIntervalMilliseconds: setup.stepIntervalMilliseconds, clock: setup.clock,
             callbacks: callbacks())
         self.runtime = runtime
+        writableLease = runtime.writableLease
         runtime.start()
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "arbiter.cluster.nodes"))
         timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
@@ -310,8 +313,12 @@ final class ClusterContext: @unchecked Sendable {
     /// run of a node restarted at once lapsed without that and refused its first
     /// session's command.
     private func agrees(_ lease: Int64?, _ runtime: ClusterRuntime) -> Bool {
+        guard let lease else { return syncedLease.load(ordering: .acquiring) == 0 && runtime.leaseID == nil }
+        return agrees(lease)
+    }
+
+    private func agrees(_ lease: Int64) -> Bool {
         let synced = syncedLease.load(ordering: .acquiring)
-        guard let lease else { return synced == 0 && runtime.leaseID == nil }
         return synced == 0 || synced == lease
     }
 
@@ -361,6 +368,8 @@ final class ClusterContext: @unchecked Sendable {
     func outputStands(_ epoch: UInt64, markedAtMs: Int64 = 0) -> Bool {
         guard epoch == leaseEpoch.load(ordering: .acquiring), !lapsed.load(ordering: .acquiring) else { return false }
         if markedAtMs != 0, Sys.monotonicMilliseconds() - markedAtMs >= staleAfterMs { return false }
+        // Not through `runtime` while the published lease answers (`WritableLease`).
+        if let fast = writableLease?.read(), let lease = fast { return agrees(lease) }
         guard let runtime else { return true }
         return agrees(runtime.writableLeaseID(), runtime)
     }
