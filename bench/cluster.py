@@ -68,10 +68,26 @@ def load(loader, args, seconds):
     return code, result, output
 
 
+def cpu_times():
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:9]]
+
+
+def steal_share(before, after):
+    """The share of the machine's CPU time the hypervisor gave to others (steal) between two
+    readings: on this VM it swung lock cycles/s from 6,753 to 34,012 between runs a few
+    minutes apart (2026-12-02), so each figure says how much of it there was."""
+    spent = [b - a for a, b in zip(before, after)]
+    return round(spent[7] / sum(spent), 3) if sum(spent) else 0.0
+
+
 def contend(loader, hosts, seconds, observers=0, extra=()):
-    return load(loader, ["contend", "--hosts", hosts, "--panel", "busy", "--buttons", str(BUTTONS),
-                         "--connections", str(CONNECTIONS), "--observers", str(observers),
-                         "--duration", str(seconds), "--warmup", "1"] + list(extra), seconds)
+    before = cpu_times()
+    code, result, output = load(loader, ["contend", "--hosts", hosts, "--panel", "busy", "--buttons", str(BUTTONS),
+                                         "--connections", str(CONNECTIONS), "--observers", str(observers),
+                                         "--duration", str(seconds), "--warmup", "1"] + list(extra), seconds)
+    result["steal_share"] = steal_share(before, cpu_times())
+    return code, result, output
 
 
 def fanout(loader, hosts, seconds):
@@ -99,12 +115,14 @@ def bench(bindir):
         proc, host = single_node(binary, work)
         _, r, _ = contend(loader, host, LOCK_S)
         figures["single_cycles_per_s"] = r["cycles_per_s"]
+        figures["single_steal_share"] = r["steal_share"]
         figures["single_reply_us"] = r.get("reply_latency_us")
         _, r, _ = fanout(loader, host, FANOUT_S)
         figures["single_fanout_events_per_s"] = r["events_per_s"]
         figures["single_fanout_press_to_event_us"] = r.get("event_latency_us")
         cl.kill_group(proc)
-        log(f"  {figures['single_cycles_per_s']} cycles/s, fan-out {figures['single_fanout_events_per_s']} events/s")
+        log(f"  {figures['single_cycles_per_s']} cycles/s (steal {figures['single_steal_share']:.1%}), "
+            f"fan-out {figures['single_fanout_events_per_s']} events/s")
 
     cluster = cl.Cluster(binary, CONFIG, ttl=3, extra=["--rate", "0", "--log-level", "warn"]).start()
     try:
@@ -115,11 +133,14 @@ def bench(bindir):
             log(f"lock cycles through the leader {leader.name}")
             _, r, _ = contend(loader, leader.address, LOCK_S)
             figures["leader_cycles_per_s"] = r["cycles_per_s"]
+            figures["leader_steal_share"] = r["steal_share"]
+            log(f"  {r['cycles_per_s']} cycles/s (steal {r['steal_share']:.1%})")
             figures["leader_reply_us"] = r.get("reply_latency_us")
         if "relay" in PARTS or "locks" in PARTS and "norelay" not in PARTS:
             log(f"lock cycles through {relay.name}, which relays to {leader.name}")
             _, r, _ = contend(loader, relay.address, LOCK_S)
             figures["relay_cycles_per_s"] = r["cycles_per_s"]
+            figures["relay_steal_share"] = r["steal_share"]
             figures["relay_reply_us"] = r.get("reply_latency_us")
         if "latency" in PARTS:
             latency(loader, leader, relay, work, figures)
