@@ -214,7 +214,15 @@ public final class ClusterRuntime: @unchecked Sendable {
     // MARK: Private
 
     private func adopt(_ lease: NodeLeaseStateMachine) {
-        control.async { [self] in cluster.adoptLease(lease) }
+        control.async { [self] in
+            let wasSafe = cluster.lease.isSafe(at: clock())
+            cluster.adoptLease(lease)
+            // A node cannot campaign while its lease is unsafe: a vacancy it saw meanwhile
+            // (through the watch, which reports a change once) is acted on now, not at the
+            // next timer step. Seen in a loaded CI run with a 60 s step: a stalled
+            // keepalive at the moment of a resignation, and the panel left vacant.
+            if !wasSafe, cluster.lease.isSafe(at: clock()), stepTimer != nil { step() }
+        }
     }
 
     private func step(watchSawAChange: Bool = false) {

@@ -35,11 +35,12 @@ extension PanelHost {
     }
 
     /// A member's new snapshot came (`grants`: what it shows held): the grants it knew of
-    /// that the snapshot does not show with the same owner and fence ended while it could
-    /// not hear; it is told so before the snapshot. On `queue`.
+    /// that the snapshot does not show on the same button with the same fence ended while
+    /// it could not hear; it is told so before the snapshot. The fence alone names a grant
+    /// (each grant gets a higher one), so owners' names are not compared. On `queue`.
     func settleOwed(_ session: SessionID, on connection: Connection, by grants: [Int: (owner: String, fence: UInt64)], flush: inout FlushList) {
         guard let owed = clusterState.owedReleases.removeValue(forKey: session) else { return }
-        let ended = owed.filter { known in grants[known.button].map { $0.owner != known.owner || $0.fence != known.fence } ?? true }
+        let ended = owed.filter { known in grants[known.button]?.fence != known.fence }
         writeFailoverReleases(ended, to: connection, flush: &flush)
     }
 
