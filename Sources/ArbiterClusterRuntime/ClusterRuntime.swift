@@ -188,14 +188,14 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// The lease's id while it is safe (`leaseIsSafe`), else nil. A different id than
     /// before means the old lease expired: etcd removed this node's registration with
     /// it, and the others may have ended its sessions' grants.
-    /// `writableLeaseID`'s fast path, for a caller that asks at every write.
-    public private(set) var writableLease: WritableLease!
-
     public func safeLeaseID() -> Int64? {
         if let lease = keeper.published.read() { return clock() < lease.safeUntil ? lease.id : nil }
         let lease = keeper.snapshot
         return lease.isSafe(at: clock()) ? lease.leaseID : nil
     }
+
+    /// `writableLeaseID`'s fast path, for a caller that asks at every write.
+    public private(set) var writableLease: WritableLease!
 
     /// The lease's id while what was decided under it may still be written: until half
     /// the safety margin past the safe deadline, when etcd cannot have expired it yet. A

@@ -226,20 +226,9 @@ extension PanelHost {
     /// Ends, for the local members, the grants of the term that just ended that they were
     /// told of, unless the old leader's own failover notice already did.
     func owedFailover(newTerm: Int64?, flush: inout FlushList) {
-        _ = clusterState.inbox.leaderChanged(panel: config.id, term: newTerm)
-        clusterState.nextEventSeq = nil
-        releaseOwed(flush: &flush)
-        guard !clusterState.knownGrants.isEmpty else { return }
-        let grants = clusterState.knownGrants.sorted { $0.key < $1.key }
-        clusterState.knownGrants = [:]
-        let panel = config
-        for member in members.values {
-            flush.append(to: member) { out, format in
-                for (button, grant) in grants {
-                    MessageEncoder.encodeFailoverRelease(panel: panel, button: button, owner: grant.owner, fence: grant.fence, format: format, into: &out)
-                }
-            }
-        }
+        let grants = restartStream(term: newTerm, flush: &flush)
+        guard !grants.isEmpty else { return }
+        for member in members.values { writeFailoverReleases(grants, to: member, flush: &flush) }
         counters.releases[ReleaseReason.failover.index] += grants.count
     }
 

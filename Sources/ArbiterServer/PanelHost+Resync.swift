@@ -22,16 +22,24 @@ extension PanelHost {
         }
         // A member still waiting for the snapshot of an earlier resync has waited long
         // enough (this one may be the answer deadline of its re-join): its grants end now.
-        releaseOwed(flush: &flush)
-        _ = clusterState.inbox.leaderChanged(panel: config.id, term: clusterState.leaderTerm)
-        clusterState.nextEventSeq = nil
-        if !clusterState.knownGrants.isEmpty {
-            let grants = clusterState.knownGrants.sorted { $0.key < $1.key }.map { (button: $0.key, owner: $0.value.owner, fence: $0.value.fence) }
-            clusterState.knownGrants = [:]
+        let grants = restartStream(term: clusterState.leaderTerm, flush: &flush)
+        if !grants.isEmpty {
             for session in members.keys { clusterState.owedReleases[session] = grants }
             clusterState.owedUncounted.formUnion(grants.map(\.fence))
         }
         self.rejoin(at: node, address: clusterState.leaderAddress)
+    }
+
+    /// The leader's stream starts again (a new term, or the same after a loss): its term
+    /// gate moves, any next event is taken, members still owed releases read them, and
+    /// the grants the members knew of are handed back (by button) for the caller to end.
+    func restartStream(term: Int64?, flush: inout FlushList) -> [PanelClusterState.OwedRelease] {
+        _ = clusterState.inbox.leaderChanged(panel: config.id, term: term)
+        clusterState.nextEventSeq = nil
+        releaseOwed(flush: &flush)
+        let grants = clusterState.knownGrants.sorted { $0.key < $1.key }.map { (button: $0.key, owner: $0.value.owner, fence: $0.value.fence) }
+        clusterState.knownGrants = [:]
+        return grants
     }
 
     /// A member's new snapshot came (`grants`: what it shows held): the grants it knew of
@@ -42,6 +50,7 @@ extension PanelHost {
         guard let owed = clusterState.owedReleases.removeValue(forKey: session) else { return }
         let ended = owed.filter { known in grants[known.button]?.fence != known.fence }
         writeFailoverReleases(ended, to: connection, flush: &flush)
+        countOwed(ended)
     }
 
     /// Every member still owed releases from a same-term resync reads them now (the term
@@ -60,9 +69,11 @@ extension PanelHost {
     func releaseOwed(to session: SessionID, on connection: Connection, flush: inout FlushList) {
         guard let owed = clusterState.owedReleases.removeValue(forKey: session) else { return }
         writeFailoverReleases(owed, to: connection, flush: &flush)
+        countOwed(owed)
     }
 
-    private func writeFailoverReleases(_ grants: [PanelClusterState.OwedRelease], to connection: Connection, flush: inout FlushList) {
+    /// `RELEASED <p> <b> reason=failover ...` for each of `grants`, to one connection.
+    func writeFailoverReleases(_ grants: [PanelClusterState.OwedRelease], to connection: Connection, flush: inout FlushList) {
         guard !grants.isEmpty else { return }
         let panel = config
         flush.append(to: connection) { out, format in
@@ -70,6 +81,10 @@ extension PanelHost {
                 MessageEncoder.encodeFailoverRelease(panel: panel, button: grant.button, owner: grant.owner, fence: grant.fence, format: format, into: &out)
             }
         }
+    }
+
+    /// Owed releases written: each grant counts once, however many members were told.
+    private func countOwed(_ grants: [PanelClusterState.OwedRelease]) {
         for grant in grants where clusterState.owedUncounted.remove(grant.fence) != nil {
             counters.releases[ReleaseReason.failover.index] += 1
         }

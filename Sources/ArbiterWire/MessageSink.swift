@@ -116,19 +116,15 @@ package enum Bytes {
             let d = raw.bindMemory(to: UInt8.self)
             var i = d.count
             var v = value
-            while v >= 100 {
+            while v >= 10 {
                 let pair = Int(truncatingIfNeeded: v % 100)
                 v /= 100
                 i -= 2
                 d[i] = UInt8(truncatingIfNeeded: pair / 10) &+ 0x30
                 d[i + 1] = UInt8(truncatingIfNeeded: pair % 10) &+ 0x30
             }
-            if v >= 10 {
-                let pair = Int(truncatingIfNeeded: v)
-                i -= 2
-                d[i] = UInt8(truncatingIfNeeded: pair / 10) &+ 0x30
-                d[i + 1] = UInt8(truncatingIfNeeded: pair % 10) &+ 0x30
-            } else {
+            // With an odd number of digits, the first is left over.
+            if v > 0 {
                 i -= 1
                 d[i] = UInt8(truncatingIfNeeded: v) + 0x30
             }
