@@ -516,8 +516,14 @@ final class ClusterContext: @unchecked Sendable {
     /// answer, so an unknown address is passed empty rather than the answer dropped.
     @discardableResult
     func send(_ message: RelayMessage, toNode node: String, address: String? = nil, leaseEpoch: UInt64 = 0) -> Bool {
+        send(encoded: RelayFrameEncoder.encode(message), toNode: node, address: address, leaseEpoch: leaseEpoch)
+    }
+
+    /// The same, for a frame already encoded (`RelayFrameEncoder`).
+    @discardableResult
+    func send(encoded frame: [UInt8], toNode node: String, address: String? = nil, leaseEpoch: UInt64 = 0) -> Bool {
         guard let relay else { return false }
-        relay.send(message, toNode: node, address: address ?? runtime?.address(ofNode: node) ?? "", leaseEpoch: leaseEpoch)
+        relay.send(encoded: frame, toNode: node, address: address ?? runtime?.address(ofNode: node) ?? "", leaseEpoch: leaseEpoch)
         return true
     }
 

@@ -28,7 +28,7 @@ struct PanelClusterState {
     /// the link's thread then slept on the queue and had to be woken again. Nil outside
     /// such a visit: everything else is sent at once.
     var deferredSends: [DeferredSend]?
-    typealias DeferredSend = (frame: RelayMessage, node: String, address: String?, leaseEpoch: UInt64)
+    typealias DeferredSend = (frame: [UInt8], node: String, address: String?, leaseEpoch: UInt64)
     /// Follower: the seq the leader's next event frame must carry; nil until one came
     /// after the last (re)start of the stream (a term, a first member, a re-join). A
     /// frame past it means frames were lost on a link that closed while the leader went

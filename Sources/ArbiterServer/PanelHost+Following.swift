@@ -32,31 +32,63 @@ extension PanelHost {
                 session: connection.session, name: connection.name, from: connection, flush: &flush)
             return afterDecision()
         }
-        guard let named = Press(verb: press.verb, panel: config.id, button: config.buttons[press.button].id, fence: press.fence) else { return }
-        relay(.press(named), format: format, id: nil, from: connection, flush: &flush)
+        guard let (cluster, leader) = relayRoute(isJoin: false, format: format, id: nil, from: connection, flush: &flush) else { return }
+        let serial = nextSerial()
+        let frame = RelayFrameEncoder.encodePress(
+            origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key, panel: config.id,
+            json: format == .json, term: clusterState.leaderTerm ?? 0, verb: press.verb.rawValue, button: config.buttons[press.button].id,
+            fence: press.fence, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
+            lease: cluster.synchronisedLease)
+        send(frame, serial: serial, isJoin: false, to: leader, cluster, format: format, id: nil, from: connection)
     }
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
     private func relay(_ request: Request, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList) {
-        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil, !cluster.mayNotRelay() else {
-            if case .join = request { return park(join: connection, format: format, id: id) }
-            if let cluster, cluster.isLapsed {
-                return refuse(
-                    "this node cannot reach etcd right now (its lease lapsed), so it cannot reach panel \(config.id)'s leader safely; \(PanelHost.retryHint)",
-                    to: connection, format: format, id: id, flush: &flush)
-            }
-            return refuse(
-                "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(PanelHost.retryHint)",
-                to: connection, format: format, id: id, flush: &flush)
-        }
-        let (frame, serial) = commandFrame(
+        let isJoin: Bool
+        if case .join = request { isJoin = true } else { isJoin = false }
+        guard let (cluster, leader) = relayRoute(isJoin: isJoin, format: format, id: id, from: connection, flush: &flush) else { return }
+        let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
+        send(RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, to: leader, cluster, format: format, id: id, from: connection)
+    }
+
+    /// The leader a local session's command goes to, or nil when it cannot go (it is
+    /// answered here: `ERROR unavailable`, or a JOIN waits for a leader).
+    private func relayRoute(isJoin: Bool, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList)
+        -> (ClusterContext, String)?
+    {
+        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil, !cluster.mayNotRelay() else {
+            if isJoin {
+                park(join: connection, format: format, id: id)
+                return nil
+            }
+            if let cluster, cluster.isLapsed {
+                refuse(
+                    "this node cannot reach etcd right now (its lease lapsed), so it cannot reach panel \(config.id)'s leader safely; \(PanelHost.retryHint)",
+                    to: connection, format: format, id: id, flush: &flush)
+                return nil
+            }
+            refuse(
+                "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(PanelHost.retryHint)",
+                to: connection, format: format, id: id, flush: &flush)
+            return nil
+        }
         guard cluster.canRelay else {
-            return refuse(
+            refuse(
                 "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
+            return nil
         }
+        return (cluster, leader)
+    }
+
+    /// Sends a local session's encoded command to the leader and notes that its reply is
+    /// owed (an in-flight entry, a reply slot).
+    private func send(
+        _ frame: [UInt8], serial: UInt64, isJoin: Bool, to leader: String, _ cluster: ClusterContext, format: WireFormat, id: CommandID?,
+        from connection: Connection
+    ) {
         // Before the frame can leave: its reply may come back at once.
         var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial, sentAtMs: clock.now().milliseconds)
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
@@ -65,10 +97,10 @@ extension PanelHost {
         if clusterState.deferredSends != nil {
             clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress, epoch))
         } else {
-            _ = cluster.send(frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: epoch)
+            _ = cluster.send(encoded: frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: epoch)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
-        if case .join = request {
+        if isJoin {
             entry.isJoin = true
             clusterState.pendingJoins[connection.session] = connection
         }
@@ -213,14 +245,18 @@ extension PanelHost {
     /// A local session's command for the leader, with the next serial, which its reply
     /// will name (`claim`).
     private func commandFrame(_ cluster: ClusterContext, session: SessionID, name: String, key: String?, command: [UInt8]) -> (RelayMessage, UInt64) {
-        clusterState.lastSerial += 1
-        let serial = clusterState.lastSerial
+        let serial = nextSerial()
         let frame = RelayMessage.command(
             RelayCommand(
                 origin: cluster.node, session: UInt64(session.number), sessionName: name, key: key, panel: config.id, command: command,
                 arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
                 lease: cluster.synchronisedLease))
         return (frame, serial)
+    }
+
+    private func nextSerial() -> UInt64 {
+        clusterState.lastSerial += 1
+        return clusterState.lastSerial
     }
 
     /// Ends, for the local members, the grants of the term that just ended that they were
@@ -353,19 +389,23 @@ extension PanelHost {
     /// `ERROR unavailable`, and a lost JOIN of this node's own is sent again. A reply
     /// without a serial answers the oldest entry. On `queue`.
     private func claim(_ serial: UInt64, of session: SessionID, on connection: Connection, flush: inout FlushList) -> Claim {
-        // Taken out, not copied: edited while the table still held it, the array was
-        // copied on every relayed reply.
-        guard var pending = clusterState.inFlight.removeValue(forKey: session), !pending.isEmpty else {
+        // Edited in place, through the table's index: taken out and put back, the array was
+        // freed at every reply and made again for the session's next command. A session's
+        // emptied list stays (its close removes it).
+        guard let slot = clusterState.inFlight.index(forKey: session), !clusterState.inFlight.values[slot].isEmpty else {
             return serial == 0 ? .nobodyWaits : .alreadyAnswered
         }
-        defer { if !pending.isEmpty { clusterState.inFlight[session] = pending } }
-        guard serial != 0 else { return .claimed(pending.removeFirst()) }
-        guard let index = pending.firstIndex(where: { $0.serial == serial }) else { return .alreadyAnswered }
-        let lost = pending[..<index]
-        let entry = pending[index]
-        pending.removeFirst(index + 1)
-        // Built only when an answer was lost: this runs for every relayed reply.
-        guard !lost.isEmpty else { return .claimed(entry) }
+        guard serial != 0 else { return .claimed(clusterState.inFlight.values[slot].removeFirst()) }
+        guard let index = clusterState.inFlight.values[slot].firstIndex(where: { $0.serial == serial }) else { return .alreadyAnswered }
+        let entry = clusterState.inFlight.values[slot][index]
+        guard index > 0 else {
+            // The usual case, with no slice of the list alive: one alive would make the
+            // removal copy it.
+            clusterState.inFlight.values[slot].removeFirst()
+            return .claimed(entry)
+        }
+        let lost = Array(clusterState.inFlight.values[slot][..<index])
+        clusterState.inFlight.values[slot].removeFirst(index + 1)
         let message = "its answer from panel \(config.id)'s leader was lost on the way; it may or may not have been done; try again in a second or two"
         for earlier in lost {
             if earlier.rejoin {

@@ -79,6 +79,11 @@ public final class RelayNetwork: @unchecked Sendable {
     /// Queues `message` for `node`, reachable at `address` (`host:port`, its advertised
     /// address). From any thread; never waits for the network.
     public func send(_ message: RelayMessage, toNode node: String, address: String, leaseEpoch: UInt64 = 0) {
+        send(encoded: RelayFrameEncoder.encode(message), toNode: node, address: address, leaseEpoch: leaseEpoch)
+    }
+
+    /// The same, for a frame already encoded (`RelayFrameEncoder`).
+    public func send(encoded frame: [UInt8], toNode node: String, address: String, leaseEpoch: UInt64 = 0) {
         guard node != self.node else {
             log.warning("relay message to this node itself dropped", ["node": node])
             return dropped(1, to: node, on: nil)
@@ -91,7 +96,7 @@ public final class RelayNetwork: @unchecked Sendable {
             return peer
         }
         guard let peer else { return dropped(1, to: node, on: nil) }
-        peer.enqueue(RelayFrameEncoder.encode(message), address: address, limit: options.maxOutboundBytes, leaseEpoch: leaseEpoch)
+        peer.enqueue(frame, address: address, limit: options.maxOutboundBytes, leaseEpoch: leaseEpoch)
     }
 
     /// Takes over an accepted socket whose first bytes (`firstBytes`, already read) are a

@@ -6,4 +6,7 @@ import ArbiterCluster
 /// `FlushList.leaseEpoch` marks a connection's output.
 protocol RelaySender: AnyObject, Sendable {
     func send(_ message: RelayMessage, toNode node: String, address: String, leaseEpoch: UInt64)
+    /// The same, for one frame already encoded (`RelayFrameEncoder`): the relayed press
+    /// path encodes its frame itself.
+    func send(encoded frame: [UInt8], toNode node: String, address: String, leaseEpoch: UInt64)
 }

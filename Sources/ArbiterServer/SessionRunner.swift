@@ -112,7 +112,7 @@ struct SessionRunner {
             sends = host.clusterState.deferredSends ?? []
             host.clusterState.deferredSends = nil
         }
-        for send in sends { cluster.send(send.frame, toNode: send.node, address: send.address, leaseEpoch: send.leaseEpoch) }
+        for send in sends { cluster.send(encoded: send.frame, toNode: send.node, address: send.address, leaseEpoch: send.leaseEpoch) }
     }
 
     /// The command as it is to be answered, or nil when it must not run (after QUIT,

@@ -62,6 +62,56 @@ public enum RelayFrameEncoder {
         }
     }
 
+    /// A relayed press's `command` frame, written in one pass: the same bytes as `encode`
+    /// of a `RelayCommand` whose command is the press's relay payload (ArbiterServer's
+    /// `RelayPayload.command`: the reply form `J` or `T`, the term, a newline, then
+    /// `<VERB> <panel> <button>` and ` fence=<n>` if any). Built without the
+    /// `RelayCommand`, the payload array and the `RelayMessage` in between, which cost a
+    /// relaying node about 3,000 instructions per relayed press (callgrind).
+    public static func encodePress(
+        origin: String, session: UInt64, sessionName: String, key: String?, panel: String, json: Bool, term: Int64, verb: String,
+        button: String, fence: UInt64?, arrivedAt: Int64, incarnation: UInt64, serial: UInt64, lease: Int64
+    ) -> [UInt8] {
+        let payload =
+            1 + Writer.digits(UInt64(clamping: term)) + 1 + verb.utf8.count + 1 + panel.utf8.count + 1 + button.utf8.count
+            + (fence.map { 7 + Writer.digits($0) } ?? 0)
+        let size = 5 + s(origin) + 8 + s(sessionName) + 1 + (key.map(s) ?? 0) + s(panel) + 4 + payload + 32
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var w = Writer(base: buffer.baseAddress!)
+            w.u32(UInt32(truncatingIfNeeded: size - 4))
+            w.byte(RelayFrameType.command)
+            w.string(origin)
+            w.integer(session)
+            w.string(sessionName)
+            if let key {
+                w.byte(1)
+                w.string(key)
+            } else {
+                w.byte(0)
+            }
+            w.string(panel)
+            w.u32(UInt32(truncatingIfNeeded: payload))
+            w.byte(json ? 0x4A : 0x54)
+            w.decimal(UInt64(clamping: term))
+            w.byte(0x0A)
+            w.text(verb)
+            w.byte(0x20)
+            w.text(panel)
+            w.byte(0x20)
+            w.text(button)
+            if let fence {
+                w.text(" fence=")
+                w.decimal(fence)
+            }
+            w.integer(UInt64(bitPattern: arrivedAt))
+            w.integer(incarnation)
+            w.integer(serial)
+            w.integer(UInt64(bitPattern: lease))
+            precondition(w.written == size, "relay frame size miscounted")
+            count = size
+        }
+    }
+
     /// The bytes after the length and the type.
     private static func fieldsSize(_ message: RelayMessage) -> Int {
         switch message {
@@ -101,6 +151,32 @@ public enum RelayFrameEncoder {
                 u32(UInt32(truncatingIfNeeded: utf8.count))
                 raw(UnsafeRawBufferPointer(utf8))
             }
+        }
+
+        /// A string's UTF-8 without a length.
+        mutating func text(_ s: String) {
+            var s = s
+            s.withUTF8 { raw(UnsafeRawBufferPointer($0)) }
+        }
+
+        mutating func decimal(_ value: UInt64) {
+            let n = Writer.digits(value)
+            var v = value
+            for i in stride(from: n - 1, through: 0, by: -1) {
+                base[written + i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+                v /= 10
+            }
+            written += n
+        }
+
+        static func digits(_ value: UInt64) -> Int {
+            var n = 1
+            var v = value
+            while v >= 10 {
+                v /= 10
+                n += 1
+            }
+            return n
         }
 
         mutating func bytes(_ b: [UInt8]) {

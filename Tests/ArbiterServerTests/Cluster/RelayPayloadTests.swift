@@ -1,3 +1,4 @@
+import ArbiterCluster
 import ArbiterCore
 import ArbiterWire
 import Testing
@@ -39,6 +40,37 @@ import Testing
                 #expect(RelayPayload.addressedTerm(bytes) == 9)
                 #expect(try RelayPayload.parseCommand(bytes).get() == ParsedCommand(request: request, format: format, id: id))
             }
+        }
+    }
+
+    /// The relayed press path writes its frame in one pass (`RelayFrameEncoder.
+    /// encodePress`): byte for byte the frame the general path writes for the same press,
+    /// which the leader reads with the same parser.
+    @Test func aPressFrameWrittenInOnePassIsTheGeneralOne() throws {
+        let cases: [(Press<String>, String?, WireFormat, Int64, String)] = [
+            (.down(panel: "demo", button: "b1"), nil, .text, 0, "alice"),
+            (.up(panel: "demo", button: "b1", fence: 18_446_744_073_709_551_615), "k\u{e9}y", .json, 9_223_372_036_854_775_807, "bob-2"),
+            (.cancel(panel: "a-panel-with-a-long-name", button: "sos", fence: 0), "", .text, 10, "s"),
+            (.up(panel: "p", button: "talk", fence: 99), "key", .json, 7, "x"),
+        ]
+        for (press, key, format, term, name) in cases {
+            let general = RelayFrameEncoder.encode(
+                .command(
+                    RelayCommand(
+                        origin: "node-1", session: 1_234_567_890_123, sessionName: name, key: key, panel: press.panel,
+                        command: RelayPayload.command(.press(press), format: format, id: nil, term: term), arrivedAt: -5, incarnation: 77, serial: 12,
+                        lease: 694_1234)))
+            let onePass = RelayFrameEncoder.encodePress(
+                origin: "node-1", session: 1_234_567_890_123, sessionName: name, key: key, panel: press.panel, json: format == .json, term: term,
+                verb: press.verb.rawValue, button: press.button, fence: press.fence, arrivedAt: -5, incarnation: 77, serial: 12, lease: 694_1234)
+            #expect(onePass == general, "\(press)")
+            var decoder = RelayFrameDecoder()
+            decoder.append(onePass)
+            guard case .command(let command)? = try decoder.next() else {
+                Issue.record("not a command frame")
+                continue
+            }
+            #expect(try RelayPayload.parseCommand(command.command).get() == ParsedCommand(request: .press(press), format: format, id: nil))
         }
     }
 

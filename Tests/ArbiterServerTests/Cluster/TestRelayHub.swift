@@ -115,5 +115,14 @@ final class TestRelayHub: @unchecked Sendable {
             if leaseEpoch != 0, let context = hub.context(from), !context.outputStands(leaseEpoch) { return }
             hub.deliver(message, from: from, to: node)
         }
+
+        /// Decoded as a link would: an encoder that writes a frame wrong fails the tests
+        /// that relay presses.
+        func send(encoded frame: [UInt8], toNode node: String, address: String, leaseEpoch: UInt64) {
+            var decoder = RelayFrameDecoder()
+            decoder.append(frame)
+            guard let message = try? decoder.next() else { fatalError("an encoded relay frame does not decode") }
+            send(message, toNode: node, address: address, leaseEpoch: leaseEpoch)
+        }
     }
 }
