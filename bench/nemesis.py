@@ -13,6 +13,8 @@ one fault, chosen at random from a seeded generator and then undone:
   etcd2       kill -9 two etcd members for 1-5 s (no majority: presses get unavailable)
   cut-nodes   hold every byte on a node's relay links for 1-5 s
   cut-etcd    hold every byte between a node and etcd for 1-5 s
+  restart     SIGTERM a node (a rolling upgrade's step), start it again 0.5-4 s later;
+              a node not gone 10 s after its SIGTERM is killed and fails the run
 
 Raw observers (one per node, plain sockets, reconnecting) record every line with its time
 in WORKDIR/obs<n>.txt, for reading a violation's surroundings; the faults and their
@@ -29,6 +31,7 @@ import json
 import random
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -49,7 +52,9 @@ FAULTS = ["kill", "pause", "pause-long", "etcd1", "etcd2", "cut-nodes", "cut-etc
 # across the lease's edges (TTL 3 s: the safe window ends at 2.5 s, etcd expires the
 # lease at 3 s, another node wins the panel soon after), where a node wakes while the
 # others are still finding out. `--faults pause-edge,kill,...` picks the mix.
-EXTRA_FAULTS = ["pause-edge"]
+EXTRA_FAULTS = ["pause-edge", "restart"]
+# A graceful stop has this long before the run counts it as hung (`inject`).
+SHUTDOWN_LIMIT_S = 10
 PAUSES = {"pause": (0.5, 2.5), "pause-long": (4, 8), "pause-edge": (2.3, 3.8)}
 
 
@@ -83,6 +88,21 @@ def observe(node, path, stop):
 
 
 def inject(kind, node, cluster, rng):
+    """Injects and undoes one fault; returns what went wrong with the node itself (a
+    shutdown that hung), or None."""
+    if kind == "restart":
+        began = time.monotonic()
+        node.proc.terminate()
+        try:
+            node.proc.wait(timeout=SHUTDOWN_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            node.kill9()
+            return f"{node.name} still running {SHUTDOWN_LIMIT_S} s after SIGTERM"
+        cl.log(f"  {node.name} stopped {time.monotonic() - began:.2f} s after SIGTERM, status {node.proc.returncode}")
+        bad = None if node.proc.returncode == 0 else f"{node.name} exited with status {node.proc.returncode} on SIGTERM"
+        time.sleep(rng.uniform(0.5, 4))
+        node.start()
+        return bad
     if kind == "kill":
         node.kill9()
         time.sleep(rng.uniform(0.5, 4))
@@ -106,6 +126,7 @@ def inject(kind, node, cluster, rng):
         node.cut_from_etcd()
         time.sleep(rng.uniform(1, 5))
         node.reconnect_to_etcd()
+    return None
 
 
 def main():
@@ -148,17 +169,23 @@ def main():
             time.sleep(rng.uniform(3, 7))
             kind, node = rng.choice(kinds), rng.choice(cluster.nodes)
             began = time.monotonic()
-            inject(kind, node, cluster, rng)
+            trouble = inject(kind, node, cluster, rng)
             faults.append({"at_s": round(began - started, 1), "fault": kind, "node": node.name,
                            "began": round(began, 3), "ended": round(time.monotonic(), 3)})
+            if trouble:
+                faults[-1]["trouble"] = trouble
+                cl.log(f"  {trouble}")
             cl.log(f"fault at {faults[-1]['at_s']} s: {kind} {node.name}")
             for n in cluster.nodes:
                 if not n.running():
                     n.start()
         code, result, output = run.join(args.seconds + 200)
         summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "errors", "safety")}
+        troubles = [f["trouble"] for f in faults if "trouble" in f]
         print(json.dumps({"faults": len(faults), "kinds": {k: sum(f["fault"] == k for f in faults) for k in kinds},
-                          "status": code, "load": summary}, indent=1))
+                          "status": code, "load": summary, "node_troubles": troubles}, indent=1))
+        if troubles and code == 0:
+            code = 1
         if code != 0:
             print(output[-4000:], file=sys.stderr)
     finally:

@@ -45,6 +45,35 @@ import Testing
         #expect(run.target == "arbiter 127.0.0.1:\(a.port),127.0.0.1:\(b.port)")
     }
 
+    /// A node stopped gracefully (SIGTERM, a rolling restart's step) says `OK BYE
+    /// reason=shutdown`, and `ERROR shutting-down` to what it no longer runs, then closes:
+    /// its connections go on through another node, with no error counted. Before, each
+    /// goodbye and refusal counted as an error reply (`bench/nemesis.py --faults restart`:
+    /// over 1,000 of them ended the run).
+    @Test func aConnectionWhoseNodeShutsDownGoesOnThroughAnother() throws {
+        let config = try IntegrationTests.config()
+        let a = try ServerProcess(config: config)
+        let b = try ServerProcess(config: config)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        var o = try LoadOptions.parse([
+            "contend", "--hosts", "127.0.0.1:\(a.port),127.0.0.1:\(b.port)", "--connections", "8",
+            "--buttons", "4", "--duration", "2.5", "--no-check",
+        ])
+        o.seed = 7
+        let stopAt = DispatchTime.now() + .milliseconds(1_000)
+        let victim = a.pid
+        DispatchQueue.global().asyncAfter(deadline: stopAt) { kill(victim, SIGTERM) }
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.exitCode == 0, "\(LoadReport.text(run))")
+        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        #expect(run.stats.reconnects >= 4, "the connections on the stopped node: \(run.stats.reconnects)")
+        #expect(run.stats.cycles > 0)
+    }
+
     @Test func aDeadFirstChoiceIsSkippedAtConnect() throws {
         let b = try ServerProcess(config: try IntegrationTests.config())
         defer { b.stop() }

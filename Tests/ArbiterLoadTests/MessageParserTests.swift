@@ -140,8 +140,22 @@ import ArbiterWire
         MessageEncoder.encode(.error(.unavailable, "no leader for the panel; try again in a second"), format: .text, into: &bytes)
         MessageEncoder.encode(.error(.unavailable, "no leader for the panel; try again in a second"), format: .json, into: &bytes)
         MessageEncoder.encode(.error(.forbidden, "needs the press key"), format: .text, into: &bytes)
-        #expect(Self.parse(bytes).map(\.error) == [.rateLimited, .rateLimited, .staleFence, .notOwner, .unavailable, .unavailable, .other])
+        MessageEncoder.encode(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: .text, into: &bytes)
+        MessageEncoder.encode(.error(.shuttingDown, "the server is shutting down; nothing was done"), format: .json, into: &bytes)
+        #expect(
+            Self.parse(bytes).map(\.error) == [
+                .rateLimited, .rateLimited, .staleFence, .notOwner, .unavailable, .unavailable, .other, .shuttingDown, .shuttingDown,
+            ])
         #expect(Self.parse(bytes).allSatisfy { $0.kind == .error })
+    }
+
+    /// A node's goodbye, in both forms: `--hosts` moves the connection to another node on it.
+    @Test func goodbyesInBothForms() {
+        var bytes: [UInt8] = []
+        MessageEncoder.encode(.bye(reason: "shutdown"), format: .text, into: &bytes)
+        MessageEncoder.encode(.bye(reason: "shutdown"), format: .json, into: &bytes)
+        MessageEncoder.encode(.ok(verb: "QUIT", panel: nil), format: .text, into: &bytes)
+        #expect(Self.parse(bytes).map(\.kind) == [.okBye, .okBye, .okQuit])
     }
 
     @Test func unknownButtonsAndCarriageReturns() {

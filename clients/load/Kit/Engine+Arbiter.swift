@@ -38,6 +38,9 @@ extension Engine {
             checkBatches[peer.panel].append((peer.stream, m))
             if checkBatches[peer.panel].count >= 4096 { flushChecker() }
         }
+        if plan.options.targets.count > 1, m.kind == .okBye || m.kind == .error && m.error == .shuttingDown {
+            return nodeLeaving(peer, m)
+        }
         if m.kind.isEvent {
             if m.kind == .released, peer.role == .presser || peer.role == .player, m.fence == peer.fence { peer.grantEnded = true }
             if peer.role == .host || peer.role == .player { fairEvent(peer, m) }
@@ -268,6 +271,19 @@ extension Engine {
             if stats.errors > 1000 { return control.abort("more than 1000 error replies; first: \(stats.errorSamples.first ?? "")") }
             think(peer)
         }
+    }
+
+    /// `--hosts`: the peer's node is shutting down (a rolling restart): it says goodbye and
+    /// closes, and the close moves the peer to the next node as a lost node does
+    /// (`reconnect`). Until then the peer sends nothing more. A DOWN refused
+    /// `ERROR shutting-down` was not run, so it is not counted as unanswered; one
+    /// answered only by the goodbye may have been granted (and released with the node).
+    private func nodeLeaving(_ peer: Peer, _ m: WireMessage) {
+        if m.kind == .error, peer.step == .awaitingDown || peer.step == .retryingDown {
+            recordReply(peer)
+            peer.step = .idle
+        }
+        peer.timerGeneration &+= 1
     }
 
     /// After a denial: holds waits a moment (many pressers, few buttons); the others

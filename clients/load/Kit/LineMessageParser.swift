@@ -168,6 +168,7 @@ public enum LineMessageParser {
         case 0x4C45_4156_45: return .okLeave  // LEAVE
         case 0x4341_4E43_454C: return .okCancel  // CANCEL
         case 0x5155_4954: return .okQuit  // QUIT
+        case 0x42_5945: return .okBye  // BYE
         default: return .okOther
         }
     }

@@ -1,6 +1,8 @@
 /// What one server message is, whichever form (text line or JSON) it came in.
 public enum MessageKind: UInt8, Sendable, Equatable {
     case welcome, okHello, okJoin, okLeave, okUp, okCancel, okQuit, okOther
+    /// `OK BYE`: the server's last words (it shuts down, or the connection idled).
+    case okBye
     case granted, denied, button, error, pong, help, panelInfo, record
     /// Replies of fair groups: a place in a queue's line, a place in a buzzer round.
     case queued, ranked
@@ -25,6 +27,7 @@ public enum MessageKind: UInt8, Sendable, Equatable {
         case .okCancel: "OK CANCEL"
         case .okQuit: "OK QUIT"
         case .okOther: "OK"
+        case .okBye: "OK BYE"
         case .granted: "GRANTED"
         case .denied: "DENIED"
         case .button: "BUTTON"

@@ -10,6 +10,8 @@ public enum WireErrorCode: UInt8, Sendable, Equatable {
     /// Cluster mode: no leader can decide for the panel now (a failover, etcd without a
     /// majority); nothing was done.
     case unavailable
+    /// The node is shutting down (SIGTERM): nothing was done, its goodbye and close follow.
+    case shuttingDown
     case other
 
     static func decode(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> WireErrorCode {
@@ -17,6 +19,7 @@ public enum WireErrorCode: UInt8, Sendable, Equatable {
         if ByteText.equals(bytes, range, "stale-fence") { return .staleFence }
         if ByteText.equals(bytes, range, "not-owner") { return .notOwner }
         if ByteText.equals(bytes, range, "unavailable") { return .unavailable }
+        if ByteText.equals(bytes, range, "shutting-down") { return .shuttingDown }
         return .other
     }
 }
