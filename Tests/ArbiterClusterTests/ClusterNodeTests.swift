@@ -89,6 +89,29 @@ import Testing
         }
     }
 
+    /// A shutdown while etcd does not answer: every panel stops deciding at once, and
+    /// after the first failed call no other is made (with the HTTP client each waits out
+    /// its 2 s timeout: one per panel led, then the lease's revoke).
+    @Test func aShutdownWithoutEtcdStopsDecidingAndGivesUpAfterOneFailedCall() throws {
+        let counting = CountingEtcd(etcd)
+        let panels = ["p1", "p2", "p3", "p4"]
+        let a = ClusterNode(name: "a", advertise: "127.0.0.1:7001", panels: panels, etcd: counting, clock: clock.read)
+        run([a], rounds: 5)
+        #expect(panels.allSatisfy { a.canDecide($0) != nil })
+        counting.failing = true
+        let before = counting.calls
+        a.shutdown()
+        #expect(counting.calls - before == 1)
+        #expect(panels.allSatisfy { a.canDecide($0) == nil })
+        // With etcd answering, every key is given up and the lease revoked.
+        let b = ClusterNode(name: "b", advertise: "127.0.0.1:7002", panels: panels, etcd: CountingEtcd(etcd), clock: clock.read)
+        counting.failing = false
+        run([b], rounds: 100) { panels.allSatisfy { b.canDecide($0) != nil } }
+        #expect(panels.allSatisfy { b.canDecide($0) != nil })
+        b.shutdown()
+        #expect(try panels.allSatisfy { try etcd.get("/arbiter/panels/\($0)/leader") == nil })
+    }
+
     @Test func aDeposedLeadersReservationIsRefusedByTheTermGuard() throws {
         let a = node("a", panels: ["demo"])
         run([a], rounds: 3)
@@ -211,5 +234,51 @@ import Testing
         let survivors = Array(nodes.dropFirst())
         run(survivors, rounds: 200) { survivors.map(\.leading.count).reduce(0, +) == 30 }
         #expect(survivors.map(\.leading.count).reduce(0, +) == 30)
+    }
+}
+
+/// Counts the calls that reach etcd, and makes them fail while `failing`.
+final class CountingEtcd: EtcdAPI {
+    let inner: InMemoryEtcd
+    var calls = 0
+    var failing = false
+
+    init(_ inner: InMemoryEtcd) {
+        self.inner = inner
+    }
+
+    private func enter() throws(EtcdError) {
+        calls += 1
+        if failing { throw .unavailable("failing on purpose") }
+    }
+
+    func grantLease(ttlSeconds: Int64) throws(EtcdError) -> EtcdLease {
+        try enter()
+        return try inner.grantLease(ttlSeconds: ttlSeconds)
+    }
+
+    func keepAlive(lease: Int64) throws(EtcdError) -> EtcdLease {
+        try enter()
+        return try inner.keepAlive(lease: lease)
+    }
+
+    func revokeLease(_ id: Int64) throws(EtcdError) {
+        try enter()
+        try inner.revokeLease(id)
+    }
+
+    func range(_ keys: EtcdKeyRange) throws(EtcdError) -> EtcdRangeResponse {
+        try enter()
+        return try inner.range(keys)
+    }
+
+    func txn(_ txn: EtcdTxn) throws(EtcdError) -> EtcdTxnResponse {
+        try enter()
+        return try inner.txn(txn)
+    }
+
+    func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
+        try enter()
+        return try inner.watch(keys, startRevision: startRevision)
     }
 }
