@@ -279,7 +279,7 @@ extension Engine {
     /// `ERROR shutting-down` was not run, so it is not counted as unanswered; one
     /// answered only by the goodbye may have been granted (and released with the node).
     private func nodeLeaving(_ peer: Peer, _ m: WireMessage) {
-        if m.kind == .error, peer.step == .awaitingDown || peer.step == .retryingDown {
+        if m.kind == .error, peer.step == .awaitingDown {
             recordReply(peer)
             peer.step = .idle
         }
