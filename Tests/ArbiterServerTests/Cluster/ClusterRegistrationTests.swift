@@ -13,10 +13,16 @@ import Testing
 /// registration's end ends is the old lease's run only.
 @Suite(.serialized)
 struct ClusterRegistrationTests {
+    /// A lease of 3 s, not the suite-wide 1 s: nothing here waits for a lease to run out
+    /// (the follower's is revoked), and the leader must keep its own throughout. With 1 s
+    /// a leader starved of CPU for 800 ms while the whole suite ran in parallel lapsed,
+    /// and its failover ended the grant this test watches (CI at 8a3ea6e).
+    static let timing = ClusterTiming(ttlSeconds: 3, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 300)
+
     /// Two nodes with the leader's node timer stopped, so the test says when it reads the
     /// registrations; alice a member on the leader's node, bob a client on the follower.
     private func twoNodes() throws -> (nodes: ClusterTestNodes, leader: ClusterContext, follower: ClusterContext, alice: LineClient, bob: LineClient) {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let nodes = try ClusterTestNodes(["n1", "n2"], timing: Self.timing)
         let (leaderName, followerName) = try nodes.leaderAndFollower()
         let leader = try #require(nodes.context(leaderName))
         let follower = try #require(nodes.context(followerName))
@@ -75,7 +81,7 @@ struct ClusterRegistrationTests {
     /// hear nothing more (`bench/nemesis.py`, seed 26). Three lapses in a row, each
     /// checked by the frames and by what a member hears.
     @Test func membersJoinedAgainUnderTheNewLeaseGoOnHearingEvents() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let nodes = try ClusterTestNodes(["n1", "n2"], timing: Self.timing)
         let (leaderName, followerName) = try nodes.leaderAndFollower()
         let follower = try #require(nodes.context(followerName))
         let (carol, _) = try nodes.member(followerName, name: "carol")
