@@ -8,7 +8,7 @@ import Testing
 
 /// A second live process under a node's name is refused at start; a dead process's
 /// registration at another address is waited out, and a node's own earlier run is no
-/// obstacle (ClusterTestNodes' lease: TTL 1 s, so the wait is at most 2 s).
+/// obstacle (ClusterTestNodes' lease: TTL 2 s, so the wait is at most 4 s).
 @Suite("cluster mode: one process per node name", .serialized)
 struct ClusterNodeNameTests {
     func server(_ name: String, advertise: String, _ etcd: SharedEtcd) -> ArbiterServer {

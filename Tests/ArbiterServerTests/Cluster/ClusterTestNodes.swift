@@ -8,10 +8,13 @@ import Testing
 import ArbiterClusterTestSupport
 
 /// Two or three real servers on 127.0.0.1 port 0, in cluster mode on one in-memory etcd,
-/// their relay links in process. The lease is short (TTL 1 s, keepalives every 100 ms,
-/// margin 200 ms) so a failover takes about a second; every wait is a bounded poll.
+/// their relay links in process. The lease is short (TTL 2 s, keepalives every 100 ms,
+/// margin 300 ms) so a failover takes about two seconds; every wait is a bounded poll.
+/// It was 1 s with a 200 ms margin, but a leader starved of CPU for 800 ms while the
+/// whole suite ran in parallel then lapsed, and its failover broke tests that watch one
+/// leader (CI at 8a3ea6e); now it takes 1.7 s, for 4 s more over the whole suite.
 final class ClusterTestNodes: @unchecked Sendable {
-    static let timing = ClusterTiming(ttlSeconds: 1, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 200)
+    static let timing = ClusterTiming(ttlSeconds: 2, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 300)
 
     let etcd = SharedEtcd()
     let hub = TestRelayHub()
