@@ -2,6 +2,7 @@
 /// clusters and `etcdctl get --prefix /arbiter/` shows the whole state.
 ///
 ///     /arbiter/nodes/<node>           advertise address; under the node's lease
+///     /arbiter/nodes/<node>/features  what its relay understands (ClusterFeatures); under the node's lease
 ///     /arbiter/panels/<p>/leader      leading node's name; under its lease; term = create_revision
 ///     /arbiter/panels/<p>/fence       highest fence ever reserved, decimal; no lease, never deleted
 ///     /arbiter/config                 the panels' config in ClusterConfig's canonical form; no lease
@@ -16,6 +17,7 @@ public struct ClusterKeys: Equatable, Sendable {
     public var panels: String { "\(root)/panels/" }
 
     public func node(_ name: String) -> String { "\(root)/nodes/\(name)" }
+    public func features(_ name: String) -> String { "\(root)/nodes/\(name)/features" }
     public func leader(_ panel: String) -> String { "\(root)/panels/\(panel)/leader" }
     public func fence(_ panel: String) -> String { "\(root)/panels/\(panel)/fence" }
     public var config: String { "\(root)/config" }
@@ -24,6 +26,13 @@ public struct ClusterKeys: Equatable, Sendable {
     public func panel(ofLeaderKey key: String) -> String? {
         guard key.hasPrefix(panels), key.hasSuffix("/leader") else { return nil }
         let name = key.dropFirst(panels.count).dropLast("/leader".count)
+        return name.isEmpty || name.contains("/") ? nil : String(name)
+    }
+
+    /// The node whose feature announcement `key` is, if it is one.
+    public func node(ofFeaturesKey key: String) -> String? {
+        guard key.hasPrefix(nodes), key.hasSuffix("/features") else { return nil }
+        let name = key.dropFirst(nodes.count).dropLast("/features".count)
         return name.isEmpty || name.contains("/") ? nil : String(name)
     }
 

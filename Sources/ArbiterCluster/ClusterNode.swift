@@ -27,6 +27,8 @@ public final class ClusterNode {
     /// Every action the machines produced, in order, for the server (and tests) to follow.
     public var onAction: ((String, PanelLeadershipAction) -> Void)?
     public var fenceBlockSize = FenceBlock.size
+    /// What this node announces (`ClusterFeatures`); tests play an older node with none.
+    public var features = ClusterFeatures.all
 
     private let panelNames: [String]
     private let etcd: any EtcdAPI
@@ -173,6 +175,12 @@ public final class ClusterNode {
             guard let node = keys.node(ofKey: kv.keyText) else { continue }
             seen[node] = NodeRegistration(address: kv.valueText, lease: kv.lease)
         }
+        // Only an announcement under the registration's own lease counts: one left by an
+        // earlier run of the node (another lease, about to expire) may name other features.
+        for kv in nodes.kvs {
+            guard let node = keys.node(ofFeaturesKey: kv.keyText), seen[node]?.lease == kv.lease else { continue }
+            seen[node]?.features = ClusterFeatures.parse(kv.valueText)
+        }
         registrations = seen
         register(seen: nodes.kvs)
         var current: [String: LeaderInfo] = [:]
@@ -187,10 +195,16 @@ public final class ClusterNode {
     private func register(seen: [EtcdKeyValue]) {
         guard let id = lease.leaseID else { return }
         let key = keys.node(name)
-        guard !seen.contains(where: { $0.keyText == key && $0.lease == id }) else { return }
+        let featuresKey = keys.features(name)
+        let announced = ClusterFeatures.value(features)
+        let registered = seen.contains { $0.keyText == key && $0.lease == id }
+        let featuresRegistered = features.isEmpty || seen.contains { $0.keyText == featuresKey && $0.lease == id && $0.valueText == announced }
+        guard !registered || !featuresRegistered else { return }
+        var puts: [EtcdOperation] = [.put(key, advertise, lease: id)]
+        if !features.isEmpty { puts.append(.put(featuresKey, announced, lease: id)) }
         do {
-            _ = try etcd.txn(EtcdTxn(compare: [], success: [.put(key, advertise, lease: id)]))
-            registrations[name] = NodeRegistration(address: advertise, lease: id)
+            _ = try etcd.txn(EtcdTxn(compare: [], success: puts))
+            registrations[name] = NodeRegistration(address: advertise, lease: id, features: features)
             liveNodes = max(liveNodes, seen.filter { $0.keyText != key }.count + 1)
         } catch {
             lastError = error

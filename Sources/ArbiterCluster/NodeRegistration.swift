@@ -5,9 +5,13 @@
 public struct NodeRegistration: Equatable, Sendable {
     public let address: String
     public let lease: Int64
+    /// What its relay understands (`ClusterFeatures`); empty for a node from before
+    /// features were announced, or while its announcement is not read yet.
+    public var features: Set<String>
 
-    public init(address: String, lease: Int64) {
+    public init(address: String, lease: Int64, features: Set<String> = []) {
         self.address = address
         self.lease = lease
+        self.features = features
     }
 }

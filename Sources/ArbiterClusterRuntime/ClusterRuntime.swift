@@ -54,7 +54,8 @@ public final class ClusterRuntime: @unchecked Sendable {
     public init(
         name: String, advertise: String, panels: [String], control controlEtcd: any EtcdAPI, lease leaseEtcd: any EtcdAPI,
         watch watchEtcd: (any EtcdAPI)? = nil, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(),
-        stepIntervalMilliseconds: Int = 100, clock: @escaping @Sendable () -> Instant = BootClock.now, callbacks: ClusterRuntimeCallbacks
+        stepIntervalMilliseconds: Int = 100, clock: @escaping @Sendable () -> Instant = BootClock.now, features: Set<String> = ClusterFeatures.all,
+        callbacks: ClusterRuntimeCallbacks
     ) {
         self.node = name
         self.callbacks = callbacks
@@ -63,6 +64,7 @@ public final class ClusterRuntime: @unchecked Sendable {
         self.stepIntervalMilliseconds = stepIntervalMilliseconds
         cluster = ClusterNode(name: name, advertise: advertise, panels: panels, etcd: controlEtcd, timing: timing, keys: keys, clock: clock)
         cluster.leaseIsExternal = true
+        cluster.features = features
         keeper = LeaseKeeper(
             etcd: leaseEtcd, timing: timing, clock: clock,
             changed: { [weak self] lease in self?.adopt(lease) },
@@ -157,6 +159,12 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// event and reply to a follower looks up, without building the whole map.
     public func address(ofNode node: String) -> String? {
         withLock { registrations[node]?.address }
+    }
+
+    /// Whether `node` announced `feature` (`ClusterFeatures`) under its current lease, as
+    /// of the last step: a frame newer than the baseline goes only to a node that did.
+    public func node(_ node: String, supports feature: String) -> Bool {
+        withLock { registrations[node]?.features.contains(feature) ?? false }
     }
 
     /// The etcd lease of every live node's registration, as last read (with

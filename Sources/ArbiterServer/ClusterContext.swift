@@ -24,6 +24,8 @@ final class ClusterContext: @unchecked Sendable {
     let relayedOut = Atomic<Int>(0)
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
+    /// This node's questions to leaders for `GET /api/panels` (`ClusterContext+PanelState`).
+    let stateQueries = StateQueries()
     /// Nodes whose registration was seen, with the lease it is under, to notice one that
     /// vanishes or is replaced.
     private let knownNodes = Locked<[String: Int64]>([:])
@@ -157,7 +159,7 @@ final class ClusterContext: @unchecked Sendable {
         let runtime = ClusterRuntime(
             name: setup.node, advertise: setup.advertise, panels: hosts.keys.sorted(), control: setup.control, lease: setup.lease,
             watch: setup.watch, timing: setup.timing, keys: setup.keys, stepIntervalMilliseconds: setup.stepIntervalMilliseconds, clock: setup.clock,
-            callbacks: callbacks())
+            features: setup.features, callbacks: callbacks())
         self.runtime = runtime
         writableLease = runtime.writableLease
         runtime.start()
@@ -259,7 +261,7 @@ final class ClusterContext: @unchecked Sendable {
                 return onQueue(of: command.panel) { Self.run($0, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) } }
             }
             inQueue(of: command.panel, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) }
-        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _):
+        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .stateAnswer(let panel, _, _, _):
             if heardWhileLapsed() {
                 staleFrames.add(1, ordering: .relaxed)
                 return
@@ -277,6 +279,9 @@ final class ClusterContext: @unchecked Sendable {
         case .ping:
             // Pings stay in the link that heard them.
             break
+        case .stateQuery(let panel, let id):
+            // Not on the link's queue: reading the state may advance the panel's timers.
+            onQueue(of: panel) { $0.stateQueried(id: id, by: node) }
         }
     }
 

@@ -39,6 +39,9 @@ public struct ClusterSetup: @unchecked Sendable {
     /// the node to join them again (`PanelHost.remoteLinkLost`). Default 15 s: three answer
     /// deadlines, for re-joins sent over a link that dropped again.
     public var memberGraceMs: Int64 = 15_000
+    /// What this node announces its relay understands (`ClusterFeatures`); tests play a
+    /// node of an older version with none.
+    public var features = ClusterFeatures.all
     /// Tests put an in-process relay here; nil: the socket transport.
     var relay: (any RelaySender)?
 

@@ -23,6 +23,10 @@ struct ConnectionStateMachine {
         case line
         /// An HTTP peer, and since when a request head has been arriving unfinished.
         case http(HTTPRequestParser, waitingSince: Instant?)
+        /// An HTTP peer whose request is being answered with what other nodes say (cluster
+        /// mode's `/api/panels`, `PanelsAnswer`): later request heads wait in the parser,
+        /// so responses keep the order of the requests.
+        case httpAnswering(HTTPRequestParser)
         /// A WebSocket, and when it was pinged for being silent, if it was.
         case webSocket(WebSocketReader, WebSocketUse, pingSentAt: Instant?)
         /// Reading is over; the last words are being written, then the socket closes.
@@ -74,7 +78,7 @@ struct ConnectionStateMachine {
         switch state {
         case .detecting: .unknown
         case .line: .line
-        case .http: .http
+        case .http, .httpAnswering: .http
         case .webSocket: .websocket
         case .closing(let kind), .closed(let kind): kind
         case .handedOff: .relay
@@ -86,7 +90,7 @@ struct ConnectionStateMachine {
     /// QUIT, or its last words) or closed.
     var runsCommands: Bool {
         switch state {
-        case .detecting, .line, .http, .webSocket: true
+        case .detecting, .line, .http, .httpAnswering, .webSocket: true
         case .closing, .closed, .handedOff, .modifying: false
         }
     }
@@ -126,6 +130,17 @@ struct ConnectionStateMachine {
             parser.append(bytes)
             state = .http(parser, waitingSince: since)
             return .serveHTTP
+        case .httpAnswering(var parser):
+            // Kept for after the answer, within what a pipelining client may have in
+            // flight; beyond that the peer is not waiting for answers.
+            guard parser.bufferedByteCount + bytes.count <= limits.maxHTTPHeadBytes * 16 else {
+                state = .closing(.http)
+                return .closeSocket(reason: "too many bytes sent while a request was being answered")
+            }
+            state = .modifying
+            parser.append(bytes)
+            state = .httpAnswering(parser)
+            return .none
         case .webSocket(var reader, let use, _):
             state = .modifying
             reader.append(bytes)
@@ -146,7 +161,7 @@ struct ConnectionStateMachine {
         case .detecting(let buffered):
             guard buffered.isEmpty, !socketHasBytes() else { return .none }
             return becomeLinePeer(replaying: [])
-        case .line, .http, .webSocket, .closing, .closed, .handedOff:
+        case .line, .http, .httpAnswering, .webSocket, .closing, .closed, .handedOff:
             return .none
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
@@ -181,6 +196,34 @@ struct ConnectionStateMachine {
         return !parser.isStopped
     }
 
+    /// The request just read will be answered later (`answerArrived`); until then no
+    /// later head is served. False (and nothing changes) when not serving HTTP.
+    mutating func awaitAnswer() -> Bool {
+        switch state {
+        case .http(let parser, _):
+            state = .httpAnswering(parser)
+            return true
+        case .detecting, .line, .httpAnswering, .webSocket, .closing, .closed, .handedOff:
+            return false
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+
+    /// The awaited answer is ready: true when it is to be written, and the heads that
+    /// waited are served next (`nextHTTPHead`); false when the connection ended meanwhile.
+    mutating func answerArrived() -> Bool {
+        switch state {
+        case .httpAnswering(let parser):
+            state = .http(parser, waitingSince: nil)
+            return true
+        case .detecting, .line, .http, .webSocket, .closing, .closed, .handedOff:
+            return false
+        case .modifying:
+            preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
+        }
+    }
+
     /// Every complete head was answered: if part of one is buffered, its clock runs
     /// from when it began.
     mutating func httpHeadsAnswered(at now: Instant) {
@@ -200,7 +243,7 @@ struct ConnectionStateMachine {
             reader.append(parser.takeBufferedBytes())
             state = .webSocket(reader, use, pingSentAt: nil)
             return true
-        case .detecting, .line, .webSocket, .closing, .closed, .handedOff:
+        case .detecting, .line, .httpAnswering, .webSocket, .closing, .closed, .handedOff:
             return false
         case .modifying:
             preconditionFailure("ConnectionStateMachine.modifying seen outside a transition")
@@ -225,7 +268,7 @@ struct ConnectionStateMachine {
     /// sent; false when the connection was already ending, and nothing more goes out.
     mutating func finish() -> Bool {
         switch state {
-        case .detecting, .line, .http, .webSocket:
+        case .detecting, .line, .http, .httpAnswering, .webSocket:
             state = .closing(kind)
             return true
         case .closing, .closed, .handedOff:
@@ -244,7 +287,7 @@ struct ConnectionStateMachine {
         case .webSocket:
             state = .closing(.websocket)
             return .sendLast(.goingAway)
-        case .detecting, .http, .closing:
+        case .detecting, .http, .httpAnswering, .closing:
             return .closeSocket(reason: "shutdown")
         case .closed, .handedOff:
             return .none
@@ -257,7 +300,7 @@ struct ConnectionStateMachine {
     /// or when it was handed to the relay (whose descriptor it is now).
     mutating func socketClosed() -> Bool {
         switch state {
-        case .detecting, .line, .http, .webSocket, .closing:
+        case .detecting, .line, .http, .httpAnswering, .webSocket, .closing:
             state = .closed(kind)
             return true
         case .closed, .handedOff:
@@ -281,6 +324,10 @@ struct ConnectionStateMachine {
             guard let since, now.since(since) > limits.headTimeoutMs else { return .none }
             state = .closing(.http)
             return .sendLast(.requestTimeout)
+        case .httpAnswering:
+            // The answer has a deadline of its own (`PanelsAnswer`); heads that arrive
+            // meanwhile are timed once it is written.
+            return .none
         case .webSocket(let reader, let use, let ping):
             if let ping {
                 return now.since(ping) > limits.webSocketPongTimeoutMs ? .closeSocket(reason: "websocket silent after ping") : .none

@@ -31,13 +31,10 @@ struct HTTPRouter {
         case "/metrics":
             return reply(200, "text/plain; version=0.0.4; charset=utf-8", Array(MetricsPage(server: server).render().utf8))
         case "/api/panels":
-            let key = bearerKey(head)
-            if case .lockedOut(let wait)? = key.map({ server.checkKey($0, peer: peer) }) {
-                return text(
-                    429, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s",
-                    [("Retry-After", "\((wait + 999) / 1000)")])
+            switch panels(head, keepAlive: keepAlive, peer: peer, askLeaders: false) {
+            case .now(let response): return response
+            case .later(let entries): return panelsResponse(entries.map(\.localJSON), keepAlive: keepAlive, headOnly: headOnly)
             }
-            return reply(200, "application/json", apiPanels(key: key), [("Cache-Control", "no-store")])
         case "/api/nodes":
             return reply(200, "application/json", apiNodes(), [("Cache-Control", "no-store")])
         case "/ws":
@@ -89,26 +86,76 @@ struct HTTPRouter {
         return out
     }
 
-    /// Every panel and button state, each panel read on its own queue. A panel whose
-    /// view level needs a key the request did not bring (`Authorization: Bearer <key>`)
-    /// is only named, as JOIN without the key is refused.
-    private func apiPanels(key: String?) -> [UInt8] {
-        var out = Array(#"{"panels":["#.utf8)
-        for (i, host) in server.panels.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
+    /// One panel's entry of `GET /api/panels`: its JSON, or (cluster mode) the leader to
+    /// ask for it, with this node's own view for when no answer comes.
+    enum PanelEntry {
+        case ready([UInt8])
+        case leader(String, address: String?, panel: String, local: [UInt8])
+
+        var localJSON: [UInt8] {
+            switch self {
+            case .ready(let json), .leader(_, _, _, let json): json
+            }
+        }
+    }
+
+    enum PanelsResponse {
+        /// The whole response.
+        case now([UInt8])
+        /// Entries to complete first: some panels are led by other nodes (`PanelsAnswer`).
+        case later([PanelEntry])
+    }
+
+    /// `GET /api/panels`. Every panel and button state, each panel read on its own queue;
+    /// with `askLeaders`, a panel another node leads is left to ask that node, since this
+    /// node's view of it is empty. A panel whose view level needs a key the request did not
+    /// bring (`Authorization: Bearer <key>`) is only named, as JOIN without the key is
+    /// refused.
+    func panels(_ head: HTTPRequestHead, keepAlive: Bool, peer: String, askLeaders: Bool) -> PanelsResponse {
+        let headOnly = head.method == "HEAD"
+        let key = bearerKey(head)
+        if case .lockedOut(let wait)? = key.map({ server.checkKey($0, peer: peer) }) {
+            return .now(
+                HTTPResponse.serialize(
+                    status: 429, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "\((wait + 999) / 1000)")],
+                    body: Array("too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s\n".utf8), keepAlive: keepAlive,
+                    headOnly: headOnly))
+        }
+        var entries: [PanelEntry] = []
+        for host in server.panels {
             if server.access(key: key, on: host.config) < .view {
                 var j = JSONObjectWriter()
                 j.string("id", host.config.id)
                 j.string("title", host.config.title)
                 j.raw("private", "true")
                 j.raw("buttons", "[]")
-                out += Array(j.finish().utf8)
-            } else {
-                out += host.queue.sync { host.stateJSON() }
+                entries.append(.ready(Array(j.finish().utf8)))
+                continue
             }
+            let node = server.cluster?.node
+            entries.append(
+                host.queue.sync {
+                    let json = host.stateJSON()
+                    let state = host.clusterState
+                    guard askLeaders, state.block == nil, let leader = state.leaderNode, leader != node else { return .ready(json) }
+                    return .leader(leader, address: state.leaderAddress, panel: host.config.id, local: json)
+                })
+        }
+        if entries.contains(where: { if case .leader = $0 { true } else { false } }) { return .later(entries) }
+        return .now(panelsResponse(entries.map(\.localJSON), keepAlive: keepAlive, headOnly: headOnly))
+    }
+
+    /// The response of `GET /api/panels` with every panel's JSON object, in order.
+    func panelsResponse(_ objects: [[UInt8]], keepAlive: Bool, headOnly: Bool) -> [UInt8] {
+        var out = Array(#"{"panels":["#.utf8)
+        for (i, object) in objects.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out += object
         }
         out += Array("]}".utf8)
-        return out
+        return HTTPResponse.serialize(
+            status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: out, keepAlive: keepAlive,
+            headOnly: headOnly)
     }
 }
 

@@ -359,7 +359,9 @@ extension PanelHost {
             if let left = RelayPayload.leftSession(ofTextEvent: text), let connection = members[left] {
                 rejoinDropped(left, connection)
             }
-        case .command, .sessionGone, .ping:
+        case .stateAnswer(_, _, let id, let state):
+            cluster?.stateAnswered(id, panel: config.id, state: state, from: node)
+        case .command, .sessionGone, .ping, .stateQuery:
             break
         }
         finishVisit()

@@ -291,6 +291,16 @@ extension PanelHost {
             toNode: remote.node, leaseEpoch: epoch)
     }
 
+    /// Another node's `GET /api/panels` asks for this panel's state. Answered only while
+    /// this node decides it, in its term; a node that does not (any more) lead stays
+    /// silent, and the asking node shows its own view at its deadline. On `queue`.
+    func stateQueried(id: UInt64, by node: String) {
+        assertOnQueue()
+        guard let cluster, mayDecideNow(), let block = clusterState.block else { return }
+        let state = stateJSON()
+        cluster.send(.stateAnswer(panel: config.id, term: block.term, id: id, state: state), toNode: node, leaseEpoch: cluster.outputEpoch)
+    }
+
     /// Each event once to every node relaying members of the panel, in both forms.
     func relayEvent(_ event: PanelEvent) {
         guard let cluster, let block = clusterState.block else { return }

@@ -41,6 +41,19 @@ extension Reactor {
             }
             // A chunked body cannot be skipped by this parser: answer, then close.
             let keepAlive = head.keepAlive && connection.machine.httpCanContinue
+            if server.cluster != nil, head.path == "/api/panels", head.method == "GET" || head.method == "HEAD" {
+                switch HTTPRouter(server: server).panels(head, keepAlive: keepAlive, peer: connection.peer, askLeaders: true) {
+                case .now(let response):
+                    if !keepAlive { return finishHTTP(connection, response, flush: &flush) }
+                    flush.append(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }
+                    continue
+                case .later(let entries):
+                    // Later requests wait in the parser until this one is answered.
+                    guard connection.machine.awaitAnswer() else { return }
+                    PanelsAnswer(reactor: self, connection: connection, entries: entries, keepAlive: keepAlive, headOnly: head.method == "HEAD").start()
+                    return
+                }
+            }
             let response = HTTPRouter(server: server).response(to: head, keepAlive: keepAlive, peer: connection.peer)
             if !keepAlive { return finishHTTP(connection, response, flush: &flush) }
             flush.append(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }

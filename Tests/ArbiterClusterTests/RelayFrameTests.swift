@@ -14,6 +14,9 @@ import Testing
         .sessionGone(origin: "n2", session: 42, incarnation: .max, lease: -7),
         .event(panel: "lobby", term: .max, seq: 12, line: Array(repeating: 0x7A, count: 3000)),
         .ping,
+        .stateQuery(panel: "lobby", id: 0x0102_0304_0506_0708),
+        .stateAnswer(panel: "緊急", term: 17, id: .max, state: Array(#"{"id":"緊急","members":3,"buttons":[]}"#.utf8)),
+        .stateAnswer(panel: "lobby", term: 1, id: 0, state: []),
     ]
 
     static var stream: [UInt8] { messages.flatMap(RelayFrameEncoder.encode) }

@@ -22,7 +22,7 @@ struct ConnectionStateMachineTests {
 
     /// The states, each reached the way a real connection reaches it.
     enum Start: String, CaseIterable, CustomTestStringConvertible {
-        case detectingSilent, detectingBegun, line, http, httpWaiting, webSocket, webSocketPinged, echo, closingLine, closedHTTP, handedOff
+        case detectingSilent, detectingBegun, line, http, httpWaiting, httpAnswering, webSocket, webSocketPinged, echo, closingLine, closedHTTP, handedOff
         var testDescription: String { rawValue }
 
         func machine(_ admission: Admission = .served) -> Machine {
@@ -35,6 +35,7 @@ struct ConnectionStateMachineTests {
             case .line: _ = m.feed("PING\n", at: t0)
             case .http: _ = m.feed("GET / HTTP/1.1\r\n\r\n", at: t0); _ = try? m.nextHTTPHead()
             case .httpWaiting: _ = m.feed("GET / HTTP/1.1\r\nHo", at: t0); m.httpHeadsAnswered(at: t0)
+            case .httpAnswering: _ = m.feed("GET /api/panels HTTP/1.1\r\n\r\n", at: t0); _ = try? m.nextHTTPHead(); _ = m.awaitAnswer()
             case .webSocket, .webSocketPinged, .echo:
                 _ = m.feed("GET /ws HTTP/1.1\r\n\r\n", at: t0)
                 _ = try? m.nextHTTPHead()
@@ -52,7 +53,7 @@ struct ConnectionStateMachineTests {
         let seen = Start.allCases.map { Self.describe($0.machine().state) }
         #expect(
             seen == [
-                "detecting(0)", "detecting(2)", "line", "http(nil)", "http(1000000000ns)", "webSocket(commands, nil)",
+                "detecting(0)", "detecting(2)", "line", "http(nil)", "http(1000000000ns)", "httpAnswering(0)", "webSocket(commands, nil)",
                 "webSocket(commands, 2001000000ns)", "webSocket(echo, nil)", "closing(line)", "closed(http)", "handedOff",
             ])
     }
@@ -70,6 +71,8 @@ struct ConnectionStateMachineTests {
             case .line: (.frameLines, "line")
             case .http: (.serveHTTP, "http(nil)")
             case .httpWaiting: (.serveHTTP, "http(1000000000ns)")
+            // Kept for after the answer, not served before it.
+            case .httpAnswering: (.none, "httpAnswering(1)")
             // Any bytes answer a ping.
             case .webSocket, .webSocketPinged: (.readWebSocket(.commands), "webSocket(commands, nil)")
             case .echo: (.readWebSocket(.echo), "webSocket(echo, nil)")
@@ -163,6 +166,54 @@ struct ConnectionStateMachineTests {
         #expect(Self.describe(m.state) == "http(1007000000ns)")
     }
 
+    @Test(arguments: Start.allCases) func awaitAnswerOnlyWhileServingHTTP(_ start: Start) {
+        var m = start.machine()
+        let before = Self.describe(m.state)
+        let awaits = m.awaitAnswer()
+        #expect(awaits == (start == .http || start == .httpWaiting))
+        #expect(Self.describe(m.state) == (awaits ? "httpAnswering(\(start == .httpWaiting ? 18 : 0))" : before))
+    }
+
+    @Test(arguments: Start.allCases) func answerArrivedOnlyWhenOneIsAwaited(_ start: Start) {
+        var m = start.machine()
+        let before = Self.describe(m.state)
+        let writes = m.answerArrived()
+        #expect(writes == (start == .httpAnswering))
+        #expect(Self.describe(m.state) == (writes ? "http(nil)" : before))
+    }
+
+    /// Heads that came while a request was answered by other nodes are served after it,
+    /// in order; a connection that ended meanwhile gets nothing written.
+    @Test func headsThatArriveWhileAnAnswerIsAwaitedComeNextInOrder() throws {
+        var m = Start.httpAnswering.machine()
+        let r1 = m.feed("GET /b HTTP/1.1\r\n\r\nGET /c HTTP/1.1\r\n\r\n", at: Self.t0)
+        #expect(r1 == .none)
+        let r2 = try m.nextHTTPHead()
+        #expect(r2 == nil, "nothing is served before the awaited answer")
+        let arrived = m.answerArrived()
+        #expect(arrived)
+        let r3 = try m.nextHTTPHead()
+        #expect(r3?.path == "/b")
+        let r4 = try m.nextHTTPHead()
+        #expect(r4?.path == "/c")
+        var closed = Start.httpAnswering.machine()
+        let closedNow = closed.socketClosed()
+        let written = closed.answerArrived()
+        #expect(closedNow && !written)
+        #expect(Self.describe(closed.state) == "closed(http)")
+    }
+
+    /// A peer that keeps sending while its answer is awaited is not buffered without end.
+    @Test func aFloodWhileAnAnswerIsAwaitedCloses() {
+        var m = Start.httpAnswering.machine()
+        let bound = Self.limits().maxHTTPHeadBytes * 16
+        let r1 = m.feed([UInt8](repeating: 0x41, count: bound), at: Self.t0)
+        #expect(r1 == .none)
+        let r2 = m.feed("A", at: Self.t0)
+        #expect(r2 == .closeSocket(reason: "too many bytes sent while a request was being answered"))
+        #expect(Self.describe(m.state) == "closing(http)")
+    }
+
     @Test(arguments: Start.allCases) func upgradeOnlyFromHTTP(_ start: Start) {
         var m = start.machine()
         let upgraded = m.upgrade(to: .commands, reader: WebSocketReader(maxPayload: 64, maxMessage: 64))
@@ -208,7 +259,7 @@ struct ConnectionStateMachineTests {
         case .handedOff:
             #expect(!sends)
             #expect(Self.describe(m.state) == "handedOff")
-        case .detectingSilent, .detectingBegun, .line, .http, .httpWaiting, .webSocket, .webSocketPinged, .echo:
+        case .detectingSilent, .detectingBegun, .line, .http, .httpWaiting, .httpAnswering, .webSocket, .webSocketPinged, .echo:
             #expect(sends)
             #expect(Self.describe(m.state) == "closing(\(kind.rawValue))")
             #expect(!m.runsCommands)
@@ -226,7 +277,7 @@ struct ConnectionStateMachineTests {
             case .line: (.sendLast(.shutdownBye), "closing(line)")
             case .webSocket, .webSocketPinged, .echo: (.sendLast(.goingAway), "closing(websocket)")
             case .detectingSilent, .detectingBegun: (.closeSocket(reason: "shutdown"), Self.describe(start.machine().state))
-            case .http, .httpWaiting: (.closeSocket(reason: "shutdown"), Self.describe(start.machine().state))
+            case .http, .httpWaiting, .httpAnswering: (.closeSocket(reason: "shutdown"), Self.describe(start.machine().state))
             case .closingLine: (.closeSocket(reason: "shutdown"), "closing(line)")
             case .closedHTTP: (.none, "closed(http)")
             // The relay network closes its links itself (`RelayNetwork.stop`).
@@ -269,6 +320,8 @@ struct ConnectionStateMachineTests {
             case .line: (.sendLast(.idleBye), "closing(line)")
             case .http: (.none, "http(nil)")
             case .httpWaiting: (.sendLast(.requestTimeout), "closing(http)")
+            // The answer has its own deadline (`PanelsAnswer`).
+            case .httpAnswering: (.none, "httpAnswering(0)")
             case .webSocket: (.sendPing, "webSocket(commands, 4000000000ns)")
             case .webSocketPinged: (.closeSocket(reason: "websocket silent after ping"), "webSocket(commands, 2001000000ns)")
             case .echo: (.sendPing, "webSocket(echo, 4000000000ns)")
@@ -371,6 +424,7 @@ struct ConnectionStateMachineTests {
         case .detecting(let buffered): "detecting(\(buffered.count))"
         case .line: "line"
         case .http(_, let since): "http(\(since.map(\.description) ?? "nil"))"
+        case .httpAnswering(let parser): "httpAnswering(\(parser.bufferedByteCount))"
         case .webSocket(_, let use, let ping): "webSocket(\(use), \(ping.map(\.description) ?? "nil"))"
         case .closing(let kind): "closing(\(kind.rawValue))"
         case .closed(let kind): "closed(\(kind.rawValue))"

@@ -70,6 +70,10 @@ public struct RelayFrameDecoder: Sendable {
                 return .sessionGone(origin: try string(), session: try integer(), incarnation: try integer(), lease: Int64(bitPattern: try integer()))
             case RelayFrameType.ping:
                 return .ping
+            case RelayFrameType.stateQuery:
+                return .stateQuery(panel: try string(), id: try integer())
+            case RelayFrameType.stateAnswer:
+                return .stateAnswer(panel: try string(), term: try term(), id: try integer(), state: try data())
             default:
                 throw .malformedFrame("unknown frame type \(type)")
             }

@@ -55,6 +55,16 @@ public enum RelayFrameEncoder {
                 w.integer(UInt64(bitPattern: lease))
             case .ping:
                 w.byte(RelayFrameType.ping)
+            case .stateQuery(let panel, let id):
+                w.byte(RelayFrameType.stateQuery)
+                w.string(panel)
+                w.integer(id)
+            case .stateAnswer(let panel, let term, let id, let state):
+                w.byte(RelayFrameType.stateAnswer)
+                w.string(panel)
+                w.integer(UInt64(bitPattern: term))
+                w.integer(id)
+                w.bytes(state)
             }
             // Every byte counted above was written: a mismatch would send garbage.
             precondition(w.written == size, "relay frame size miscounted")
@@ -121,6 +131,8 @@ public enum RelayFrameEncoder {
         case .event(let panel, _, _, let line): s(panel) + 16 + 4 + line.count
         case .sessionGone(let origin, _, _, _): s(origin) + 24
         case .ping: 0
+        case .stateQuery(let panel, _): s(panel) + 8
+        case .stateAnswer(let panel, _, _, let state): s(panel) + 16 + 4 + state.count
         }
     }
 

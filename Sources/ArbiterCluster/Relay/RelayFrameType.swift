@@ -9,4 +9,6 @@ enum RelayFrameType {
     static let event: UInt8 = 3
     static let sessionGone: UInt8 = 4
     static let ping: UInt8 = 8
+    static let stateQuery: UInt8 = 9
+    static let stateAnswer: UInt8 = 10
 }

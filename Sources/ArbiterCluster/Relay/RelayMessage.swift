@@ -24,13 +24,21 @@ public enum RelayMessage: Equatable, Sendable {
     /// been quiet, and closes a link it has heard nothing on for a while (`RelayLink`), so
     /// a peer cut off without a FIN or a reset is noticed in seconds, not minutes.
     case ping
+    /// A follower asks the leader of `panel` for its state as `GET /api/panels` shows it,
+    /// to answer that request on its own node (`id` is the follower's, echoed). Sent only
+    /// to a node that registered the `panel-state` feature (`ClusterFeatures`): an older
+    /// node closes a link on a frame type it does not know.
+    case stateQuery(panel: String, id: UInt64)
+    /// The leader's answer: the panel's JSON object of `GET /api/panels`, read in its
+    /// queue in `term`. A node that does not lead the panel does not answer.
+    case stateAnswer(panel: String, term: Int64, id: UInt64, state: [UInt8])
 
     /// The panel and term of a leader-to-follower message, which receipt is fenced on.
     public var fencedTerm: (panel: String, term: Int64)? {
         switch self {
-        case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _):
+        case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _), .stateAnswer(let panel, let term, _, _):
             (panel, term)
-        case .command, .sessionGone, .ping:
+        case .command, .sessionGone, .ping, .stateQuery:
             nil
         }
     }
