@@ -34,6 +34,9 @@ tests, each a function that raises Failure when its guarantee is broken:
      clients untouched): a relayed press is answered ERROR unavailable within seconds,
      never left waiting, the leader ends the cut-off node's session's grant; reconnected,
      the node relays again
+  j  GET /api/panels answers the same document on every node while a button is held
+     through a relaying node (each panel as its leader has it: owner, fence, members on
+     all nodes), and shows the release on every node
 
 Every node reaches etcd through its own proxies, and other nodes reach it through one
 more (clusterlib.HoldingProxy), so (h) and (i) can cut it off; the proxies only move
@@ -47,6 +50,7 @@ Every wait is bounded; every process started is killed on every exit path (Ctrl-
 
 import hashlib
 import hmac
+import json
 import os
 import re
 import socket
@@ -780,7 +784,50 @@ def scenario_i(cluster):
         c.close()
 
 
-SCENARIOS = {"e": scenario_e, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "h": scenario_h,
+# ------------------------------------------------------------------ (j) /api/panels on every node
+
+def scenario_j(cluster):
+    """Any node answers GET /api/panels with each panel as its leader has it: while a
+    session on a relaying node holds demo b1, all three nodes return the same document."""
+    settle(cluster)
+    leader = cluster.leader_of("demo")
+    relaying = others(cluster, leader)[0]
+    watcher, w_join, _ = member(leader.port, "watch-j", "demo")
+    holder = cl.LineClient(relaying.port, "holder-j")
+    fence = granted_and_seen("j", holder, "b1", relaying, watcher, w_join)
+
+    def documents():
+        seen = {}
+        for node in cluster.nodes:
+            started = time.monotonic()
+            status, body = cl.http_get(node.port, "/api/panels", timeout=5)
+            check(status == 200, f"(j) GET /api/panels on {node.name}: {status} {body[:200]}")
+            seen[node.name] = (json.loads(body), time.monotonic() - started)
+        return seen
+
+    seen = documents()
+    reference = seen[leader.name][0]
+    for name, (document, _) in seen.items():
+        check(document == reference, f"(j) /api/panels on {name} differs from {leader.name}'s (demo's leader):\n"
+                                     f"  {name}: {json.dumps(document)[:600]}\n  {leader.name}: {json.dumps(reference)[:600]}")
+    demo = next(p for p in reference["panels"] if p["id"] == "demo")
+    b1 = next(b for b in demo["buttons"] if b["id"] == "b1")
+    check(b1["state"] == "pressed" and b1["owner"] == "holder-j" and demo["fence"] == fence,
+          f"(j) demo on every node: b1 {b1['state']} owner {b1['owner']}, fence {demo['fence']} (granted fence={fence})")
+    slowest = max(t for _, t in seen.values())
+    figure("j", f"the same /api/panels on {', '.join(seen)} with b1 held through {relaying.name} "
+                f"(owner holder-j, fence {fence}, members {demo['members']}); slowest answer {slowest * 1000:.0f} ms")
+    holder.request("UP demo b1", r"^(OK UP|ERROR).*$")
+    watcher.wait(r"^RELEASED demo b1 reason=up\b", since=w_join, timeout=5, what="the release seen by the watcher")
+    for name, (document, _) in documents().items():
+        demo = next(p for p in document["panels"] if p["id"] == "demo")
+        state = next(b for b in demo["buttons"] if b["id"] == "b1")["state"]
+        check(state == "idle", f"(j) after the release, /api/panels on {name} shows b1 {state}")
+    for c in (watcher, holder):
+        c.close()
+
+
+SCENARIOS = {"e": scenario_e, "j": scenario_j, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "h": scenario_h,
              "i": scenario_i, "c": scenario_c}
 
 
