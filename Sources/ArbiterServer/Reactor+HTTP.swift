@@ -50,8 +50,7 @@ extension Reactor {
                 case .later(let entries):
                     // Later requests wait in the parser until this one is answered.
                     guard connection.machine.awaitAnswer() else { return }
-                    PanelsAnswer(reactor: self, connection: connection, entries: entries, keepAlive: keepAlive, headOnly: head.method == "HEAD").start()
-                    return
+                    return answerPanels(entries, on: connection, keepAlive: keepAlive, headOnly: head.method == "HEAD")
                 }
             }
             let response = HTTPRouter(server: server).response(to: head, keepAlive: keepAlive, peer: connection.peer)
@@ -59,6 +58,31 @@ extension Reactor {
             flush.append(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }
         }
         connection.machine.httpHeadsAnswered(at: Instant(nanoseconds: batchNanos))
+    }
+
+    /// `GET /api/panels` with the panels other nodes lead as their leaders have them: the
+    /// response is written once they answered (`LeaderStateGather`), in this request's
+    /// place, and the requests that arrived behind it are served then.
+    private func answerPanels(_ entries: [HTTPRouter.PanelEntry], on connection: Connection, keepAlive: Bool, headOnly: Bool) {
+        var questions: [LeaderStateGather.Question] = []
+        for (index, entry) in entries.enumerated() {
+            guard case .leader(let leader, let address, let panel, _) = entry else { continue }
+            questions.append(.init(index: index, panel: panel, leader: leader, address: address))
+        }
+        LeaderStateGather(reactor: self, questions: questions) { [self] answers in
+            // Closed meanwhile (the peer hung up, the server is stopping): nothing to write.
+            guard connection.machine.answerArrived() else { return }
+            let objects = entries.enumerated().map { answers[$0.offset] ?? $0.element.localJSON }
+            let response = HTTPRouter(server: server).panelsResponse(objects, keepAlive: keepAlive, headOnly: headOnly)
+            var flush = FlushList()
+            if keepAlive {
+                flush.append(to: connection, raw: true) { out, _ in out.append(contentsOf: response) }
+                serveHTTP(connection, flush: &flush)
+            } else {
+                finishHTTP(connection, response, flush: &flush)
+            }
+            flush.flushAll()
+        }.start()
     }
 
     /// The response refusing a request whose `Host` or `Origin` is not this server's,

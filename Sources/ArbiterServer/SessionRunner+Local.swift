@@ -50,13 +50,7 @@ extension SessionRunner {
             send(.helpLine("JSON: a line starting with { is a JSON command, e.g. {\"cmd\":\"down\",\"panel\":\"demo\",\"button\":\"b1\"}"))
             send(.ok(verb: "HELP", panel: nil))
         case .panels:
-            for host in server.panels {
-                send(
-                    .panel(
-                        id: host.config.id, buttons: host.config.buttons.count,
-                        members: host.memberCount.load(ordering: .relaxed), title: host.config.title))
-            }
-            send(.okCount(verb: "PANELS", panel: nil, count: server.panels.count))
+            listPanels(format: format, id: id, to: connection, flush: &flush)
         case .ping(let token):
             send(.pong(token: token))
         case .quit:
@@ -104,6 +98,53 @@ extension SessionRunner {
     /// Says the goodbye once no relayed reply is owed (each is answered, or refused
     /// `ERROR unavailable` when its leader or link goes away), looking every 5 ms; after
     /// 15 s it says it anyway, and what was held goes out first.
+    /// `PANELS`. In cluster mode a panel another node leads counts the members of every
+    /// node, as its leader has them (`LeaderStateGather`): the answer then takes a reply
+    /// slot, so it keeps its place among the session's answers.
+    private func listPanels(format: WireFormat, id: CommandID?, to connection: Connection, flush: inout FlushList) {
+        let panels = server.panels
+        // This node's own count of each panel's members: its local members, or, for a panel
+        // it leads, the members on every node (its core has them all).
+        var counts = panels.map { $0.memberCount.load(ordering: .relaxed) }
+        var questions: [LeaderStateGather.Question] = []
+        if let node = server.cluster?.node {
+            for (index, host) in panels.enumerated() {
+                let seen = host.queue.sync { () -> (members: Int?, leader: String?, address: String?) in
+                    let state = host.clusterState
+                    if state.block != nil { return (host.core.memberCount, nil, nil) }
+                    guard let leader = state.leaderNode, leader != node else { return (nil, nil, nil) }
+                    return (nil, leader, state.leaderAddress)
+                }
+                if let members = seen.members { counts[index] = members }
+                if let leader = seen.leader { questions.append(.init(index: index, panel: host.config.id, leader: leader, address: seen.address)) }
+            }
+        }
+        func encode(_ answers: [Int: [UInt8]], into out: inout [UInt8]) {
+            for (index, host) in panels.enumerated() {
+                let members = answers[index].flatMap(SessionRunner.members(inState:)) ?? counts[index]
+                MessageEncoder.encode(
+                    .panel(id: host.config.id, buttons: host.config.buttons.count, members: members, title: host.config.title), format: format, id: id,
+                    into: &out)
+            }
+            MessageEncoder.encode(.okCount(verb: "PANELS", panel: nil, count: panels.count), format: format, id: id, into: &out)
+        }
+        guard !questions.isEmpty else {
+            return flush.appendReply(to: connection) { out, _ in encode([:], into: &out) }
+        }
+        let slot = connection.reserveReplySlot()
+        LeaderStateGather(reactor: connection.reactor, questions: questions) { answers in
+            var flush = FlushList()
+            flush.answer(slot, to: connection) { out, _ in encode(answers, into: &out) }
+            flush.flushAll()
+        }.start()
+    }
+
+    /// The member count in a leader's state (`PanelHost.stateJSON`).
+    static func members(inState state: [UInt8]) -> Int? {
+        guard case .number(let text)? = (try? JSONParser.parse(state))?["members"] else { return nil }
+        return Int(text)
+    }
+
     static func quitWhenAnswered(_ connection: Connection, format: WireFormat, id: CommandID?, attempt: Int) {
         let reactor = connection.reactor
         reactor.queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(5)) {

@@ -139,4 +139,22 @@ struct ClusterPanelStateTests {
         t.send(Self.get())
         #expect(try t.readResponse().head.hasPrefix("HTTP/1.1 200"))
     }
+
+    /// `PANELS` counts the members of every node on any node, and its answer keeps its
+    /// place among the session's answers (the PONG after it comes after it).
+    @Test func panelsCountsTheMembersOfEveryNode() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        defer { withExtendedLifetime((alice, bob)) {} }
+        for node in [follower, leader] {
+            let carol = try nodes.client(node, name: "carol-\(node)")
+            carol.send("PANELS")
+            carol.send("PING after")
+            let lines = try carol.readLines(through: "PONG")
+            #expect(lines.count == 3 && lines[0].hasPrefix("PANEL demo buttons=5 members=2 "), "on \(node): \(lines)")
+            #expect(lines.count == 3 && lines[1] == "OK PANELS count=1" && lines[2] == "PONG after", "on \(node): \(lines)")
+        }
+    }
 }
