@@ -16,6 +16,11 @@ one fault, chosen at random from a seeded generator and then undone:
   restart     SIGTERM a node (a rolling upgrade's step), start it again 0.5-4 s later;
               a node not gone 10 s after its SIGTERM is killed and fails the run
 
+A prober asks every node for `GET /api/panels` every 0.3 s (a node that follows the panel
+asks its leader, `LeaderStateGather`): its answers must come, and none may show two
+buttons of one group pressed; a node found dead that no fault killed (a crash) fails the
+run as well.
+
 Raw observers (one per node, plain sockets, reconnecting) record every line with its time
 in WORKDIR/obs<n>.txt, for reading a violation's surroundings; the faults and their
 times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>-<run>.log (each
@@ -85,6 +90,35 @@ def observe(node, path, stop):
             except OSError as error:
                 out.write(f"{time.monotonic():.6f} #error {error}\n")
             stop.wait(0.5)
+
+
+def probe(nodes, stop, report):
+    """GET /api/panels on each node in turn until `stop`: answer times, failures (a node
+    down or paused does not answer: counted, not judged), and any document with two
+    buttons of one group pressed (judged)."""
+    groups = {b["id"]: b["group"] for b in PANEL["buttons"]}
+    while not stop.is_set():
+        for node in nodes:
+            began = time.monotonic()
+            status, body = cl.http_get(node.port, "/api/panels", timeout=5)
+            took = time.monotonic() - began
+            if status != 200:
+                report["failed"] += 1
+                continue
+            report["answers"].append(took)
+            try:
+                buttons = json.loads(body)["panels"][0]["buttons"]
+            except (ValueError, KeyError, IndexError) as error:
+                report["bad"].append(f"{node.name}: {error}: {body[:200]}")
+                continue
+            pressed = [b["id"] for b in buttons if b["state"] == "pressed"]
+            by_group = {}
+            for b in pressed:
+                by_group.setdefault(groups[b], []).append(b)
+            for group, ids in by_group.items():
+                if len(ids) > 1:
+                    report["bad"].append(f"{node.name} at {began:.3f}: group {group} pressed on {ids}")
+        stop.wait(0.3)
 
 
 def inject(kind, node, cluster, rng):
@@ -159,6 +193,9 @@ def main():
                      for i, n in enumerate(cluster.nodes)]
         for o in observers:
             o.start()
+        api = {"answers": [], "failed": 0, "bad": []}
+        prober = threading.Thread(target=probe, args=(cluster.nodes, stop, api), daemon=True)
+        prober.start()
         load = [args.workload, "--hosts", cluster.hosts(), "--panel", "busy", "--connections", "30",
                 "--observers", "3", "--duration", str(args.seconds)]
         load += ["--buttons", str(TAPS)] if args.workload == "contend" else ["--max-hold-ms", "400"]
@@ -178,12 +215,23 @@ def main():
             cl.log(f"fault at {faults[-1]['at_s']} s: {kind} {node.name}")
             for n in cluster.nodes:
                 if not n.running():
+                    # Every fault that stops a node starts it again itself: this one died.
+                    faults[-1].setdefault("trouble", "")
+                    faults[-1]["trouble"] += f"{n.name} found dead (status {n.proc.returncode}); "
+                    cl.log(f"  {n.name} found dead, status {n.proc.returncode}")
                     n.start()
         code, result, output = run.join(args.seconds + 200)
         summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "errors", "safety")}
         troubles = [f["trouble"] for f in faults if "trouble" in f]
+        times = sorted(api["answers"])
+        api_summary = {"answers": len(times), "failed": api["failed"], "two_pressed_in_a_group": api["bad"][:10],
+                       "p50_ms": round(times[len(times) // 2] * 1000, 1) if times else None,
+                       "max_ms": round(times[-1] * 1000, 1) if times else None}
+        troubles += [f"/api/panels: {b}" for b in api["bad"][:10]]
+        if not times:
+            troubles.append("/api/panels never answered")
         print(json.dumps({"faults": len(faults), "kinds": {k: sum(f["fault"] == k for f in faults) for k in kinds},
-                          "status": code, "load": summary, "node_troubles": troubles}, indent=1))
+                          "status": code, "load": summary, "api_panels": api_summary, "node_troubles": troubles}, indent=1))
         if troubles and code == 0:
             code = 1
         if code != 0:
