@@ -24,7 +24,7 @@ struct ConnectionStateMachine {
         /// An HTTP peer, and since when a request head has been arriving unfinished.
         case http(HTTPRequestParser, waitingSince: Instant?)
         /// An HTTP peer whose request is being answered with what other nodes say (cluster
-        /// mode's `/api/panels`, `PanelsAnswer`): later request heads wait in the parser,
+        /// mode's `/api/panels`, `LeaderStateGather`): later request heads wait in the parser,
         /// so responses keep the order of the requests.
         case httpAnswering(HTTPRequestParser)
         /// A WebSocket, and when it was pinged for being silent, if it was.
@@ -325,7 +325,7 @@ struct ConnectionStateMachine {
             state = .closing(.http)
             return .sendLast(.requestTimeout)
         case .httpAnswering:
-            // The answer has a deadline of its own (`PanelsAnswer`); heads that arrive
+            // The answer has a deadline of its own (`LeaderStateGather`); heads that arrive
             // meanwhile are timed once it is written.
             return .none
         case .webSocket(let reader, let use, let ping):

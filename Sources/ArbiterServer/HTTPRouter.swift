@@ -102,7 +102,7 @@ struct HTTPRouter {
     enum PanelsResponse {
         /// The whole response.
         case now([UInt8])
-        /// Entries to complete first: some panels are led by other nodes (`PanelsAnswer`).
+        /// Entries to complete first: some panels are led by other nodes (`LeaderStateGather`).
         case later([PanelEntry])
     }
 

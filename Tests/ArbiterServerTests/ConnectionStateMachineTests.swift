@@ -320,7 +320,7 @@ struct ConnectionStateMachineTests {
             case .line: (.sendLast(.idleBye), "closing(line)")
             case .http: (.none, "http(nil)")
             case .httpWaiting: (.sendLast(.requestTimeout), "closing(http)")
-            // The answer has its own deadline (`PanelsAnswer`).
+            // The answer has its own deadline (`LeaderStateGather`).
             case .httpAnswering: (.none, "httpAnswering(0)")
             case .webSocket: (.sendPing, "webSocket(commands, 4000000000ns)")
             case .webSocketPinged: (.closeSocket(reason: "websocket silent after ping"), "webSocket(commands, 2001000000ns)")

@@ -15,6 +15,16 @@ import Testing
 struct ClusterPanelStateTests {
     static func get(_ path: String = "/api/panels") -> String { "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
 
+    /// Two nodes, the follower knowing that the leader's node answers for its panels (the
+    /// registrations, features included, are read once a second while the watch is open).
+    static func nodes(_ names: [String] = ["n1", "n2"], sockets: Bool = false) throws -> (ClusterTestNodes, leader: String, follower: String) {
+        let nodes = try ClusterTestNodes(names, sockets: sockets)
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let asks = eventually(seconds: 5) { nodes.context(follower)?.runtime.node(leader, supports: ClusterFeatures.panelState) == true }
+        #expect(asks, "\(follower) never read \(leader)'s features")
+        return (nodes, leader, follower)
+    }
+
     static func panel(_ body: String) throws -> JSONValue {
         let json = try JSONParser.parse(Array(body.utf8))
         guard case .array(let panels)? = json["panels"], let demo = panels.first else { throw Failure(description: "no panels in \(body)") }
@@ -27,8 +37,7 @@ struct ClusterPanelStateTests {
     }
 
     @Test(arguments: [false, true]) func aFollowerShowsWhatTheLeaderHas(sockets: Bool) throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"], sockets: sockets)
-        let (leader, follower) = try nodes.leaderAndFollower()
+        let (nodes, leader, follower) = try Self.nodes(sockets: sockets)
         let (alice, _) = try nodes.member(leader, name: "alice")
         let (bob, _) = try nodes.member(follower, name: "bob")
         bob.send("DOWN demo b1")
@@ -60,8 +69,7 @@ struct ClusterPanelStateTests {
     /// Requests pipelined behind one that waits for the leader are answered after it, in
     /// order; `HEAD` gets the head alone.
     @Test func pipelinedRequestsKeepTheirOrder() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
-        let (leader, follower) = try nodes.leaderAndFollower()
+        let (nodes, leader, follower) = try Self.nodes()
         let bob = try nodes.client(leader, name: "bob")
         bob.send("DOWN demo b2")
         _ = try bob.expect("GRANTED demo b2")
@@ -93,8 +101,7 @@ struct ClusterPanelStateTests {
         #expect(Self.button("b1", of: try Self.panel(try s.readResponse().body))?["state"] == .string("idle"))
         #expect(queries.withLock { $0 } == 0)
         // Announced (this version): asked.
-        let current = try ClusterTestNodes(["n1", "n2"])
-        let (_, follower2) = try current.leaderAndFollower()
+        let (current, _, follower2) = try Self.nodes()
         current.hub.observeSends { if case .stateQuery = $0 { queries.withLock { $0 += 1 } } }
         let t = try RawSocket(port: try #require(current.ports[follower2]))
         t.send(Self.get())
@@ -106,8 +113,7 @@ struct ClusterPanelStateTests {
     /// declared dead) costs the request its deadline, then the follower's own view; the
     /// query is forgotten, and the connection serves the next request.
     @Test func aLeaderThatDoesNotAnswerCostsTheDeadlineOnly() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
-        let (leader, follower) = try nodes.leaderAndFollower()
+        let (nodes, leader, follower) = try Self.nodes()
         let context = try #require(nodes.context(follower))
         nodes.hub.silence(framesFrom: leader, true)
         let s = try RawSocket(port: try #require(nodes.ports[follower]))
@@ -124,8 +130,7 @@ struct ClusterPanelStateTests {
 
     /// A peer that hangs up while its answer is awaited leaves nothing behind.
     @Test func aPeerGoneBeforeItsAnswerIsForgotten() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
-        let (leader, follower) = try nodes.leaderAndFollower()
+        let (nodes, leader, follower) = try Self.nodes()
         let context = try #require(nodes.context(follower))
         nodes.hub.silence(framesFrom: leader, true)
         do {
@@ -143,8 +148,7 @@ struct ClusterPanelStateTests {
     /// `PANELS` counts the members of every node on any node, and its answer keeps its
     /// place among the session's answers (the PONG after it comes after it).
     @Test func panelsCountsTheMembersOfEveryNode() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
-        let (leader, follower) = try nodes.leaderAndFollower()
+        let (nodes, leader, follower) = try Self.nodes()
         let (alice, _) = try nodes.member(leader, name: "alice")
         let (bob, _) = try nodes.member(follower, name: "bob")
         defer { withExtendedLifetime((alice, bob)) {} }
