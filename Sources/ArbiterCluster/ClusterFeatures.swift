@@ -10,8 +10,12 @@ public enum ClusterFeatures {
     /// state, so `GET /api/panels` on any node shows what the leader has.
     public static let panelState = "panel-state"
 
+    /// `RelayMessage.kick` and `.kickAnswer`: an admin on any node may `KICK` a session on
+    /// this one.
+    public static let kick = "kick"
+
     /// What this version announces.
-    public static let all: Set<String> = [panelState]
+    public static let all: Set<String> = [panelState, kick]
 
     /// The key's value for `features`, in a fixed order.
     public static func value(_ features: Set<String>) -> String { features.sorted().joined(separator: " ") }

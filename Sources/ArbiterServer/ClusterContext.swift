@@ -25,7 +25,12 @@ final class ClusterContext: @unchecked Sendable {
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
     /// This node's questions to leaders for `GET /api/panels` (`ClusterContext+PanelState`).
-    let stateQueries = StateQueries()
+    let stateQueries = RelayQueries<[UInt8]>()
+    /// This node's `KICK`s of sessions on other nodes (`ClusterContext+Kick`).
+    let kickQueries = RelayQueries<(RelayKickVerdict, String)>()
+    /// The server's `KICK` of one of its own sessions for another node's admin: the
+    /// session, the key the admin presented, the admin's session. Set once at start.
+    var onKick: (@Sendable (SessionID, String?, SessionID) -> (RelayKickVerdict, String))?
     /// Nodes whose registration was seen, with the lease it is under, to notice one that
     /// vanishes or is replaced.
     private let knownNodes = Locked<[String: Int64]>([:])
@@ -282,6 +287,10 @@ final class ClusterContext: @unchecked Sendable {
         case .stateQuery(let panel, let id):
             // Not on the link's queue: reading the state may advance the panel's timers.
             onQueue(of: panel) { $0.stateQueried(id: id, by: node) }
+        case .kick(let id, let session, let key, let by):
+            kickAsked(id, session: session, key: key, by: by, from: node)
+        case .kickAnswer(let id, let session, let verdict, let detail):
+            kickAnswered(id, session: session, verdict: verdict, detail: detail, from: node)
         }
     }
 

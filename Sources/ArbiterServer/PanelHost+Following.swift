@@ -361,7 +361,7 @@ extension PanelHost {
             }
         case .stateAnswer(_, _, let id, let state):
             cluster?.stateAnswered(id, panel: config.id, state: state, from: node)
-        case .command, .sessionGone, .ping, .stateQuery:
+        case .command, .sessionGone, .ping, .stateQuery, .kick, .kickAnswer:
             break
         }
         finishVisit()

@@ -97,6 +97,7 @@ final class ServerState: @unchecked Sendable {
         self.hostPolicy = HostPolicy(
             listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
             allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins)
+        cluster?.onKick = { [weak self] target, key, admin in self?.kickForAnotherNode(target, key: key, by: admin) ?? (.noSuchSession, "") }
     }
 
     var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .relaxed) }

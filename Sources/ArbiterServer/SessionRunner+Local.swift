@@ -65,12 +65,13 @@ extension SessionRunner {
             let isAdmin = server.panels.contains { server.access(key: connection.key, on: $0.config) == .admin }
             guard isAdmin else { return send(.error(.forbidden, "KICK needs an admin key")) }
             guard let victim = server.connection(target) else {
+                if let cluster = server.cluster, !ClusterSetup.owns(cluster.node, session: target.number) {
+                    return kickElsewhere(target, by: connection, format: format, id: id, cluster: cluster)
+                }
                 return send(.error(.noSuchSession, "no session \(target) is connected"))
             }
-            // Being admin of one panel must not end grants on another: the kicker needs
-            // the admin level on every panel the session joined or pressed in.
-            let panels = victim.withLock { victim.touched }
-            if let other = panels.map({ server.panels[$0].config }).first(where: { server.access(key: connection.key, on: $0) < .admin }) {
+            // The kicker needs the admin level on every panel the session joined or pressed in.
+            if let other = server.kickRefusal(of: victim, key: connection.key) {
                 return send(.error(.forbidden, "KICK \(target) needs the admin key of panel \(other.id)"))
             }
             send(.okKick(target))

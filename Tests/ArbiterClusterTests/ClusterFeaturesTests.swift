@@ -33,11 +33,11 @@ import Testing
         }
         let keys = ClusterKeys()
         let announced = try #require(try value(keys.features("a")))
-        #expect(announced.0 == "panel-state" && announced.1 == new.lease.leaseID)
+        #expect(announced.0 == "kick panel-state" && announced.1 == new.lease.leaseID)
         #expect(try value(keys.features("bb")) == nil, "a node with nothing to announce writes no key")
-        #expect(new.registrations["a"]?.features == ["panel-state"])
+        #expect(new.registrations["a"]?.features == ["panel-state", "kick"])
         #expect(new.registrations["bb"]?.features == [])
-        #expect(old.registrations["a"]?.features == ["panel-state"])
+        #expect(old.registrations["a"]?.features == ["panel-state", "kick"])
         // The announcement is no node: two live nodes, not three.
         #expect(new.liveNodes == 2 && Set(new.registrations.keys) == ["a", "bb"])
         #expect(keys.node(ofKey: keys.features("a")) == nil && keys.node(ofFeaturesKey: keys.features("a")) == "a")
@@ -62,7 +62,7 @@ import Testing
         let b = node("a")
         b.step()
         watcher.step()
-        #expect(watcher.registrations["a"]?.features == ["panel-state"])
+        #expect(watcher.registrations["a"]?.features == ClusterFeatures.all)
         #expect(try value(keys.features("a"))?.1 == b.lease.leaseID)
     }
 

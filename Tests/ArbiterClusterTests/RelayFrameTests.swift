@@ -17,6 +17,10 @@ import Testing
         .stateQuery(panel: "lobby", id: 0x0102_0304_0506_0708),
         .stateAnswer(panel: "緊急", term: 17, id: .max, state: Array(#"{"id":"緊急","members":3,"buttons":[]}"#.utf8)),
         .stateAnswer(panel: "lobby", term: 1, id: 0, state: []),
+        .kick(id: 7, session: 3_000_000_001, key: "adm1n", by: .max),
+        .kick(id: .max, session: 0, key: nil, by: 1),
+        .kickAnswer(id: 7, session: 3_000_000_001, verdict: .forbidden, detail: "緊急"),
+        .kickAnswer(id: 8, session: 2, verdict: .kicked, detail: ""),
     ]
 
     static var stream: [UInt8] { messages.flatMap(RelayFrameEncoder.encode) }

@@ -74,6 +74,17 @@ public struct RelayFrameDecoder: Sendable {
                 return .stateQuery(panel: try string(), id: try integer())
             case RelayFrameType.stateAnswer:
                 return .stateAnswer(panel: try string(), term: try term(), id: try integer(), state: try data())
+            case RelayFrameType.kick:
+                let id = try integer()
+                let session = try integer()
+                let key: String? = try byte() == 1 ? try string() : nil
+                return .kick(id: id, session: session, key: key, by: try integer())
+            case RelayFrameType.kickAnswer:
+                let id = try integer()
+                let session = try integer()
+                let raw = try byte()
+                guard let verdict = RelayKickVerdict(rawValue: raw) else { throw .malformedFrame("kick verdict \(raw)") }
+                return .kickAnswer(id: id, session: session, verdict: verdict, detail: try string())
             default:
                 throw .malformedFrame("unknown frame type \(type)")
             }

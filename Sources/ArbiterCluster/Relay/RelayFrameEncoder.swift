@@ -65,6 +65,23 @@ public enum RelayFrameEncoder {
                 w.integer(UInt64(bitPattern: term))
                 w.integer(id)
                 w.bytes(state)
+            case .kick(let id, let session, let key, let by):
+                w.byte(RelayFrameType.kick)
+                w.integer(id)
+                w.integer(session)
+                if let key {
+                    w.byte(1)
+                    w.string(key)
+                } else {
+                    w.byte(0)
+                }
+                w.integer(by)
+            case .kickAnswer(let id, let session, let verdict, let detail):
+                w.byte(RelayFrameType.kickAnswer)
+                w.integer(id)
+                w.integer(session)
+                w.byte(verdict.rawValue)
+                w.string(detail)
             }
             // Every byte counted above was written: a mismatch would send garbage.
             precondition(w.written == size, "relay frame size miscounted")
@@ -133,6 +150,8 @@ public enum RelayFrameEncoder {
         case .ping: 0
         case .stateQuery(let panel, _): s(panel) + 8
         case .stateAnswer(let panel, _, _, let state): s(panel) + 16 + 4 + state.count
+        case .kick(_, _, let key, _): 16 + 1 + (key.map(s) ?? 0) + 8
+        case .kickAnswer(_, _, _, let detail): 16 + 1 + s(detail)
         }
     }
 

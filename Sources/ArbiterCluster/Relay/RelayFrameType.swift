@@ -11,4 +11,6 @@ enum RelayFrameType {
     static let ping: UInt8 = 8
     static let stateQuery: UInt8 = 9
     static let stateAnswer: UInt8 = 10
+    static let kick: UInt8 = 11
+    static let kickAnswer: UInt8 = 12
 }

@@ -32,13 +32,20 @@ public enum RelayMessage: Equatable, Sendable {
     /// The leader's answer: the panel's JSON object of `GET /api/panels`, read in its
     /// queue in `term`. A node that does not lead the panel does not answer.
     case stateAnswer(panel: String, term: Int64, id: UInt64, state: [UInt8])
+    /// An admin's `KICK` of `session`, sent to the node the session is on (its number says
+    /// which, `ClusterSetup.owns`), only if that node announced `kick`. `key` is the key the
+    /// admin's session presented: the receiver checks it as it would its own admin's;
+    /// `by` is the admin's session, for the log; `id` is the asker's, echoed.
+    case kick(id: UInt64, session: UInt64, key: String?, by: UInt64)
+    /// The answer to a `kick`; `detail` names the panel of a `forbidden`.
+    case kickAnswer(id: UInt64, session: UInt64, verdict: RelayKickVerdict, detail: String)
 
     /// The panel and term of a leader-to-follower message, which receipt is fenced on.
     public var fencedTerm: (panel: String, term: Int64)? {
         switch self {
         case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _), .stateAnswer(let panel, let term, _, _):
             (panel, term)
-        case .command, .sessionGone, .ping, .stateQuery:
+        case .command, .sessionGone, .ping, .stateQuery, .kick, .kickAnswer:
             nil
         }
     }

@@ -96,8 +96,8 @@ final class ClusterTestNodes: @unchecked Sendable {
     func context(_ name: String) -> ClusterContext? { servers[name]?.stateForTesting?.cluster }
 
     /// The node deciding demo and one that relays to it.
-    func leaderAndFollower() throws -> (leader: String, follower: String) {
-        let leader = try #require(self.leader())
+    func leaderAndFollower(of panel: String = "demo") throws -> (leader: String, follower: String) {
+        let leader = try #require(self.leader(of: panel))
         let follower = try #require(followers(of: leader).first)
         return (leader, follower)
     }
