@@ -36,7 +36,8 @@ tests, each a function that raises Failure when its guarantee is broken:
      the node relays again
   j  GET /api/panels answers the same document on every node while a button is held
      through a relaying node (each panel as its leader has it: owner, fence, members on
-     all nodes), and shows the release on every node
+     all nodes), and shows the release on every node; PANELS on a relaying node counts a
+     member of another node; an admin on one node KICKs a session of another
 
 Every node reaches etcd through its own proxies, and other nodes reach it through one
 more (clusterlib.HoldingProxy), so (h) and (i) can cut it off; the proxies only move
@@ -823,7 +824,20 @@ def scenario_j(cluster):
         demo = next(p for p in document["panels"] if p["id"] == "demo")
         state = next(b for b in demo["buttons"] if b["id"] == "b1")["state"]
         check(state == "idle", f"(j) after the release, /api/panels on {name} shows b1 {state}")
-    for c in (watcher, holder):
+    # PANELS on a relaying node counts the members of every node.
+    counter = cl.LineClient(relaying.port, "count-j")
+    _, _, m = counter.request("PANELS", r"^PANEL demo .*$")
+    check("members=1 " in m.group(0), f"(j) PANELS on {relaying.name} (watch-j joined on {leader.name}): {m.group(0)}")
+    # An admin on the leader's node kicks the holder, a session of the relaying node.
+    counted = m.group(0)
+    holder.request("DOWN demo b1", r"^GRANTED demo b1\b")
+    target = cl.fields(next(line for line in holder.texts() if line.startswith("OK HELLO")))["session"]
+    admin = cl.LineClient(leader.port, "admin-j")
+    _, _, m = admin.request(f"KICK {target}", r"^(OK KICK|ERROR).*$")
+    check(m.group(0) == f"OK KICK {target}", f"(j) KICK {target} (on {relaying.name}) from {leader.name}: {m.group(0)}")
+    watcher.wait(r"^RELEASED demo b1 reason=disconnect\b", since=w_join, timeout=5, what="the kicked holder's grant ended")
+    figure("j", f"PANELS on {relaying.name}: '{counted}'; KICK {target} from {leader.name}: kicked, its grant released")
+    for c in (watcher, holder, counter, admin):
         c.close()
 
 
