@@ -50,7 +50,12 @@ final class LeaderStateGather: @unchecked Sendable {
     func start() {
         reactor.assertOnQueue()
         if awaited.isEmpty { return finish() }
-        reactor.queue.asyncAfter(deadline: .now() + .milliseconds(Self.deadlineMs)) { [self] in finish() }
+        // Weakly: the questions awaited keep this alive (`RelayQueries` holds their
+        // waiters) until each is answered or forgotten here. A strong capture kept a
+        // finished gather, its connection and its server for the rest of the second; a
+        // server stopped meanwhile was then still alive when the test process exited
+        // (LeakSanitizer, ClusterPanelStateTests).
+        reactor.queue.asyncAfter(deadline: .now() + .milliseconds(Self.deadlineMs)) { [weak self] in self?.finish() }
     }
 
     private func arrived(_ index: Int, _ state: [UInt8]) {
