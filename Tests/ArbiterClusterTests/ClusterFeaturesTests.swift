@@ -19,6 +19,14 @@ import Testing
         return node
     }
 
+    /// Steps `nodes` three times, 100 ms apart.
+    func step(_ nodes: ClusterNode...) {
+        for _ in 0..<3 {
+            for node in nodes { node.step() }
+            clock.advance(100)
+        }
+    }
+
     func value(_ key: String) throws -> (String, Int64)? {
         try etcd.range(.key(key)).kvs.first.map { ($0.valueText, $0.lease) }
     }
@@ -26,11 +34,7 @@ import Testing
     @Test func eachNodeReadsWhatTheOthersAnnounced() throws {
         let new = node("a")
         let old = node("bb", features: [])
-        for _ in 0..<3 {
-            new.step()
-            old.step()
-            clock.advance(100)
-        }
+        step(new, old)
         let keys = ClusterKeys()
         let announced = try #require(try value(keys.features("a")))
         #expect(announced.0 == "kick panel-state" && announced.1 == new.lease.leaseID)
@@ -51,11 +55,7 @@ import Testing
         _ = try etcd.txn(EtcdTxn(compare: [], success: [.put(keys.features("a"), "panel-state future-thing", lease: stale.id)]))
         let watcher = node("bb")
         let a = node("a", features: [])
-        for _ in 0..<3 {
-            a.step()
-            watcher.step()
-            clock.advance(100)
-        }
+        step(a, watcher)
         #expect(watcher.registrations["a"] != nil)
         #expect(watcher.registrations["a"]?.features == [], "the stale announcement was read as the new run's")
         // A node whose announcement is missing or says other things puts its own.

@@ -21,12 +21,7 @@ public enum RelayFrameEncoder {
                 w.string(c.origin)
                 w.integer(c.session)
                 w.string(c.sessionName)
-                if let key = c.key {
-                    w.byte(1)
-                    w.string(key)
-                } else {
-                    w.byte(0)
-                }
+                w.optional(c.key)
                 w.string(c.panel)
                 w.bytes(c.command)
                 w.integer(UInt64(bitPattern: c.arrivedAt))
@@ -69,12 +64,7 @@ public enum RelayFrameEncoder {
                 w.byte(RelayFrameType.kick)
                 w.integer(id)
                 w.integer(session)
-                if let key {
-                    w.byte(1)
-                    w.string(key)
-                } else {
-                    w.byte(0)
-                }
+                w.optional(key)
                 w.integer(by)
             case .kickAnswer(let id, let session, let verdict, let detail):
                 w.byte(RelayFrameType.kickAnswer)
@@ -110,12 +100,7 @@ public enum RelayFrameEncoder {
             w.string(origin)
             w.integer(session)
             w.string(sessionName)
-            if let key {
-                w.byte(1)
-                w.string(key)
-            } else {
-                w.byte(0)
-            }
+            w.optional(key)
             w.string(panel)
             w.u32(UInt32(truncatingIfNeeded: payload))
             w.byte(json ? 0x4A : 0x54)
@@ -182,6 +167,13 @@ public enum RelayFrameEncoder {
                 u32(UInt32(truncatingIfNeeded: utf8.count))
                 raw(UnsafeRawBufferPointer(utf8))
             }
+        }
+
+        /// An optional string: a presence byte (0 or 1), then the string if present.
+        mutating func optional(_ s: String?) {
+            guard let s else { return byte(0) }
+            byte(1)
+            string(s)
         }
 
         /// A string's UTF-8 without a length.
