@@ -541,6 +541,12 @@ final class ClusterContext: @unchecked Sendable {
         return true
     }
 
+    /// Where `node` is dialled, once this node has read its registration.
+    func address(ofNode node: String) -> String? { runtime?.address(ofNode: node) }
+
+    /// Whether a frame for `node` leaves without dialling it: a link to it is up.
+    func hasLinkUp(to node: String) -> Bool { relay?.hasLinkUp(to: node) ?? false }
+
     /// Every live node, sorted by name (GET /api/nodes).
     func nodes() -> [(node: String, address: String)] {
         var addresses = runtime?.nodeAddresses() ?? [:]

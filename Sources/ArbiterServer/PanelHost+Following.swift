@@ -80,6 +80,18 @@ extension PanelHost {
                 to: connection, format: format, id: id, flush: &flush)
             return nil
         }
+        // The election key names the leader; its address comes with its registration,
+        // which this node reads up to a second later when the leader is a node that has
+        // just started. Sent before, the frame would be dropped at the dial and the press
+        // answered "may or may not have been done" when nothing was. A JOIN is sent: a
+        // lost one waits and is sent again (`failInFlight`).
+        if clusterState.leaderAddress == nil { clusterState.leaderAddress = cluster.address(ofNode: leader) }
+        if clusterState.leaderAddress == nil, !isJoin, !cluster.hasLinkUp(to: leader) {
+            refuse(
+                "panel \(config.id)'s leader \(leader) is not known to this node yet (its address is read from etcd within a second); \(PanelHost.retryHint)",
+                to: connection, format: format, id: id, flush: &flush)
+            return nil
+        }
         return (cluster, leader)
     }
 

@@ -82,6 +82,11 @@ public final class RelayNetwork: @unchecked Sendable {
         send(encoded: RelayFrameEncoder.encode(message), toNode: node, address: address, leaseEpoch: leaseEpoch)
     }
 
+    public func hasLinkUp(to node: String) -> Bool {
+        let (peer, inbound) = links.withLock { ($0.peers[node], $0.inbound[node]) }
+        return inbound != nil || peer?.outbox.withLock { $0.linkUp } == true
+    }
+
     /// The same, for a frame already encoded (`RelayFrameEncoder`).
     public func send(encoded frame: [UInt8], toNode node: String, address: String, leaseEpoch: UInt64 = 0) {
         guard node != self.node else {

@@ -9,4 +9,10 @@ protocol RelaySender: AnyObject, Sendable {
     /// The same, for one frame already encoded (`RelayFrameEncoder`): the relayed press
     /// path encodes its frame itself.
     func send(encoded frame: [UInt8], toNode node: String, address: String, leaseEpoch: UInt64)
+    /// Whether a link to `node` is up, so a frame for it leaves without dialling.
+    func hasLinkUp(to node: String) -> Bool
+}
+
+extension RelaySender {
+    func hasLinkUp(to node: String) -> Bool { true }
 }

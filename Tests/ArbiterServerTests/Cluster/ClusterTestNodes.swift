@@ -102,7 +102,8 @@ final class ClusterTestNodes: @unchecked Sendable {
         return (leader, follower)
     }
 
-    /// The node deciding `panel`, once one does and every other node knows it.
+    /// The node deciding `panel`, once one does and every other node knows it and where
+    /// it is (a node refuses to relay to a leader whose registration it has not read).
     func leader(of panel: String = "demo", seconds: Double = 10) -> String? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -110,6 +111,7 @@ final class ClusterTestNodes: @unchecked Sendable {
             if deciding.count == 1, let leader = deciding.first {
                 let known = servers.keys.filter { $0 != leader }.allSatisfy { name in
                     guard let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return false }
+                    guard context(name)?.address(ofNode: leader) != nil else { return false }
                     return host.queue.sync { host.clusterState.leaderNode == leader }
                 }
                 if known { return leader }
