@@ -262,10 +262,17 @@ final class ClusterContext: @unchecked Sendable {
             relayedIn.add(1, ordering: .relaxed)
             // A command naming another origin is refused by the panel; it says nothing of runs.
             if command.origin == node, !admit(.init(incarnation: command.incarnation, lease: command.lease), of: node) { return }
+            guard let host = hostTable.withLock({ $0[command.panel] }) else { return }
+            // The command's arrival, as a reactor stamps a local one: when its bytes were
+            // read, not when the panel's queue let it in (a buzzer ranks by it; a busy
+            // panel would otherwise rank a relayed press by its wait in the queue).
+            let arrived = host.clock.nanoseconds()
             guard onLinkQueue else {
-                return onQueue(of: command.panel) { Self.run($0, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) } }
+                return host.queue.async { Self.run(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
             }
-            inQueue(of: command.panel, epoch, heardAt) { $0.relayedCommand(command, from: node, flush: &$1) }
+            var flush = Self.flushList(epoch, heardAt)
+            host.queue.sync { host.relayedCommand(command, arrived: arrived, from: node, flush: &flush) }
+            flush.flushAll()
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .stateAnswer(let panel, _, _, _):
             if heardWhileLapsed() {
                 staleFrames.add(1, ordering: .relaxed)

@@ -183,8 +183,9 @@ extension PanelHost {
     /// A command of another node's session. Runs in the core as that session (its number
     /// is in its node's range, so it cannot be one of ours), with the key it presented
     /// there checked here; its output goes into `flush`, for the caller to write once it
-    /// has left the queue. On `queue`.
-    func relayedCommand(_ relayed: RelayCommand, from node: String, flush: inout FlushList) {
+    /// has left the queue. `arrived` is when this node read the frame, on `clock`: the
+    /// command's arrival, as for a local one. On `queue`.
+    func relayedCommand(_ relayed: RelayCommand, arrived: Int64, from node: String, flush: inout FlushList) {
         assertOnQueue()
         // A run of the node that was replaced since this frame was admitted: its sessions
         // ended, its session numbers may be the new run's, and nobody waits for a reply.
@@ -224,7 +225,7 @@ extension PanelHost {
             return replyRemotely(.error(.unavailable, refusal))
         }
         clusterState.remoteSessions[session] = node
-        executeHere(command, receivedAt: clock.nanoseconds(), session: session, name: relayed.sessionName, key: relayed.key, from: nil, flush: &flush)
+        executeHere(command, receivedAt: arrived, session: session, name: relayed.sessionName, key: relayed.key, from: nil, flush: &flush)
         afterDecision()
         finishVisit()
     }

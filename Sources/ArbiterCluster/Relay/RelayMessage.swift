@@ -6,8 +6,8 @@
 public enum RelayMessage: Equatable, Sendable {
     /// A local session's command for a panel the receiver leads. `command` is the command
     /// in its JSON form (PROTOCOL.md); `arrivedAt` is when the origin node read it, in
-    /// milliseconds of the origin's monotonic clock, so the leader can order and age one
-    /// session's commands without trusting clocks to agree across machines.
+    /// milliseconds of the origin's monotonic clock. The leader does not time a command by
+    /// it (two machines' monotonic clocks do not compare) but by when it read the frame.
     case command(RelayCommand)
     /// The leader's reply to one relayed session (the JSON line the session gets).
     /// `incarnation` is the run of the follower's process whose command it answers (or

@@ -1,0 +1,50 @@
+import ArbiterCore
+import ArbiterTestSupport
+import Dispatch
+import Foundation
+import Testing
+
+@testable import ArbiterServer
+
+/// A buzzer ranks presses by when their bytes were read (PROTOCOL-NOTES, "Times"). A press
+/// relayed from another node arrives when the leader's node reads its frame: before, it
+/// was timed when the panel's queue let it in, so a busy panel ranked a relayed press by
+/// its wait there as well.
+@Suite("cluster mode: buzzer rounds across nodes", .serialized)
+struct ClusterBuzzerTests {
+    @Test(arguments: [false, true])
+    func aRelayedPressIsRankedByItsArrivalNotByItsWaitForThePanel(sockets: Bool) throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair], sockets: sockets)
+        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
+        let host = try nodes.client(leader, name: "host")
+        host.send("ARM f quiz")
+        _ = try host.expect("OK ARM f quiz")
+        let blue = try nodes.client(leader, name: "blue")
+        blue.send("DOWN f blue")
+        _ = try blue.expect("GRANTED f blue")
+        let red = try nodes.client(follower, name: "red")
+
+        let panel = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["f"])
+        let context = try #require(nodes.context(leader))
+        let relayed = context.relayedIn.load(ordering: .relaxed)
+        // The leader's panel is busy for 300 ms from before the relayed DOWN is read.
+        let busy = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        panel.queue.async {
+            busy.signal()
+            _ = done.wait(timeout: .now() + 10)
+        }
+        busy.wait()
+        red.send("DOWN f red")
+        let read = eventually(seconds: 5) { context.relayedIn.load(ordering: .relaxed) > relayed }
+        Thread.sleep(forTimeInterval: 0.3)
+        done.signal()
+        #expect(read, "the leader's node never read the relayed DOWN")
+
+        let ranked = try red.expect("RANKED")
+        #expect(ranked.hasPrefix("RANKED f red rank=2 after_us="))
+        let after = try #require(ranked.split(separator: " ").first { $0.hasPrefix("after_us=") }.flatMap { Int($0.dropFirst("after_us=".count)) })
+        // Read within a few ms of blue's grant; the 300 ms in the queue do not count.
+        #expect(after < 250_000, "ranked \(after) us after the winner: timed by the wait for the panel's queue")
+    }
+}
