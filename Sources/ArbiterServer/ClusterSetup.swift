@@ -39,6 +39,10 @@ public struct ClusterSetup: @unchecked Sendable {
     /// the node to join them again (`PanelHost.remoteLinkLost`). Default 15 s: three answer
     /// deadlines, for re-joins sent over a link that dropped again.
     public var memberGraceMs: Int64 = 15_000
+    /// How long a session's own JOIN waits for a leader that can answer it (none known, or
+    /// one this node cannot reach) before it is answered `ERROR unavailable`
+    /// (`PanelHost.expireJoins`). It counts from the JOIN, through every re-send.
+    public var joinWaitMs: Int64 = 10_000
     /// What this node announces its relay understands (`ClusterFeatures`); tests play a
     /// node of an older version with none.
     public var features = ClusterFeatures.all

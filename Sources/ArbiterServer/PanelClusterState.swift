@@ -110,10 +110,14 @@ struct InFlight {
     /// When it was sent (the server's clock, ms): unanswered for
     /// `ClusterSetup.answerTimeoutMs`, the panel resynchronises.
     var sentAtMs: Int64 = 0
+    /// The session's own JOIN: when the session sent it (ms), kept through every re-send,
+    /// so that it is refused `ClusterSetup.joinWaitMs` after that (`PanelHost.expireJoins`).
+    var joinSinceMs: Int64 = 0
 }
 
 /// A session's own JOIN that waits for a leader (none known, or the one it was sent to
-/// went away): sent, with its form and id, to the next leader; refused after 10 s.
+/// went away): sent, with its form and id, to the next leader; refused
+/// `ClusterSetup.joinWaitMs` after the session sent it (`since`).
 struct ParkedJoin {
     var format: WireFormat
     var id: CommandID?

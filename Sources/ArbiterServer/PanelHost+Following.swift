@@ -114,33 +114,55 @@ extension PanelHost {
         cluster.relayedOut.add(1, ordering: .relaxed)
         if isJoin {
             entry.isJoin = true
+            entry.joinSinceMs = entry.sentAtMs
             clusterState.pendingJoins[connection.session] = connection
         }
         clusterState.inFlight[connection.session, default: []].append(entry)
     }
 
     /// A JOIN while no leader is known waits for one (a failover takes about the lease
-    /// TTL), so a kiosk that reconnects during a failover is not refused; after 10 s
-    /// without a leader it is answered `ERROR unavailable`.
+    /// TTL), so a kiosk that reconnects during a failover is not refused; after
+    /// `ClusterSetup.joinWaitMs` (10 s) it is answered `ERROR unavailable` (`expireJoins`).
     private func park(join connection: Connection, format: WireFormat, id: CommandID?) {
-        let session = connection.session
-        let since = clock.now().milliseconds
-        clusterState.pendingJoins[session] = connection
-        clusterState.parkedJoins[session] = ParkedJoin(format: format, id: id, since: since, slot: connection.reserveReplySlot())
-        // Weakly: a server stopped meanwhile must not be kept for these 10 s.
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.seconds(10)) { [weak self] in
-            guard let self, let parked = clusterState.parkedJoins[session], parked.since == since, let connection = clusterState.pendingJoins[session]
-            else { return }
-            clusterState.parkedJoins[session] = nil
-            clusterState.pendingJoins[session] = nil
-            clusterState.memberIdentity[session] = nil
-            var flush = FlushList()
-            let message = "panel \(config.id) has had no leader for 10 s (etcd without a majority?); nothing was done, JOIN again later"
-            flush.answer(parked.slot, to: connection) { out, _ in
-                MessageEncoder.encode(.error(.unavailable, message), format: parked.format, id: parked.id, into: &out)
-            }
-            finishBatch(&flush)
+        clusterState.pendingJoins[connection.session] = connection
+        clusterState.parkedJoins[connection.session] = ParkedJoin(
+            format: format, id: id, since: clock.now().milliseconds, slot: connection.reserveReplySlot())
+    }
+
+    /// Answers `ERROR unavailable` every session's own JOIN that has waited
+    /// `ClusterSetup.joinWaitMs` since the session sent it, parked or sent again and again:
+    /// no leader was known (etcd without a majority), or the one known could not be reached
+    /// from this node (nodes cut off from each other, a leader's wrong `--advertise`). Its
+    /// answer, if one still comes, finds nobody waiting and is dropped. On `queue`.
+    func expireJoins() {
+        guard let cluster else { return }
+        let limit = cluster.setup.joinWaitMs
+        let now = clock.now().milliseconds
+        var expired: [SessionID: (format: WireFormat, id: CommandID?, slot: UInt64?)] = [:]
+        for (session, parked) in clusterState.parkedJoins where now - parked.since >= limit {
+            expired[session] = (parked.format, parked.id, parked.slot)
         }
+        for (session, entries) in clusterState.inFlight {
+            for entry in entries where entry.isJoin && entry.joinSinceMs > 0 && now - entry.joinSinceMs >= limit {
+                expired[session] = (entry.format, entry.id, entry.slot)
+            }
+        }
+        guard !expired.isEmpty else { return }
+        let seconds = limit / 1000
+        let message =
+            clusterState.leaderNode.map { "panel \(config.id)'s leader \($0) could not be reached from this node for \(seconds) s; JOIN again later" }
+            ?? "panel \(config.id) has had no leader for \(seconds) s (etcd without a majority?); nothing was done, JOIN again later"
+        var flush = FlushList()
+        for (session, waiting) in expired.sorted(by: { $0.key < $1.key }) {
+            clusterState.parkedJoins[session] = nil
+            clusterState.inFlight[session]?.removeAll { $0.isJoin && $0.joinSinceMs > 0 }
+            guard let connection = clusterState.pendingJoins.removeValue(forKey: session) else { continue }
+            if members[session] == nil { clusterState.memberIdentity[session] = nil }
+            flush.answer(waiting.slot, to: connection) { out, _ in
+                MessageEncoder.encode(.error(.unavailable, message), format: waiting.format, id: waiting.id, into: &out)
+            }
+        }
+        finishBatch(&flush)
     }
 
     /// A local session closed (cluster mode): its grants end here if this node decides,
@@ -249,6 +271,7 @@ extension PanelHost {
                 format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt, slot: parked?.slot, serial: serial,
                 sentAtMs: clock.now().milliseconds)
             entry.isJoin = parked != nil
+            entry.joinSinceMs = parked?.since ?? 0
             clusterState.inFlight[session, default: []].append(entry)
             cluster.relayedOut.add(1, ordering: .relaxed)
         }
@@ -428,7 +451,8 @@ extension PanelHost {
             }
             if earlier.isJoin, clusterState.pendingJoins[session] != nil {
                 // The session's own JOIN is sent again and answered in its place.
-                clusterState.parkedJoins[session] = ParkedJoin(format: earlier.format, id: earlier.id, since: clock.now().milliseconds, slot: earlier.slot)
+                clusterState.parkedJoins[session] = ParkedJoin(
+                    format: earlier.format, id: earlier.id, since: earlier.joinSinceMs > 0 ? earlier.joinSinceMs : clock.now().milliseconds, slot: earlier.slot)
                 retryRejoin(session, attempt: earlier.attempt)
                 continue
             }
@@ -452,7 +476,8 @@ extension PanelHost {
         for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
             for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
-                clusterState.parkedJoins[session] = ParkedJoin(format: entry.format, id: entry.id, since: now, slot: entry.slot)
+                clusterState.parkedJoins[session] = ParkedJoin(
+                    format: entry.format, id: entry.id, since: entry.joinSinceMs > 0 ? entry.joinSinceMs : now, slot: entry.slot)
             }
             let waiting = pending.filter { !$0.rejoin && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
             guard !waiting.isEmpty,
@@ -477,6 +502,7 @@ extension PanelHost {
     /// the members join again. On `queue` (`ClusterContext`'s node timer).
     func checkAnswers() {
         assertOnQueue()
+        expireJoins()
         guard let cluster, let leader = followedLeader else { return }
         let limit = cluster.setup.answerTimeoutMs
         let now = clock.now().milliseconds

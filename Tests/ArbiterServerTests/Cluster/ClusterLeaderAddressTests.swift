@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterClusterTestSupport
 import ArbiterCore
 import ArbiterTestSupport
+import Foundation
 import Testing
 
 @testable import ArbiterServer
@@ -12,9 +13,10 @@ import Testing
 /// window was dropped at the dial and answered "it may or may not have been done".
 @Suite("cluster mode: a leader whose address is not known yet", .serialized)
 struct ClusterLeaderAddressTests {
-    @Test func aPressForALeaderNotReadYetIsRefusedWithNothingDone() throws {
-        let nodes = try ClusterTestNodes([], sockets: true)
-        // n9 holds demo's election key but never registered: n1 knows it leads, not where.
+    /// n1 alone, following n9, which holds demo's election key but never registered: n1
+    /// knows it leads, not where, and can never reach it.
+    static func followingAnUnreachableLeader(joinWaitMs: Int64 = 10_000) throws -> ClusterTestNodes {
+        let nodes = try ClusterTestNodes([], sockets: true, joinWaitMs: joinWaitMs)
         let lease = try nodes.etcd.with { e throws(EtcdError) in try e.grantLease(ttlSeconds: 60) }
         _ = try nodes.etcd.with { e throws(EtcdError) in
             try e.txn(EtcdTxn(compare: [], success: [.put(ClusterKeys().leader("demo"), "n9", lease: lease.id)]))
@@ -22,6 +24,11 @@ struct ClusterLeaderAddressTests {
         try nodes.start("n1")
         let host = try #require(nodes.servers["n1"]?.stateForTesting?.panelsByID["demo"])
         #expect(eventually(seconds: 5) { host.queue.sync { host.clusterState.leaderNode == "n9" } })
+        return nodes
+    }
+
+    @Test func aPressForALeaderNotReadYetIsRefusedWithNothingDone() throws {
+        let nodes = try Self.followingAnUnreachableLeader()
 
         let alice = try nodes.client("n1", name: "alice")
         alice.send("DOWN demo b1")
@@ -33,5 +40,26 @@ struct ClusterLeaderAddressTests {
                 "PONG after",
             ])
         #expect(nodes.context("n1")?.relayedOut.load(ordering: .relaxed) == 0, "a frame went out for a leader with no address")
+    }
+
+    /// A JOIN waits for a leader that can answer it, sent again each time its link fails;
+    /// before, it waited for ever while the leader stayed out of reach (nodes cut off from
+    /// each other, a wrong `--advertise`), each re-send starting its 10 s afresh.
+    @Test func aJoinForALeaderOutOfReachIsRefusedOnceItHasWaitedTheJoinWait() throws {
+        let nodes = try Self.followingAnUnreachableLeader(joinWaitMs: 1_000)
+        let alice = try nodes.client("n1", name: "alice")
+        let sent = Date()
+        alice.send(#"{"cmd":"join","panel":"demo","id":7}"#)
+        let answer = try alice.readLine(timeout: 5)
+        let waited = Date().timeIntervalSince(sent)
+        #expect(
+            answer.hasPrefix(
+                #"{"type":"error","code":"unavailable","message":"panel demo's leader n9 could not be reached from this node for 1 s; JOIN again later""#),
+            "\(answer)")
+        #expect(answer.contains(#""id":7"#), "\(answer)")
+        #expect(waited >= 0.9, "answered after \(waited) s, before the join wait")
+        // Nothing is left waiting: the next command is answered at once.
+        alice.send("PING after")
+        #expect(try alice.readLine() == "PONG after")
     }
 }

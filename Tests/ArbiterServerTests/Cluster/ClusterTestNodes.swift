@@ -28,13 +28,15 @@ final class ClusterTestNodes: @unchecked Sendable {
     let timing: ClusterTiming
     let answerTimeoutMs: Int64
     let memberGraceMs: Int64
+    let joinWaitMs: Int64
     /// Nodes that announce other relay features than this version's (an older version: none).
     let features: [String: Set<String>]
 
     init(
         _ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false, timing: ClusterTiming = ClusterTestNodes.timing,
-        answerTimeoutMs: Int64 = 5_000, memberGraceMs: Int64 = 15_000, features: [String: Set<String>] = [:]
+        answerTimeoutMs: Int64 = 5_000, memberGraceMs: Int64 = 15_000, joinWaitMs: Int64 = 10_000, features: [String: Set<String>] = [:]
     ) throws {
+        self.joinWaitMs = joinWaitMs
         self.features = features
         self.panels = panels
         self.sockets = sockets
@@ -64,6 +66,7 @@ final class ClusterTestNodes: @unchecked Sendable {
             endpointsDescription: "in-memory", timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
         setup.answerTimeoutMs = answerTimeoutMs
         setup.memberGraceMs = memberGraceMs
+        setup.joinWaitMs = joinWaitMs
         if let features = features[name] { setup.features = features }
         if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
