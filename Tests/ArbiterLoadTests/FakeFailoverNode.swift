@@ -9,6 +9,8 @@ import Synchronization
 /// first (arbiter-load's setup probe) get `ERROR unavailable` (no leader reachable yet). The
 /// first `lostDownReplies` granted DOWNs and `lostUpReplies` UPs are answered "may or may not
 /// have been done" (the answer lost between nodes): the DOWN was done, the UP was not.
+/// The first `refusedUps` UPs are refused with nothing done (a node whose lease lapsed
+/// while etcd still keeps it): the grant stands.
 /// Everything else is a well-behaved panel `load` with one tap button per group, where a DOWN
 /// on the button one holds is answered with the same grant again. One thread per
 /// connection, blocking reads.
@@ -26,6 +28,7 @@ final class FakeFailoverNode: Sendable {
         var holders: [String: (session: Int, fence: Int)] = [:]
         var lostDownsLeft = 0
         var lostUpsLeft = 0
+        var refusedUpsLeft = 0
         var sessions = 0
         var clients: [Int32] = []
         var stopped = false
@@ -36,7 +39,9 @@ final class FakeFailoverNode: Sendable {
     /// Grants still held: none once a run ended well.
     var held: Int { state.withLock { $0.holders.count } }
 
-    init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0, lostDownReplies: Int = 0, lostUpReplies: Int = 0) throws {
+    init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0, lostDownReplies: Int = 0, lostUpReplies: Int = 0, refusedUps: Int = 0)
+        throws
+    {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SetupError() }
         var addr = sockaddr_in()
@@ -55,6 +60,7 @@ final class FakeFailoverNode: Sendable {
             $0.joinsRefusedLeft = unavailableJoins
             $0.lostDownsLeft = lostDownReplies
             $0.lostUpsLeft = lostUpReplies
+            $0.refusedUpsLeft = refusedUps
         }
         Thread { [self] in acceptLoop(buttons) }.start()
     }
@@ -133,6 +139,10 @@ final class FakeFailoverNode: Sendable {
                     s.lostUpsLeft -= 1
                     return "ERROR unavailable \(FakeFailoverNode.lost)\n"
                 }
+                if s.refusedUpsLeft > 0, s.holders[words[2]]?.session == session {
+                    s.refusedUpsLeft -= 1
+                    return "ERROR unavailable \(FakeFailoverNode.lapsed)\n"
+                }
                 s.holders[words[2]] = nil
                 if s.staleLeft > 0 {
                     s.staleLeft -= 1
@@ -147,6 +157,8 @@ final class FakeFailoverNode: Sendable {
         }
     }
 
+    static let lapsed =
+        "this node cannot reach etcd right now (its lease lapsed), so it cannot reach panel load's leader safely; nothing was done, try again in a second or two"
     static let lost = "its answer from panel load's leader was lost on the way; it may or may not have been done; try again in a second or two"
 
     private func send(_ fd: Int32, _ text: String) {

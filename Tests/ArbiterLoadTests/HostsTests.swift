@@ -107,6 +107,27 @@ import Testing
         #expect(node.held == 0, "grants left held at the end: \(node.held)")
     }
 
+    /// An UP refused with nothing done (its node's lease lapsed while etcd still keeps the
+    /// node's sessions): the grant stands, so the UP is sent again. Before, the cycle ended
+    /// as if a failover had ended the grant: a later DOWN on that button got the same grant
+    /// back (nemesis seed 57: "fence 723131 ... is not above the fence 723131"), and the
+    /// grant stayed held meanwhile.
+    @Test func anUpRefusedWithNothingDoneIsSentAgain() throws {
+        let node = try FakeFailoverNode(buttons: 4, unavailableDowns: 0, staleUps: 0, refusedUps: 30)
+        defer { node.stop() }
+        let o = try LoadOptions.parse([
+            "contend", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
+            "--buttons", "4", "--observers", "0", "--duration", "2", "--warmup", "0",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.exitCode == 0, "\(LoadReport.text(run))")
+        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        #expect(run.stats.failoverUps == 0, "an UP refused with nothing done was taken for a grant a failover had ended")
+        #expect(run.stats.unavailable >= 30, "every refusal was seen: \(run.stats.unavailable)")
+        #expect(node.held == 0, "grants left held at the end: \(node.held)")
+    }
+
     /// A JOIN answered `ERROR unavailable` (a connection that moved to another node while
     /// the panel's leader changed, or the final JOIN during a failover) is sent again after
     /// a pause. Before, the run ended with "could not set up". (The fake node sends no

@@ -236,11 +236,15 @@ extension Engine {
             if m.mayHaveBeenDone { peer.downUndecided = true }
             peer.step = .retryingDown
             schedule(peer, afterNanos: UInt64(10 + peer.random.below(40)) * LoadClock.millisecond)
-        case (.error, .awaitingUp) where plan.options.targets.count > 1 && m.error == .unavailable && m.mayHaveBeenDone:
+        case (.error, .awaitingUp) where plan.options.targets.count > 1 && m.error == .unavailable:
             // Cluster mode: the UP's answer was lost on the way between nodes (or its
-            // leader went first): the grant may still stand, and a grant nobody releases
-            // stays. The UP is sent again until an answer says what became of it; the
-            // release stays stamped at the first UP's write.
+            // leader went first), or the UP was not sent at all ("nothing was done": no
+            // leader right now, or this node's lease lapsed while etcd still keeps it).
+            // Either way the grant may still stand, and a grant nobody releases stays:
+            // a new cycle's DOWN on the same button would even be answered with this very
+            // grant again. The UP is sent again until an answer says what became of the
+            // grant (OK UP, or not-owner/stale-fence when its term ended); the release
+            // stays stamped at the first UP's write.
             recordReply(peer)
             if measuring { stats.unavailable += 1 }
             if peer.stream >= 0 {
@@ -249,11 +253,12 @@ extension Engine {
             }
             peer.step = .retryingUp
             schedule(peer, afterNanos: UInt64(10 + peer.random.below(40)) * LoadClock.millisecond)
-        case (.error, .awaitingUp) where plan.options.targets.count > 1 && (m.error == .unavailable || m.error == .staleFence || m.error == .notOwner):
+        case (.error, .awaitingUp) where plan.options.targets.count > 1 && (m.error == .staleFence || m.error == .notOwner):
             // Cluster mode: the grant's term ended under it (RELEASED reason=failover to the
-            // members), so the UP finds no leader, or a new leader that never granted this
-            // fence. The release was stamped when the UP was written, before that, which
-            // is all the overlap check needs; the UP is not repeated.
+            // members), or its node's sessions were ended (reason=disconnect), so the UP
+            // finds a leader that holds no such grant. The release was stamped when the UP
+            // was first written, before that, which is all the overlap check needs; the UP
+            // is not repeated.
             recordReply(peer)
             if measuring { stats.failoverUps += 1 }
             startCycle(peer)
