@@ -32,33 +32,46 @@ extension PanelHost {
                 session: connection.session, name: connection.name, from: connection, flush: &flush)
             return afterDecision()
         }
-        guard let (cluster, leader) = relayRoute(isJoin: false, format: format, id: nil, from: connection, flush: &flush) else { return }
+        guard let (cluster, leader) = relayRoute(isJoin: false, isRelease: press.verb != .down, format: format, id: nil, from: connection, flush: &flush)
+        else { return }
         let serial = nextSerial()
         let frame = RelayFrameEncoder.encodePress(
             origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key, panel: config.id,
             json: format == .json, term: clusterState.leaderTerm ?? 0, verb: press.verb.rawValue, button: config.buttons[press.button].id,
             fence: press.fence, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
             lease: cluster.synchronisedLease)
-        send(frame, serial: serial, isJoin: false, to: leader, cluster, format: format, id: nil, from: connection)
+        send(frame, serial: serial, isJoin: false, to: leader, cluster, format: format, id: nil, from: connection, flush: &flush)
     }
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
     private func relay(_ request: Request, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList) {
         let isJoin: Bool
         if case .join = request { isJoin = true } else { isJoin = false }
-        guard let (cluster, leader) = relayRoute(isJoin: isJoin, format: format, id: id, from: connection, flush: &flush) else { return }
+        let isRelease: Bool
+        if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
+        guard let (cluster, leader) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
+        else { return }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
-        send(RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, to: leader, cluster, format: format, id: id, from: connection)
+        send(RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, to: leader, cluster, format: format, id: id, from: connection, flush: &flush)
     }
 
     /// The leader a local session's command goes to, or nil when it cannot go (it is
     /// answered here: `ERROR unavailable`, or a JOIN waits for a leader).
-    private func relayRoute(isJoin: Bool, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList)
+    ///
+    /// A release (`UP`, `CANCEL`) goes even while this node's lease has lapsed: releasing
+    /// can never make a second owner, and etcd may still keep this node (a lapse is this
+    /// node's own safe deadline, before the lease's end), so the grant stands at the
+    /// leader. Refused, a lifted finger would leave a hold to fire and a talk to run to its
+    /// timeout. The leader drops it if it has ended this node's run meanwhile; its answer,
+    /// dropped here while the lease is unsafe, becomes "may or may not have been done".
+    private func relayRoute(isJoin: Bool, isRelease: Bool = false, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList)
         -> (ClusterContext, String)?
     {
-        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil, !cluster.mayNotRelay() else {
+        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil,
+            isRelease || !cluster.mayNotRelay()
+        else {
             if isJoin {
                 park(join: connection, format: format, id: id)
                 return nil
@@ -99,8 +112,16 @@ extension PanelHost {
     /// owed (an in-flight entry, a reply slot).
     private func send(
         _ frame: [UInt8], serial: UInt64, isJoin: Bool, to leader: String, _ cluster: ClusterContext, format: WireFormat, id: CommandID?,
-        from connection: Connection
+        from connection: Connection, flush: inout FlushList
     ) {
+        if !isJoin, cluster.mayNotRelay() {
+            // A release while this node's lease is unsafe (`relayRoute`): its answer would
+            // be dropped, so none is awaited; the session is answered now.
+            sendUnanswered(frame, to: leader, cluster)
+            return refuse(
+                "this node cannot reach etcd right now (its lease lapsed); the release was passed on to panel \(config.id)'s leader \(leader) all the same, and it may or may not have been done; send it again in a second or two",
+                to: connection, format: format, id: id, flush: &flush)
+        }
         // Before the frame can leave: its reply may come back at once.
         var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial, sentAtMs: clock.now().milliseconds)
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
@@ -118,6 +139,15 @@ extension PanelHost {
             clusterState.pendingJoins[connection.session] = connection
         }
         clusterState.inFlight[connection.session, default: []].append(entry)
+    }
+
+    private func sendUnanswered(_ frame: [UInt8], to leader: String, _ cluster: ClusterContext) {
+        if clusterState.deferredSends != nil {
+            clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress, 0))
+        } else {
+            _ = cluster.send(encoded: frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: 0)
+        }
+        cluster.relayedOut.add(1, ordering: .relaxed)
     }
 
     /// A JOIN while no leader is known waits for one (a failover takes about the lease

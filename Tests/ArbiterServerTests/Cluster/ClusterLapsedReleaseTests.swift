@@ -1,0 +1,43 @@
+import ArbiterCluster
+import ArbiterCore
+import ArbiterTestSupport
+import Testing
+
+@testable import ArbiterServer
+
+/// A node whose lease lapsed (its own safe deadline passed: cut off from etcd, paused)
+/// stops relaying presses, but etcd may keep it, and its sessions' grants, a while
+/// longer. Before, a release was refused too: the lifted finger was lost, and a hold
+/// fired (or a talk ran to its timeout) after the user had let go.
+@Suite("cluster mode: a release while the node's lease has lapsed", .serialized)
+struct ClusterLapsedReleaseTests {
+    /// The node stops trusting its lease 2 s after its last answered keepalive; etcd keeps
+    /// it until 3 s. The release comes in between.
+    static let timing = ClusterTiming(ttlSeconds: 3, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 1000)
+    static let panel = PanelConfig(
+        id: "demo", title: "Lapse", buttons: [ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: 4000, progressMs: 0)])
+
+    @Test func aHoldLiftedWhileItsNodesLeaseHasLapsedIsReleasedNotFired() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Self.panel], timing: Self.timing)
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        bob.send("DOWN demo sos")
+        _ = try bob.expect("GRANTED demo sos")
+        _ = try alice.expect("PRESSED demo sos owner=bob")
+        let context = try #require(nodes.context(follower))
+        nodes.leaseViews[follower]?.setFailing(true)
+        #expect(eventually(seconds: 3) { context.isLapsed }, "the follower's lease never lapsed")
+
+        bob.send("UP demo sos")
+        let answer = try bob.expect("ERROR")
+        #expect(
+            answer.hasPrefix("ERROR unavailable this node cannot reach etcd right now (its lease lapsed); the release was passed on to panel demo's leader"),
+            "\(answer)")
+        #expect(answer.contains("may or may not have been done"), "\(answer)")
+        let seen = try alice.readLines(through: "RELEASED demo sos", timeout: 5)
+        #expect(seen.last?.contains("reason=up owner=bob") == true, "\(seen)")
+        #expect(!seen.contains { $0.hasPrefix("FIRED") }, "fired after the finger was lifted: \(seen)")
+        nodes.leaseViews[follower]?.setFailing(false)
+    }
+}
