@@ -30,6 +30,9 @@ final class LeaderStateGather: @unchecked Sendable {
     /// Index of each question awaited, and its query's id.
     private var awaited: [Int: UInt64] = [:]
     private var finished = false
+    /// Fires `finish` at the deadline; cancelled by `finish`, which lets go of its handler
+    /// and so of this gather.
+    private var deadline: DispatchSourceTimer?
 
     init(reactor: Reactor, questions: [Question], done: @escaping ([Int: [UInt8]]) -> Void) {
         self.reactor = reactor
@@ -50,12 +53,17 @@ final class LeaderStateGather: @unchecked Sendable {
     func start() {
         reactor.assertOnQueue()
         if awaited.isEmpty { return finish() }
-        // Weakly: the questions awaited keep this alive (`RelayQueries` holds their
-        // waiters) until each is answered or forgotten here. A strong capture kept a
-        // finished gather, its connection and its server for the rest of the second; a
-        // server stopped meanwhile was then still alive when the test process exited
-        // (LeakSanitizer, ClusterPanelStateTests).
-        reactor.queue.asyncAfter(deadline: .now() + .milliseconds(Self.deadlineMs)) { [weak self] in self?.finish() }
+        // A timer cancelled at the finish, not an `asyncAfter`: that one kept a finished
+        // gather, its connection and its server for the rest of the second, and a server
+        // stopped meanwhile was still alive when the test process exited (LeakSanitizer,
+        // ClusterPanelStateTests). Capturing this gather weakly instead made release
+        // builds warn that the reference would always be nil: the optimizer cannot see
+        // that the questions awaited (`RelayQueries`) keep it alive.
+        let timer = DispatchSource.makeTimerSource(queue: reactor.queue)
+        timer.schedule(deadline: .now() + .milliseconds(Self.deadlineMs))
+        timer.setEventHandler { [self] in finish() }
+        deadline = timer
+        timer.resume()
     }
 
     private func arrived(_ index: Int, _ state: [UInt8]) {
@@ -69,6 +77,10 @@ final class LeaderStateGather: @unchecked Sendable {
         reactor.assertOnQueue()
         guard !finished else { return }
         finished = true
+        // The handler holds this gather: let go of it now, not when the cancel completes.
+        deadline?.setEventHandler(handler: nil)
+        deadline?.cancel()
+        deadline = nil
         for id in awaited.values { reactor.server.cluster?.stateQueries.forget(id) }
         awaited.removeAll()
         done(answers)
