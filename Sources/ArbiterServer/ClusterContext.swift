@@ -209,8 +209,10 @@ final class ClusterContext: @unchecked Sendable {
             })
     }
 
+    private func host(of panel: String) -> PanelHost? { hostTable.withLock { $0[panel] } }
+
     private func onQueue(of panel: String, _ body: @escaping @Sendable (PanelHost) -> Void) {
-        guard let host = hostTable.withLock({ $0[panel] }) else { return }
+        guard let host = host(of: panel) else { return }
         host.queue.async { body(host) }
     }
 
@@ -222,8 +224,13 @@ final class ClusterContext: @unchecked Sendable {
     /// `body` does not escape: an escaping one (its context allocated, the message copied
     /// into it) cost hundreds of instructions on every relayed press.
     private func inQueue(of panel: String, _ epoch: UInt64, _ heardAt: Int64, _ body: (PanelHost, inout FlushList) -> Void) {
-        guard let host = hostTable.withLock({ $0[panel] }) else { return }
-        var flush = Self.flushList(epoch, heardAt)
+        guard let host = host(of: panel) else { return }
+        Self.enter(host, epoch, heardAt, body)
+    }
+
+    /// `inQueue` for a panel already looked up.
+    private static func enter(_ host: PanelHost, _ epoch: UInt64, _ heardAt: Int64, _ body: (PanelHost, inout FlushList) -> Void) {
+        var flush = flushList(epoch, heardAt)
         host.queue.sync { body(host, &flush) }
         flush.flushAll()
     }
@@ -262,7 +269,7 @@ final class ClusterContext: @unchecked Sendable {
             relayedIn.add(1, ordering: .relaxed)
             // A command naming another origin is refused by the panel; it says nothing of runs.
             if command.origin == node, !admit(.init(incarnation: command.incarnation, lease: command.lease), of: node) { return }
-            guard let host = hostTable.withLock({ $0[command.panel] }) else { return }
+            guard let host = host(of: command.panel) else { return }
             // The command's arrival, as a reactor stamps a local one: when its bytes were
             // read, not when the panel's queue let it in (a buzzer ranks by it; a busy
             // panel would otherwise rank a relayed press by its wait in the queue).
@@ -270,9 +277,7 @@ final class ClusterContext: @unchecked Sendable {
             guard onLinkQueue else {
                 return host.queue.async { Self.run(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
             }
-            var flush = Self.flushList(epoch, heardAt)
-            host.queue.sync { host.relayedCommand(command, arrived: arrived, from: node, flush: &flush) }
-            flush.flushAll()
+            Self.enter(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) }
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .stateAnswer(let panel, _, _, _):
             if heardWhileLapsed() {
                 staleFrames.add(1, ordering: .relaxed)
