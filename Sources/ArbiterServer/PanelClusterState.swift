@@ -113,6 +113,11 @@ struct InFlight {
     /// The session's own JOIN: when the session sent it (ms), kept through every re-send,
     /// so that it is refused `ClusterSetup.joinWaitMs` after that (`PanelHost.expireJoins`).
     var joinSinceMs: Int64 = 0
+
+    /// The session's own JOIN waiting again, from when the session sent it (or `now`).
+    func parked(now: Int64) -> ParkedJoin {
+        ParkedJoin(format: format, id: id, since: joinSinceMs > 0 ? joinSinceMs : now, slot: slot)
+    }
 }
 
 /// A session's own JOIN that waits for a leader (none known, or the one it was sent to

@@ -32,7 +32,9 @@ extension PanelHost {
                 session: connection.session, name: connection.name, from: connection, flush: &flush)
             return afterDecision()
         }
-        guard let (cluster, leader) = relayRoute(isJoin: false, isRelease: press.verb != .down, format: format, id: nil, from: connection, flush: &flush)
+        guard
+            let (cluster, leader, unanswered) = relayRoute(
+                isJoin: false, isRelease: press.verb != .down, format: format, id: nil, from: connection, flush: &flush)
         else { return }
         let serial = nextSerial()
         let frame = RelayFrameEncoder.encodePress(
@@ -40,7 +42,7 @@ extension PanelHost {
             json: format == .json, term: clusterState.leaderTerm ?? 0, verb: press.verb.rawValue, button: config.buttons[press.button].id,
             fence: press.fence, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
             lease: cluster.synchronisedLease)
-        send(frame, serial: serial, isJoin: false, to: leader, cluster, format: format, id: nil, from: connection, flush: &flush)
+        send(frame, serial: serial, isJoin: false, unanswered: unanswered, to: leader, cluster, format: format, id: nil, from: connection, flush: &flush)
     }
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
@@ -49,28 +51,36 @@ extension PanelHost {
         if case .join = request { isJoin = true } else { isJoin = false }
         let isRelease: Bool
         if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
-        guard let (cluster, leader) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
+        guard let (cluster, leader, unanswered) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
         else { return }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
-        send(RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, to: leader, cluster, format: format, id: id, from: connection, flush: &flush)
+        send(
+            RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, unanswered: unanswered, to: leader, cluster, format: format, id: id,
+            from: connection, flush: &flush)
     }
 
     /// The leader a local session's command goes to, or nil when it cannot go (it is
-    /// answered here: `ERROR unavailable`, or a JOIN waits for a leader).
+    /// answered here: `ERROR unavailable`, or a JOIN waits for a leader). `unanswered`:
+    /// a release passed on while this node's lease is unsafe, whose answer is not awaited.
     ///
     /// A release (`UP`, `CANCEL`) goes even while this node's lease has lapsed: releasing
     /// can never make a second owner, and etcd may still keep this node (a lapse is this
     /// node's own safe deadline, before the lease's end), so the grant stands at the
     /// leader. Refused, a lifted finger would leave a hold to fire and a talk to run to its
-    /// timeout. The leader drops it if it has ended this node's run meanwhile; its answer,
-    /// dropped here while the lease is unsafe, becomes "may or may not have been done".
+    /// timeout. The leader drops it if it has ended this node's run meanwhile. Its answer
+    /// would be dropped here while the lease is unsafe, so the session is told at once
+    /// that it may or may not have been done (`send`).
     private func relayRoute(isJoin: Bool, isRelease: Bool = false, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList)
-        -> (ClusterContext, String)?
+        -> (ClusterContext, String, unanswered: Bool)?
     {
+        // Asked once, and only after a leader elsewhere is known: asking may notice a lapse
+        // (`heardWhileLapsed`). The one answer decides both whether a release goes and
+        // that it goes unanswered; asked twice, a lapse between the two could send a DOWN
+        // unanswered.
         guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil,
-            isRelease || !cluster.mayNotRelay()
+            case let unsafe = cluster.mayNotRelay(), isRelease || !unsafe
         else {
             if isJoin {
                 park(join: connection, format: format, id: id)
@@ -105,19 +115,19 @@ extension PanelHost {
                 to: connection, format: format, id: id, flush: &flush)
             return nil
         }
-        return (cluster, leader)
+        return (cluster, leader, isRelease && unsafe)
     }
 
     /// Sends a local session's encoded command to the leader and notes that its reply is
     /// owed (an in-flight entry, a reply slot).
     private func send(
-        _ frame: [UInt8], serial: UInt64, isJoin: Bool, to leader: String, _ cluster: ClusterContext, format: WireFormat, id: CommandID?,
-        from connection: Connection, flush: inout FlushList
+        _ frame: [UInt8], serial: UInt64, isJoin: Bool, unanswered: Bool, to leader: String, _ cluster: ClusterContext, format: WireFormat,
+        id: CommandID?, from connection: Connection, flush: inout FlushList
     ) {
-        if !isJoin, cluster.mayNotRelay() {
+        if unanswered {
             // A release while this node's lease is unsafe (`relayRoute`): its answer would
             // be dropped, so none is awaited; the session is answered now.
-            sendUnanswered(frame, to: leader, cluster)
+            post(frame, to: leader, cluster, leaseEpoch: 0)
             return refuse(
                 "this node cannot reach etcd right now (its lease lapsed); the release was passed on to panel \(config.id)'s leader \(leader) all the same, and it may or may not have been done; send it again in a second or two",
                 to: connection, format: format, id: id, flush: &flush)
@@ -126,13 +136,7 @@ extension PanelHost {
         var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial, sentAtMs: clock.now().milliseconds)
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
         // could run it for a session it has ended since.
-        let epoch = cluster.outputEpoch
-        if clusterState.deferredSends != nil {
-            clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress, epoch))
-        } else {
-            _ = cluster.send(encoded: frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: epoch)
-        }
-        cluster.relayedOut.add(1, ordering: .relaxed)
+        post(frame, to: leader, cluster, leaseEpoch: cluster.outputEpoch)
         if isJoin {
             entry.isJoin = true
             entry.joinSinceMs = entry.sentAtMs
@@ -141,11 +145,13 @@ extension PanelHost {
         clusterState.inFlight[connection.session, default: []].append(entry)
     }
 
-    private func sendUnanswered(_ frame: [UInt8], to leader: String, _ cluster: ClusterContext) {
+    /// Hands a command's frame to the relay: after the panel's queue is left when a visit
+    /// defers its sends (`SessionRunner.visit`), else now.
+    private func post(_ frame: [UInt8], to leader: String, _ cluster: ClusterContext, leaseEpoch: UInt64) {
         if clusterState.deferredSends != nil {
-            clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress, 0))
+            clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress, leaseEpoch))
         } else {
-            _ = cluster.send(encoded: frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: 0)
+            _ = cluster.send(encoded: frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: leaseEpoch)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
     }
@@ -481,8 +487,7 @@ extension PanelHost {
             }
             if earlier.isJoin, clusterState.pendingJoins[session] != nil {
                 // The session's own JOIN is sent again and answered in its place.
-                clusterState.parkedJoins[session] = ParkedJoin(
-                    format: earlier.format, id: earlier.id, since: earlier.joinSinceMs > 0 ? earlier.joinSinceMs : clock.now().milliseconds, slot: earlier.slot)
+                clusterState.parkedJoins[session] = earlier.parked(now: clock.now().milliseconds)
                 retryRejoin(session, attempt: earlier.attempt)
                 continue
             }
@@ -506,8 +511,7 @@ extension PanelHost {
         for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
             for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
-                clusterState.parkedJoins[session] = ParkedJoin(
-                    format: entry.format, id: entry.id, since: entry.joinSinceMs > 0 ? entry.joinSinceMs : now, slot: entry.slot)
+                clusterState.parkedJoins[session] = entry.parked(now: now)
             }
             let waiting = pending.filter { !$0.rejoin && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
             guard !waiting.isEmpty,
