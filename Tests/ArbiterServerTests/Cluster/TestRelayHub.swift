@@ -23,6 +23,9 @@ final class TestRelayHub: @unchecked Sendable {
     private var swallowed: Set<String> = []
     /// Frames to these nodes arrive this many milliseconds late (a slow link).
     private var delays: [String: Int] = [:]
+    /// Frames to these nodes wait here, in order, until `release(framesTo:)`: a reply
+    /// that must arrive after something else happened, however slow the machine is.
+    private var held: [String: [(message: RelayMessage, from: String)]] = [:]
     /// Sees every frame as it is sent, on the sender's thread.
     private var observer: (@Sendable (RelayMessage) -> Void)?
 
@@ -80,6 +83,29 @@ final class TestRelayHub: @unchecked Sendable {
         lock.unlock()
     }
 
+    func hold(framesTo node: String) {
+        lock.lock()
+        if held[node] == nil { held[node] = [] }
+        lock.unlock()
+    }
+
+    /// Hands the held frames over in the order they were sent; frames sent meanwhile
+    /// queue behind them, so the order holds.
+    func release(framesTo node: String) {
+        while true {
+            lock.lock()
+            guard let first = held[node]?.first else {
+                held[node] = nil
+                lock.unlock()
+                return
+            }
+            held[node]?.removeFirst()
+            let target = contexts[node]
+            lock.unlock()
+            target?.receive(first.message, from: first.from)
+        }
+    }
+
     func swallow(framesTo node: String, _ on: Bool = true) {
         lock.lock()
         if on { swallowed.insert(node) } else { swallowed.remove(node) }
@@ -93,6 +119,12 @@ final class TestRelayHub: @unchecked Sendable {
         let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) || silenced.contains(from) ? nil : contexts[to]
         let delay = delays[to]
         let observer = observer
+        if target != nil, held[to] != nil {
+            held[to]?.append((message, from))
+            lock.unlock()
+            observer?(message)
+            return
+        }
         lock.unlock()
         observer?(message)
         guard let target else { return }
