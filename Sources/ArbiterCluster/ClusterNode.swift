@@ -82,6 +82,14 @@ public final class ClusterNode {
         reserveFences(panel, term: term, size: size ?? fenceBlockSize)
     }
 
+    /// Gives `panel` up if this node still leads it in `term`: its driver stopped deciding
+    /// it without this machine hearing why, and a leader that keeps the key without
+    /// deciding would leave the panel dead. The key is deleted; a new term follows.
+    public func resignIfLeading(_ panel: String, term: Int64) {
+        guard case .leading(let leading, _) = machines[panel]?.state, leading == term else { return }
+        update(panel) { $0.resign(reason: .leaseLost, now: clock()) }
+    }
+
     /// Gives every panel up and revokes the lease: a clean shutdown hands over at once
     /// instead of after the TTL. Each panel stops deciding here whatever etcd answers;
     /// the calls only hasten the hand-over (the keys go with the lease, within its TTL).

@@ -216,6 +216,12 @@ public final class ClusterRuntime: @unchecked Sendable {
         return clock() < until + timing.safetyMarginMilliseconds / 2 ? lease.leaseID : nil
     }
 
+    /// Every panel's leadership state and the last etcd error, read on the control queue:
+    /// what a test prints when a leader does not settle.
+    public func leadershipDescription() -> String {
+        control.sync { "\(cluster.machines.mapValues(\.state)) lastError=\(cluster.lastError.map { "\($0)" } ?? "none")" }
+    }
+
     /// Whether the watch on the panels' keys is open (false without a watch client).
     public var isWatching: Bool { watcher?.isOpen ?? false }
 
@@ -243,6 +249,7 @@ public final class ClusterRuntime: @unchecked Sendable {
         watchWasOpen = watching
         cluster.step(observing: observing)
         if observing { lastObservedAt = started }
+        resignWhatTheServerStopped()
         let took = clock().since(started)
         let seen = cluster.registrations
         withLock {
@@ -252,16 +259,44 @@ public final class ClusterRuntime: @unchecked Sendable {
         }
     }
 
+    /// A panel its machine leads but the server was told to stop (by the watchdog) is
+    /// given up, so it is campaigned for again in a new term. The machine follows every
+    /// stop the watchdog makes rightly at its next tick, so this only ever acts if the two
+    /// disagree; without it the node would keep the election key and never decide again,
+    /// the panel dead until the node restarts.
+    private func resignWhatTheServerStopped() {
+        let leading = cluster.machines.compactMap { panel, machine -> (String, Int64)? in
+            if case .leading(let term, _) = machine.state { (panel, term) } else { nil }
+        }
+        guard !leading.isEmpty else { return }
+        let stopped = withLock { leading.filter { deciding.entries[$0.0]?.block.term != $0.1 } }
+        for (panel, term) in stopped { cluster.resignIfLeading(panel, term: term) }
+    }
+
     /// On the lease queue: once the deadline passed (or the lease is gone), every panel
     /// still marked as decided is stopped now, without waiting for the control queue.
-    private func watchdog(_ now: Instant) {
-        let lease = keeper.snapshot
+    /// The lease is read under the table's lock: read before it, a watchdog held up there
+    /// (a starved thread) compared a panel decided under a lease granted meanwhile with
+    /// the lease as it was before, still being granted, and stopped it for good (a
+    /// sanitizer run of the cluster tests, about one in ten: a leader that held the
+    /// election key and never decided).
+    private func watchdog(_: Instant) {
         let stopped = withLock {
-            let ended = deciding.expire(lease: lease, now: now)
+            let ended = deciding.expire(lease: keeper.snapshot, now: clock())
             for entry in ended { stats.stepDowns[String(describing: entry.reason), default: 0] += 1 }
             return ended
         }
         for (panel, block, reason) in stopped { callbacks.stopDeciding(panel, block.term, reason) }
+    }
+
+    /// What the watchdog's race did before it read the lease under the lock: `panel`'s
+    /// decision ended as the server hears it, its machine not told.
+    func stopDecidingBehindTheMachineForTesting(_ panel: String) {
+        let ended = withLock { () -> FenceBlock? in
+            guard let block = deciding.entries[panel]?.block, deciding.stop(panel, term: block.term) else { return nil }
+            return block
+        }
+        if let ended { callbacks.stopDeciding(panel, ended.term, .leaseLost) }
     }
 
     /// On the control queue, for every action of the panels' machines.

@@ -1,5 +1,5 @@
 import ArbiterCluster
-import ArbiterClusterRuntime
+@testable import ArbiterClusterRuntime
 import ArbiterCore
 import Foundation
 import Synchronization
@@ -60,6 +60,24 @@ import ArbiterClusterTestSupport
         #expect(node.statistics.keepAlivesAnswered >= before + 8)
         #expect(!recorder.events.contains { if case .stopped = $0 { true } else { false } })
         control.release()
+    }
+
+    /// A decision the server was told had ended while the panel's machine still leads
+    /// (the watchdog once compared it with a lease read before it began) is not left so:
+    /// the node gives the key up and leads again in a new term, above the old fences.
+    @Test func aPanelStoppedBehindItsMachinesBackIsLedAgainInANewTerm() throws {
+        let shared = SharedEtcd()
+        let recorder = Recorder()
+        let node = runtime("n1", shared, recorder: recorder)
+        node.start()
+        defer { node.stop(resign: true) }
+        #expect(eventually(seconds: 5) { node.canDecide("demo") != nil })
+        let old = try #require(node.canDecide("demo"))
+        node.stopDecidingBehindTheMachineForTesting("demo")
+        #expect(node.canDecide("demo") == nil)
+        #expect(eventually(seconds: 5) { node.canDecide("demo").map { $0.term > old.term } ?? false }, "the panel stays undecided")
+        let new = try #require(node.canDecide("demo"))
+        #expect(new.first > old.last)
     }
 
     /// With the lease unanswered and the control queue stuck too, the watchdog still stops

@@ -100,7 +100,7 @@ final class ClusterTestNodes: @unchecked Sendable {
 
     /// The node deciding demo and one that relays to it.
     func leaderAndFollower(of panel: String = "demo") throws -> (leader: String, follower: String) {
-        let leader = try #require(self.leader(of: panel))
+        let leader = try #require(self.leader(of: panel), "no settled leader: \(describe(panel))")
         let follower = try #require(followers(of: leader).first)
         return (leader, follower)
     }
@@ -122,6 +122,18 @@ final class ClusterTestNodes: @unchecked Sendable {
             usleep(20_000)
         }
         return nil
+    }
+
+    /// What each node sees of `panel`, for a test that found no settled leader.
+    func describe(_ panel: String) -> String {
+        servers.keys.sorted().map { name in
+            guard let context = context(name), let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return "\(name): gone" }
+            let leader = host.queue.sync { host.clusterState.leaderNode }
+            let address = leader.flatMap { context.address(ofNode: $0) }
+            return "\(name): decides=\(context.runtime.canDecide(panel) != nil) lease=\(context.runtime.leaseID.map(String.init) ?? "none")"
+                + " safe=\(context.runtime.leaseIsSafe()) lapsed=\(context.isLapsed) leader=\(leader ?? "none") address=\(address ?? "unknown")"
+                + " \(context.runtime.statistics) \(context.runtime.leadershipDescription())"
+        }.joined(separator: "; ")
     }
 
     func followers(of leader: String) -> [String] { servers.keys.filter { $0 != leader }.sorted() }
