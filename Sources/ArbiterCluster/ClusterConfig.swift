@@ -9,19 +9,28 @@ import ArbiterWire
 /// visible to clients), every field written even at its default, values as JSON literals:
 ///
 ///     arbiter-config 1
+///     cluster-key "hmac:5f0c…"
 ///     panels[0].id "demo"
 ///     panels[0].buttons[1].hold_ms 3000
 ///
 /// Panel keys are written as HMAC-SHA256 under `--cluster-key`, never in clear: etcd's
 /// readers learn nothing of them, and nobody can guess one offline from the stored form
 /// without the cluster key too.
+///
+/// The line after the header is a check value of the cluster key itself (`keyCheckPath`).
+/// A node started with another key file would otherwise agree on a config without panel
+/// keys, win leadership of panels whose relay links every other node then refuses (the
+/// handshake proves the key), and leave those panels unusable from every other node.
 public struct ClusterConfig: Equatable, Sendable {
     public static let header = "arbiter-config 1"
+    static let keyCheckPath = "cluster-key"
 
     public let lines: [String]
 
     public init(panels: [PanelConfig], clusterKey: [UInt8]) {
         var lines = [ClusterConfig.header]
+        let check = ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: Array("arbiter-cluster-key-check".utf8)))
+        lines.append("\(ClusterConfig.keyCheckPath) \"hmac:\(check)\"")
         func add(_ path: String, _ text: String) {
             var out: [UInt8] = []
             JSONString.append(text, to: &out)
@@ -65,10 +74,14 @@ public struct ClusterConfig: Equatable, Sendable {
 
     /// The first field where `self` (this node's) and `cluster` (etcd's) differ, for the
     /// refusal: `panels[0].buttons[1].hold_ms 3000 vs 2000`. Nil when they are equal.
+    /// The key check is not a field (`refusal` reports it first, and a config stored by a
+    /// build without it is compared on its fields alone).
     public func firstDifference(from cluster: ClusterConfig) -> String? {
-        for i in 0..<max(lines.count, cluster.lines.count) {
+        let lines = self.fields
+        let clusterLines = cluster.fields
+        for i in 0..<max(lines.count, clusterLines.count) {
             let mine = i < lines.count ? Self.split(lines[i]) : nil
-            let theirs = i < cluster.lines.count ? Self.split(cluster.lines[i]) : nil
+            let theirs = i < clusterLines.count ? Self.split(clusterLines[i]) : nil
             switch (mine, theirs) {
             case (let m?, let t?) where m == t:
                 continue
@@ -89,10 +102,26 @@ public struct ClusterConfig: Equatable, Sendable {
         return nil
     }
 
-    /// The refusal a node logs before exiting when its config is not the cluster's.
+    /// The refusal a node logs before exiting when its key or config is not the cluster's.
+    /// A wrong key comes first: under it every panel key would differ as well.
     public func refusal(node: String, cluster: ClusterConfig) -> String? {
-        firstDifference(from: cluster).map { "node \(node)'s config differs from the cluster's: \($0)" }
+        if let theirs = cluster.keyCheck, theirs != keyCheck {
+            return "node \(node)'s --cluster-key is not the cluster's: its check value differs from the one the cluster's first node "
+                + "stored in etcd (/arbiter/config); give this node the key file the other nodes use (to change the key of a "
+                + "cluster, stop every node and `etcdctl del /arbiter/config` first)"
+        }
+        return firstDifference(from: cluster).map { "node \(node)'s config differs from the cluster's: \($0)" }
     }
+
+    /// The key check line's value; nil in a config stored by a build without it.
+    var keyCheck: String? {
+        lines.lazy.compactMap { line -> String? in
+            let (path, value) = Self.split(line)
+            return path == Self.keyCheckPath ? value : nil
+        }.first
+    }
+
+    private var fields: [String] { lines.filter { Self.split($0).path != Self.keyCheckPath } }
 
     private static func split(_ line: String) -> (path: String, value: String) {
         guard let space = line.firstIndex(of: " ") else { return (line, "") }

@@ -88,3 +88,56 @@ import Testing
         #expect(verdict?.contains("cannot read the cluster's config") == true)
     }
 }
+
+@Suite struct ClusterKeyCheckTests {
+    let key = Array("cluster secret".utf8)
+
+    func panels(adminKey: String? = nil) -> [PanelConfig] {
+        [PanelConfig(id: "lobby", buttons: [ButtonConfig(id: "door", kind: .tap)], keys: PanelKeys(admin: adminKey))]
+    }
+
+    /// Without panel keys the two configs are otherwise equal: before the check, such a node
+    /// joined and led panels that every other node's relay refused to reach.
+    @Test(arguments: [nil, "a1"] as [String?])
+    func aNodeWithAnotherClusterKeyIsRefusedForTheKey(adminKey: String?) {
+        let cluster = ClusterConfig(panels: panels(adminKey: adminKey), clusterKey: key)
+        let mine = ClusterConfig(panels: panels(adminKey: adminKey), clusterKey: Array("another secret".utf8))
+        let refusal = mine.refusal(node: "n4", cluster: cluster)
+        #expect(refusal?.hasPrefix("node n4's --cluster-key is not the cluster's: ") == true, "\(refusal ?? "nil")")
+        #expect(refusal?.contains("keys.admin") == false, "the key is named, not the panel keys it also changes")
+        #expect(ClusterConfig(panels: panels(adminKey: adminKey), clusterKey: key).refusal(node: "n2", cluster: cluster) == nil)
+    }
+
+    @Test func theCheckValueIsAMacNotTheKey() {
+        let text = ClusterConfig(panels: panels(), clusterKey: key).text
+        #expect(text.split(separator: "\n")[1].hasPrefix("cluster-key \"hmac:"))
+        #expect(!text.contains("cluster secret"))
+    }
+
+    /// A config stored by a build without the check (a cluster upgraded with all nodes
+    /// stopped keeps it in etcd) is compared on its fields: no refusal for the missing line.
+    @Test func aStoredConfigWithoutTheCheckIsComparedOnItsFields() throws {
+        let mine = ClusterConfig(panels: panels(), clusterKey: key)
+        let old = try #require(ClusterConfig(text: mine.lines.filter { !$0.hasPrefix("cluster-key ") }.joined(separator: "\n")))
+        #expect(old.lines.count == mine.lines.count - 1)
+        #expect(mine.refusal(node: "n2", cluster: old) == nil)
+        var relabeled = panels()
+        relabeled[0].buttons[0].label = "Door"
+        #expect(
+            ClusterConfig(panels: relabeled, clusterKey: key).refusal(node: "n2", cluster: old)
+                == #"node n2's config differs from the cluster's: panels[0].buttons[0].label "Door" vs "door""#)
+    }
+
+    @Test func theKeyIsComparedThroughEtcdBeforeAnyField() throws {
+        let etcd = InMemoryEtcd(clock: ManualClock().read)
+        let keys = ClusterKeys()
+        let first = ClusterConfig(panels: panels(), clusterKey: key)
+        #expect(first.verdict(on: try etcd.txn(first.publishTxn(keys: keys)), node: "n1") == nil)
+        var other = panels()
+        other[0].buttons[0].label = "Door"
+        let stranger = ClusterConfig(panels: other, clusterKey: Array("another secret".utf8))
+        let verdict = stranger.verdict(on: try etcd.txn(stranger.publishTxn(keys: keys)), node: "n3")
+        #expect(verdict?.hasPrefix("node n3's --cluster-key is not the cluster's") == true, "\(verdict ?? "nil")")
+        #expect(try etcd.get(keys.config)?.valueText == first.text)
+    }
+}
