@@ -19,7 +19,8 @@ tests, each a function that raises Failure when its guarantee is broken:
      three nodes
   e  a relay handshake with a wrong key, and a plain client sending relay frames, are
      refused and logged; the node keeps serving; a second process under a live node's
-     name, at another address, exits 1 at start
+     name, at another address, exits 1 at start, and so does a node started with another
+     key file (joined, it would lead panels nobody else can reach)
   f  a dead node's session's grant is released within the TTL (+ margin), seen by a
      member on another node
   g  SIGSTOP a node that only relays for 2 x TTL while its session holds a button: the
@@ -49,6 +50,7 @@ figures is printed at the end. arbiter-load is taken from beside the arbiter bin
 Every wait is bounded; every process started is killed on every exit path (Ctrl-C too).
 """
 
+import base64
 import hashlib
 import hmac
 import json
@@ -589,6 +591,26 @@ def scenario_e(cluster):
     line = next(l for l in said.splitlines() if "in use by a live node" in l)
     figure("e", f"a second {node.name} at another address: exit {status}, '{line.strip()[:160]}'")
     check(node.running(), f"(e) the live {node.name} died when a second one tried to start")
+    # 4. A node started with another key file is refused at start: joined, it would lead
+    # panels whose relay links every other node refuses.
+    wrong_key = cluster.workdir / "wrong-cluster.key"
+    wrong_key.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    os.chmod(wrong_key, 0o600)
+    stranger = cl.Node(cluster.binary, "n9", cl.free_ports(1)[0], cluster.etcd, wrong_key, cluster.config_file, cluster.workdir,
+                       ttl=TTL, extra=["--rate", "0"])
+    stranger.log_path = cluster.workdir / "n9-wrong-key.log"
+    proc = cl.spawn(stranger.argv(), stranger.log_path)
+    try:
+        status = proc.wait(timeout=TTL + 15)
+    except subprocess.TimeoutExpired:
+        cl.kill_group(proc)
+        raise Failure("(e) a node with another cluster key did not exit: it joined the cluster")
+    said = stranger.log_path.read_text(errors="replace")
+    check(status == 1 and "--cluster-key is not the cluster's" in said,
+          f"(e) a node with another cluster key exited {status}, not 1 with '--cluster-key is not the cluster's':\n{said[-1500:]}")
+    check("leading" not in said, f"(e) a node with another cluster key led a panel before it was refused:\n{said[-1500:]}")
+    line = next(l for l in said.splitlines() if "--cluster-key is not the cluster's" in l)
+    figure("e", f"a node with another key file: exit {status}, '{line.strip()[:160]}'")
 
 
 def relay_command_frame(origin, session, name, panel, command):
