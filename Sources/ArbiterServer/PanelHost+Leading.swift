@@ -112,7 +112,10 @@ extension PanelHost {
         for i in snapshot.buttons.indices {
             snapshot.buttons[i] = ButtonSnapshot(button: snapshot.buttons[i].button, state: .idle, owner: nil, permille: 0)
         }
-        snapshot.groups = []
+        // A queue's line and a buzzer round end with the term; shown in the form a fresh
+        // leader's snapshot has them (empty, closed), as every snapshot shows its groups.
+        let fresh = PanelCore(config: config, lastFence: core.lastFence, fenceFloor: core.highestFence)
+        snapshot.groups = fresh.snapshot(at: now).groups
         let panel = config
         var flush = FlushList()
         for member in members.values {
@@ -136,7 +139,7 @@ extension PanelHost {
             let frame = RelayMessage.event(panel: config.id, term: term, seq: 0, line: RelayPayload.event(text: text, json: json))
             for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node) }
         }
-        core = PanelCore(config: config, lastFence: core.lastFence, fenceFloor: core.highestFence)
+        core = fresh
         clusterState.forgetRemoteSessions()
         waiters = [:]
         if clusterState.leaderNode == cluster.node {
