@@ -11,7 +11,8 @@ tests, each a function that raises Failure when its guarantee is broken:
      the checker is clean, a new leader grants through a surviving node within TTL + 1 s,
      every fence after the kill is above every fence before it
   b  SIGSTOP a leader for 2 x TTL, then SIGCONT: a DOWN its client sent meanwhile is never
-     granted by the old term, and its own members see reason=failover
+     granted by the old term, its own members see reason=failover, and a member on
+     another node sees each of them join the new leader once (no LEFT, no second JOINED)
   c  kill an etcd follower member, then etcd's leader member: presses keep working; kill
      two: ERROR unavailable within a bound, held buttons released reason=failover;
      restart them: presses work again, no node restarted
@@ -329,6 +330,16 @@ def scenario_b(cluster):
         old_events = [l for l in after if l.startswith(("PRESSED", "FIRED")) and int(cl.fields(l).get("fence", 0)) <= old_fence]
         check(not old_events, f"(b) {client.name}: events of the old term after the failover release: {old_events}")
     figure("b", f"the stopped node's members {holder.name} and {late.name} saw reason=failover and a new snapshot with term=")
+    # On another node, each of them joined the new leader once. Joined under the expired
+    # lease, the leader took them for the old run's and ended them at the new lease's
+    # first frame: every member read JOINED, LEFT and JOINED again.
+    for client in (holder, late):
+        far.wait(rf"^JOINED demo name={client.name}\b", since=f_join, timeout=10, what=f"{client.name} joining the new leader")
+    time.sleep(1.0)
+    churn = far.texts(f_join, pattern=rf"^(JOINED|LEFT) demo name=({holder.name}|{late.name})\b")
+    check(len(churn) == 2 and all(l.startswith("JOINED") for l in churn),
+          f"(b) {far.name} saw the woken node's members join more than once: {churn}")
+    figure("b", f"{far.name} saw each woken member join the new leader once: {[l.split(' session=')[0] for l in churn]}")
     for c in (holder, late, far, presser):
         c.close()
 
