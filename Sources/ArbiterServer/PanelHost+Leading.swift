@@ -108,14 +108,14 @@ extension PanelHost {
         clusterState.window = nil
         let now = clock.now()
         let grants = core.liveGrants
+        // The ended term's members, fence and seq, with its buttons and groups as the
+        // next term's core starts them: every button idle, a queue's line empty, a buzzer
+        // round closed (shown as every snapshot shows its groups).
         var snapshot = core.snapshot(at: now)
-        for i in snapshot.buttons.indices {
-            snapshot.buttons[i] = ButtonSnapshot(button: snapshot.buttons[i].button, state: .idle, owner: nil, permille: 0)
-        }
-        // A queue's line and a buzzer round end with the term; shown in the form a fresh
-        // leader's snapshot has them (empty, closed), as every snapshot shows its groups.
         let fresh = PanelCore(config: config, lastFence: core.lastFence, fenceFloor: core.highestFence)
-        snapshot.groups = fresh.snapshot(at: now).groups
+        let idle = fresh.snapshot(at: now)
+        snapshot.buttons = idle.buttons
+        snapshot.groups = idle.groups
         let panel = config
         var flush = FlushList()
         for member in members.values {
