@@ -611,10 +611,14 @@ class LineClient:
             return index, fields(line)
 
     def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        # Shut down first: the reader thread is blocked in recv on this socket, and a bare
+        # close() then sends no FIN until that recv returns, so the node kept the session
+        # (and its grants) open, and the next scenario met them (`--only b,c`).
+        for step in (lambda: self.sock.shutdown(socket.SHUT_RDWR), self.sock.close):
+            try:
+                step()
+            except OSError:
+                pass
 
 
 def fields(line):
