@@ -68,6 +68,13 @@ struct PanelClusterState {
     /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
     /// memberGraceMs` leaves (`PanelHost.checkKeptMembers`).
     var keptMembers: [SessionID: Int64] = [:]
+    /// Follower: the places of local sessions waiting in a queue group's line at the
+    /// leader, from its QUEUED answers; each is told `DEQUEUED ... reason=failover` when
+    /// the term that kept the line ends (`PanelHost.endWaits`).
+    var waitingPlaces: [SessionID: [WaitingPlace]] = [:]
+    /// Follower: the name a local session pressed a fair group's button under, for its
+    /// DEQUEUED line (the connection's name belongs to its reactor).
+    var waitNames: [SessionID: String] = [:]
 
     mutating func addRemoteMember(_ session: SessionID, node: String) {
         guard remoteMembers.updateValue(node, forKey: session) == nil else { return }
@@ -145,4 +152,13 @@ struct RemoteRequester {
     var incarnation: UInt64 = 0
     /// The command's `RelayCommand.serial`, echoed in the reply (0 for a hand-off later).
     var serial: UInt64 = 0
+}
+
+/// Where a local session waits in a queue group's line at another node's leader.
+struct WaitingPlace: Equatable {
+    var button: Int
+    /// Its place when last told (its QUEUED answer): the leader, which alone knows who
+    /// left ahead of it since, may be gone when the place is.
+    var position: Int
+    var name: String
 }

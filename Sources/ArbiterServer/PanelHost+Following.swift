@@ -36,6 +36,7 @@ extension PanelHost {
             let (cluster, leader, unanswered) = relayRoute(
                 isJoin: false, isRelease: press.verb != .down, format: format, id: nil, from: connection, flush: &flush)
         else { return }
+        if press.verb == .down { noteWaitName(connection.session, connection.name) }
         let serial = nextSerial()
         let frame = RelayFrameEncoder.encodePress(
             origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key, panel: config.id,
@@ -53,6 +54,7 @@ extension PanelHost {
         if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
         guard let (cluster, leader, unanswered) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
         else { return }
+        if case .press(let press) = request, press.verb == .down { noteWaitName(connection.session, connection.name) }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
@@ -206,6 +208,8 @@ extension PanelHost {
     func disconnectInCluster(_ connection: Connection, flush: inout FlushList) {
         if members.removeValue(forKey: connection.session) != nil { memberCount.subtract(1, ordering: .relaxed) }
         waiters.removeValue(forKey: connection.session)
+        clusterState.waitingPlaces.removeValue(forKey: connection.session)
+        clusterState.waitNames.removeValue(forKey: connection.session)
         clusterState.pendingJoins.removeValue(forKey: connection.session)
         clusterState.memberIdentity.removeValue(forKey: connection.session)
         clusterState.inFlight.removeValue(forKey: connection.session)
@@ -254,6 +258,7 @@ extension PanelHost {
         var flush = FlushList()
         failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         owedFailover(newTerm: term, flush: &flush)
+        endWaits(flush: &flush)
         if let node, term != nil { rejoin(at: node, address: address) }
         finishBatch(&flush)
     }
@@ -405,8 +410,11 @@ extension PanelHost {
                 clusterState.memberIdentity[session] = nil
             case .queued:
                 waiters[session] = connection
+                noteQueued(session, rendered: reply.rendered)
             case .notice:
-                waiters[session] = nil
+                // A hand-off's GRANTED, or (empty) word that the session left the line.
+                forgetWaits(of: session)
+                if reply.rendered.isEmpty { return }
             case .plain:
                 break
             }
@@ -415,9 +423,11 @@ extension PanelHost {
         case .event(_, _, let seq, let line):
             guard let (text, json) = RelayPayload.splitEvent(line) else { return }
             if seq == 0 {
-                // The old leader's failover notice: its releases are the ones owed.
+                // The old leader's failover notice: its releases are the ones owed, and
+                // the lines it kept are gone.
                 clusterState.knownGrants = [:]
                 clusterState.nextEventSeq = nil
+                endWaits(flush: &flush)
             } else {
                 if let expected = clusterState.nextEventSeq, seq != expected, !members.isEmpty {
                     // Frames were lost: a link closed with them queued and the leader went on

@@ -37,6 +37,7 @@ extension PanelHost {
         var flush = FlushList()
         failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         owedFailover(newTerm: term, flush: &flush)
+        endWaits(flush: &flush)
         var fresh = PanelCore(config: config, lastFence: fenceFloor, fenceFloor: fenceFloor)
         fresh.term = term
         fresh.fenceLimit = block.last
@@ -112,6 +113,7 @@ extension PanelHost {
         // next term's core starts them: every button idle, a queue's line empty, a buzzer
         // round closed (shown as every snapshot shows its groups).
         var snapshot = core.snapshot(at: now)
+        let endingGroups = snapshot.groups
         let fresh = PanelCore(config: config, lastFence: core.lastFence, fenceFloor: core.highestFence)
         let idle = fresh.snapshot(at: now)
         snapshot.buttons = idle.buttons
@@ -139,6 +141,7 @@ extension PanelHost {
             let frame = RelayMessage.event(panel: config.id, term: term, seq: 0, line: RelayPayload.event(text: text, json: json))
             for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node) }
         }
+        endLocalWaits(endingGroups, flush: &flush)
         core = fresh
         clusterState.forgetRemoteSessions()
         waiters = [:]
@@ -282,7 +285,7 @@ extension PanelHost {
         if let remote = remoteRequester { sendReply(RelayPayload.reply(.plain, rendered: rendered), to: remote) }
     }
 
-    private func sendReply(_ line: [UInt8], to remote: RemoteRequester) {
+    func sendReply(_ line: [UInt8], to remote: RemoteRequester) {
         // Decisions go under this node's term; a refusal while not deciding goes under the
         // term the sender addressed, which its term fencing lets through.
         let term = clusterState.block?.term ?? remote.term

@@ -343,7 +343,7 @@ final class PanelHost: @unchecked Sendable {
             broadcast(event, flush: &flush)
         }
         if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
-        if !waiters.isEmpty { forgetDequeuedWaiters() }
+        if !waiters.isEmpty || !clusterState.remoteWaiters.isEmpty { forgetDequeuedWaiters() }
         return true
     }
 
@@ -367,7 +367,7 @@ final class PanelHost: @unchecked Sendable {
             }
             broadcast(event, flush: &flush)
         }
-        if !waiters.isEmpty { forgetDequeuedWaiters() }
+        if !waiters.isEmpty || !clusterState.remoteWaiters.isEmpty { forgetDequeuedWaiters() }
         return true
     }
 
@@ -377,6 +377,7 @@ final class PanelHost: @unchecked Sendable {
         for event in output.events {
             if case .dequeued(_, _, let session, _, _) = event.kind { waiters.removeValue(forKey: session) }
         }
+        if !clusterState.remoteWaiters.isEmpty { tellNodesOfDequeuedWaiters(output.events) }
     }
 
     /// A reply to a session that did not send the command: a queue's head is told it

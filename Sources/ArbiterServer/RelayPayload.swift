@@ -206,6 +206,25 @@ enum RelayPayload {
         return Reply(kind: kind, grants: grants, seq: seq, rendered: rest)
     }
 
+    /// The button and place a rendered `QUEUED` answer names, in either form (text:
+    /// `QUEUED <p> <b> position=<n> owner=<o>`; JSON: `"button":"<b>"`, `"position":<n>`),
+    /// for the follower that must tell the waiter when the line is gone.
+    static func queuedPlace(_ rendered: ArraySlice<UInt8>) -> (button: String, position: Int)? {
+        if rendered.first == UInt8(ascii: "{") {
+            let text = String(decoding: rendered, as: UTF8.self)
+            guard let b = text.range(of: "\"button\":\""), let end = text[b.upperBound...].firstIndex(of: "\""),
+                let p = text.range(of: "\"position\":")
+            else { return nil }
+            let digits = text[p.upperBound...].prefix { $0.isNumber }
+            guard let position = Int(digits) else { return nil }
+            return (String(text[b.upperBound..<end]), position)
+        }
+        let line = rendered.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
+        let tokens = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+        guard tokens.count >= 4, tokens[0] == "QUEUED", let position = value("position", tokens).flatMap({ Int($0) }) else { return nil }
+        return (tokens[2], position)
+    }
+
     // MARK: Events
 
     static func event(text: [UInt8], json: [UInt8]) -> [UInt8] {

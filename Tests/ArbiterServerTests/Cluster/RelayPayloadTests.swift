@@ -112,4 +112,18 @@ import Testing
         #expect(RelayPayload.ownership(ofTextEvent: Array("RELEASED demo b1 reason=up owner=alice fence=9 seq=5\n".utf8)[...]) == .released(button: "b1"))
         #expect(RelayPayload.ownership(ofTextEvent: Array("FIRED demo b1 owner=alice session=s5 fence=9 seq=6\n".utf8)[...]) == nil)
     }
+
+    /// A follower reads a QUEUED answer's button and place in the form the session asked
+    /// for, as the encoder writes it, to tell the waiter when the line is gone.
+    @Test func aQueuedAnswerNamesItsPlaceInEitherForm() {
+        let reply = PanelReply.queued(button: 1, position: 3, owner: "alice")
+        let names = PanelNames(Panels.fair)
+        for (format, id) in [(WireFormat.text, CommandID?.none), (.json, .string("d\"1")), (.json, nil), (.text, .number("4"))] {
+            var out: [UInt8] = []
+            MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)
+            let place = RelayPayload.queuedPlace(out[...])
+            #expect(place?.button == "b" && place?.position == 3, "\(String(decoding: out, as: UTF8.self))")
+        }
+        #expect(RelayPayload.queuedPlace(Array("OK UP f a\n".utf8)[...]) == nil)
+    }
 }

@@ -1,0 +1,80 @@
+import ArbiterCluster
+import ArbiterCore
+import ArbiterTestSupport
+import Testing
+
+@testable import ArbiterServer
+
+/// A queue group's line lives in its leader's core, and a new term starts it empty: each
+/// session that waited is told `DEQUEUED ... reason=failover` by its own node, whether it
+/// joined or not (docs/CLUSTER.md). Found with `arbiter-load queue` over three nodes: after
+/// a `kill -9` of the leader, its contenders on the other nodes waited for ever for a
+/// hand-off nobody would make.
+@Suite("cluster mode: a queue's waiters at a failover", .serialized)
+struct ClusterQueueFailoverTests {
+    @Test func waitersOnOtherNodesAreToldTheirPlaceIsGone() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"], panels: [Panels.fair])
+        let leader = try #require(nodes.leader(of: "f"))
+        let followers = nodes.followers(of: leader)
+        let alice = try nodes.client(followers[0], name: "alice")
+        let bob = try nodes.client(followers[1], name: "bob")
+        let (carol, _) = try nodes.member(followers[0], name: "carol", panel: "f")
+        alice.send("DOWN f a")
+        _ = try alice.expect("GRANTED f a")
+        bob.send("DOWN f a")
+        #expect(try bob.expect("QUEUED f a") == "QUEUED f a position=1 owner=alice")
+        let bobSession = try #require(field("session", of: try carol.expect("QUEUED f a name=bob")))
+        carol.send("DOWN f b")
+        #expect(try carol.expect("QUEUED f b") == "QUEUED f b position=2 owner=alice")
+        nodes.crash(leader)
+
+        #expect(try bob.expect("DEQUEUED", timeout: 10) == "DEQUEUED f a name=bob session=\(bobSession) position=1 reason=failover")
+        // A member that waited reads its own, then the new term's snapshot with the line empty.
+        let seen = try carol.readLines(through: "OK JOIN", timeout: 10)
+        let dequeued = seen.filter { $0.hasPrefix("DEQUEUED") }
+        #expect(dequeued.count == 1 && dequeued.first?.hasPrefix("DEQUEUED f b name=carol session=") == true, "\(seen)")
+        #expect(dequeued.first?.hasSuffix(" position=2 reason=failover") == true, "\(seen)")
+        #expect(!seen.contains { $0.hasPrefix("WAITING") }, "\(seen)")
+        // The line is empty and works again: bob presses and gets it.
+        _ = try #require(nodes.leader(of: "f"))
+        bob.send("DOWN f a")
+        #expect(try bob.expect("GRANTED f a", timeout: 10).hasPrefix("GRANTED f a fence="))
+    }
+
+    /// A waiter that left the line before the failover (its UP) is not told of a place it
+    /// no longer had: the leader tells its node, with an empty notice, when it leaves.
+    @Test func aWaiterThatLeftTheLineIsNotToldAgain() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
+        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
+        let alice = try nodes.client(follower, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        alice.send("DOWN f a")
+        _ = try alice.expect("GRANTED f a")
+        bob.send("DOWN f a")
+        _ = try bob.expect("QUEUED f a")
+        bob.send("UP f a")
+        #expect(try bob.expect("OK UP") == "OK UP f a")
+        nodes.crash(leader)
+        #expect(nodes.leader(of: "f") == follower)
+        let after = bob.drain(for: 0.5)
+        #expect(!after.contains { $0.hasPrefix("DEQUEUED") }, "\(after)")
+    }
+
+    /// A leader that stops deciding tells its own waiters as it drops its core.
+    @Test func aLeaderThatStopsDecidingTellsItsOwnWaiters() throws {
+        let nodes = try ClusterTestNodes(["n1"], panels: [Panels.fair])
+        #expect(nodes.leader(of: "f") == "n1")
+        let alice = try nodes.client("n1", name: "alice")
+        let bob = try nodes.client("n1", name: "bob")
+        alice.send("DOWN f a")
+        _ = try alice.expect("GRANTED f a")
+        bob.send("DOWN f h")
+        #expect(try bob.expect("QUEUED f h") == "QUEUED f h position=1 owner=alice")
+        nodes.leaseViews["n1"]?.setFailing(true)
+        let line = try bob.expect("DEQUEUED", timeout: 5)
+        #expect(line.hasPrefix("DEQUEUED f h name=bob session="), "\(line)")
+        #expect(line.hasSuffix(" position=1 reason=failover"), "\(line)")
+        #expect(!bob.drain(for: 0.3).contains { $0.hasPrefix("DEQUEUED") })
+        nodes.leaseViews["n1"]?.setFailing(false)
+    }
+}
