@@ -333,4 +333,16 @@ import ArbiterLoadKit
         doctored += Self.snapshot("obs", seq: 7, fence: 1001, members: 2, term: 10)
         #expect(HistoryScript.broken(doctored).contains(.failover))
     }
+
+    /// A waiter's own `DEQUEUED ... reason=failover` (no seq) is outside the chain, like the
+    /// failover release; the same line with a seq out of order is still a gap.
+    @Test func aWaitersFailoverDequeueIsOutsideTheChain() {
+        var lines = Array(Self.history.prefix { $0 != "p: RELEASED load h1 reason=failover owner=c1 fence=1001" })
+        let failover = Array(Self.history.drop { $0 != "p: RELEASED load h1 reason=failover owner=c1 fence=1001" })
+        lines += ["p: RELEASED load h1 reason=failover owner=c1 fence=1001", "p: DEQUEUED load b1 name=c1 session=s2 position=1 reason=failover"]
+        lines += failover.dropFirst()
+        #expect(HistoryScript.check(lines).violations.isEmpty, "\(HistoryScript.check(lines).violations)")
+        lines.insert("obs: DEQUEUED load b1 name=c1 session=s2 position=1 reason=failover seq=9", at: lines.count - 1)
+        #expect(HistoryScript.check(lines).violations.contains { $0.rule == .seqGap }, "\(HistoryScript.check(lines).violations)")
+    }
 }

@@ -41,6 +41,15 @@ extension Engine {
         if plan.options.targets.count > 1, m.kind == .okBye || m.kind == .error && m.error == .shuttingDown {
             return nodeLeaving(peer, m)
         }
+        if m.kind == .dequeued, m.seq < 0 {
+            // Cluster mode: the term that kept the line ended, and the waiter alone is told
+            // (no seq): no hand-off will come, so the cycle starts again.
+            if peer.role == .presser, peer.step == .queued {
+                if measuring { stats.linesLost += 1 }
+                startCycle(peer)
+            }
+            return
+        }
         if m.kind.isEvent {
             if m.kind == .released, peer.role == .presser || peer.role == .player, m.fence == peer.fence { peer.grantEnded = true }
             if peer.role == .host || peer.role == .player { fairEvent(peer, m) }

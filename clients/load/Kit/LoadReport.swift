@@ -60,6 +60,9 @@ public enum LoadReport {
                     "  unavailable   \(r.stats.unavailable)   DOWNs refused while the panel had no leader, retried   failover UPs \(r.stats.failoverUps)   grants a failover had ended"
                 )
             }
+            if r.stats.linesLost > 0 {
+                out.append("  lines lost    \(r.stats.linesLost)   waits in a queue's line a failover ended (DEQUEUED reason=failover), pressed again")
+            }
             if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
             if o.workload != .fanout { out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members") }
             out.append("  request->reply  " + latency(r.stats.reply))
@@ -138,7 +141,7 @@ public enum LoadReport {
             ("ops_per_s", fixed(r.opsPerSecond, 1)), ("cycles_per_s", fixed(r.cyclesPerSecond, 1)),
             ("events_per_s", fixed(r.eventsPerSecond, 1)), ("grants", "\(r.stats.grants)"),
             ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"), ("rate_limited", "\(r.stats.rateLimited)"),
-            ("unavailable", "\(r.stats.unavailable)"), ("failover_ups", "\(r.stats.failoverUps)"),
+            ("unavailable", "\(r.stats.unavailable)"), ("failover_ups", "\(r.stats.failoverUps)"), ("lines_lost", "\(r.stats.linesLost)"),
             ("queued", "\(r.stats.queued)"), ("hand_offs", "\(r.stats.handOffs)"), ("rounds", "\(r.stats.rounds)"),
             ("ranked", "\(r.stats.ranked)"), ("early_denied", "\(r.stats.earlyDenied)"),
             ("reconnects", "\(r.stats.reconnects)"),

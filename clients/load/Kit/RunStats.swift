@@ -26,6 +26,9 @@ public struct RunStats: Sendable {
     /// queue: DOWNs that waited in line, and grants handed over to the head of a line.
     public var queued = 0
     public var handOffs = 0
+    /// queue, `--hosts`: waits a failover ended (`DEQUEUED ... reason=failover`, no seq,
+    /// to the waiter): the line went with the old leader; the presser pressed again.
+    public var linesLost = 0
     /// buzz: rounds complete (a winner and every other player ranked), ranked presses,
     /// and early DOWNs the server denied (early or locked-out).
     public var rounds = 0
@@ -55,6 +58,7 @@ public struct RunStats: Sendable {
         rateLimited += o.rateLimited
         unavailable += o.unavailable
         failoverUps += o.failoverUps
+        linesLost += o.linesLost
         events += o.events
         queued += o.queued
         handOffs += o.handOffs

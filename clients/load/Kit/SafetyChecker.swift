@@ -137,6 +137,10 @@ public final class SafetyChecker {
             joined(stream, m)
         case .released where m.reason == .failover:
             failover(stream, m)
+        case .dequeued where m.seq < 0:
+            // A waiter's own word that the line went with its term: outside the chain, like
+            // the failover release; the new term's snapshot (a member's) starts it afresh.
+            break
         case .okLeave:
             streams[stream].joined = false
         case .error where m.mayHaveBeenDone:
