@@ -420,6 +420,21 @@
       case "record":
         if (m.panel === panelId) onRecord(m);
         return;
+      case "dequeued":
+        if (typeof m.seq !== "number") {
+          // Cluster mode: this page's place in a queue's line went with the old leader's
+          // term (reason=failover, outside the seq chain, to the waiter alone). No hand-off
+          // will come and there is nothing to release: pressing again joins the new line.
+          if (m.panel === panelId) {
+            const press = presses.get(m.button);
+            if (press && press.status === "queued") press.status = "denied";
+            tick(`${labelOf(m.button)}: your place in line ended (${m.reason || "failover"})`);
+            announce(`${labelOf(m.button)}: your place in line ended with a failover; press again.`);
+          }
+          return;
+        }
+        if (m.panel === panelId) onEvent(m);
+        return;
       case "released":
         if (typeof m.seq !== "number") {
           // Cluster mode: a grant of the old leader's term ended (reason=failover),
