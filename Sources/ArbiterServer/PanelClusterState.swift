@@ -72,9 +72,9 @@ struct PanelClusterState {
     /// leader, from its QUEUED answers; each is told `DEQUEUED ... reason=failover` when
     /// the term that kept the line ends (`PanelHost.endWaits`).
     var waitingPlaces: [SessionID: [WaitingPlace]] = [:]
-    /// Follower: the name a local session pressed a fair group's button under, for its
-    /// DEQUEUED line (the connection's name belongs to its reactor).
-    var waitNames: [SessionID: String] = [:]
+    /// Follower: the name and key a local session pressed a fair group's button under,
+    /// for its DEQUEUED line and its DOWN sent again (the connection's belong to its reactor).
+    var waitNames: [SessionID: (name: String, key: String?)] = [:]
 
     mutating func addRemoteMember(_ session: SessionID, node: String) {
         guard remoteMembers.updateValue(node, forKey: session) == nil else { return }
@@ -120,6 +120,9 @@ struct InFlight {
     /// The session's own JOIN: when the session sent it (ms), kept through every re-send,
     /// so that it is refused `ClusterSetup.joinWaitMs` after that (`PanelHost.expireJoins`).
     var joinSinceMs: Int64 = 0
+    /// A waiter's DOWN this node sent again after a resynchronisation (`PanelHost.rewait`):
+    /// the button it waits for; -1 for any other command. Nobody waits for its answer.
+    var rewait = -1
 
     /// The session's own JOIN waiting again, from when the session sent it (or `now`).
     func parked(now: Int64) -> ParkedJoin {
@@ -161,4 +164,7 @@ struct WaitingPlace: Equatable {
     /// left ahead of it since, may be gone when the place is.
     var position: Int
     var name: String
+    var key: String?
+    /// The form its answers take (its QUEUED answer's).
+    var format: WireFormat
 }

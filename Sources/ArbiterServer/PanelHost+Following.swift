@@ -36,7 +36,7 @@ extension PanelHost {
             let (cluster, leader, unanswered) = relayRoute(
                 isJoin: false, isRelease: press.verb != .down, format: format, id: nil, from: connection, flush: &flush)
         else { return }
-        if press.verb == .down { noteWaitName(connection.session, connection.name) }
+        notePress(press.verb, button: press.button, connection)
         let serial = nextSerial()
         let frame = RelayFrameEncoder.encodePress(
             origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key, panel: config.id,
@@ -54,7 +54,7 @@ extension PanelHost {
         if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
         guard let (cluster, leader, unanswered) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
         else { return }
-        if case .press(let press) = request, press.verb == .down { noteWaitName(connection.session, connection.name) }
+        if case .press(let press) = request, let button = buttonIndex[press.button] { notePress(press.verb, button: button, connection) }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
@@ -337,7 +337,7 @@ extension PanelHost {
         return (frame, serial)
     }
 
-    private func nextSerial() -> UInt64 {
+    func nextSerial() -> UInt64 {
         clusterState.lastSerial += 1
         return clusterState.lastSerial
     }
@@ -383,6 +383,12 @@ extension PanelHost {
                     return
                 }
             }
+            if let entry = answered, entry.rewait >= 0 {
+                // A waiter's DOWN this node sent again: nobody asked, so only what changes
+                // for the waiter reaches it.
+                settleRewait(session, button: entry.rewait, reply: reply, on: connection, flush: &flush)
+                return finishVisit()
+            }
             if reply.kind == .joinRefused, answered?.rejoin == true {
                 // A new leader answers before its first fence block is reserved: the member
                 // waits (nobody asked it anything) and is joined again shortly.
@@ -410,7 +416,7 @@ extension PanelHost {
                 clusterState.memberIdentity[session] = nil
             case .queued:
                 waiters[session] = connection
-                noteQueued(session, rendered: reply.rendered)
+                noteQueued(session, rendered: reply.rendered, format: answered?.format ?? .text)
             case .notice:
                 // A hand-off's GRANTED, or (empty) word that the session left the line.
                 forgetWaits(of: session)
@@ -498,6 +504,8 @@ extension PanelHost {
         clusterState.inFlight.values[slot].removeFirst(index + 1)
         let message = "its answer from panel \(config.id)'s leader was lost on the way; it may or may not have been done; try again in a second or two"
         for earlier in lost {
+            // A waiter's DOWN sent again: its place stays as known; the next resync sends it again.
+            if earlier.rewait >= 0 { continue }
             if earlier.rejoin {
                 retryRejoin(session, attempt: earlier.attempt)
                 continue
@@ -530,7 +538,7 @@ extension PanelHost {
             for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
                 clusterState.parkedJoins[session] = entry.parked(now: now)
             }
-            let waiting = pending.filter { !$0.rejoin && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
+            let waiting = pending.filter { !$0.rejoin && $0.rewait < 0 && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
             guard !waiting.isEmpty,
                 let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] })
             else { continue }
@@ -614,7 +622,9 @@ extension PanelHost {
     /// lapse began meanwhile (its own first step will lead here again). On `queue`.
     func rejoinAfterLapse() {
         assertOnQueue()
-        guard let cluster, !cluster.isLapsed, let leader = followedLeader, !clusterState.pendingJoins.isEmpty else { return }
+        guard let cluster, !cluster.isLapsed, let leader = followedLeader else { return }
+        rewait(at: leader, address: clusterState.leaderAddress)
+        guard !clusterState.pendingJoins.isEmpty else { return }
         rejoin(at: leader, address: clusterState.leaderAddress)
     }
 

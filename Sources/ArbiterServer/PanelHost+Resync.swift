@@ -17,6 +17,9 @@ extension PanelHost {
     /// On `queue`.
     func resync(from node: String, because why: String, rejoin: Bool = true, flush: inout FlushList) {
         failInFlight(because: why, termEnded: false, flush: &flush)
+        // The line goes on in the same term, but this node's waiters may have been taken
+        // out of it, or handed the group unheard: their DOWNs go again (`PanelHost+Waits`).
+        if rejoin { rewait(at: node, address: clusterState.leaderAddress) }
         guard rejoin, !members.isEmpty || !clusterState.pendingJoins.isEmpty else {
             return owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
         }

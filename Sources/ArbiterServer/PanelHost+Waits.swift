@@ -1,3 +1,4 @@
+import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
 import ArbiterWire
@@ -9,18 +10,38 @@ import ArbiterWire
 /// joined or not, as the hand-off would have reached them whether they joined or not.
 /// Found with `arbiter-load queue` over three nodes: after a `kill -9` of the leader its
 /// contenders on the other nodes waited for ever.
+///
+/// In the same term (this node resynchronised: its link to the leader dropped, frames were
+/// lost, its lease lapsed) the line lives on, but the leader may have taken this node's
+/// waiters out of it (`reason=disconnect`, when its own link to this node dropped), or
+/// handed one the group with a GRANTED that was lost on the way. Nobody would tell them:
+/// `bench/nemesis.py --workload queue` left contenders waiting for ever after node
+/// cut-offs. So each waiter's DOWN is sent again (`rewait`): a DOWN of a session still
+/// waiting keeps its place, one taken out of the line joins it again at its end (or gets
+/// the group if it is free), and one that holds the group is answered its grant again.
+/// The waiter hears only of a grant (as a hand-off's GRANTED) or of its place lost.
 extension PanelHost {
-    /// Follower: the name a local session presses a fair group's button under, kept for
-    /// its DEQUEUED line. Only for panels with fair groups: the tap press path pays nothing.
-    func noteWaitName(_ session: SessionID, _ name: String) {
+    /// Follower: the name and key a local session presses a fair group's button under,
+    /// kept for its DEQUEUED line and its DOWN sent again. Only for panels with fair
+    /// groups: the tap press path pays nothing.
+    /// An UP or CANCEL leaves the line (or releases the grant) in the session's mind at
+    /// once: its DOWN is never sent again, even if the release is lost on the way (a
+    /// `GRANTED` after a lifted finger would hold the group for a session that let go).
+    func notePress(_ verb: Verb, button: Int, _ connection: Connection) {
         guard core.hasFairGroups else { return }
-        clusterState.waitNames[session] = name
+        if verb == .down {
+            clusterState.waitNames[connection.session] = (connection.name, connection.key)
+        } else if var places = clusterState.waitingPlaces[connection.session] {
+            places.removeAll { $0.button == button }
+            clusterState.waitingPlaces[connection.session] = places.isEmpty ? nil : places
+        }
     }
 
-    /// Follower: the leader's QUEUED answer to a local session's DOWN.
-    func noteQueued(_ session: SessionID, rendered: ArraySlice<UInt8>) {
+    /// Follower: the leader's QUEUED answer to a local session's DOWN (in `format`).
+    func noteQueued(_ session: SessionID, rendered: ArraySlice<UInt8>, format: WireFormat) {
         guard let (id, position) = RelayPayload.queuedPlace(rendered), let button = buttonIndex[id] else { return }
-        let place = WaitingPlace(button: button, position: position, name: clusterState.waitNames[session] ?? "guest")
+        let identity = clusterState.waitNames[session]
+        let place = WaitingPlace(button: button, position: position, name: identity?.name ?? "guest", key: identity?.key, format: format)
         var places = clusterState.waitingPlaces[session] ?? []
         // A DOWN again on the same button keeps its place (and is answered QUEUED again).
         places.removeAll { $0.button == button }
@@ -38,19 +59,66 @@ extension PanelHost {
     /// notice): every local waiter is told its place is gone. On `queue`.
     func endWaits(flush: inout FlushList) {
         guard !clusterState.waitingPlaces.isEmpty else { return }
-        let panel = config
         for (session, places) in clusterState.waitingPlaces.sorted(by: { $0.key < $1.key }) {
-            guard let connection = waiters[session] ?? sessions.withLock({ $0[session] }) else { continue }
-            flush.append(to: connection) { out, format in
-                for place in places {
-                    MessageEncoder.encodeFailoverDequeue(
-                        panel: panel, button: place.button, name: place.name, session: session, position: place.position, format: format,
-                        into: &out)
-                }
-            }
+            for place in places { tellPlaceLost(session, place, flush: &flush) }
         }
         clusterState.waitingPlaces = [:]
         waiters = [:]
+    }
+
+    private func tellPlaceLost(_ session: SessionID, _ place: WaitingPlace, flush: inout FlushList) {
+        guard let connection = waiters[session] ?? sessions.withLock({ $0[session] }) else { return }
+        let panel = config
+        flush.append(to: connection) { out, format in
+            MessageEncoder.encodeFailoverDequeue(
+                panel: panel, button: place.button, name: place.name, session: session, position: place.position, format: format, into: &out)
+        }
+    }
+
+    /// Follower, after a resynchronisation in the same term: each local waiter's DOWN goes
+    /// to the leader again (see above). Not while this node's lease is unsafe: a lapse
+    /// sends them once it is safe again (`rejoinAfterLapse`). On `queue`.
+    func rewait(at node: String, address: String?) {
+        guard let cluster, !clusterState.waitingPlaces.isEmpty, !cluster.mayNotRelay() else { return }
+        for (session, places) in clusterState.waitingPlaces.sorted(by: { $0.key < $1.key }) {
+            for place in places {
+                let serial = nextSerial()
+                let frame = RelayMessage.command(
+                    RelayCommand(
+                        origin: cluster.node, session: UInt64(session.number), sessionName: place.name, key: place.key, panel: config.id,
+                        command: RelayPayload.command(
+                            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil,
+                            term: clusterState.leaderTerm ?? 0),
+                        arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial, lease: cluster.synchronisedLease))
+                guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
+                var entry = InFlight(format: place.format, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
+                entry.rewait = place.button
+                clusterState.inFlight[session, default: []].append(entry)
+                cluster.relayedOut.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Follower: the answer to a waiter's DOWN sent again. QUEUED: it waits, in the place
+    /// named; GRANTED: it holds the group, and is told as a hand-off is; anything else
+    /// (ERROR unavailable, a DENIED): its place is lost, and it is told so. Nothing when
+    /// it stopped waiting meanwhile (its hand-off came, or it left the line). On `queue`.
+    func settleRewait(_ session: SessionID, button: Int, reply: RelayPayload.Reply, on connection: Connection, flush: inout FlushList) {
+        guard var places = clusterState.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button }) else { return }
+        if reply.kind == .queued {
+            if let (_, position) = RelayPayload.queuedPlace(reply.rendered) { places[i].position = position }
+            clusterState.waitingPlaces[session] = places
+            return
+        }
+        let place = places.remove(at: i)
+        if RelayPayload.isGranted(reply.rendered) {
+            let bytes = reply.rendered
+            flush.append(to: connection) { out, _ in out.append(contentsOf: bytes) }
+        } else {
+            tellPlaceLost(session, place, flush: &flush)
+        }
+        clusterState.waitingPlaces[session] = places.isEmpty ? nil : places
+        if places.isEmpty { waiters[session] = nil }
     }
 
     /// Leader, as it stops deciding: the local sessions in its core's lines are told

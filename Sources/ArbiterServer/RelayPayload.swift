@@ -225,6 +225,11 @@ enum RelayPayload {
         return (tokens[2], position)
     }
 
+    /// Whether a rendered answer is a `GRANTED`, in either form.
+    static func isGranted(_ rendered: ArraySlice<UInt8>) -> Bool {
+        rendered.starts(with: "GRANTED ".utf8) || rendered.starts(with: #"{"type":"granted""#.utf8)
+    }
+
     // MARK: Events
 
     static func event(text: [UInt8], json: [UInt8]) -> [UInt8] {

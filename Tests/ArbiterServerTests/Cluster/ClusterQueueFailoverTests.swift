@@ -77,4 +77,53 @@ struct ClusterQueueFailoverTests {
         #expect(!bob.drain(for: 0.3).contains { $0.hasPrefix("DEQUEUED") })
         nodes.leaseViews["n1"]?.setFailing(false)
     }
+
+    /// In the same term: the leader took the waiter out of the line when its node's links
+    /// dropped (`reason=disconnect`), and nobody told the waiter, whose connection lives
+    /// on. Its node sends its DOWN again after the drop: it is back in line, and gets the
+    /// hand-off. Found with `bench/nemesis.py --workload queue` (node cut-offs).
+    @Test func aWaiterTakenOutOfTheLineAtALinkDropIsPutBack() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
+        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
+        let (alice, _) = try nodes.member(leader, name: "alice", panel: "f")
+        let bob = try nodes.client(follower, name: "bob")
+        alice.send("DOWN f a")
+        _ = try alice.expect("GRANTED f a")
+        bob.send("DOWN f a")
+        _ = try bob.expect("QUEUED f a")
+        _ = try alice.expect("QUEUED f a name=bob")
+        nodes.hub.flap(follower)
+        #expect(try alice.expect("DEQUEUED f a name=bob").hasSuffix("reason=disconnect seq=5"))
+        #expect(try alice.expect("QUEUED f a name=bob", timeout: 5).contains(" position=1 "))
+        #expect(!bob.drain(for: 0.2).contains { $0.hasPrefix("DEQUEUED") || $0.hasPrefix("QUEUED") })
+        alice.send("UP f a")
+        #expect(try bob.expect("GRANTED f a", timeout: 5).hasPrefix("GRANTED f a fence="))
+    }
+
+    /// In the same term: the hand-off's GRANTED was lost on the way (frames dropped before
+    /// the node resynchronised). The waiter's DOWN sent again is answered with its grant,
+    /// which it reads as the hand-off; before, it waited while the group stayed its own,
+    /// and nobody could press it.
+    @Test func aHandOffLostOnTheWayReachesTheWaiterAfterTheResync() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
+        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
+        let alice = try nodes.client(leader, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        alice.send("DOWN f a")
+        _ = try alice.expect("GRANTED f a")
+        bob.send("DOWN f a")
+        _ = try bob.expect("QUEUED f a")
+        nodes.hub.swallow(framesTo: follower)
+        alice.send("UP f a")
+        _ = try alice.expect("OK UP f a")
+        #expect(bob.drain(for: 0.2).isEmpty)
+        nodes.hub.swallow(framesTo: follower, false)
+        nodes.context(follower)?.linkDown(leader)
+        let granted = try bob.expect("GRANTED f a", timeout: 5)
+        #expect(granted.hasPrefix("GRANTED f a fence="), "\(granted)")
+        bob.send("UP f a")
+        #expect(try bob.expect("OK UP") == "OK UP f a")
+        alice.send("DOWN f a")
+        #expect(try alice.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
+    }
 }
