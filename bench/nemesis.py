@@ -3,7 +3,7 @@
 Jepsen way of looking for what the scripted scenarios (Tests/cluster/e2e.py) did not think of.
 
 3 etcd members and 3 nodes on loopback (each node reaches etcd and the other nodes through
-proxies that can hold every byte, as in e2e.py), one panel of taps, holds and talks, and
+proxies that can hold every byte, as in e2e.py), one panel of taps, holds, talks and two queue lines, and
 `arbiter-load <workload> --hosts` over the three nodes with observers on each. Every 3-7 s
 one fault, chosen at random from a seeded generator and then undone:
 
@@ -26,7 +26,7 @@ in WORKDIR/obs<n>.txt, for reading a violation's surroundings; the faults and th
 times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>-<run>.log (each
 line prefixed with the same monotonic clock).
 
-    python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds]
+    python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds|queue]
                                     [--workdir DIR] [--faults kill,pause,pause-edge,...]
 
 Exit status: arbiter-load's (0: the checker found nothing). Needs etcd and etcdctl.
@@ -51,7 +51,11 @@ TAPS = 16
 PANEL = {"id": "busy", "title": "Busy", "buttons":
          [{"id": f"b{i}", "kind": "tap", "group": f"g{i % 4}", "timeout_ms": 0} for i in range(1, TAPS + 1)]
          + [{"id": f"h{i}", "kind": "hold", "hold_ms": 200, "group": f"hg{i % 3}"} for i in range(1, 7)]
-         + [{"id": f"t{i}", "kind": "talk", "group": f"tg{i % 2}"} for i in range(1, 5)]}
+         + [{"id": f"t{i}", "kind": "talk", "group": f"tg{i % 2}"} for i in range(1, 5)]
+         # After every other tap, so contend's first TAPS taps stay b1..b16: `--workload
+         # queue` contends for these, two lines of two buttons each.
+         + [{"id": f"q{i}", "kind": "tap", "group": f"ql{i % 2}", "timeout_ms": 0} for i in range(1, 5)],
+         "groups": {"ql0": {"policy": "queue", "max_queue": 64}, "ql1": {"policy": "queue", "max_queue": 64}}}
 FAULTS = ["kill", "pause", "pause-long", "etcd1", "etcd2", "cut-nodes", "cut-etcd"]
 # Not in the default mix (a new kind there would change every seed's schedule): a pause
 # across the lease's edges (TTL 3 s: the safe window ends at 2.5 s, etcd expires the
@@ -168,7 +172,7 @@ def main():
     parser.add_argument("bindir", type=Path)
     parser.add_argument("--seconds", type=int, default=240)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workload", choices=["contend", "holds"], default="contend")
+    parser.add_argument("--workload", choices=["contend", "holds", "queue"], default="contend")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--faults", default=",".join(FAULTS),
                         help="comma-separated fault kinds to draw from (default: every kind but " + ", ".join(EXTRA_FAULTS) + ")")
@@ -198,7 +202,7 @@ def main():
         prober.start()
         load = [args.workload, "--hosts", cluster.hosts(), "--panel", "busy", "--connections", "30",
                 "--observers", "3", "--duration", str(args.seconds)]
-        load += ["--buttons", str(TAPS)] if args.workload == "contend" else ["--max-hold-ms", "400"]
+        load += {"contend": ["--buttons", str(TAPS)], "holds": ["--max-hold-ms", "400"], "queue": []}[args.workload]
         run = cl.BackgroundLoad(args.bindir / "arbiter-load", load, timeout=args.seconds + 180)
         started = time.monotonic()
         # Bounded by the clock: one fault per turn, none in the last 12 s.
@@ -221,7 +225,8 @@ def main():
                     cl.log(f"  {n.name} found dead, status {n.proc.returncode}")
                     n.start()
         code, result, output = run.join(args.seconds + 200)
-        summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "errors", "safety")}
+        summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "lines_lost", "hand_offs",
+                                                      "errors", "safety")}
         troubles = [f["trouble"] for f in faults if "trouble" in f]
         times = sorted(api["answers"])
         api_summary = {"answers": len(times), "failed": api["failed"], "two_pressed_in_a_group": api["bad"][:10],

@@ -36,6 +36,10 @@ tests, each a function that raises Failure when its guarantee is broken:
      clients untouched): a relayed press is answered ERROR unavailable within seconds,
      never left waiting, the leader ends the cut-off node's session's grant; reconnected,
      the node relays again
+  k  kill -9 the leader of a queue group's panel with a session waiting in line on each
+     other node (one a member, one not): each is told DEQUEUED reason=failover (the line
+     went with the term), the member then reads the new term's snapshot with no one
+     waiting, and the line works again
   j  GET /api/panels answers the same document on every node while a button is held
      through a relaying node (each panel as its leader has it: owner, fence, members on
      all nodes), and shows the release on every node; PANELS on a relaying node counts a
@@ -92,6 +96,10 @@ CONFIG = {
             {"id": "x1", "kind": "tap", "group": "main", "timeout_ms": 0},
             {"id": "x2", "kind": "tap", "group": "main", "timeout_ms": 0},
             {"id": "x3", "kind": "tap", "group": "other", "timeout_ms": 0}]},
+        {"id": "line", "title": "Line", "buttons": [
+            {"id": "q1", "kind": "tap", "group": "q", "timeout_ms": 0},
+            {"id": "q2", "kind": "tap", "group": "q", "timeout_ms": 0}],
+         "groups": {"q": {"policy": "queue"}}},
     ] + [{"id": f"spare{i}", "buttons": [{"id": "s1", "kind": "tap"}]} for i in range(1, 4)]
 }
 
@@ -145,7 +153,7 @@ def warm_up(cluster):
     for node in cluster.nodes:
         client = cl.LineClient(node.port, f"warm-{node.name}")
         try:
-            for panel in ("busy", "demo", "order"):
+            for panel in ("busy", "demo", "order", "line"):
                 client.join(panel, unavailable_for=15)
         finally:
             client.close()
@@ -818,6 +826,46 @@ def scenario_i(cluster):
         c.close()
 
 
+# ------------------------------------------------------------------ (k) a queue's line at a failover
+
+def scenario_k(cluster):
+    """A queue group's line lives in its leader's core: when the leader dies, each session
+    that waited is told so by its own node (DEQUEUED reason=failover, no seq), member or
+    not, instead of waiting for ever for a hand-off nobody will make."""
+    settle(cluster)
+    leader = cluster.leader_of("line")
+    a, b = others(cluster, leader)
+    owner = cl.LineClient(a.port, "owner-k")
+    watcher, w_join, _ = member(a.port, "waiter-k-member", "line")
+    waiter = cl.LineClient(b.port, "waiter-k")
+    owner.request("DOWN line q1", r"^GRANTED line q1\b", what="the owner's grant")
+    _, _, m = waiter.request("DOWN line q1", r"^(QUEUED|GRANTED|DENIED|ERROR).*$")
+    check(m.group(0) == "QUEUED line q1 position=1 owner=owner-k", f"(k) the waiter on {b.name}: {m.group(0)}")
+    _, _, m = watcher.request("DOWN line q2", r"^(QUEUED|GRANTED|DENIED|ERROR).*$")
+    check(m.group(0) == "QUEUED line q2 position=2 owner=owner-k", f"(k) the member waiting on {a.name}: {m.group(0)}")
+    waiter_session = cl.fields(next(line for line in waiter.texts() if line.startswith("OK HELLO")))["session"]
+    mark = watcher.mark()
+    killed_at = time.monotonic()
+    leader.kill9()
+    log(f"(k) killed {leader.name}, line's leader (kill -9)")
+    _, at, m = waiter.wait(r"^DEQUEUED .*$", timeout=TTL + 6, what="the waiter told its place is gone")
+    check(m.group(0) == f"DEQUEUED line q1 name=waiter-k session={waiter_session} position=1 reason=failover",
+          f"(k) the waiter on {b.name} read '{m.group(0)}'")
+    figure("k", f"waiter on {b.name}: '{m.group(0)}' {at - killed_at:.2f} s after the kill")
+    index, _, _ = watcher.wait(r"^OK JOIN line .*$", since=mark, timeout=TTL + 6, what="the member's new snapshot")
+    seen = watcher.texts(mark)[:index - mark + 1]
+    dequeued = [line for line in seen if line.startswith("DEQUEUED")]
+    check(len(dequeued) == 1 and dequeued[0].startswith("DEQUEUED line q2 name=waiter-k-member ")
+          and dequeued[0].endswith(" position=2 reason=failover"), f"(k) the waiting member on {a.name} read: {seen}")
+    check(not any(line.startswith("WAITING") for line in seen), f"(k) the new term's snapshot still shows a line: {seen}")
+    figure("k", f"waiting member on {a.name}: '{dequeued[0]}', then the new term's snapshot with no one waiting")
+    _, line = first_granted("k", waiter, "DOWN line q1", 10, "the line working again under the new leader")
+    figure("k", f"pressing again: '{line}'")
+    waiter.request("UP line q1", r"^(OK|ERROR).*$")
+    for c in (owner, watcher, waiter):
+        c.close()
+
+
 # ------------------------------------------------------------------ (j) /api/panels on every node
 
 def scenario_j(cluster):
@@ -890,7 +938,7 @@ def scenario_j(cluster):
 
 
 SCENARIOS = {"e": scenario_e, "j": scenario_j, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "h": scenario_h,
-             "i": scenario_i, "c": scenario_c}
+             "i": scenario_i, "k": scenario_k, "c": scenario_c}
 
 
 def main():
