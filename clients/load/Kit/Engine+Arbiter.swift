@@ -65,6 +65,7 @@ extension Engine {
                 peer.session = m.session
                 if !peer.joins { becomeReady(peer) }
             case .okJoin:
+                peer.term = m.term
                 becomeReady(peer)
             case .error where m.error == .unavailable && plan.options.targets.count > 1:
                 rejoinLater(peer)
@@ -80,6 +81,8 @@ extension Engine {
                 finalPending -= 1
             case .error where peer.state == .finalJoin && m.error == .unavailable && plan.options.targets.count > 1:
                 rejoinLater(peer)
+            case .okJoin where peer.role == .host || peer.role == .player:
+                buzzSnapshot(peer, m)
             case .granted, .denied, .okUp, .okCancel, .error, .queued, .ranked, .okOther:
                 if peer.role == .presser {
                     presserReply(peer, m, raw, range)
@@ -323,6 +326,7 @@ extension Engine {
             sendJoin(peer)
         case .holding, .retryingUp: sendUp(peer)
         case .thinking: startCycle(peer)
+        case .retryingDown where peer.role == .host: if control.phase == .running { arm(peer, resetFirst: true) } else { peer.step = .idle }
         case .retryingDown: if control.phase == .running { sendDown(peer) } else { peer.step = .idle }
         case .idle, .awaitingDown, .awaitingUp, .queued: break
         }

@@ -42,7 +42,7 @@ extension Engine {
 
     /// The host ends the round (if any) and opens the next; in between the group is
     /// closed, and the host's own DOWN then must be denied.
-    private func arm(_ peer: Peer, resetFirst: Bool) {
+    func arm(_ peer: Peer, resetFirst: Bool) {
         peer.fence = 0  // events of the round seen so far
         if resetFirst {
             command(peer, "RESET")
@@ -101,11 +101,42 @@ extension Engine {
             // OK ARM, OK RESET; the final RESET's ends the host's part in the run.
             peer.pendingOKs -= 1
             if peer.step == .awaitingUp, peer.pendingOKs == 0 { peer.step = .idle }
+        case (.player, .error) where m.error == .unavailable && plan.options.targets.count > 1:
+            // Cluster mode: no leader could decide the DOWN (a failover under way); the
+            // round it was for is gone, and the player waits for the next ARMED.
+            recordReply(peer)
+            if measuring { stats.unavailable += 1 }
+            peer.step = .idle
+        case (.host, .error) where m.error == .unavailable && plan.options.targets.count > 1:
+            // Cluster mode: an ARM, RESET or the closed-round DOWN met no leader; the host
+            // opens the round again shortly (the last such answer's timer wins).
+            peer.pendingOKs = max(0, peer.pendingOKs - 1)
+            if measuring { stats.unavailable += 1 }
+            if control.phase == .running {
+                peer.step = .retryingDown
+                schedule(peer, afterNanos: UInt64(100 + peer.random.below(100)) * LoadClock.millisecond)
+            }
         case (.host, .granted), (.host, .ranked):
             stats.error("\(peer.name): a DOWN sent while the round was closed was accepted: \(Engine.text(raw, range))")
         default:
             stats.error("\(peer.name): \(Engine.text(raw, range))")
             if stats.errors > 1000 { return control.abort("more than 1000 error replies; first: \(stats.errorSamples.first ?? "")") }
+        }
+    }
+
+    /// Cluster mode: a snapshot the node sent unasked. A new term's rounds are closed (the
+    /// old leader's core is gone, and with it the round and its ranking): the players wait
+    /// for the next ARMED, the host opens the next round. A same-term resync changes nothing.
+    func buzzSnapshot(_ peer: Peer, _ m: WireMessage) {
+        guard m.term != peer.term else { return }
+        peer.term = m.term
+        switch peer.role {
+        case .player:
+            peer.step = .idle
+        case .host:
+            if control.phase == .running { arm(peer, resetFirst: true) }
+        case .presser, .observer, .member, .idler:
+            break
         }
     }
 }
