@@ -104,4 +104,62 @@ import ArbiterLoadKit
         #expect(parse(#"{"type":"closed","panel":"load","group":"quiz","seq":7}"#).group == 1)
         #expect(parse("DENIED load red reason=locked-out").reason == .lockedOut)
     }
+
+    /// Cluster mode: the head's hand-off GRANTED can go with its node's link, and the
+    /// leader then ends the grant `reason=disconnect`. Counted as a lost hand-off, not a
+    /// violation; a hand-off that ended any other way must have reached the waiter.
+    @Test func aHandOffLostWithItsNodesLinkIsCounted() {
+        func history(endedBy reason: String) -> [String] {
+            var lines = ["obs: WELCOME session=s1 name=c0 proto=1"]
+            lines += FairHistoryScript.snapshot(seq: 0, fence: 0)
+            lines += [
+                "p2: WELCOME session=s2 name=c2 proto=1", "p2: OK HELLO name=c2 session=s2 role=admin",
+                "p3: WELCOME session=s3 name=c3 proto=1", "p3: OK HELLO name=c3 session=s3 role=admin",
+                "p2: GRANTED load a fence=1",
+                "obs: PRESSED load a owner=c2 session=s2 fence=1 seq=1",
+                "obs: FIRED load a owner=c2 session=s2 fence=1 seq=2",
+                "p3: QUEUED load a position=1 owner=c2",
+                "obs: QUEUED load a name=c3 session=s3 position=1 seq=3",
+                "p2: OK UP load a",
+                "obs: RELEASED load a reason=up owner=c2 fence=1 seq=4",
+                "obs: PRESSED load a owner=c3 session=s3 fence=2 seq=5",
+                "obs: FIRED load a owner=c3 session=s3 fence=2 seq=6",
+                "obs: RELEASED load a reason=\(reason) owner=c3 fence=2 seq=7",
+            ]
+            return lines + FairHistoryScript.snapshot(seq: 7, fence: 2)
+        }
+        let lost = FairHistoryScript.check(history(endedBy: "disconnect"))
+        #expect(lost.violations.isEmpty, "\(lost.violations)")
+        #expect(lost.lostHandOffs == 1)
+        let unseen = FairHistoryScript.check(history(endedBy: "timeout"))
+        #expect(unseen.violations.contains { $0.rule == .grantMismatch }, "\(unseen.violations)")
+        #expect(unseen.lostHandOffs == 0)
+    }
+
+    /// Cluster mode: a hand-off that waits for the next block of fences comes after other
+    /// releases (here a buzzer winner's), with nothing decided in between: not a
+    /// violation. A decision in between (a JOINED) still is.
+    @Test func aHandOffDeferredForFencesMayFollowOtherReleases() {
+        func history(between: String) -> [String] {
+            var lines = ["obs: WELCOME session=s1 name=c0 proto=1"]
+            lines += FairHistoryScript.snapshot(seq: 0, fence: 0)
+            lines += [
+                "obs: ARMED load quiz seq=1",
+                "obs: PRESSED load red owner=c5 session=s5 fence=1 seq=2",
+                "obs: FIRED load red owner=c5 session=s5 fence=1 seq=3",
+                "obs: PRESSED load a owner=c2 session=s2 fence=2 seq=4",
+                "obs: FIRED load a owner=c2 session=s2 fence=2 seq=5",
+                "obs: QUEUED load b name=c3 session=s3 position=1 seq=6",
+                "obs: RELEASED load a reason=up owner=c2 fence=2 seq=7",
+                between,
+                "obs: PRESSED load b owner=c3 session=s3 fence=3 seq=9",
+                "obs: FIRED load b owner=c3 session=s3 fence=3 seq=10",
+                "obs: RELEASED load b reason=up owner=c3 fence=3 seq=11",
+            ]
+            return lines
+        }
+        let deferred = FairHistoryScript.check(history(between: "obs: RELEASED load red reason=up owner=c5 fence=1 seq=8"))
+        #expect(deferred.violations.isEmpty, "\(deferred.violations)")
+        #expect(FairHistoryScript.broken(history(between: "obs: JOINED load name=c9 session=s9 seq=8")) == [.queueOrder])
+    }
 }

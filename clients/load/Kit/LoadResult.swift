@@ -28,6 +28,7 @@ public struct LoadResult: Sendable {
     /// Grants whose GRANTED never came, each accounted for by an answer that said the
     /// command "may or may not have been done" (cluster mode, a leader dying mid-reply).
     public var undecidedGrants = 0
+    public var lostHandOffs = 0
     /// Cluster mode: JOINs again answered past a gap the member's node resynchronised.
     public var joinsPastAGap = 0
     /// The panel's total order by event kind, as the checker rebuilt it.

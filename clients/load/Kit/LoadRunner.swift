@@ -135,6 +135,7 @@ public enum LoadRunner {
                 result.eventsChecked += c.eventsChecked
                 result.eventsCompared += c.eventsCompared
                 result.undecidedGrants += c.undecidedGrants
+                result.lostHandOffs += c.lostHandOffs
                 result.joinsPastAGap += c.joinsPastAGap
                 for (i, n) in c.orderCounts.enumerated() { order[i] += n }
             }

@@ -19,6 +19,7 @@ extension SafetyChecker {
             return violate(.failover, "RELEASED reason=failover before the JOIN reply", [describe(stream, m)])
         }
         streams[stream].failedOver = true
+        if handOffs.remove(m.fence) != nil { handOffsEnded.insert(m.fence) }
         // The owner's own record of the grant stays: after a same-term resync the grant
         // goes on, and its STOPPED or RELEASED reason=up still follows the reply to the
         // owner's UP (nemesis seed 28 read them as out of order with the record gone). A
@@ -43,6 +44,7 @@ extension SafetyChecker {
 
     /// The model applied `m`, a RELEASED of its term.
     func noteReleased(_ m: WireMessage) {
+        if m.reason == .disconnect, handOffs.remove(m.fence) != nil { handOffsEnded.insert(m.fence) }
         releasedAt[m.fence] = m.seq
         guard releasedAt.count > 65_536 else { return }
         let oldest = oldestNeeded()
@@ -56,6 +58,7 @@ extension SafetyChecker {
         open = Array(repeating: [], count: buttons.groupNames.count)
         // A fair group's line and round belonged to the old leader's core.
         fair = Array(repeating: FairGroup(), count: buttons.groupNames.count)
+        fairDecisionSeq = -1
         failoverEnded = []
         releasedAt = [:]
         // Old-term replies whose events the failover cut off are not the new term's.

@@ -42,6 +42,17 @@ public final class SafetyChecker {
     var undecided: [Int64: Int] = [:]
     /// PRESSED events without a GRANTED that such an answer accounts for.
     public internal(set) var undecidedGrants = 0
+    /// queue: sessions waiting in a line (their QUEUED read, no GRANTED since), and the
+    /// fences of hand-offs to them whose GRANTED is not read yet. A hand-off whose grant
+    /// ended `reason=disconnect` or `failover` (the leader lost the waiter's node, or the
+    /// term ended) may never reach the waiter: its GRANTED went with the link. Each such is
+    /// counted (`lostHandOffs`) instead of reported, as an indeterminate answer is.
+    var waiting: Set<Int64> = []
+    /// The seq of the last event that is not a RELEASED, PRESSED or FIRED (`applyFair`).
+    var fairDecisionSeq: Int64 = -1
+    var handOffs: Set<Int64> = []
+    var handOffsEnded: Set<Int64> = []
+    public internal(set) var lostHandOffs = 0
     /// Cluster mode: JOINs again answered by a snapshot past events the member missed
     /// (its node resynchronised it meanwhile; `joined`).
     public internal(set) var joinsPastAGap = 0
@@ -137,17 +148,20 @@ public final class SafetyChecker {
             joined(stream, m)
         case .released where m.reason == .failover:
             failover(stream, m)
-        case .dequeued where m.seq < 0:
-            // A waiter's own word that the line went with its term: outside the chain, like
-            // the failover release; the new term's snapshot (a member's) starts it afresh.
-            break
         case .okLeave:
             streams[stream].joined = false
         case .error where m.mayHaveBeenDone:
             if streams[stream].session >= 0 { undecided[streams[stream].session, default: 0] += 1 }
         case .granted:
             if m.button >= 0 { streams[stream].own[m.button] = CheckedStream.OwnGrant(fence: m.fence) }
+            waiting.remove(streams[stream].session)
             granted(stream, m)
+        case .queued:
+            if streams[stream].session >= 0 { waiting.insert(streams[stream].session) }
+        case .dequeued where m.seq < 0:
+            // A waiter's own word that the line went with its term: outside the chain, like
+            // the failover release; the new term's snapshot (a member's) starts it afresh.
+            waiting.remove(streams[stream].session)
         case .okUp, .okCancel:
             guard m.button >= 0 else { return }
             if m.reason == .none {
@@ -291,6 +305,7 @@ public final class SafetyChecker {
             violate(.grantMismatch, "GRANTED fence=\(fence) but no member saw its PRESSED", [describe(Int(stream), m)])
         }
         for session in undecided.keys { settleUndecided(session) }
+        for fence in handOffsEnded.sorted() where unmatchedPresses.removeValue(forKey: fence) != nil { lostHandOffs += 1 }
         for (fence, (m, stream)) in unmatchedPresses.sorted(by: { $0.key < $1.key }) {
             violate(
                 .grantMismatch, "PRESSED fence=\(fence) for session s\(m.session), which never read a GRANTED for it",
@@ -302,6 +317,7 @@ public final class SafetyChecker {
     /// A GRANTED reply: matched against the PRESSED of its fence, whichever comes first.
     private func granted(_ stream: Int, _ m: WireMessage) {
         guard m.button >= 0, m.fence > 0 else { return }
+        if !handOffs.isEmpty { handOffs.remove(m.fence) }
         if let (pressed, witness) = unmatchedPresses.removeValue(forKey: m.fence) {
             return compareGrant(stream, m, pressed, witness)
         }
@@ -326,6 +342,10 @@ public final class SafetyChecker {
         }
         guard watchedSessions.contains(m.session) else { return }
         unmatchedPresses[m.fence] = (m, witness)
+        if waiting.contains(m.session) {
+            handOffs.insert(m.fence)
+            if handOffs.count > 100_000 { handOffs.removeAll() }
+        }
         // A press whose grant reply never comes is reported at the end; a long run
         // keeps only the recent ones.
         if unmatchedPresses.count > 100_000 { unmatchedPresses.removeAll() }
