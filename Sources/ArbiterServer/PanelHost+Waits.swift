@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
 import ArbiterWire
+import Dispatch
 
 /// Cluster mode: a session waiting in a queue group's line when the term that kept the
 /// line ends. The new leader starts with every line empty, so the waiter will never get
@@ -79,23 +80,40 @@ extension PanelHost {
     /// to the leader again (see above). Not while this node's lease is unsafe: a lapse
     /// sends them once it is safe again (`rejoinAfterLapse`). On `queue`.
     func rewait(at node: String, address: String?) {
-        guard let cluster, !clusterState.waitingPlaces.isEmpty, !cluster.mayNotRelay() else { return }
+        guard !clusterState.waitingPlaces.isEmpty else { return }
         for (session, places) in clusterState.waitingPlaces.sorted(by: { $0.key < $1.key }) {
-            for place in places {
-                let serial = nextSerial()
-                let frame = RelayMessage.command(
-                    RelayCommand(
-                        origin: cluster.node, session: UInt64(session.number), sessionName: place.name, key: place.key, panel: config.id,
-                        command: RelayPayload.command(
-                            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil,
-                            term: clusterState.leaderTerm ?? 0),
-                        arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial, lease: cluster.synchronisedLease))
-                guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
-                var entry = InFlight(format: place.format, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
-                entry.rewait = place.button
-                clusterState.inFlight[session, default: []].append(entry)
-                cluster.relayedOut.add(1, ordering: .relaxed)
-            }
+            for place in places { sendWait(session, place, to: node, address: address) }
+        }
+    }
+
+    private func sendWait(_ session: SessionID, _ place: WaitingPlace, to node: String, address: String?) {
+        guard let cluster, !cluster.mayNotRelay() else { return }
+        let serial = nextSerial()
+        let down = RelayPayload.command(
+            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: clusterState.leaderTerm ?? 0)
+        let frame = RelayMessage.command(
+            RelayCommand(
+                origin: cluster.node, session: UInt64(session.number), sessionName: place.name, key: place.key, panel: config.id, command: down,
+                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial, lease: cluster.synchronisedLease))
+        guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
+        var entry = InFlight(format: place.format, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
+        entry.rewait = place.button
+        clusterState.inFlight[session, default: []].append(entry)
+        cluster.relayedOut.add(1, ordering: .relaxed)
+    }
+
+    /// The leader could not take the DOWN now (`ERROR unavailable`: its next block of
+    /// fences is being reserved, it is not deciding yet): the session may well still be in
+    /// its line, so it is not told its place is lost; the DOWN goes again shortly, while
+    /// the leader stays the same. A new leader or a resync settles it otherwise.
+    private func retryWait(_ session: SessionID, button: Int) {
+        let leader = clusterState.leaderNode
+        let term = clusterState.leaderTerm
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(150)) { [weak self] in
+            guard let self, let leader, clusterState.leaderNode == leader, clusterState.leaderTerm == term, leader != cluster?.node,
+                let place = clusterState.waitingPlaces[session]?.first(where: { $0.button == button })
+            else { return }
+            sendWait(session, place, to: leader, address: clusterState.leaderAddress)
         }
     }
 
@@ -110,6 +128,7 @@ extension PanelHost {
             clusterState.waitingPlaces[session] = places
             return
         }
+        if RelayPayload.isUnavailable(reply.rendered) { return retryWait(session, button: button) }
         let place = places.remove(at: i)
         if RelayPayload.isGranted(reply.rendered) {
             let bytes = reply.rendered

@@ -230,6 +230,11 @@ enum RelayPayload {
         rendered.starts(with: "GRANTED ".utf8) || rendered.starts(with: #"{"type":"granted""#.utf8)
     }
 
+    /// Whether a rendered answer is an `ERROR unavailable`, in either form.
+    static func isUnavailable(_ rendered: ArraySlice<UInt8>) -> Bool {
+        rendered.starts(with: "ERROR unavailable".utf8) || rendered.starts(with: #"{"type":"error","code":"unavailable""#.utf8)
+    }
+
     // MARK: Events
 
     static func event(text: [UInt8], json: [UInt8]) -> [UInt8] {

@@ -126,4 +126,21 @@ import Testing
         }
         #expect(RelayPayload.queuedPlace(Array("OK UP f a\n".utf8)[...]) == nil)
     }
+
+    /// A follower tells a waiter's resent DOWN's answers apart in either form.
+    @Test func grantedAndUnavailableAnswersAreRecognisedInEitherForm() {
+        let names = PanelNames(Panels.fair)
+        for (format, id) in [(WireFormat.text, CommandID?.none), (.json, .string("x")), (.json, nil), (.text, .number("4"))] {
+            var granted: [UInt8] = []
+            MessageEncoder.encode(PanelReply.granted(button: 0, fence: 7), names: names, format: format, id: id, into: &granted)
+            var unavailable: [UInt8] = []
+            MessageEncoder.encode(PanelReply.error(.unavailable, "not now"), names: names, format: format, id: id, into: &unavailable)
+            var denied: [UInt8] = []
+            MessageEncoder.encode(PanelReply.denied(button: 0, reason: .queueFull), names: names, format: format, id: id, into: &denied)
+            #expect(RelayPayload.isGranted(granted[...]) && !RelayPayload.isUnavailable(granted[...]), "\(String(decoding: granted, as: UTF8.self))")
+            #expect(
+                RelayPayload.isUnavailable(unavailable[...]) && !RelayPayload.isGranted(unavailable[...]), "\(String(decoding: unavailable, as: UTF8.self))")
+            #expect(!RelayPayload.isGranted(denied[...]) && !RelayPayload.isUnavailable(denied[...]))
+        }
+    }
 }
