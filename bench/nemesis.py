@@ -226,7 +226,7 @@ def main():
                     n.start()
         code, result, output = run.join(args.seconds + 200)
         summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "lines_lost", "hand_offs",
-                                                      "errors", "safety")}
+                                                      "denials", "errors", "error_samples", "safety")}
         troubles = [f["trouble"] for f in faults if "trouble" in f]
         times = sorted(api["answers"])
         api_summary = {"answers": len(times), "failed": api["failed"], "two_pressed_in_a_group": api["bad"][:10],
