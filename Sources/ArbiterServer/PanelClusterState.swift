@@ -167,4 +167,7 @@ struct WaitingPlace: Equatable {
     var key: String?
     /// The form its answers take (its QUEUED answer's).
     var format: WireFormat
+    /// The serial of the DOWN last sent again for this place (`PanelHost.rewait`): only
+    /// that DOWN's answer settles it, not a late one meant for an earlier place.
+    var resent: UInt64 = 0
 }

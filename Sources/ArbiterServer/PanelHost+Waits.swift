@@ -96,6 +96,10 @@ extension PanelHost {
                 origin: cluster.node, session: UInt64(session.number), sessionName: place.name, key: place.key, panel: config.id, command: down,
                 arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial, lease: cluster.synchronisedLease))
         guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
+        if var places = clusterState.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
+            places[i].resent = serial
+            clusterState.waitingPlaces[session] = places
+        }
         var entry = InFlight(format: place.format, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
         entry.rewait = place.button
         clusterState.inFlight[session, default: []].append(entry)
@@ -121,8 +125,14 @@ extension PanelHost {
     /// named; GRANTED: it holds the group, and is told as a hand-off is; anything else
     /// (ERROR unavailable, a DENIED): its place is lost, and it is told so. Nothing when
     /// it stopped waiting meanwhile (its hand-off came, or it left the line). On `queue`.
-    func settleRewait(_ session: SessionID, button: Int, reply: RelayPayload.Reply, on connection: Connection, flush: inout FlushList) {
-        guard var places = clusterState.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button }) else { return }
+    func settleRewait(
+        _ session: SessionID, button: Int, serial: UInt64, reply: RelayPayload.Reply, on connection: Connection, flush: inout FlushList
+    ) {
+        // A late answer: the session's hand-off came meanwhile, and it may wait again
+        // since, in a place this answer knows nothing of (nemesis seed 62: a GRANTED of the
+        // earlier wait, forwarded for the new one, reached a session already past it).
+        guard var places = clusterState.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button && $0.resent == serial })
+        else { return }
         if reply.kind == .queued {
             if let (_, position) = RelayPayload.queuedPlace(reply.rendered) { places[i].position = position }
             clusterState.waitingPlaces[session] = places
