@@ -123,6 +123,9 @@ struct InFlight {
     /// A waiter's DOWN this node sent again after a resynchronisation (`PanelHost.rewait`):
     /// the button it waits for; -1 for any other command. Nobody waits for its answer.
     var rewait = -1
+    /// A CANCEL this node sent for a hand-off nobody waited for (`PanelHost.
+    /// handOffExpected`): its answer is nobody's.
+    var cleanup = false
 
     /// The session's own JOIN waiting again, from when the session sent it (or `now`).
     func parked(now: Int64) -> ParkedJoin {

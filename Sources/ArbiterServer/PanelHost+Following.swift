@@ -383,6 +383,7 @@ extension PanelHost {
                     return
                 }
             }
+            if answered?.cleanup == true { return finishVisit() }
             if let entry = answered, entry.rewait >= 0 {
                 // A waiter's DOWN this node sent again: nobody asked, so only what changes
                 // for the waiter reaches it.
@@ -419,8 +420,12 @@ extension PanelHost {
                 noteQueued(session, rendered: reply.rendered, format: answered?.format ?? .text)
             case .notice:
                 // A hand-off's GRANTED, or (empty) word that the session left the line.
+                if reply.rendered.isEmpty {
+                    forgetWaits(of: session)
+                    return finishVisit()
+                }
+                guard handOffExpected(session, reply.rendered) else { return finishVisit() }
                 forgetWaits(of: session)
-                if reply.rendered.isEmpty { return }
             case .plain:
                 break
             }
@@ -505,7 +510,7 @@ extension PanelHost {
         let message = "its answer from panel \(config.id)'s leader was lost on the way; it may or may not have been done; try again in a second or two"
         for earlier in lost {
             // A waiter's DOWN sent again: its place stays as known; the next resync sends it again.
-            if earlier.rewait >= 0 { continue }
+            if earlier.rewait >= 0 || earlier.cleanup { continue }
             if earlier.rejoin {
                 retryRejoin(session, attempt: earlier.attempt)
                 continue
@@ -538,7 +543,7 @@ extension PanelHost {
             for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
                 clusterState.parkedJoins[session] = entry.parked(now: now)
             }
-            let waiting = pending.filter { !$0.rejoin && $0.rewait < 0 && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
+            let waiting = pending.filter { !$0.rejoin && $0.rewait < 0 && !$0.cleanup && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
             guard !waiting.isEmpty,
                 let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] })
             else { continue }

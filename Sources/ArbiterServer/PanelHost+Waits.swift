@@ -180,4 +180,32 @@ extension PanelHost {
             sendReply(RelayPayload.reply(.notice, rendered: []), to: waiter)
         }
     }
+
+    /// Follower: whether a hand-off's GRANTED is for a place this node knows the session
+    /// waits in. One that is not (the session was told its place was lost, and a DOWN sent
+    /// again before a leader change was queued by the new leader, or its QUEUED answer was
+    /// lost and it was told its DOWN may or may not have been done) would reach a session
+    /// that expects nothing, and the group would stay its own with nobody to let it go
+    /// (nemesis seed 62, queue: "c6 after DOWN: GRANTED busy q1 fence=24004"). Such a grant
+    /// is not passed on but let go at once, with a CANCEL of its fence. On `queue`.
+    func handOffExpected(_ session: SessionID, _ rendered: ArraySlice<UInt8>) -> Bool {
+        guard let (id, fence) = RelayPayload.grantedButtonAndFence(rendered), let button = buttonIndex[id] else { return true }
+        if clusterState.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
+        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node else { return false }
+        let identity = clusterState.waitNames[session]
+        let serial = nextSerial()
+        let cancel = RelayPayload.command(
+            .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: clusterState.leaderTerm ?? 0)
+        let frame = RelayMessage.command(
+            RelayCommand(
+                origin: cluster.node, session: UInt64(session.number), sessionName: identity?.name ?? "guest", key: identity?.key,
+                panel: config.id, command: cancel, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
+                lease: cluster.synchronisedLease))
+        guard cluster.send(frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: cluster.outputEpoch) else { return false }
+        var entry = InFlight(format: .text, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
+        entry.cleanup = true
+        clusterState.inFlight[session, default: []].append(entry)
+        cluster.log.info("a hand-off nobody waited for was let go", ["panel": config.id, "session": "\(session)", "button": id, "fence": "\(fence)"])
+        return false
+    }
 }

@@ -230,6 +230,22 @@ enum RelayPayload {
         rendered.starts(with: "GRANTED ".utf8) || rendered.starts(with: #"{"type":"granted""#.utf8)
     }
 
+    /// The button and fence a rendered `GRANTED` names, in either form.
+    static func grantedButtonAndFence(_ rendered: ArraySlice<UInt8>) -> (button: String, fence: UInt64)? {
+        if rendered.first == UInt8(ascii: "{") {
+            let text = String(decoding: rendered, as: UTF8.self)
+            guard text.hasPrefix(#"{"type":"granted""#), let b = text.range(of: "\"button\":\""),
+                let end = text[b.upperBound...].firstIndex(of: "\""), let f = text.range(of: "\"fence\":")
+            else { return nil }
+            guard let fence = UInt64(text[f.upperBound...].prefix { $0.isNumber }) else { return nil }
+            return (String(text[b.upperBound..<end]), fence)
+        }
+        let line = rendered.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
+        let tokens = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+        guard tokens.count >= 4, tokens[0] == "GRANTED", let fence = value("fence", tokens).flatMap({ UInt64($0) }) else { return nil }
+        return (tokens[2], fence)
+    }
+
     /// Whether a rendered answer is an `ERROR unavailable`, in either form.
     static func isUnavailable(_ rendered: ArraySlice<UInt8>) -> Bool {
         rendered.starts(with: "ERROR unavailable".utf8) || rendered.starts(with: #"{"type":"error","code":"unavailable""#.utf8)

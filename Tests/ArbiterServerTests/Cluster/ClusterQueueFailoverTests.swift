@@ -126,4 +126,27 @@ struct ClusterQueueFailoverTests {
         alice.send("DOWN f a")
         #expect(try alice.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
     }
+
+    /// A hand-off for a place its node does not know the session waits in (the session was
+    /// told it lost it: here the place is forgotten by hand) is not passed on, and the
+    /// grant is let go at once instead of staying the session's with nobody to release it.
+    @Test func aHandOffNobodyWaitsForIsLetGo() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
+        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
+        let (alice, _) = try nodes.member(leader, name: "alice", panel: "f")
+        let bob = try nodes.client(follower, name: "bob")
+        alice.send("DOWN f a")
+        _ = try alice.expect("GRANTED f a")
+        bob.send("DOWN f a")
+        _ = try bob.expect("QUEUED f a")
+        let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["f"])
+        host.queue.sync { host.clusterState.waitingPlaces = [:] }
+        alice.send("UP f a")
+        let pressed = try alice.expect("PRESSED f a owner=bob")
+        let fence = try #require(field("fence", of: pressed))
+        #expect(try alice.expect("RELEASED f a") == "RELEASED f a reason=cancel owner=bob fence=\(fence) seq=8")
+        #expect(!bob.drain(for: 0.3).contains { $0.hasPrefix("GRANTED") })
+        alice.send("DOWN f a")
+        #expect(try alice.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
+    }
 }

@@ -56,6 +56,11 @@ struct ClusterRestartTests {
         func reply(_ text: String, run: UInt64) -> RelayMessage {
             .reply(panel: "demo", term: term, session: number, line: RelayPayload.reply(.notice, rendered: Array("\(text)\n".utf8)), incarnation: run)
         }
+        // carol waits for b2, as after a QUEUED answer: a hand-off for a place nobody
+        // waits in is let go instead of written (`PanelHost.handOffExpected`).
+        host.queue.sync {
+            host.clusterState.waitingPlaces[SessionID(Int(number))] = [WaitingPlace(button: 1, position: 1, name: "carol", format: .text)]
+        }
         // A queue's hand-off the leader sent to the dead run, then one for this run.
         context.receive(reply("GRANTED demo b1 fence=7", run: context.setup.incarnation &+ 1), from: leader)
         context.receive(reply("GRANTED demo b2 fence=8", run: context.setup.incarnation), from: leader)

@@ -138,6 +138,9 @@ import Testing
             var denied: [UInt8] = []
             MessageEncoder.encode(PanelReply.denied(button: 0, reason: .queueFull), names: names, format: format, id: id, into: &denied)
             #expect(RelayPayload.isGranted(granted[...]) && !RelayPayload.isUnavailable(granted[...]), "\(String(decoding: granted, as: UTF8.self))")
+            let named = RelayPayload.grantedButtonAndFence(granted[...])
+            #expect(named?.button == "a" && named?.fence == 7, "\(String(decoding: granted, as: UTF8.self))")
+            #expect(RelayPayload.grantedButtonAndFence(unavailable[...]) == nil)
             #expect(
                 RelayPayload.isUnavailable(unavailable[...]) && !RelayPayload.isGranted(unavailable[...]), "\(String(decoding: unavailable, as: UTF8.self))")
             #expect(!RelayPayload.isGranted(denied[...]) && !RelayPayload.isUnavailable(denied[...]))
