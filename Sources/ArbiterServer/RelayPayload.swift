@@ -210,19 +210,8 @@ enum RelayPayload {
     /// `QUEUED <p> <b> position=<n> owner=<o>`; JSON: `"button":"<b>"`, `"position":<n>`),
     /// for the follower that must tell the waiter when the line is gone.
     static func queuedPlace(_ rendered: ArraySlice<UInt8>) -> (button: String, position: Int)? {
-        if rendered.first == UInt8(ascii: "{") {
-            let text = String(decoding: rendered, as: UTF8.self)
-            guard let b = text.range(of: "\"button\":\""), let end = text[b.upperBound...].firstIndex(of: "\""),
-                let p = text.range(of: "\"position\":")
-            else { return nil }
-            let digits = text[p.upperBound...].prefix { $0.isNumber }
-            guard let position = Int(digits) else { return nil }
-            return (String(text[b.upperBound..<end]), position)
-        }
-        let line = rendered.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
-        let tokens = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
-        guard tokens.count >= 4, tokens[0] == "QUEUED", let position = value("position", tokens).flatMap({ Int($0) }) else { return nil }
-        return (tokens[2], position)
+        guard let (button, position) = buttonAnd("position", of: rendered, verb: "QUEUED", type: "queued") else { return nil }
+        return (button, Int(clamping: position))
     }
 
     /// Whether a rendered answer is a `GRANTED`, in either form.
@@ -232,18 +221,24 @@ enum RelayPayload {
 
     /// The button and fence a rendered `GRANTED` names, in either form.
     static func grantedButtonAndFence(_ rendered: ArraySlice<UInt8>) -> (button: String, fence: UInt64)? {
+        guard let (button, fence) = buttonAnd("fence", of: rendered, verb: "GRANTED", type: "granted") else { return nil }
+        return (button, fence)
+    }
+
+    /// The button and one number field of a rendered answer `verb` (JSON: `type`).
+    private static func buttonAnd(_ key: String, of rendered: ArraySlice<UInt8>, verb: String, type: String) -> (String, UInt64)? {
         if rendered.first == UInt8(ascii: "{") {
             let text = String(decoding: rendered, as: UTF8.self)
-            guard text.hasPrefix(#"{"type":"granted""#), let b = text.range(of: "\"button\":\""),
-                let end = text[b.upperBound...].firstIndex(of: "\""), let f = text.range(of: "\"fence\":")
+            guard text.hasPrefix("{\"type\":\"\(type)\""), let b = text.range(of: "\"button\":\""),
+                let end = text[b.upperBound...].firstIndex(of: "\""), let n = text.range(of: "\"\(key)\":"),
+                let number = UInt64(text[n.upperBound...].prefix { $0.isNumber })
             else { return nil }
-            guard let fence = UInt64(text[f.upperBound...].prefix { $0.isNumber }) else { return nil }
-            return (String(text[b.upperBound..<end]), fence)
+            return (String(text[b.upperBound..<end]), number)
         }
         let line = rendered.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
         let tokens = line.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
-        guard tokens.count >= 4, tokens[0] == "GRANTED", let fence = value("fence", tokens).flatMap({ UInt64($0) }) else { return nil }
-        return (tokens[2], fence)
+        guard tokens.count >= 4, tokens[0] == verb, let number = value(key, tokens).flatMap({ UInt64($0) }) else { return nil }
+        return (tokens[2], number)
     }
 
     /// Whether a rendered answer is an `ERROR unavailable`, in either form.

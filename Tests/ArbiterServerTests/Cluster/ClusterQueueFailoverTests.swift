@@ -44,14 +44,8 @@ struct ClusterQueueFailoverTests {
     /// A waiter that left the line before the failover (its UP) is not told of a place it
     /// no longer had: the leader tells its node, with an empty notice, when it leaves.
     @Test func aWaiterThatLeftTheLineIsNotToldAgain() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
-        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
-        let alice = try nodes.client(follower, name: "alice")
-        let bob = try nodes.client(follower, name: "bob")
-        alice.send("DOWN f a")
-        _ = try alice.expect("GRANTED f a")
-        bob.send("DOWN f a")
-        _ = try bob.expect("QUEUED f a")
+        let setup = try aliceHoldsBobWaits(aliceOnFollower: true)
+        let (nodes, leader, follower, bob) = (setup.nodes, setup.leader, setup.follower, setup.bob)
         bob.send("UP f a")
         #expect(try bob.expect("OK UP") == "OK UP f a")
         nodes.crash(leader)
@@ -83,14 +77,8 @@ struct ClusterQueueFailoverTests {
     /// on. Its node sends its DOWN again after the drop: it is back in line, and gets the
     /// hand-off. Found with `bench/nemesis.py --workload queue` (node cut-offs).
     @Test func aWaiterTakenOutOfTheLineAtALinkDropIsPutBack() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
-        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
-        let (alice, _) = try nodes.member(leader, name: "alice", panel: "f")
-        let bob = try nodes.client(follower, name: "bob")
-        alice.send("DOWN f a")
-        _ = try alice.expect("GRANTED f a")
-        bob.send("DOWN f a")
-        _ = try bob.expect("QUEUED f a")
+        let setup = try aliceHoldsBobWaits(aliceJoins: true)
+        let (nodes, follower, alice, bob) = (setup.nodes, setup.follower, setup.alice, setup.bob)
         _ = try alice.expect("QUEUED f a name=bob")
         nodes.hub.flap(follower)
         #expect(try alice.expect("DEQUEUED f a name=bob").hasSuffix("reason=disconnect seq=5"))
@@ -105,14 +93,8 @@ struct ClusterQueueFailoverTests {
     /// which it reads as the hand-off; before, it waited while the group stayed its own,
     /// and nobody could press it.
     @Test func aHandOffLostOnTheWayReachesTheWaiterAfterTheResync() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
-        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
-        let alice = try nodes.client(leader, name: "alice")
-        let bob = try nodes.client(follower, name: "bob")
-        alice.send("DOWN f a")
-        _ = try alice.expect("GRANTED f a")
-        bob.send("DOWN f a")
-        _ = try bob.expect("QUEUED f a")
+        let setup = try aliceHoldsBobWaits()
+        let (nodes, leader, follower, alice, bob) = (setup.nodes, setup.leader, setup.follower, setup.alice, setup.bob)
         nodes.hub.swallow(framesTo: follower)
         alice.send("UP f a")
         _ = try alice.expect("OK UP f a")
@@ -131,14 +113,8 @@ struct ClusterQueueFailoverTests {
     /// told it lost it: here the place is forgotten by hand) is not passed on, and the
     /// grant is let go at once instead of staying the session's with nobody to release it.
     @Test func aHandOffNobodyWaitsForIsLetGo() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
-        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
-        let (alice, _) = try nodes.member(leader, name: "alice", panel: "f")
-        let bob = try nodes.client(follower, name: "bob")
-        alice.send("DOWN f a")
-        _ = try alice.expect("GRANTED f a")
-        bob.send("DOWN f a")
-        _ = try bob.expect("QUEUED f a")
+        let setup = try aliceHoldsBobWaits(aliceJoins: true)
+        let (nodes, follower, alice, bob) = (setup.nodes, setup.follower, setup.alice, setup.bob)
         let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["f"])
         host.queue.sync { host.clusterState.waitingPlaces = [:] }
         alice.send("UP f a")
@@ -148,5 +124,28 @@ struct ClusterQueueFailoverTests {
         #expect(!bob.drain(for: 0.3).contains { $0.hasPrefix("GRANTED") })
         alice.send("DOWN f a")
         #expect(try alice.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
+    }
+
+    /// Two nodes: alice holds f a (on the leader's node unless `aliceOnFollower`; a member
+    /// of f when `aliceJoins`), and bob, on the other node, waits in line for it.
+    private func aliceHoldsBobWaits(aliceOnFollower: Bool = false, aliceJoins: Bool = false) throws -> Setup {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
+        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
+        let node = aliceOnFollower ? follower : leader
+        let alice = aliceJoins ? try nodes.member(node, name: "alice", panel: "f").0 : try nodes.client(node, name: "alice")
+        let bob = try nodes.client(follower, name: "bob")
+        alice.send("DOWN f a")
+        _ = try alice.expect("GRANTED f a")
+        bob.send("DOWN f a")
+        _ = try bob.expect("QUEUED f a")
+        return Setup(nodes: nodes, leader: leader, follower: follower, alice: alice, bob: bob)
+    }
+
+    private struct Setup {
+        let nodes: ClusterTestNodes
+        let leader: String
+        let follower: String
+        let alice: LineClient
+        let bob: LineClient
     }
 }
