@@ -424,7 +424,7 @@ extension PanelHost {
                     forgetWaits(of: session)
                     return finishVisit()
                 }
-                guard handOffExpected(session, reply.rendered) else { return finishVisit() }
+                guard handOffExpected(session, reply.rendered, from: node) else { return finishVisit() }
                 forgetWaits(of: session)
             case .plain:
                 break

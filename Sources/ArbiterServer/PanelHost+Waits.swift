@@ -188,10 +188,11 @@ extension PanelHost {
     /// that expects nothing, and the group would stay its own with nobody to let it go
     /// (nemesis seed 62, queue: "c6 after DOWN: GRANTED busy q1 fence=24004"). Such a grant
     /// is not passed on but let go at once, with a CANCEL of its fence. On `queue`.
-    func handOffExpected(_ session: SessionID, _ rendered: ArraySlice<UInt8>) -> Bool {
+    /// `leader`: the node that sent it. A grant that cannot be let go is passed on after all.
+    func handOffExpected(_ session: SessionID, _ rendered: ArraySlice<UInt8>, from leader: String) -> Bool {
         guard let (id, fence) = RelayPayload.grantedButtonAndFence(rendered), let button = buttonIndex[id] else { return true }
         if clusterState.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
-        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node else { return false }
+        guard let cluster, leader != cluster.node else { return true }
         let identity = clusterState.waitNames[session]
         let serial = nextSerial()
         let cancel = RelayPayload.command(
@@ -201,7 +202,8 @@ extension PanelHost {
                 origin: cluster.node, session: UInt64(session.number), sessionName: identity?.name ?? "guest", key: identity?.key,
                 panel: config.id, command: cancel, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
                 lease: cluster.synchronisedLease))
-        guard cluster.send(frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: cluster.outputEpoch) else { return false }
+        let address = clusterState.leaderNode == leader ? clusterState.leaderAddress : nil
+        guard cluster.send(frame, toNode: leader, address: address, leaseEpoch: cluster.outputEpoch) else { return true }
         var entry = InFlight(format: .text, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
         entry.cleanup = true
         clusterState.inFlight[session, default: []].append(entry)
