@@ -432,10 +432,16 @@ extension PanelHost {
             let bytes = reply.rendered
             flush.answer(answered?.slot, to: connection) { out, _ in out.append(contentsOf: bytes) }
         case .event(_, _, let seq, let line):
-            guard let (text, json) = RelayPayload.splitEvent(line) else { return }
+            guard var (text, json) = RelayPayload.splitEvent(line) else { return }
             if seq == 0 {
                 // The old leader's failover notice: its releases are the ones owed, and
-                // the lines it kept are gone.
+                // the lines it kept are gone. It releases every grant its core held, but
+                // the members here are told only of those they knew of: a grant decided
+                // just before the leader paused may never have reached this node (its
+                // frame dropped as made under a lease that lapsed; nemesis seed 65).
+                let known = Set(clusterState.knownGrants.values.map(\.fence))
+                text = RelayPayload.keepingFailoverReleases(of: known, in: text)
+                json = RelayPayload.keepingFailoverReleases(of: known, in: json)
                 clusterState.knownGrants = [:]
                 clusterState.nextEventSeq = nil
                 endWaits(flush: &flush)

@@ -255,6 +255,33 @@ enum RelayPayload {
         return out
     }
 
+    /// A failover notice's lines (text or JSON) with its `RELEASED ... reason=failover`
+    /// lines kept only for the fences in `known`; every other line as it is.
+    static func keepingFailoverReleases(of known: Set<UInt64>, in lines: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var out: [UInt8] = []
+        out.reserveCapacity(lines.count)
+        var removed = false
+        for line in lines.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            if line.starts(with: "RELEASED ".utf8) || line.starts(with: #"{"type":"released""#.utf8),
+                let fence = number(after: line.first == UInt8(ascii: "{") ? #""fence":"# : " fence=", in: line), !known.contains(fence)
+            {
+                removed = true
+                continue
+            }
+            out.append(contentsOf: line)
+            out.append(UInt8(ascii: "\n"))
+        }
+        // Every line the encoder writes ends with a newline, as each kept one still does.
+        return removed ? out[...] : lines
+    }
+
+    /// The digits after `key` in `line`, as a number.
+    private static func number(after key: String, in line: ArraySlice<UInt8>) -> UInt64? {
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: key) else { return nil }
+        return UInt64(text[range.upperBound...].prefix { $0.isNumber })
+    }
+
     static func splitEvent(_ line: [UInt8]) -> (text: ArraySlice<UInt8>, json: ArraySlice<UInt8>)? {
         guard let cut = line.firstIndex(of: nul) else { return nil }
         return (line[..<cut], line[(cut + 1)...])

@@ -146,4 +146,25 @@ import Testing
             #expect(!RelayPayload.isGranted(denied[...]) && !RelayPayload.isUnavailable(denied[...]))
         }
     }
+
+    /// A follower passes on the old leader's failover releases only for grants it knew of
+    /// (nemesis seed 65), in both forms, with every other line as it was.
+    @Test func aFailoverNoticeKeepsOnlyTheReleasesOfKnownGrants() {
+        let panel = Panels.fair
+        let names = PanelNames(panel)
+        for format in [WireFormat.text, .json] {
+            var notice: [UInt8] = []
+            MessageEncoder.encodeFailoverRelease(panel: panel, button: 0, owner: "alice", fence: 7, format: format, into: &notice)
+            MessageEncoder.encodeFailoverRelease(panel: panel, button: 1, owner: "bob", fence: 9, format: format, into: &notice)
+            var snapshot: [UInt8] = []
+            MessageEncoder.encode(PanelReply.error(.unavailable, "stand-in for the snapshot"), names: names, format: format, id: nil, into: &snapshot)
+            notice += snapshot
+            var onlySeven: [UInt8] = []
+            MessageEncoder.encodeFailoverRelease(panel: panel, button: 0, owner: "alice", fence: 7, format: format, into: &onlySeven)
+            onlySeven += snapshot
+            #expect(Array(RelayPayload.keepingFailoverReleases(of: [7, 8], in: notice[...])) == onlySeven, "\(format)")
+            #expect(Array(RelayPayload.keepingFailoverReleases(of: [7, 9], in: notice[...])) == notice, "\(format)")
+            #expect(Array(RelayPayload.keepingFailoverReleases(of: [], in: notice[...])) == snapshot, "\(format)")
+        }
+    }
 }
