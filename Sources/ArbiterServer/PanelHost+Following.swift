@@ -327,7 +327,7 @@ extension PanelHost {
 
     /// A local session's command for the leader, with the next serial, which its reply
     /// will name (`claim`).
-    private func commandFrame(_ cluster: ClusterContext, session: SessionID, name: String, key: String?, command: [UInt8]) -> (RelayMessage, UInt64) {
+    func commandFrame(_ cluster: ClusterContext, session: SessionID, name: String, key: String?, command: [UInt8]) -> (RelayMessage, UInt64) {
         let serial = nextSerial()
         let frame = RelayMessage.command(
             RelayCommand(
@@ -337,7 +337,7 @@ extension PanelHost {
         return (frame, serial)
     }
 
-    func nextSerial() -> UInt64 {
+    private func nextSerial() -> UInt64 {
         clusterState.lastSerial += 1
         return clusterState.lastSerial
     }

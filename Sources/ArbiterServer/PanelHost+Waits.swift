@@ -22,10 +22,9 @@ import Dispatch
 /// the group if it is free), and one that holds the group is answered its grant again.
 /// The waiter hears only of a grant (as a hand-off's GRANTED) or of its place lost.
 extension PanelHost {
-    /// Follower: the name and key a local session presses a fair group's button under,
-    /// kept for its DEQUEUED line and its DOWN sent again. Only for panels with fair
-    /// groups: the tap press path pays nothing.
-    /// An UP or CANCEL leaves the line (or releases the grant) in the session's mind at
+    /// Follower: a DOWN keeps the name and key a local session presses a fair group's
+    /// button under, for its DEQUEUED line and its DOWN sent again. Only for panels with
+    /// fair groups: the tap press path pays nothing. An UP or CANCEL leaves the line (or releases the grant) in the session's mind at
     /// once: its DOWN is never sent again, even if the release is lost on the way (a
     /// `GRANTED` after a lifted finger would hold the group for a session that let go).
     func notePress(_ verb: Verb, button: Int, _ connection: Connection) {
@@ -69,10 +68,15 @@ extension PanelHost {
 
     private func tellPlaceLost(_ session: SessionID, _ place: WaitingPlace, flush: inout FlushList) {
         guard let connection = waiters[session] ?? sessions.withLock({ $0[session] }) else { return }
+        writePlaceLost(button: place.button, name: place.name, session: session, position: place.position, to: connection, flush: &flush)
+    }
+
+    /// `DEQUEUED ... reason=failover` to one connection, in its form.
+    private func writePlaceLost(button: Int, name: String, session: SessionID, position: Int, to connection: Connection, flush: inout FlushList) {
         let panel = config
         flush.append(to: connection) { out, format in
             MessageEncoder.encodeFailoverDequeue(
-                panel: panel, button: place.button, name: place.name, session: session, position: place.position, format: format, into: &out)
+                panel: panel, button: button, name: name, session: session, position: position, format: format, into: &out)
         }
     }
 
@@ -88,13 +92,9 @@ extension PanelHost {
 
     private func sendWait(_ session: SessionID, _ place: WaitingPlace, to node: String, address: String?) {
         guard let cluster, !cluster.mayNotRelay() else { return }
-        let serial = nextSerial()
         let down = RelayPayload.command(
             .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: clusterState.leaderTerm ?? 0)
-        let frame = RelayMessage.command(
-            RelayCommand(
-                origin: cluster.node, session: UInt64(session.number), sessionName: place.name, key: place.key, panel: config.id, command: down,
-                arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial, lease: cluster.synchronisedLease))
+        let (frame, serial) = commandFrame(cluster, session: session, name: place.name, key: place.key, command: down)
         guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
         if var places = clusterState.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
             places[i].resent = serial
@@ -155,15 +155,11 @@ extension PanelHost {
     /// the term end). `groups`: the ending core's, from its last snapshot. On `queue`.
     func endLocalWaits(_ groups: [GroupSnapshot], flush: inout FlushList) {
         guard core.hasFairGroups, !waiters.isEmpty else { return }
-        let panel = config
         for group in groups {
             for waiting in group.waiting {
                 guard let connection = waiters[waiting.session] else { continue }
-                flush.append(to: connection) { out, format in
-                    MessageEncoder.encodeFailoverDequeue(
-                        panel: panel, button: waiting.button, name: waiting.name, session: waiting.session, position: waiting.position,
-                        format: format, into: &out)
-                }
+                writePlaceLost(
+                    button: waiting.button, name: waiting.name, session: waiting.session, position: waiting.position, to: connection, flush: &flush)
             }
         }
         waiters = [:]
@@ -194,14 +190,9 @@ extension PanelHost {
         if clusterState.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
         guard let cluster, leader != cluster.node else { return true }
         let identity = clusterState.waitNames[session]
-        let serial = nextSerial()
         let cancel = RelayPayload.command(
             .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: clusterState.leaderTerm ?? 0)
-        let frame = RelayMessage.command(
-            RelayCommand(
-                origin: cluster.node, session: UInt64(session.number), sessionName: identity?.name ?? "guest", key: identity?.key,
-                panel: config.id, command: cancel, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
-                lease: cluster.synchronisedLease))
+        let (frame, serial) = commandFrame(cluster, session: session, name: identity?.name ?? "guest", key: identity?.key, command: cancel)
         let address = clusterState.leaderNode == leader ? clusterState.leaderAddress : nil
         guard cluster.send(frame, toNode: leader, address: address, leaseEpoch: cluster.outputEpoch) else { return true }
         var entry = InFlight(format: .text, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
