@@ -327,6 +327,8 @@ extension Engine {
         case .holding, .retryingUp: sendUp(peer)
         case .thinking: startCycle(peer)
         case .retryingDown where peer.role == .host: if control.phase == .running { arm(peer, resetFirst: true) } else { peer.step = .idle }
+        case .retryingDown where peer.role == .player: pressAgain(peer)
+        case .awaitingDown where peer.role == .host: roundStalled(peer)
         case .retryingDown: if control.phase == .running { sendDown(peer) } else { peer.step = .idle }
         case .idle, .awaitingDown, .awaitingUp, .queued: break
         }

@@ -51,6 +51,48 @@ extension Engine {
         }
         peer.step = .awaitingDown
         command(peer, "ARM \(buzzerGroup)")
+        peer.roundMovedAt = now
+        schedule(peer, afterNanos: Engine.roundPatience)
+    }
+
+    /// How long an open round may go without a press before the host gives it up; a
+    /// round of 30 players ends within about 100 ms.
+    static let roundPatience = 2 * LoadClock.second
+
+    /// The host's timer in an open round. Across nodes a press can go with a fault (its
+    /// player's node paused through the round and rejoined after the ARMED, a DOWN
+    /// refused `unavailable` twice, a DOWN that met the RESET of a round given up): the
+    /// round would wait for it for ever, so after `roundPatience` without a press the host
+    /// closes it and opens the next (`abandoned_rounds`). On one node every press is
+    /// answered, and a round given up is an error.
+    func roundStalled(_ peer: Peer) {
+        guard control.phase == .running else { return }
+        let quiet = now &- peer.roundMovedAt
+        if quiet < Engine.roundPatience { return schedule(peer, afterNanos: Engine.roundPatience - quiet) }
+        if plan.options.targets.count > 1 {
+            if measuring { stats.abandonedRounds += 1 }
+        } else {
+            stats.error("\(peer.name): a round had \(peer.fence) of \(plan.options.connectionCount) presses and no more for 2 s; opened again")
+        }
+        arm(peer, resetFirst: true)
+    }
+
+    /// A player's one press of the open round (on ARMED, or again after `unavailable`).
+    private func pressInRound(_ peer: Peer, again: Bool) {
+        if !again {
+            let buttons = plan.panels[peer.panel].pressButtons
+            peer.button = buttons[peer.random.below(buttons.count)]
+        }
+        peer.step = .awaitingDown
+        peer.sentAt = LoadClock.now()
+        command(peer, "DOWN \(buttonID(peer, peer.button))")
+    }
+
+    /// A player's timer: its DOWN met no leader able to decide, and the round it was for
+    /// may still be open (no CLOSED, ARMED or new term since): it presses again.
+    func pressAgain(_ peer: Peer) {
+        guard control.phase == .running else { peer.step = .idle; return }
+        pressInRound(peer, again: true)
     }
 
     func drainHost(_ peer: Peer) {
@@ -62,18 +104,22 @@ extension Engine {
     func fairEvent(_ peer: Peer, _ m: WireMessage) {
         switch (peer.role, m.kind) {
         case (.player, .armed):
-            guard control.phase == .running, peer.step == .idle else { return }
-            let buttons = plan.panels[peer.panel].pressButtons
-            peer.button = buttons[peer.random.below(buttons.count)]
-            peer.step = .awaitingDown
-            peer.sentAt = LoadClock.now()
-            command(peer, "DOWN \(buttonID(peer, peer.button))")
+            guard control.phase == .running, peer.step == .idle || peer.step == .retryingDown else { return }
+            peer.timerGeneration &+= 1
+            pressInRound(peer, again: false)
+        case (.player, .closed):
+            // The round a press was to be sent again for is over.
+            if peer.step == .retryingDown {
+                peer.timerGeneration &+= 1
+                peer.step = .idle
+            }
         case (.player, .pressed), (.player, .buzzed):
             // press -> the player's own PRESSED or BUZZED, fanned out to every member.
             if m.session == peer.session, measuring, now >= peer.sentAt { stats.event.record(now - peer.sentAt) }
         case (.host, .pressed), (.host, .buzzed):
             guard m.button >= 0, plan.panels[peer.panel].pressButtons.contains(m.button) else { return }
             peer.fence += 1
+            peer.roundMovedAt = now
             if m.kind == .buzzed, measuring { stats.ranked += 1 }
             guard peer.fence == Int64(plan.options.connectionCount) else { return }
             if measuring { stats.rounds += 1 }
@@ -102,10 +148,22 @@ extension Engine {
             peer.pendingOKs -= 1
             if peer.step == .awaitingUp, peer.pendingOKs == 0 { peer.step = .idle }
         case (.player, .error) where m.error == .unavailable && plan.options.targets.count > 1:
-            // Cluster mode: no leader could decide the DOWN (a failover under way); the
-            // round it was for is gone, and the player waits for the next ARMED.
+            // Cluster mode: no leader could decide the DOWN. After a failover the round
+            // is gone (the new term's snapshot says so, and the player then waits for the
+            // next ARMED); a lapse of this node's lease leaves it open: pressed again.
             recordReply(peer)
             if measuring { stats.unavailable += 1 }
+            if control.phase == .running {
+                peer.step = .retryingDown
+                schedule(peer, afterNanos: UInt64(100 + peer.random.below(100)) * LoadClock.millisecond)
+            } else {
+                peer.step = .idle
+            }
+        case (.player, .denied) where (m.reason == .early || m.reason == .lockedOut) && plan.options.targets.count > 1:
+            // Cluster mode: a DOWN sent again, or relayed across a failover, found its
+            // round closed (the host gave it up, or the new term's rounds start closed).
+            recordReply(peer)
+            if measuring { stats.earlyDenied += 1 }
             peer.step = .idle
         case (.host, .error) where m.error == .unavailable && plan.options.targets.count > 1:
             // Cluster mode: an ARM, RESET or the closed-round DOWN met no leader; the host
@@ -132,6 +190,7 @@ extension Engine {
         peer.term = m.term
         switch peer.role {
         case .player:
+            peer.timerGeneration &+= 1
             peer.step = .idle
         case .host:
             if control.phase == .running { arm(peer, resetFirst: true) }

@@ -49,7 +49,7 @@ public enum LoadReport {
             }
             if o.workload == .buzz {
                 out.append(
-                    "  rounds/s      \(count(Double(r.stats.rounds) / max(r.measuredSeconds, 1e-9)))   rounds \(r.stats.rounds)   ranked \(count(Double(r.stats.ranked)))   early DOWNs denied \(r.stats.earlyDenied)"
+                    "  rounds/s      \(count(Double(r.stats.rounds) / max(r.measuredSeconds, 1e-9)))   rounds \(r.stats.rounds)   ranked \(count(Double(r.stats.ranked)))   early DOWNs denied \(r.stats.earlyDenied)\(r.stats.abandonedRounds > 0 ? "   rounds abandoned \(r.stats.abandonedRounds)" : "")"
                 )
             }
             if r.stats.reconnects > 0 {
@@ -146,7 +146,7 @@ public enum LoadReport {
             ("denials", "\(r.stats.denials)"), ("errors", "\(r.stats.errors)"), ("late_ups", "\(r.stats.lateUps)"), ("rate_limited", "\(r.stats.rateLimited)"),
             ("unavailable", "\(r.stats.unavailable)"), ("failover_ups", "\(r.stats.failoverUps)"), ("lines_lost", "\(r.stats.linesLost)"),
             ("queued", "\(r.stats.queued)"), ("hand_offs", "\(r.stats.handOffs)"), ("rounds", "\(r.stats.rounds)"),
-            ("ranked", "\(r.stats.ranked)"), ("early_denied", "\(r.stats.earlyDenied)"),
+            ("ranked", "\(r.stats.ranked)"), ("early_denied", "\(r.stats.earlyDenied)"), ("abandoned_rounds", "\(r.stats.abandonedRounds)"),
             ("reconnects", "\(r.stats.reconnects)"),
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]

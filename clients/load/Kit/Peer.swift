@@ -54,6 +54,8 @@ final class Peer {
     var random: SplitMix64
     /// buzz host: commands sent whose OK is not read yet.
     var pendingOKs = 0
+    /// buzz host: when the open round last moved (its ARM, or a press event of it).
+    var roundMovedAt: UInt64 = 0
     /// buzz, `--hosts`: the term of the last snapshot read (`OK JOIN ... term=`).
     var term: Int64 = -1
     /// Redis: this connection's lock owner value, as a RESP bulk string.

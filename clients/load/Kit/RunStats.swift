@@ -34,6 +34,10 @@ public struct RunStats: Sendable {
     public var rounds = 0
     public var ranked = 0
     public var earlyDenied = 0
+    /// buzz, `--hosts`: rounds the host closed and opened again after `Engine.roundPatience`
+    /// without a press: a player's press, or its event, went with a fault (a node paused
+    /// through the round, a DOWN refused `unavailable` twice). One node: an error.
+    public var abandonedRounds = 0
     /// `--hosts`: connections that lost their node and connected to another.
     public var reconnects = 0
     /// A few error lines, for the report.
@@ -65,6 +69,7 @@ public struct RunStats: Sendable {
         rounds += o.rounds
         ranked += o.ranked
         earlyDenied += o.earlyDenied
+        abandonedRounds += o.abandonedRounds
         reconnects += o.reconnects
         errorSamples += o.errorSamples.prefix(max(0, 5 - errorSamples.count))
     }

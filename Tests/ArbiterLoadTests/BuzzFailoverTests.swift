@@ -1,0 +1,42 @@
+import ArbiterLoadKit
+import Testing
+
+/// `arbiter-load buzz --hosts` when faults take presses away (issue 11): a round must not
+/// wait for ever for a press that will not come, and a DOWN refused with nothing done is
+/// pressed again while its round is open. Against `FakeBuzzerNode`, whose events skip lines
+/// on purpose, so the checker is off.
+@Suite struct BuzzFailoverTests {
+    /// A player that never saw its round's ARMED (its node paused through it) never
+    /// presses in it. Before, the host waited for it for the rest of the run: 0 rounds.
+    @Test func aRoundMissingAPressIsGivenUpAndTheNextOpens() throws {
+        let node = try FakeBuzzerNode(skippedArmeds: 1)
+        defer { node.stop() }
+        let o = try LoadOptions.parse([
+            "buzz", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
+            "--observers", "0", "--duration", "4", "--warmup", "0", "--no-check",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        #expect(run.stats.abandonedRounds == 1, "\(LoadReport.text(run))")
+        #expect(run.stats.rounds > 0, "no round completed after the one given up")
+    }
+
+    /// A player's DOWN answered `ERROR unavailable` with nothing done (its node's lease
+    /// lapsed, the leader still deciding): its round stays open, so it presses again.
+    /// Before, it waited for the next ARMED, and its round never completed.
+    @Test func aDownRefusedUnavailableIsPressedAgainInItsRound() throws {
+        let node = try FakeBuzzerNode(unavailableDowns: 3)
+        defer { node.stop() }
+        let o = try LoadOptions.parse([
+            "buzz", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
+            "--observers", "0", "--duration", "1.5", "--warmup", "0", "--no-check",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        #expect(run.stats.unavailable == 3)
+        #expect(run.stats.abandonedRounds == 0, "\(LoadReport.text(run))")
+        #expect(run.stats.rounds > 0)
+    }
+}

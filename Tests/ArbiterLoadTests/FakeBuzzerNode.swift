@@ -1,0 +1,168 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A line server with one buzzer group (`zg`: `z1`, `z2`) that answers like a cluster node
+/// whose rounds meet faults: the first `unavailableDowns` DOWNs of players in an open round
+/// get `ERROR unavailable` with nothing done (the player's node lapsed), and in the first
+/// `skippedArmeds` rounds one member is not sent the `ARMED` (its node paused through it).
+/// Otherwise a well-behaved panel `load`: ARM opens a round, the first DOWN wins, later ones
+/// are ranked, RESET closes it, a DOWN while closed is `DENIED reason=early` (no lockout).
+/// Events carry no consistent `seq` across skipped lines, so runs against it check nothing.
+/// One thread per connection, blocking reads.
+final class FakeBuzzerNode: Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let state = Mutex(State())
+
+    struct State {
+        var seq = 0
+        var fence = 0
+        var sessions = 0
+        var members: [(session: Int, fd: Int32)] = []
+        var clients: [Int32] = []
+        var armed = false
+        var winner: (session: Int, button: String, fence: Int)?
+        var ranked: [Int] = []
+        var unavailableLeft = 0
+        var skippedLeft = 0
+    }
+
+    struct SetupError: Error {}
+
+    init(unavailableDowns: Int = 0, skippedArmeds: Int = 0) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SetupError() }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        guard bound == 0, listen(fd, 64) == 0 else { throw SetupError() }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        listener = fd
+        port = UInt16(bigEndian: addr.sin_port)
+        state.withLock {
+            $0.unavailableLeft = unavailableDowns
+            $0.skippedLeft = skippedArmeds
+        }
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    private func acceptLoop() {
+        // Bounded by stop(), which shuts the listener down.
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            let session = state.withLock {
+                $0.clients.append(client)
+                $0.sessions += 1
+                return $0.sessions
+            }
+            Thread { [self] in serve(client, session: session) }.start()
+        }
+    }
+
+    private func serve(_ fd: Int32, session: Int) {
+        put(fd, "WELCOME session=s\(session) name=guest-\(session) proto=1\n")
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var name = "guest"
+        // Bounded by the peer: it ends when the connection closes.
+        while true {
+            let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard got > 0 else { return }
+            buffer += chunk[..<got]
+            while let newline = buffer.firstIndex(of: 0x0A) {
+                let words = String(decoding: buffer[..<newline], as: UTF8.self).split(separator: " ").map(String.init)
+                buffer.removeFirst(newline + 1)
+                if words.first == "HELLO", words.count > 1 { name = words[1] }
+                // Under the lock, so replies and events leave in one order on every connection.
+                state.withLock { s in answer(words, session: session, name: name, fd: fd, &s) }
+            }
+        }
+    }
+
+    private func answer(_ words: [String], session: Int, name: String, fd: Int32, _ s: inout State) {
+        func broadcast(_ event: String, skipping: Int? = nil) {
+            s.seq += 1
+            for m in s.members where m.session != skipping { put(m.fd, "\(event) seq=\(s.seq)\n") }
+        }
+        switch words.first ?? "" {
+        case "HELLO":
+            put(fd, "OK HELLO name=\(name) session=s\(session) role=admin\n")
+        case "JOIN":
+            var text = ""
+            for b in ["z1", "z2"] {
+                let owner = s.winner?.button == b ? s.winner : nil
+                text += "BUTTON load \(b) kind=tap group=zg policy=buzzer state=\(owner == nil ? "idle" : "pressed") owner=- progress=0.000 owner_session=-\n"
+            }
+            text += "ROUND load zg state=\(s.armed ? (s.winner == nil ? "armed" : "won") : "closed")\n"
+            put(fd, text + "OK JOIN load members=\(s.members.count + 1) fence=\(s.fence) seq=\(s.seq)\n")
+            s.members.append((session, fd))
+        case "ARM":
+            put(fd, "OK ARM load zg\n")
+            if let w = s.winner { broadcast("RELEASED load \(w.button) reason=reset owner=x fence=\(w.fence)") }
+            s.winner = nil
+            s.ranked = []
+            s.armed = true
+            // The member skipped: the last to join but the host, so a player.
+            var skipped: Int?
+            if s.skippedLeft > 0, let last = s.members.last(where: { $0.session != session }) {
+                s.skippedLeft -= 1
+                skipped = last.session
+            }
+            broadcast("ARMED load zg", skipping: skipped)
+        case "RESET":
+            if let w = s.winner { broadcast("RELEASED load \(w.button) reason=reset owner=x fence=\(w.fence)") }
+            s.winner = nil
+            s.ranked = []
+            if s.armed { broadcast("CLOSED load zg") }
+            s.armed = false
+            put(fd, "OK RESET load\n")
+        case "DOWN" where words.count >= 3:
+            let button = words[2]
+            guard s.armed else { return put(fd, "DENIED load \(button) reason=early\n") }
+            if s.unavailableLeft > 0 {
+                s.unavailableLeft -= 1
+                return put(fd, "ERROR unavailable \(FakeFailoverNode.lapsed)\n")
+            }
+            if s.winner == nil {
+                s.fence += 1
+                s.winner = (session, button, s.fence)
+                s.ranked = [session]
+                put(fd, "GRANTED load \(button) fence=\(s.fence)\n")
+                broadcast("PRESSED load \(button) owner=\(name) session=s\(session) fence=\(s.fence)")
+                return
+            }
+            if !s.ranked.contains(session) { s.ranked.append(session) }
+            let rank = (s.ranked.firstIndex(of: session) ?? 0) + 1
+            put(fd, "RANKED load \(button) rank=\(rank) after_us=\(rank * 10)\n")
+            broadcast("BUZZED load \(button) name=\(name) session=s\(session) rank=\(rank) after_us=\(rank * 10)")
+        case "UP" where words.count >= 3:
+            if let w = s.winner, w.session == session, w.button == words[2] {
+                s.winner = nil
+                broadcast("RELEASED load \(w.button) reason=up owner=\(name) fence=\(w.fence)")
+            }
+            put(fd, "OK UP load \(words[2])\n")
+        case "QUIT":
+            put(fd, "OK QUIT\n")
+        default:
+            put(fd, "ERROR unknown-command \(words.first ?? "")\n")
+        }
+    }
+
+    /// MSG_NOSIGNAL: a member that has gone must not raise SIGPIPE in the test process.
+    private func put(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func stop() {
+        let clients = state.withLock { $0.clients }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for c in clients { shutdown(c, Int32(SHUT_RDWR)) }
+    }
+}
