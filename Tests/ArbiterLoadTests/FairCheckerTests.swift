@@ -103,6 +103,29 @@ import ArbiterLoadKit
         #expect(parse("ARMED load quiz seq=1").group == 1)
         #expect(parse(#"{"type":"closed","panel":"load","group":"quiz","seq":7}"#).group == 1)
         #expect(parse("DENIED load red reason=locked-out").reason == .lockedOut)
+        let round = parse("ROUND load quiz state=won")
+        #expect(round.kind == .roundState && round.group == 1 && round.round == .won)
+        #expect(round == parse(#"{"type":"round","panel":"load","group":"quiz","state":"won"}"#))
+        let rank = parse("RANK load blue name=c3 session=s3 rank=2 after_us=120")
+        #expect(rank.kind == .rankState && rank.button == 3 && rank.session == 3 && rank.rank == 2 && rank.afterUs == 120)
+        #expect(rank == parse(#"{"type":"rank","panel":"load","button":"blue","name":"c3","session":"s3","rank":2,"after_us":120}"#))
+        #expect(parse("WAITING load a name=c4 session=s4 position=1").kind == .groupState)
+    }
+
+    /// A member whose snapshot came in the middle of a round (it joined, or its node
+    /// resynchronised it, after the ARMED): the round goes on from the snapshot's ROUND
+    /// and RANK lines. Before, the model started with the round closed, and its next
+    /// BUZZED was reported (nemesis buzz seed 70: "BUZZED while the round is closed").
+    @Test func aSnapshotInTheMiddleOfARoundCarriesItsRanks() {
+        let checker = FairHistoryScript.check(FairHistoryScript.buzzJoinedMidRound)
+        #expect(checker.violations.isEmpty, "\(checker.violations)")
+        // The ranks it carries are still held to: the next must be 3, by a session not yet ranked.
+        #expect(FairHistoryScript.broken(FairHistoryScript.buzzJoinedMidRound.replacing("rank=3 after_us=150", with: "rank=4 after_us=150")) == [.buzzerRank])
+        #expect(
+            FairHistoryScript.broken(FairHistoryScript.buzzJoinedMidRound.replacing("name=c4 session=s4 rank=3", with: "name=c3 session=s3 rank=3")) == [
+                .buzzerRank
+            ])
+        #expect(FairHistoryScript.broken(FairHistoryScript.buzzJoinedMidRound.replacing("state=won", with: "state=closed")) == [.buzzerRound])
     }
 
     /// Cluster mode: the head's hand-off GRANTED can go with its node's link, and the

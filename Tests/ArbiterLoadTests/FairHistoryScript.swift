@@ -70,6 +70,24 @@ struct FairHistoryScript {
         return lines + snapshot(seq: 12, fence: 2)
     }()
 
+    /// The observer joins in the middle of a round: s2 has won, s3 is ranked; s4 is
+    /// ranked after the snapshot; a RESET closes the round.
+    static let buzzJoinedMidRound: [String] = [
+        "obs: WELCOME session=s1 name=c0 proto=1",
+        "obs: BUTTON load a kind=tap group=q policy=queue state=idle owner=- progress=0.000",
+        "obs: BUTTON load b kind=tap group=q policy=queue state=idle owner=- progress=0.000",
+        "obs: BUTTON load red kind=tap group=quiz policy=buzzer state=pressed owner=c2 progress=0.000 owner_session=s2",
+        "obs: BUTTON load blue kind=tap group=quiz policy=buzzer state=idle owner=- progress=0.000",
+        "obs: ROUND load quiz state=won",
+        "obs: RANK load red name=c2 session=s2 rank=1 after_us=0",
+        "obs: RANK load blue name=c3 session=s3 rank=2 after_us=120",
+        "obs: OK JOIN load members=4 fence=1 seq=4",
+        "p4: RANKED load red rank=3 after_us=150",
+        "obs: BUZZED load red name=c4 session=s4 rank=3 after_us=150 seq=5",
+        "obs: RELEASED load red reason=reset owner=c2 fence=1 seq=6",
+        "obs: CLOSED load quiz seq=7",
+    ]
+
     static func check(_ lines: [String]) -> SafetyChecker { HistoryScript.check(lines, buttons: buttons) }
 
     static func broken(_ lines: [String]) -> Set<SafetyRule> {

@@ -26,6 +26,9 @@ struct CheckedStream {
     /// JOINs this connection sent whose snapshot has not come yet (`joinSent`).
     var joinsAwaited = 0
     var snapshotPressed: [Int32] = []
+    /// The snapshot's buzzer rounds (ROUND) and their ranks (RANK), in its order.
+    var snapshotRounds: [(group: Int32, state: RoundState)] = []
+    var snapshotRanks: [(button: Int32, session: Int64, rank: Int32, afterUs: Int64)] = []
 
     init(name: String) {
         self.name = name

@@ -71,8 +71,8 @@ public enum JSONMessageParser {
             m.mayHaveBeenDone = ByteText.contains(bytes, object, WireMessage.mayHaveBeenDoneText)
         }
         if m.kind == .queued, m.seq >= 0 { m.kind = .queuedEvent }
-        // Only ARMED and CLOSED name a group in place of a button (BUTTON's is a field).
-        if m.kind == .armed || m.kind == .closed, let group, let table = buttons { m.group = table.groupIndex(bytes, group) }
+        // Only ARMED, CLOSED and ROUND name a group in place of a button (BUTTON's is a field).
+        if m.kind == .armed || m.kind == .closed || m.kind == .roundState, let group, let table = buttons { m.group = table.groupIndex(bytes, group) }
         return m
     }
 
@@ -124,7 +124,8 @@ public enum JSONMessageParser {
         case UInt8(ascii: "l") where ByteText.equals(bytes, type, "left"): return .left
         case UInt8(ascii: "q") where ByteText.equals(bytes, type, "queued"): return .queued
         case UInt8(ascii: "w") where ByteText.equals(bytes, type, "waiting"): return .groupState
-        case UInt8(ascii: "r") where ByteText.equals(bytes, type, "round"), UInt8(ascii: "r") where ByteText.equals(bytes, type, "rank"): return .groupState
+        case UInt8(ascii: "r") where ByteText.equals(bytes, type, "round"): return .roundState
+        case UInt8(ascii: "r") where ByteText.equals(bytes, type, "rank"): return .rankState
         case UInt8(ascii: "r") where ByteText.equals(bytes, type, "ranked"): return .ranked
         case UInt8(ascii: "d") where ByteText.equals(bytes, type, "dequeued"): return .dequeued
         case UInt8(ascii: "a") where ByteText.equals(bytes, type, "armed"): return .armed

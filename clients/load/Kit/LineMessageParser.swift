@@ -36,9 +36,13 @@ public enum LineMessageParser {
                 break
             }
             if eq < 0 {
-                // Positional: the panel, then the button (ARMED and CLOSED: the group).
+                // Positional: the panel, then the button (ARMED, CLOSED and ROUND: the group).
                 if positionalBase == 1, let table = buttons {
-                    if m.kind == .armed || m.kind == .closed { m.group = table.groupIndex(bytes, token) } else { m.button = table.index(bytes, token) }
+                    if m.kind == .armed || m.kind == .closed || m.kind == .roundState {
+                        m.group = table.groupIndex(bytes, token)
+                    } else {
+                        m.button = table.index(bytes, token)
+                    }
                 }
                 positionalBase += 1
                 continue
@@ -86,6 +90,7 @@ public enum LineMessageParser {
             m.session = ByteText.session(bytes, value)
         case UInt8(ascii: "s") where ByteText.equals(bytes, key, "state"):
             m.state = state(bytes, value)
+            if m.state == .unknown { m.round = round(bytes, value) }
         case UInt8(ascii: "o") where ByteText.equals(bytes, key, "owner"):
             m.owner = ByteText.equals(bytes, value, "-") ? -1 : ByteText.nameCode(bytes, value)
         case UInt8(ascii: "n") where ByteText.equals(bytes, key, "name"):
@@ -121,6 +126,13 @@ public enum LineMessageParser {
         return .unknown
     }
 
+    static func round(_ bytes: UnsafeBufferPointer<UInt8>, _ value: Range<Int>) -> RoundState {
+        if ByteText.equals(bytes, value, "closed") { return .closed }
+        if ByteText.equals(bytes, value, "armed") { return .armed }
+        if ByteText.equals(bytes, value, "won") { return .won }
+        return .unknown
+    }
+
     static func verbKind(_ bytes: UnsafeBufferPointer<UInt8>, _ verb: Range<Int>) -> MessageKind {
         switch bytes[verb.lowerBound] {
         case UInt8(ascii: "P") where ByteText.equals(bytes, verb, "PRESSED"): .pressed
@@ -141,8 +153,8 @@ public enum LineMessageParser {
         case UInt8(ascii: "L") where ByteText.equals(bytes, verb, "LEFT"): .left
         case UInt8(ascii: "Q") where ByteText.equals(bytes, verb, "QUEUED"): .queued
         case UInt8(ascii: "W") where ByteText.equals(bytes, verb, "WAITING"): .groupState
-        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "ROUND"): .groupState
-        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "RANK"): .groupState
+        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "ROUND"): .roundState
+        case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "RANK"): .rankState
         case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "RANKED"): .ranked
         case UInt8(ascii: "D") where ByteText.equals(bytes, verb, "DEQUEUED"): .dequeued
         case UInt8(ascii: "A") where ByteText.equals(bytes, verb, "ARMED"): .armed

@@ -6,8 +6,9 @@ public enum MessageKind: UInt8, Sendable, Equatable {
     case granted, denied, button, error, pong, help, panelInfo, record
     /// Replies of fair groups: a place in a queue's line, a place in a buzzer round.
     case queued, ranked
-    /// Snapshot lines of fair groups (WAITING, ROUND, RANK): read past.
-    case groupState
+    /// Snapshot lines of fair groups: WAITING (read past), ROUND and RANK (a buzzer
+    /// round's state and its ranks, which the checker's model starts from).
+    case groupState, roundState, rankState
     case pressed, fired, progress, midway, tapped, started, stopped, cancelled, released, joined, left
     /// Events of fair groups; `queuedEvent` is QUEUED with a `seq` (the reply has none).
     case queuedEvent, dequeued, armed, buzzed, closed
@@ -49,7 +50,9 @@ public enum MessageKind: UInt8, Sendable, Equatable {
         case .left: "LEFT"
         case .queued, .queuedEvent: "QUEUED"
         case .ranked: "RANKED"
-        case .groupState: "ROUND"
+        case .groupState: "WAITING"
+        case .roundState: "ROUND"
+        case .rankState: "RANK"
         case .dequeued: "DEQUEUED"
         case .armed: "ARMED"
         case .buzzed: "BUZZED"

@@ -101,6 +101,28 @@ extension SafetyChecker {
         }
     }
 
+    /// The model starts from a snapshot taken in the middle of a round (a member that
+    /// joined, or its node resynchronised it, after the ARMED): the round goes on from
+    /// its ROUND and RANK lines. Before, it started closed, and the round's next BUZZED
+    /// was reported as one "while the round is closed" (nemesis buzz seed 70).
+    func startRounds(_ rounds: [(group: Int32, state: RoundState)], _ ranks: [(button: Int32, session: Int64, rank: Int32, afterUs: Int64)]) {
+        for (group, state) in rounds where Int(group) < fair.count {
+            let g = Int(group)
+            fair[g].round = state == .armed ? .armed : state == .won ? .won : .closed
+            fair[g].lastRank = 0
+            fair[g].lastAfter = 0
+            fair[g].ranked = []
+        }
+        for rank in ranks where Int(rank.button) < buttons.count {
+            let g = buttons.groups[Int(rank.button)]
+            fair[g].ranked.insert(rank.session)
+            if rank.rank > fair[g].lastRank {
+                fair[g].lastRank = rank.rank
+                fair[g].lastAfter = rank.afterUs
+            }
+        }
+    }
+
     /// Cluster mode: a hand-off waits when the leader's block of fences is used up, until
     /// the next block is reserved in etcd; then every waiting hand-off goes, group by group
     /// (nemesis seed 63: fences 424001 and 424002, 0.3 s after the releases at 424000).

@@ -144,6 +144,10 @@ public final class SafetyChecker {
         case .button:
             if m.state != .idle { streams[stream].snapshotBusy += 1 }
             if m.state == .pressed, m.button >= 0 { streams[stream].snapshotPressed.append(m.button) }
+        case .roundState:
+            if m.group >= 0 { streams[stream].snapshotRounds.append((m.group, m.round)) }
+        case .rankState:
+            if m.button >= 0 { streams[stream].snapshotRanks.append((m.button, m.session, m.rank, m.afterUs)) }
         case .okJoin:
             joined(stream, m)
         case .released where m.reason == .failover:
@@ -225,12 +229,16 @@ public final class SafetyChecker {
         if !modelStarted {
             modelTerm = term
             startModel(at: m.seq, fence: m.fence, pressed: s.snapshotPressed)
+            startRounds(s.snapshotRounds, s.snapshotRanks)
         } else if term > modelTerm {
             startTerm(term, at: m.seq, fence: m.fence, pressed: s.snapshotPressed)
+            startRounds(s.snapshotRounds, s.snapshotRanks)
         }
         if s.snapshotBusy == 0, term == modelTerm, m.seq > idleSnapshotSeq { idleSnapshotSeq = m.seq }
         s.snapshotBusy = 0
         s.snapshotPressed = []
+        s.snapshotRounds = []
+        s.snapshotRanks = []
         streams[stream] = s
     }
 

@@ -24,6 +24,8 @@ public struct WireMessage: Sendable, Equatable {
     public var term: Int64 = -1
     /// BUTTON `state=`.
     public var state: ButtonState = .unknown
+    /// ROUND `state=`.
+    public var round: RoundState = .unknown
     /// ERROR's code.
     public var error: WireErrorCode = .none
     /// An `ERROR unavailable` that says its command "may or may not have been done": a
@@ -33,7 +35,7 @@ public struct WireMessage: Sendable, Equatable {
     public var position: Int32 = -1
     public var rank: Int32 = -1
     public var afterUs: Int64 = -1
-    /// ARMED/CLOSED: the group's index in the `ButtonTable`; -1 when absent or unknown.
+    /// ARMED/CLOSED/ROUND: the group's index in the `ButtonTable`; -1 when absent or unknown.
     public var group: Int32 = -1
 
     public init() {}
