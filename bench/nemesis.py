@@ -26,7 +26,7 @@ in WORKDIR/obs<n>.txt, for reading a violation's surroundings; the faults and th
 times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>-<run>.log (each
 line prefixed with the same monotonic clock).
 
-    python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds|queue]
+    python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds|queue|buzz]
                                     [--workdir DIR] [--faults kill,pause,pause-edge,...]
 
 Exit status: arbiter-load's (0: the checker found nothing). Needs etcd and etcdctl.
@@ -54,8 +54,11 @@ PANEL = {"id": "busy", "title": "Busy", "buttons":
          + [{"id": f"t{i}", "kind": "talk", "group": f"tg{i % 2}"} for i in range(1, 5)]
          # After every other tap, so contend's first TAPS taps stay b1..b16: `--workload
          # queue` contends for these, two lines of two buttons each.
-         + [{"id": f"q{i}", "kind": "tap", "group": f"ql{i % 2}", "timeout_ms": 0} for i in range(1, 5)],
-         "groups": {"ql0": {"policy": "queue", "max_queue": 64}, "ql1": {"policy": "queue", "max_queue": 64}}}
+         + [{"id": f"q{i}", "kind": "tap", "group": f"ql{i % 2}", "timeout_ms": 0} for i in range(1, 5)]
+         # `--workload buzz`: rounds of one buzzer group (a host ARMs, every player presses).
+         + [{"id": f"z{i}", "kind": "tap", "group": "zg", "timeout_ms": 0} for i in range(1, 5)],
+         "groups": {"ql0": {"policy": "queue", "max_queue": 64}, "ql1": {"policy": "queue", "max_queue": 64},
+                    "zg": {"policy": "buzzer"}}}
 FAULTS = ["kill", "pause", "pause-long", "etcd1", "etcd2", "cut-nodes", "cut-etcd"]
 # Not in the default mix (a new kind there would change every seed's schedule): a pause
 # across the lease's edges (TTL 3 s: the safe window ends at 2.5 s, etcd expires the
@@ -172,7 +175,7 @@ def main():
     parser.add_argument("bindir", type=Path)
     parser.add_argument("--seconds", type=int, default=240)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workload", choices=["contend", "holds", "queue"], default="contend")
+    parser.add_argument("--workload", choices=["contend", "holds", "queue", "buzz"], default="contend")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--faults", default=",".join(FAULTS),
                         help="comma-separated fault kinds to draw from (default: every kind but " + ", ".join(EXTRA_FAULTS) + ")")
@@ -202,7 +205,7 @@ def main():
         prober.start()
         load = [args.workload, "--hosts", cluster.hosts(), "--panel", "busy", "--connections", "30",
                 "--observers", "3", "--duration", str(args.seconds)]
-        load += {"contend": ["--buttons", str(TAPS)], "holds": ["--max-hold-ms", "400"], "queue": []}[args.workload]
+        load += {"contend": ["--buttons", str(TAPS)], "holds": ["--max-hold-ms", "400"], "queue": [], "buzz": []}[args.workload]
         run = cl.BackgroundLoad(args.bindir / "arbiter-load", load, timeout=args.seconds + 180)
         started = time.monotonic()
         # Bounded by the clock: one fault per turn, none in the last 12 s.
@@ -226,7 +229,7 @@ def main():
                     n.start()
         code, result, output = run.join(args.seconds + 200)
         summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "lines_lost", "hand_offs",
-                                                      "denials", "errors", "error_samples", "safety")}
+                                                      "rounds", "ranked", "early_denied", "abandoned_rounds", "denials", "errors", "error_samples", "safety")}
         troubles = [f["trouble"] for f in faults if "trouble" in f]
         times = sorted(api["answers"])
         api_summary = {"answers": len(times), "failed": api["failed"], "two_pressed_in_a_group": api["bad"][:10],
