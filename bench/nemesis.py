@@ -27,7 +27,7 @@ times go to WORKDIR/faults.txt, the nodes' logs to WORKDIR/node-<name>-<run>.log
 line prefixed with the same monotonic clock).
 
     python3 bench/nemesis.py BINDIR [--seconds 240] [--seed 1] [--workload contend|holds|queue|buzz]
-                                    [--workdir DIR] [--faults kill,pause,pause-edge,...]
+                                    [--ws-fraction F] [--workdir DIR] [--faults kill,pause,pause-edge,...]
 
 Exit status: arbiter-load's (0: the checker found nothing). Needs etcd and etcdctl.
 """
@@ -176,6 +176,8 @@ def main():
     parser.add_argument("--seconds", type=int, default=240)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workload", choices=["contend", "holds", "queue", "buzz"], default="contend")
+    parser.add_argument("--ws-fraction", type=float, default=0.0,
+                        help="share of arbiter-load's connections that are WebSocket peers (JSON), 0 to 1")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--faults", default=",".join(FAULTS),
                         help="comma-separated fault kinds to draw from (default: every kind but " + ", ".join(EXTRA_FAULTS) + ")")
@@ -204,7 +206,7 @@ def main():
         prober = threading.Thread(target=probe, args=(cluster.nodes, stop, api), daemon=True)
         prober.start()
         load = [args.workload, "--hosts", cluster.hosts(), "--panel", "busy", "--connections", "30",
-                "--observers", "3", "--duration", str(args.seconds)]
+                "--observers", "3", "--duration", str(args.seconds), "--ws-fraction", str(args.ws_fraction)]
         load += {"contend": ["--buttons", str(TAPS)], "holds": ["--max-hold-ms", "400"], "queue": [], "buzz": []}[args.workload]
         run = cl.BackgroundLoad(args.bindir / "arbiter-load", load, timeout=args.seconds + 180)
         started = time.monotonic()
@@ -229,7 +231,7 @@ def main():
                     n.start()
         code, result, output = run.join(args.seconds + 200)
         summary = {k: (result or {}).get(k) for k in ("cycles_per_s", "reconnects", "unavailable", "failover_ups", "lines_lost", "hand_offs",
-                                                      "rounds", "ranked", "early_denied", "abandoned_rounds", "denials", "errors", "error_samples", "safety")}
+                                                      "rounds", "ranked", "early_denied", "abandoned_rounds", "abandon_samples", "denials", "errors", "error_samples", "safety")}
         troubles = [f["trouble"] for f in faults if "trouble" in f]
         times = sorted(api["answers"])
         api_summary = {"answers": len(times), "failed": api["failed"], "two_pressed_in_a_group": api["bad"][:10],

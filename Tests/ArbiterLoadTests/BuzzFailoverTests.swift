@@ -19,6 +19,10 @@ import Testing
         #expect(run.failure == nil, "\(run.failure ?? "")")
         #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
         #expect(run.stats.abandonedRounds == 1, "\(LoadReport.text(run))")
+        // The report names the player that never pressed, and what it was doing.
+        #expect(run.stats.abandonSamples.count == 1)
+        #expect(run.stats.abandonSamples.first?.contains("3 presses, given up: c") == true, "\(run.stats.abandonSamples)")
+        #expect(run.stats.abandonSamples.first?.contains("idle, last reply none") == true, "\(run.stats.abandonSamples)")
         #expect(run.stats.rounds > 0, "no round completed after the one given up")
     }
 

@@ -52,6 +52,7 @@ extension Engine {
         peer.step = .awaitingDown
         command(peer, "ARM \(buzzerGroup)")
         peer.roundMovedAt = now
+        peer.roundPressers.removeAll(keepingCapacity: true)
         schedule(peer, afterNanos: Engine.roundPatience)
     }
 
@@ -69,12 +70,29 @@ extension Engine {
         guard control.phase == .running else { return }
         let quiet = now &- peer.roundMovedAt
         if quiet < Engine.roundPatience { return schedule(peer, afterNanos: Engine.roundPatience - quiet) }
+        if stats.abandonSamples.count < 5 { stats.abandonSamples.append(missingPressers(peer)) }
         if plan.options.targets.count > 1 {
             if measuring { stats.abandonedRounds += 1 }
         } else {
             stats.error("\(peer.name): a round had \(peer.fence) of \(plan.options.connectionCount) presses and no more for 2 s; opened again")
         }
         arm(peer, resetFirst: true)
+    }
+
+    /// The players of this engine the host has not read a press from in the round given
+    /// up, with their step and last reply: what a report of it needs.
+    private func missingPressers(_ host: Peer) -> String {
+        let missing = peers.filter { $0.role == .player && $0.panel == host.panel && !host.roundPressers.contains($0.session) }
+        let at = now
+        let seconds = { (t: UInt64) in String(format: "%.3f", Double(at &- t) / 1e9) }
+        return "a round with \(host.fence) presses, given up: "
+            + missing.prefix(5).map { p in
+                let last =
+                    p.lastReplyAt == 0
+                    ? "none"
+                    : "\(p.lastReply.kind.verb)\(p.lastReply.error == .none ? "" : " \(p.lastReply.error)")\(p.lastReply.reason == .none ? "" : " reason=\(p.lastReply.reason.word)") \(seconds(p.lastReplyAt)) s ago"
+                return "\(p.name) s\(p.session) \(p.step), last reply \(last), last DOWN \(seconds(p.sentAt)) s ago"
+            }.joined(separator: "; ")
     }
 
     /// A player's one press of the open round (on ARMED, or again after `unavailable`).
@@ -120,6 +138,7 @@ extension Engine {
             guard m.button >= 0, plan.panels[peer.panel].pressButtons.contains(m.button) else { return }
             peer.fence += 1
             peer.roundMovedAt = now
+            peer.roundPressers.insert(m.session)
             if m.kind == .buzzed, measuring { stats.ranked += 1 }
             guard peer.fence == Int64(plan.options.connectionCount) else { return }
             if measuring { stats.rounds += 1 }
@@ -130,6 +149,10 @@ extension Engine {
     }
 
     func fairReply(_ peer: Peer, _ m: WireMessage, _ raw: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        if peer.role == .player {
+            peer.lastReply = m
+            peer.lastReplyAt = now
+        }
         switch (peer.role, m.kind) {
         case (.player, .granted):
             // The winner holds until the host's RESET (or the next ARM) ends the round.

@@ -167,6 +167,9 @@ public enum LoadReport {
         if let cpu = r.serverCPU { f.append(("server_cpu_s", fixed(cpu, 2))) }
         if r.generatorCPU != nil { f.append(("generator_bound", "\(r.isGeneratorBound)")) }
         if let failure = r.failure { f.append(("failure", quote(failure))) }
+        if !r.stats.abandonSamples.isEmpty {
+            f.append(("abandon_samples", "[" + r.stats.abandonSamples.map(quote).joined(separator: ",") + "]"))
+        }
         if !r.stats.errorSamples.isEmpty { f.append(("error_samples", "[" + r.stats.errorSamples.map(quote).joined(separator: ",") + "]")) }
         f.append(("exit_code", "\(r.exitCode)"))
         return "{" + f.map { "\(quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"

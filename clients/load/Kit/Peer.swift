@@ -54,8 +54,13 @@ final class Peer {
     var random: SplitMix64
     /// buzz host: commands sent whose OK is not read yet.
     var pendingOKs = 0
-    /// buzz host: when the open round last moved (its ARM, or a press event of it).
+    /// buzz host: when the open round last moved (its ARM, or a press event of it), and
+    /// the sessions whose press it has read.
     var roundMovedAt: UInt64 = 0
+    var roundPressers: Set<Int64> = []
+    /// buzz player: its last reply, for the report of a round given up (`roundStalled`).
+    var lastReply = WireMessage()
+    var lastReplyAt: UInt64 = 0
     /// buzz, `--hosts`: the term of the last snapshot read (`OK JOIN ... term=`).
     var term: Int64 = -1
     /// Redis: this connection's lock owner value, as a RESP bulk string.

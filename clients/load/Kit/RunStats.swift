@@ -38,6 +38,8 @@ public struct RunStats: Sendable {
     /// without a press: a player's press, or its event, went with a fault (a node paused
     /// through the round, a DOWN refused `unavailable` twice). One node: an error.
     public var abandonedRounds = 0
+    /// The first rounds given up: which players had not pressed, and where they were.
+    public var abandonSamples: [String] = []
     /// `--hosts`: connections that lost their node and connected to another.
     public var reconnects = 0
     /// A few error lines, for the report.
@@ -70,6 +72,7 @@ public struct RunStats: Sendable {
         ranked += o.ranked
         earlyDenied += o.earlyDenied
         abandonedRounds += o.abandonedRounds
+        abandonSamples += o.abandonSamples.prefix(max(0, 5 - abandonSamples.count))
         reconnects += o.reconnects
         errorSamples += o.errorSamples.prefix(max(0, 5 - errorSamples.count))
     }
