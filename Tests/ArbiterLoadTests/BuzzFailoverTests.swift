@@ -26,6 +26,24 @@ import Testing
         #expect(run.stats.rounds > 0, "no round completed after the one given up")
     }
 
+    /// A player whose node resynchronised it past the round's ARMED reads the round in
+    /// a snapshot instead: open, and not ranking it, so it presses. Before, it waited
+    /// for the next ARMED and the round was given up (nemesis seed 71: "c22 idle, last
+    /// DOWN 5.990 s ago").
+    @Test func aPlayerResynchronisedPastTheArmedPressesFromTheSnapshot() throws {
+        let node = try FakeBuzzerNode(resyncedArmeds: 1)
+        defer { node.stop() }
+        let o = try LoadOptions.parse([
+            "buzz", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
+            "--observers", "0", "--duration", "1.5", "--warmup", "0", "--no-check",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        #expect(run.stats.abandonedRounds == 0, "\(run.stats.abandonSamples)")
+        #expect(run.stats.rounds > 0)
+    }
+
     /// A player's DOWN answered `ERROR unavailable` with nothing done (its node's lease
     /// lapsed, the leader still deciding): its round stays open, so it presses again.
     /// Before, it waited for the next ARMED, and its round never completed.

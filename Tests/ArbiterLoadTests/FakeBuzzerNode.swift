@@ -5,7 +5,9 @@ import Synchronization
 /// A line server with one buzzer group (`zg`: `z1`, `z2`) that answers like a cluster node
 /// whose rounds meet faults: the first `unavailableDowns` DOWNs of players in an open round
 /// get `ERROR unavailable` with nothing done (the player's node lapsed), and in the first
-/// `skippedArmeds` rounds one member is not sent the `ARMED` (its node paused through it).
+/// `skippedArmeds` rounds one member is not sent the `ARMED` (its node paused through it);
+/// in the first `resyncedArmeds` it is sent a snapshot of the open round instead (its node
+/// resynchronised it past the `ARMED`).
 /// Otherwise a well-behaved panel `load`: ARM opens a round, the first DOWN wins, later ones
 /// are ranked, RESET closes it, a DOWN while closed is `DENIED reason=early` (no lockout).
 /// Events carry no consistent `seq` across skipped lines, so runs against it check nothing.
@@ -26,11 +28,12 @@ final class FakeBuzzerNode: Sendable {
         var ranked: [Int] = []
         var unavailableLeft = 0
         var skippedLeft = 0
+        var resyncedLeft = 0
     }
 
     struct SetupError: Error {}
 
-    init(unavailableDowns: Int = 0, skippedArmeds: Int = 0) throws {
+    init(unavailableDowns: Int = 0, skippedArmeds: Int = 0, resyncedArmeds: Int = 0) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SetupError() }
         var addr = sockaddr_in()
@@ -46,6 +49,7 @@ final class FakeBuzzerNode: Sendable {
         state.withLock {
             $0.unavailableLeft = unavailableDowns
             $0.skippedLeft = skippedArmeds
+            $0.resyncedLeft = resyncedArmeds
         }
         Thread { [self] in acceptLoop() }.start()
     }
@@ -93,13 +97,7 @@ final class FakeBuzzerNode: Sendable {
         case "HELLO":
             put(fd, "OK HELLO name=\(name) session=s\(session) role=admin\n")
         case "JOIN":
-            var text = ""
-            for b in ["z1", "z2"] {
-                let owner = s.winner?.button == b ? s.winner : nil
-                text += "BUTTON load \(b) kind=tap group=zg policy=buzzer state=\(owner == nil ? "idle" : "pressed") owner=- progress=0.000 owner_session=-\n"
-            }
-            text += "ROUND load zg state=\(s.armed ? (s.winner == nil ? "armed" : "won") : "closed")\n"
-            put(fd, text + "OK JOIN load members=\(s.members.count + 1) fence=\(s.fence) seq=\(s.seq)\n")
+            put(fd, snapshot(s, members: s.members.count + 1))
             s.members.append((session, fd))
         case "ARM":
             put(fd, "OK ARM load zg\n")
@@ -109,11 +107,17 @@ final class FakeBuzzerNode: Sendable {
             s.armed = true
             // The member skipped: the last to join but the host, so a player.
             var skipped: Int?
-            if s.skippedLeft > 0, let last = s.members.last(where: { $0.session != session }) {
-                s.skippedLeft -= 1
+            var resynced = false
+            if s.skippedLeft + s.resyncedLeft > 0, let last = s.members.last(where: { $0.session != session }) {
                 skipped = last.session
+                resynced = s.skippedLeft == 0
+                if resynced { s.resyncedLeft -= 1 } else { s.skippedLeft -= 1 }
             }
             broadcast("ARMED load zg", skipping: skipped)
+            if let skipped, resynced, let fd = s.members.first(where: { $0.session == skipped })?.fd {
+                // A resync: the round as it stands, in place of the ARMED.
+                put(fd, snapshot(s, members: s.members.count))
+            }
         case "RESET":
             if let w = s.winner { broadcast("RELEASED load \(w.button) reason=reset owner=x fence=\(w.fence)") }
             s.winner = nil
@@ -151,6 +155,16 @@ final class FakeBuzzerNode: Sendable {
         default:
             put(fd, "ERROR unknown-command \(words.first ?? "")\n")
         }
+    }
+
+    private func snapshot(_ s: State, members: Int) -> String {
+        var text = ""
+        for b in ["z1", "z2"] {
+            let owner = s.winner?.button == b ? s.winner : nil
+            text += "BUTTON load \(b) kind=tap group=zg policy=buzzer state=\(owner == nil ? "idle" : "pressed") owner=- progress=0.000 owner_session=-\n"
+        }
+        text += "ROUND load zg state=\(s.armed ? (s.winner == nil ? "armed" : "won") : "closed")\n"
+        return text + "OK JOIN load members=\(members) fence=\(s.fence) seq=\(s.seq)\n"
     }
 
     /// MSG_NOSIGNAL: a member that has gone must not raise SIGPIPE in the test process.

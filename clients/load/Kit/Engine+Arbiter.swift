@@ -50,6 +50,7 @@ extension Engine {
             }
             return
         }
+        if peer.role == .player, m.kind == .roundState || m.kind == .rankState { return snapshotLine(peer, m) }
         if m.kind.isEvent {
             if m.kind == .released, peer.role == .presser || peer.role == .player, m.fence == peer.fence { peer.grantEnded = true }
             if peer.role == .host || peer.role == .player { fairEvent(peer, m) }
@@ -67,6 +68,7 @@ extension Engine {
             case .okJoin:
                 peer.term = m.term
                 becomeReady(peer)
+                if peer.role == .player { playerJoined(peer) }
             case .error where m.error == .unavailable && plan.options.targets.count > 1:
                 rejoinLater(peer)
             case .error, .unknown:

@@ -205,16 +205,61 @@ extension Engine {
         }
     }
 
+    /// Whether the snapshot just read shows the player's round open without its rank;
+    /// forgets it for the next snapshot.
+    private func roundOpenForPlayer(_ peer: Peer) -> Bool {
+        defer {
+            peer.snapshotRoundOpen = false
+            peer.snapshotRanked = false
+        }
+        return peer.role == .player && peer.snapshotRoundOpen && !peer.snapshotRanked
+    }
+
+    /// A player's first snapshot on a connection (the run's start, or a node that died
+    /// and another that took the connection over): a round already open is pressed in,
+    /// or it would be given up for want of this player.
+    func playerJoined(_ peer: Peer) {
+        if roundOpenForPlayer(peer), control.phase == .running, peer.step == .idle {
+            pressInRound(peer, again: false)
+        }
+    }
+
+    /// A player's ROUND and RANK snapshot lines (they come before its `OK JOIN`).
+    func snapshotLine(_ peer: Peer, _ m: WireMessage) {
+        guard let table = plan.panels[peer.panel].table, let b = plan.panels[peer.panel].pressButtons.first else { return }
+        let group = table.groups[Int(b)]
+        if m.kind == .roundState, Int(m.group) == group {
+            peer.snapshotRoundOpen = m.round == .armed || m.round == .won
+            peer.snapshotRanked = false
+        } else if m.kind == .rankState, m.button >= 0, table.groups[Int(m.button)] == group, m.session == peer.session {
+            peer.snapshotRanked = true
+        }
+    }
+
     /// Cluster mode: a snapshot the node sent unasked. A new term's rounds are closed (the
     /// old leader's core is gone, and with it the round and its ranking): the players wait
     /// for the next ARMED, the host opens the next round. A same-term resync changes nothing.
     func buzzSnapshot(_ peer: Peer, _ m: WireMessage) {
-        guard m.term != peer.term else { return }
+        let pressNow = roundOpenForPlayer(peer)
+        guard m.term != peer.term else {
+            // A snapshot its node sent in the same term (a resync after a lapse or a link
+            // drop) may stand for an ARMED this player never read: the round is open and
+            // does not rank it, so it presses now. Before, it waited for the next ARMED
+            // and the round was given up (seed 71: "c22 idle, last DOWN 5.990 s ago").
+            if pressNow, control.phase == .running, peer.step == .idle || peer.step == .retryingDown {
+                peer.timerGeneration &+= 1
+                pressInRound(peer, again: false)
+            }
+            return
+        }
         peer.term = m.term
         switch peer.role {
         case .player:
             peer.timerGeneration &+= 1
             peer.step = .idle
+            // A new term's rounds start closed; one already open when this node joined
+            // the new leader (its ARMED came first) is pressed in at once.
+            if pressNow, control.phase == .running { pressInRound(peer, again: false) }
         case .host:
             if control.phase == .running { arm(peer, resetFirst: true) }
         case .presser, .observer, .member, .idler:

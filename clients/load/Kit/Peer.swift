@@ -61,6 +61,10 @@ final class Peer {
     /// buzz player: its last reply, for the report of a round given up (`roundStalled`).
     var lastReply = WireMessage()
     var lastReplyAt: UInt64 = 0
+    /// buzz player: the snapshot being read shows its group's round open, and whether it
+    /// ranks this player already (`snapshotLine`).
+    var snapshotRoundOpen = false
+    var snapshotRanked = false
     /// buzz, `--hosts`: the term of the last snapshot read (`OK JOIN ... term=`).
     var term: Int64 = -1
     /// Redis: this connection's lock owner value, as a RESP bulk string.
