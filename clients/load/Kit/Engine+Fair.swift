@@ -238,7 +238,8 @@ extension Engine {
 
     /// Cluster mode: a snapshot the node sent unasked. A new term's rounds are closed (the
     /// old leader's core is gone, and with it the round and its ranking): the players wait
-    /// for the next ARMED, the host opens the next round. A same-term resync changes nothing.
+    /// for the next ARMED, the host opens the next round. In either kind of snapshot, a
+    /// round shown open without the player's rank is one whose ARMED it missed.
     func buzzSnapshot(_ peer: Peer, _ m: WireMessage) {
         let pressNow = roundOpenForPlayer(peer)
         guard m.term != peer.term else {
