@@ -6,18 +6,25 @@ import Testing
 /// pressed again while its round is open. Against `FakeBuzzerNode`, whose events skip lines
 /// on purpose, so the checker is off.
 @Suite struct BuzzFailoverTests {
+    /// 4 players and a host, both addresses the fake node's (so cluster mode), checked to
+    /// have ended well and read no error reply.
+    static func buzz(_ node: FakeBuzzerNode, seconds: String) throws -> LoadResult {
+        let o = try LoadOptions.parse([
+            "buzz", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
+            "--observers", "0", "--duration", seconds, "--warmup", "0", "--no-check",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        return run
+    }
+
     /// A player that never saw its round's ARMED (its node paused through it) never
     /// presses in it. Before, the host waited for it for the rest of the run: 0 rounds.
     @Test func aRoundMissingAPressIsGivenUpAndTheNextOpens() throws {
         let node = try FakeBuzzerNode(skippedArmeds: 1)
         defer { node.stop() }
-        let o = try LoadOptions.parse([
-            "buzz", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
-            "--observers", "0", "--duration", "4", "--warmup", "0", "--no-check",
-        ])
-        let run = LoadRunner.run(o)
-        #expect(run.failure == nil, "\(run.failure ?? "")")
-        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        let run = try Self.buzz(node, seconds: "4")
         #expect(run.stats.abandonedRounds == 1, "\(LoadReport.text(run))")
         // The report names the player that never pressed, and what it was doing.
         #expect(run.stats.abandonSamples.count == 1)
@@ -33,13 +40,7 @@ import Testing
     @Test func aPlayerResynchronisedPastTheArmedPressesFromTheSnapshot() throws {
         let node = try FakeBuzzerNode(resyncedArmeds: 1)
         defer { node.stop() }
-        let o = try LoadOptions.parse([
-            "buzz", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
-            "--observers", "0", "--duration", "1.5", "--warmup", "0", "--no-check",
-        ])
-        let run = LoadRunner.run(o)
-        #expect(run.failure == nil, "\(run.failure ?? "")")
-        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        let run = try Self.buzz(node, seconds: "1.5")
         #expect(run.stats.abandonedRounds == 0, "\(run.stats.abandonSamples)")
         #expect(run.stats.rounds > 0)
     }
@@ -50,13 +51,7 @@ import Testing
     @Test func aDownRefusedUnavailableIsPressedAgainInItsRound() throws {
         let node = try FakeBuzzerNode(unavailableDowns: 3)
         defer { node.stop() }
-        let o = try LoadOptions.parse([
-            "buzz", "--hosts", "127.0.0.1:\(node.port),127.0.0.1:\(node.port)", "--connections", "4",
-            "--observers", "0", "--duration", "1.5", "--warmup", "0", "--no-check",
-        ])
-        let run = LoadRunner.run(o)
-        #expect(run.failure == nil, "\(run.failure ?? "")")
-        #expect(run.stats.errors == 0, "\(run.stats.errorSamples)")
+        let run = try Self.buzz(node, seconds: "1.5")
         #expect(run.stats.unavailable == 3)
         #expect(run.stats.abandonedRounds == 0, "\(LoadReport.text(run))")
         #expect(run.stats.rounds > 0)

@@ -31,60 +31,34 @@ final class FakeBuzzerNode: Sendable {
         var resyncedLeft = 0
     }
 
-    struct SetupError: Error {}
-
     init(unavailableDowns: Int = 0, skippedArmeds: Int = 0, resyncedArmeds: Int = 0) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SetupError() }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        guard bound == 0, listen(fd, 64) == 0 else { throw SetupError() }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        listener = fd
-        port = UInt16(bigEndian: addr.sin_port)
+        let socket = try LoopbackListener()
+        listener = socket.fd
+        port = socket.port
         state.withLock {
             $0.unavailableLeft = unavailableDowns
             $0.skippedLeft = skippedArmeds
             $0.resyncedLeft = resyncedArmeds
         }
-        Thread { [self] in acceptLoop() }.start()
+        socket.serveEach { [self] client in serve(client, session: newSession(client)) }
     }
 
-    private func acceptLoop() {
-        // Bounded by stop(), which shuts the listener down.
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            let session = state.withLock {
-                $0.clients.append(client)
-                $0.sessions += 1
-                return $0.sessions
-            }
-            Thread { [self] in serve(client, session: session) }.start()
+    private func newSession(_ client: Int32) -> Int {
+        state.withLock {
+            $0.clients.append(client)
+            $0.sessions += 1
+            return $0.sessions
         }
     }
 
     private func serve(_ fd: Int32, session: Int) {
         put(fd, "WELCOME session=s\(session) name=guest-\(session) proto=1\n")
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
         var name = "guest"
-        // Bounded by the peer: it ends when the connection closes.
-        while true {
-            let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard got > 0 else { return }
-            buffer += chunk[..<got]
-            while let newline = buffer.firstIndex(of: 0x0A) {
-                let words = String(decoding: buffer[..<newline], as: UTF8.self).split(separator: " ").map(String.init)
-                buffer.removeFirst(newline + 1)
-                if words.first == "HELLO", words.count > 1 { name = words[1] }
-                // Under the lock, so replies and events leave in one order on every connection.
-                state.withLock { s in answer(words, session: session, name: name, fd: fd, &s) }
-            }
+        LoopbackListener.readLines(fd) { line in
+            let words = line.split(separator: " ").map(String.init)
+            if words.first == "HELLO", words.count > 1 { name = words[1] }
+            // Under the lock, so replies and events leave in one order on every connection.
+            state.withLock { s in answer(words, session: session, name: name, fd: fd, &s) }
         }
     }
 

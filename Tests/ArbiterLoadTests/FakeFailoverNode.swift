@@ -34,26 +34,15 @@ final class FakeFailoverNode: Sendable {
         var stopped = false
     }
 
-    struct SetupError: Error {}
-
     /// Grants still held: none once a run ended well.
     var held: Int { state.withLock { $0.holders.count } }
 
     init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0, lostDownReplies: Int = 0, lostUpReplies: Int = 0, refusedUps: Int = 0)
         throws
     {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SetupError() }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        guard bound == 0, listen(fd, 64) == 0 else { throw SetupError() }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        listener = fd
-        port = UInt16(bigEndian: addr.sin_port)
+        let socket = try LoopbackListener()
+        listener = socket.fd
+        port = socket.port
         state.withLock {
             $0.unavailableLeft = unavailableDowns
             $0.staleLeft = staleUps
@@ -62,38 +51,20 @@ final class FakeFailoverNode: Sendable {
             $0.lostUpsLeft = lostUpReplies
             $0.refusedUpsLeft = refusedUps
         }
-        Thread { [self] in acceptLoop(buttons) }.start()
+        socket.serveEach { [self] client in serve(client, session: newSession(client), buttons: buttons) }
     }
 
-    private func acceptLoop(_ buttons: Int) {
-        // Bounded by stop(), which shuts the listener down.
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            let session = state.withLock {
-                $0.clients.append(client)
-                $0.sessions += 1
-                return $0.sessions
-            }
-            Thread { [self] in serve(client, session: session, buttons: buttons) }.start()
+    private func newSession(_ client: Int32) -> Int {
+        state.withLock {
+            $0.clients.append(client)
+            $0.sessions += 1
+            return $0.sessions
         }
     }
 
     private func serve(_ fd: Int32, session: Int, buttons: Int) {
         send(fd, "WELCOME session=s\(session) name=guest-\(session) proto=1\n")
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        // Bounded by the peer: it ends when the connection closes.
-        while true {
-            let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard got > 0 else { return }
-            buffer += chunk[..<got]
-            while let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeFirst(newline + 1)
-                send(fd, answer(line, session: session, buttons: buttons))
-            }
-        }
+        LoopbackListener.readLines(fd) { line in send(fd, answer(line, session: session, buttons: buttons)) }
     }
 
     private func answer(_ line: String, session: Int, buttons: Int) -> String {

@@ -13,21 +13,10 @@ final class FakeWebSocketServer: Sendable {
     /// Why a request was refused, if one was.
     let refusals = Mutex<[String]>([])
 
-    struct SetupError: Error {}
-
     init(connections: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SetupError() }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        guard bound == 0, listen(fd, 64) == 0 else { throw SetupError() }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        listener = fd
-        port = UInt16(bigEndian: addr.sin_port)
+        let socket = try LoopbackListener()
+        listener = socket.fd
+        port = socket.port
         let thread = Thread { [self] in serve(connections) }
         thread.start()
     }
