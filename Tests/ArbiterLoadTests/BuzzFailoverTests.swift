@@ -45,6 +45,18 @@ import Testing
         #expect(run.stats.rounds > 0)
     }
 
+    /// A player locked out (its DOWN of the last round met the RESET, and the next ARMED
+    /// came within the lockout) presses again once the lockout is over. Before, it
+    /// waited for the next ARMED and the round was given up (nemesis seed 75).
+    @Test func aPlayerLockedOutPressesAgainAfterTheLockout() throws {
+        let node = try FakeBuzzerNode(lockedOutDowns: 2)
+        defer { node.stop() }
+        let run = try Self.buzz(node, seconds: "1.5")
+        #expect(run.stats.earlyDenied >= 2)
+        #expect(run.stats.abandonedRounds == 0, "\(run.stats.abandonSamples)")
+        #expect(run.stats.rounds > 0)
+    }
+
     /// A player's DOWN answered `ERROR unavailable` with nothing done (its node's lease
     /// lapsed, the leader still deciding): its round stays open, so it presses again.
     /// Before, it waited for the next ARMED, and its round never completed.

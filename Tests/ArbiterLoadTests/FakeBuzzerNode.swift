@@ -4,8 +4,9 @@ import Synchronization
 
 /// A line server with one buzzer group (`zg`: `z1`, `z2`) that answers like a cluster node
 /// whose rounds meet faults: the first `unavailableDowns` DOWNs of players in an open round
-/// get `ERROR unavailable` with nothing done (the player's node lapsed), and in the first
-/// `skippedArmeds` rounds one member is not sent the `ARMED` (its node paused through it);
+/// get `ERROR unavailable` with nothing done (the player's node lapsed), the first
+/// `lockedOutDowns` after a round's winner are `DENIED reason=locked-out` (the player's
+/// DOWN of the round before met its RESET), and in the first `skippedArmeds` rounds one member is not sent the `ARMED` (its node paused through it);
 /// in the first `resyncedArmeds` it is sent a snapshot of the open round instead (its node
 /// resynchronised it past the `ARMED`).
 /// Otherwise a well-behaved panel `load`: ARM opens a round, the first DOWN wins, later ones
@@ -29,9 +30,10 @@ final class FakeBuzzerNode: Sendable {
         var unavailableLeft = 0
         var skippedLeft = 0
         var resyncedLeft = 0
+        var lockedOutLeft = 0
     }
 
-    init(unavailableDowns: Int = 0, skippedArmeds: Int = 0, resyncedArmeds: Int = 0) throws {
+    init(unavailableDowns: Int = 0, skippedArmeds: Int = 0, resyncedArmeds: Int = 0, lockedOutDowns: Int = 0) throws {
         let socket = try LoopbackListener()
         listener = socket.fd
         port = socket.port
@@ -39,6 +41,7 @@ final class FakeBuzzerNode: Sendable {
             $0.unavailableLeft = unavailableDowns
             $0.skippedLeft = skippedArmeds
             $0.resyncedLeft = resyncedArmeds
+            $0.lockedOutLeft = lockedOutDowns
         }
         socket.serveEach { [self] client in serve(client, session: newSession(client)) }
     }
@@ -105,6 +108,10 @@ final class FakeBuzzerNode: Sendable {
             if s.unavailableLeft > 0 {
                 s.unavailableLeft -= 1
                 return put(fd, "ERROR unavailable \(FakeFailoverNode.lapsed)\n")
+            }
+            if s.lockedOutLeft > 0, s.winner != nil {
+                s.lockedOutLeft -= 1
+                return put(fd, "DENIED load \(button) reason=locked-out\n")
             }
             if s.winner == nil {
                 s.fence += 1

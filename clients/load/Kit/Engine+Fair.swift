@@ -60,6 +60,10 @@ extension Engine {
     /// round of 30 players ends within about 100 ms.
     static let roundPatience = 2 * LoadClock.second
 
+    /// A player locked out presses again after this: above the default `early_lockout_ms`
+    /// (250), well below `roundPatience`.
+    static let lockoutWait = 300 * LoadClock.millisecond
+
     /// The host's timer in an open round. Across nodes a press can go with a fault (its
     /// player's node paused through the round and rejoined after the ARMED, a DOWN
     /// refused `unavailable` twice, a DOWN that met the RESET of a round given up): the
@@ -182,12 +186,26 @@ extension Engine {
             } else {
                 peer.step = .idle
             }
-        case (.player, .denied) where (m.reason == .early || m.reason == .lockedOut) && plan.options.targets.count > 1:
+        case (.player, .denied) where m.reason == .early && plan.options.targets.count > 1:
             // Cluster mode: a DOWN sent again, or relayed across a failover, found its
             // round closed (the host gave it up, or the new term's rounds start closed).
+            // It locks the player out for `early_lockout_ms`.
             recordReply(peer)
             if measuring { stats.earlyDenied += 1 }
             peer.step = .idle
+        case (.player, .denied) where m.reason == .lockedOut && plan.options.targets.count > 1:
+            // The next round's ARMED came within that lockout: pressed again once it is
+            // over (the default is 250 ms), while no CLOSED ends the round first. Before,
+            // the player waited for the next ARMED and the round was given up (nemesis
+            // seed 75: "c8 idle, last reply DENIED reason=locked-out 2.044 s ago").
+            recordReply(peer)
+            if measuring { stats.earlyDenied += 1 }
+            if control.phase == .running {
+                peer.step = .retryingDown
+                schedule(peer, afterNanos: Engine.lockoutWait)
+            } else {
+                peer.step = .idle
+            }
         case (.host, .error) where m.error == .unavailable && plan.options.targets.count > 1:
             // Cluster mode: an ARM, RESET or the closed-round DOWN met no leader; the host
             // opens the round again shortly (the last such answer's timer wins).
