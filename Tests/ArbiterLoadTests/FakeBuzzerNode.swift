@@ -15,15 +15,13 @@ import Synchronization
 /// One thread per connection, blocking reads.
 final class FakeBuzzerNode: Sendable {
     let port: UInt16
-    private let listener: Int32
+    private let socket: LoopbackListener
     private let state = Mutex(State())
 
     struct State {
         var seq = 0
         var fence = 0
-        var sessions = 0
         var members: [(session: Int, fd: Int32)] = []
-        var clients: [Int32] = []
         var armed = false
         var winner: (session: Int, button: String, fence: Int)?
         var ranked: [Int] = []
@@ -34,8 +32,7 @@ final class FakeBuzzerNode: Sendable {
     }
 
     init(unavailableDowns: Int = 0, skippedArmeds: Int = 0, resyncedArmeds: Int = 0, lockedOutDowns: Int = 0) throws {
-        let socket = try LoopbackListener()
-        listener = socket.fd
+        socket = try LoopbackListener()
         port = socket.port
         state.withLock {
             $0.unavailableLeft = unavailableDowns
@@ -43,15 +40,7 @@ final class FakeBuzzerNode: Sendable {
             $0.resyncedLeft = resyncedArmeds
             $0.lockedOutLeft = lockedOutDowns
         }
-        socket.serveEach { [self] client in serve(client, session: newSession(client)) }
-    }
-
-    private func newSession(_ client: Int32) -> Int {
-        state.withLock {
-            $0.clients.append(client)
-            $0.sessions += 1
-            return $0.sessions
-        }
+        socket.serveEach { [self] client, number in serve(client, session: number) }
     }
 
     private func serve(_ fd: Int32, session: Int) {
@@ -155,9 +144,6 @@ final class FakeBuzzerNode: Sendable {
     }
 
     func stop() {
-        let clients = state.withLock { $0.clients }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for c in clients { shutdown(c, Int32(SHUT_RDWR)) }
+        socket.stop()
     }
 }

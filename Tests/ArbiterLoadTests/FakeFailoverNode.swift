@@ -16,7 +16,7 @@ import Synchronization
 /// connection, blocking reads.
 final class FakeFailoverNode: Sendable {
     let port: UInt16
-    private let listener: Int32
+    private let socket: LoopbackListener
     private let state = Mutex(State())
 
     struct State {
@@ -29,9 +29,6 @@ final class FakeFailoverNode: Sendable {
         var lostDownsLeft = 0
         var lostUpsLeft = 0
         var refusedUpsLeft = 0
-        var sessions = 0
-        var clients: [Int32] = []
-        var stopped = false
     }
 
     /// Grants still held: none once a run ended well.
@@ -40,8 +37,7 @@ final class FakeFailoverNode: Sendable {
     init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0, lostDownReplies: Int = 0, lostUpReplies: Int = 0, refusedUps: Int = 0)
         throws
     {
-        let socket = try LoopbackListener()
-        listener = socket.fd
+        socket = try LoopbackListener()
         port = socket.port
         state.withLock {
             $0.unavailableLeft = unavailableDowns
@@ -51,15 +47,7 @@ final class FakeFailoverNode: Sendable {
             $0.lostUpsLeft = lostUpReplies
             $0.refusedUpsLeft = refusedUps
         }
-        socket.serveEach { [self] client in serve(client, session: newSession(client), buttons: buttons) }
-    }
-
-    private func newSession(_ client: Int32) -> Int {
-        state.withLock {
-            $0.clients.append(client)
-            $0.sessions += 1
-            return $0.sessions
-        }
+        socket.serveEach { [self] client, number in serve(client, session: number, buttons: buttons) }
     }
 
     private func serve(_ fd: Int32, session: Int, buttons: Int) {
@@ -138,12 +126,6 @@ final class FakeFailoverNode: Sendable {
     }
 
     func stop() {
-        let clients = state.withLock { s in
-            s.stopped = true
-            return s.clients
-        }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for c in clients { shutdown(c, Int32(SHUT_RDWR)) }
+        socket.stop()
     }
 }

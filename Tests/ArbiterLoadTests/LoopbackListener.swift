@@ -1,11 +1,14 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// What the fake servers share: a listening socket on 127.0.0.1 at a port the kernel
-/// chose, and a connection read line by line.
-struct LoopbackListener {
+/// chose, its connections numbered and served each on a thread, and read line by line.
+final class LoopbackListener: Sendable {
     let fd: Int32
     let port: UInt16
+    /// The connections accepted, for `stop`.
+    private let clients = Mutex<[Int32]>([])
 
     struct SetupError: Error {}
 
@@ -27,18 +30,25 @@ struct LoopbackListener {
         self.port = UInt16(bigEndian: addr.sin_port)
     }
 
-    /// Accepts on a thread of its own until the socket is shut down, and serves each
-    /// connection on a thread of its own.
-    func serveEach(_ body: @escaping @Sendable (Int32) -> Void) {
-        let fd = self.fd
-        Thread {
-            // Bounded by the owner's stop(), which shuts the listener down.
-            while true {
+    /// Accepts on a thread of its own until `stop`, and serves each connection on a
+    /// thread of its own, with its number (1, 2, ... in accept order: the fakes' sessions).
+    func serveEach(_ body: @escaping @Sendable (_ client: Int32, _ number: Int) -> Void) {
+        Thread { [self] in
+            // Bounded by stop(), which shuts the listener down.
+            for number in 1... {
                 let client = accept(fd, nil, nil)
                 guard client >= 0 else { return }
-                Thread { body(client) }.start()
+                clients.withLock { $0.append(client) }
+                Thread { body(client, number) }.start()
             }
         }.start()
+    }
+
+    /// No more connections, and every one accepted is shut down.
+    func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        for c in clients.withLock({ $0 }) { shutdown(c, Int32(SHUT_RDWR)) }
     }
 
     /// Hands each line `fd` reads (without its newline) to `body`, until the peer closes.
