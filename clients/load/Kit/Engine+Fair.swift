@@ -110,6 +110,14 @@ extension Engine {
         command(peer, "DOWN \(buttonID(peer, peer.button))")
     }
 
+    /// A player's DOWN refused while its round may still be open: the timer presses again
+    /// (`pressAgain`) unless a CLOSED, an ARMED or a new term comes first. Draining: idle.
+    private func pressAgainLater(_ peer: Peer, afterNanos delay: UInt64) {
+        guard control.phase == .running else { peer.step = .idle; return }
+        peer.step = .retryingDown
+        schedule(peer, afterNanos: delay)
+    }
+
     /// A player's timer: its DOWN met no leader able to decide, and the round it was for
     /// may still be open (no CLOSED, ARMED or new term since): it presses again.
     func pressAgain(_ peer: Peer) {
@@ -180,12 +188,7 @@ extension Engine {
             // next ARMED); a lapse of this node's lease leaves it open: pressed again.
             recordReply(peer)
             if measuring { stats.unavailable += 1 }
-            if control.phase == .running {
-                peer.step = .retryingDown
-                schedule(peer, afterNanos: UInt64(100 + peer.random.below(100)) * LoadClock.millisecond)
-            } else {
-                peer.step = .idle
-            }
+            pressAgainLater(peer, afterNanos: UInt64(100 + peer.random.below(100)) * LoadClock.millisecond)
         case (.player, .denied) where m.reason == .early && plan.options.targets.count > 1:
             // Cluster mode: a DOWN sent again, or relayed across a failover, found its
             // round closed (the host gave it up, or the new term's rounds start closed).
@@ -200,12 +203,7 @@ extension Engine {
             // seed 75: "c8 idle, last reply DENIED reason=locked-out 2.044 s ago").
             recordReply(peer)
             if measuring { stats.earlyDenied += 1 }
-            if control.phase == .running {
-                peer.step = .retryingDown
-                schedule(peer, afterNanos: Engine.lockoutWait)
-            } else {
-                peer.step = .idle
-            }
+            pressAgainLater(peer, afterNanos: Engine.lockoutWait)
         case (.host, .error) where m.error == .unavailable && plan.options.targets.count > 1:
             // Cluster mode: an ARM, RESET or the closed-round DOWN met no leader; the host
             // opens the round again shortly (the last such answer's timer wins).
