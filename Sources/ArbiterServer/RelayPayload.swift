@@ -230,8 +230,7 @@ enum RelayPayload {
         if rendered.first == UInt8(ascii: "{") {
             let text = String(decoding: rendered, as: UTF8.self)
             guard text.hasPrefix("{\"type\":\"\(type)\""), let b = text.range(of: "\"button\":\""),
-                let end = text[b.upperBound...].firstIndex(of: "\""), let n = text.range(of: "\"\(key)\":"),
-                let number = UInt64(text[n.upperBound...].prefix { $0.isNumber })
+                let end = text[b.upperBound...].firstIndex(of: "\""), let number = number(after: "\"\(key)\":", in: text)
             else { return nil }
             return (String(text[b.upperBound..<end]), number)
         }
@@ -277,7 +276,10 @@ enum RelayPayload {
 
     /// The digits after `key` in `line`, as a number.
     private static func number(after key: String, in line: ArraySlice<UInt8>) -> UInt64? {
-        let text = String(decoding: line, as: UTF8.self)
+        number(after: key, in: String(decoding: line, as: UTF8.self))
+    }
+
+    private static func number(after key: String, in text: String) -> UInt64? {
         guard let range = text.range(of: key) else { return nil }
         return UInt64(text[range.upperBound...].prefix { $0.isNumber })
     }
