@@ -139,7 +139,8 @@ public struct ArbiterOptions: Equatable, Sendable {
           --advertise <host:port>
                                 How other nodes and kiosks reach this node's port.
           --cluster-key <file>  The secret every node shares (relay handshakes, panel keys in
-                                etcd); the file must not be readable by group or others.
+                                etcd): at least 16 random bytes, not readable by group
+                                or others.
           --cluster-ttl <s>     Lease TTL: a dead node's panels move after about this long
                                 (default: 3).
           --version             Print the version and the protocol version.

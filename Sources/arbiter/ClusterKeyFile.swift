@@ -24,6 +24,19 @@ enum ClusterKeyFile {
         guard !bytes.isEmpty else {
             return .failure(UsageError(message: "--cluster-key \(path) is empty; put a long random secret in it, e.g. head -c 32 /dev/urandom | base64"))
         }
+        guard bytes.count >= minimumBytes else {
+            return .failure(
+                UsageError(
+                    message:
+                        "--cluster-key \(path) holds only \(bytes.count) bytes; use at least \(minimumBytes) random ones, e.g. head -c 32 /dev/urandom | base64 > \(path) (whoever can read etcd can test guesses of a short key offline against the check value stored there)"
+                ))
+        }
         return .success(bytes)
     }
+
+    /// 128 bits. etcd holds `HMAC(key, "arbiter-cluster-key-check")` and a sniffed relay
+    /// handshake holds MACs under the key, so a short or guessable key can be found offline
+    /// by anyone who reads either; with it they could pose as a node. The README's
+    /// `head -c 32 /dev/urandom | base64` gives 44 bytes.
+    static let minimumBytes = 16
 }

@@ -44,7 +44,7 @@ import Testing
         }
     }
 
-    @Test func theKeyFileMustBePrivateAndNotEmpty() throws {
+    @Test func theKeyFileMustBePrivateAndLongEnough() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("arbiter-key-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -54,8 +54,22 @@ import Testing
             chmod(path, mode_t(mode))
             return path
         }
-        let good = write("good", "s3cret\n", mode: 0o600)
-        #expect(try ClusterKeyFile.read(path: good).get() == Array("s3cret".utf8))
+        let secret = "kQ2vT7xW9pL4mZ8rB3nC6"
+        let good = write("good", secret + "\n", mode: 0o600)
+        #expect(try ClusterKeyFile.read(path: good).get() == Array(secret.utf8))
+        // etcd's check value lets a reader test guesses offline: a word is refused, and so
+        // is one byte short of the minimum (counted without the newline).
+        let word = write("word", "s3cret\n", mode: 0o600)
+        if case .failure(let e) = ClusterKeyFile.read(path: word) {
+            #expect(
+                e.message.hasPrefix("--cluster-key \(word) holds only 6 bytes; use at least 16 random ones, e.g. head -c 32 /dev/urandom | base64 > \(word)"))
+        } else {
+            Issue.record("a six-byte key was taken")
+        }
+        let short = write("short", String(repeating: "k", count: 15) + "\r\n", mode: 0o600)
+        #expect(throws: UsageError.self) { try ClusterKeyFile.read(path: short).get() }
+        let exact = write("exact", String(secret.prefix(16)), mode: 0o600)
+        #expect(try ClusterKeyFile.read(path: exact).get().count == 16)
         let open = write("open", "s3cret", mode: 0o644)
         #expect(throws: UsageError.self) { try ClusterKeyFile.read(path: open).get() }
         if case .failure(let e) = ClusterKeyFile.read(path: open) { #expect(e.message.contains("readable by group or others (mode 644); chmod 600")) }

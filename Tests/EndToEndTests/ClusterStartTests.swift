@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Cluster mode's refusals as the operator sees them: one `error:` line, then 78 for an
-/// unusable key file, 1 when etcd does not answer, 64 for flags that do not go together.
+/// unusable key file (open to others, or too short to stand offline guessing), 1 when etcd does not answer, 64 for flags that do not go together.
 @Suite("end to end: cluster start refusals")
 struct ClusterStartTests {
     @Test func unusableKeysAndUnreachableEtcdAreRefusedClearly() throws {
@@ -19,6 +19,10 @@ struct ClusterStartTests {
         #expect(open.status == 78)
         #expect(open.stderr == "error: --cluster-key \(key.path) is readable by group or others (mode 644); chmod 600 \(key.path)\n")
         chmod(key.path, 0o600)
+        let short = try ArbiterProcess.run(flags)
+        #expect(short.status == 78)
+        #expect(short.stderr.hasPrefix("error: --cluster-key \(key.path) holds only 6 bytes; use at least 16 random ones"), "\(short.stderr)")
+        try Data("3q9XvT2bW7kLm4PzR8sNc1\n".utf8).write(to: key)
         let unreachable = try ArbiterProcess.run(flags)
         #expect(unreachable.status == 1)
         #expect(unreachable.stderr.contains("error: etcd did not answer at http://127.0.0.1:9 ("), "\(unreachable.stderr)")

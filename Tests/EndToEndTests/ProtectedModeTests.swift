@@ -82,7 +82,7 @@ struct ProtectedModeTests {
         let config = try configFile(#"{"panels":[{"id":"hall","buttons":[{"id":"b1"}],"keys":{"press":"p"}}]}"#)
         defer { config.cleanup() }
         let key = URL(fileURLWithPath: config.path).deletingLastPathComponent().appendingPathComponent("cluster.key")
-        try Data("s3cret\n".utf8).write(to: key)
+        try Data("3q9XvT2bW7kLm4PzR8sNc1\n".utf8).write(to: key)
         chmod(key.path, 0o600)
         let result = try ArbiterProcess.run([
             "--host", "0.0.0.0", "--port", "0", "--config", config.path,
