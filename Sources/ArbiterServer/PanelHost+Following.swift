@@ -187,9 +187,14 @@ extension PanelHost {
         }
         guard !expired.isEmpty else { return }
         let seconds = limit / 1000
+        // A node whose own lease lapsed knows why it could not reach the leader: naming the
+        // leader alone sent the operator looking at the wrong machine (etcd without a
+        // majority, by hand: "leader n1 could not be reached" while n1 was fine).
         let message =
-            clusterState.leaderNode.map { "panel \(config.id)'s leader \($0) could not be reached from this node for \(seconds) s; JOIN again later" }
-            ?? "panel \(config.id) has had no leader for \(seconds) s (etcd without a majority?); nothing was done, JOIN again later"
+            cluster.isLapsed
+            ? "panel \(config.id) could not be joined for \(seconds) s: this node cannot reach etcd right now (its lease lapsed: etcd has no majority, or this node is cut off from it); nothing was done, JOIN again later"
+            : clusterState.leaderNode.map { "panel \(config.id)'s leader \($0) could not be reached from this node for \(seconds) s; JOIN again later" }
+                ?? "panel \(config.id) has had no leader for \(seconds) s (etcd without a majority?); nothing was done, JOIN again later"
         var flush = FlushList()
         for (session, waiting) in expired.sorted(by: { $0.key < $1.key }) {
             clusterState.parkedJoins[session] = nil

@@ -40,4 +40,25 @@ struct ClusterLapsedReleaseTests {
         #expect(!seen.contains { $0.hasPrefix("FIRED") }, "fired after the finger was lifted: \(seen)")
         nodes.leaseViews[follower]?.setFailing(false)
     }
+
+    /// A JOIN on a node that cannot reach etcd waits the join wait, then says why: before,
+    /// it named the leader as unreachable, and by hand (two of three etcd members killed)
+    /// that sent the operator to a leader that was fine.
+    @Test func aJoinOnANodeWhoseLeaseLapsedIsRefusedNamingEtcd() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Self.panel], timing: Self.timing, joinWaitMs: 1_000)
+        let (_, follower) = try nodes.leaderAndFollower()
+        let context = try #require(nodes.context(follower))
+        nodes.leaseViews[follower]?.setFailing(true)
+        defer { nodes.leaseViews[follower]?.setFailing(false) }
+        #expect(eventually(seconds: 3) { context.isLapsed }, "the follower's lease never lapsed")
+        let bob = try nodes.client(follower, name: "bob")
+        bob.send("JOIN demo")
+        let answer = try bob.expect("ERROR", timeout: 5)
+        #expect(
+            answer
+                == "ERROR unavailable panel demo could not be joined for 1 s: this node cannot reach etcd right now (its lease lapsed: etcd has no majority, or this node is cut off from it); nothing was done, JOIN again later",
+            "\(answer)")
+        bob.send("PING after")
+        #expect(try bob.readLine() == "PONG after")
+    }
 }
