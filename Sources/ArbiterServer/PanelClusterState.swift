@@ -46,6 +46,12 @@ struct PanelClusterState {
     /// counts once, however many members are told.
     var owedUncounted: Set<UInt64> = []
     typealias OwedRelease = (button: Int, owner: String, fence: UInt64)
+    /// Follower: the grants each local session was answered `GRANTED` for through a leader
+    /// (button: fence and term), until it lets go or the term ends (`PanelHost+FailoverEnded`).
+    var sessionGrants: [SessionID: [Int: (fence: UInt64, term: Int64)]] = [:]
+    /// Local sessions' grants a failover ended (button: fence): their `UP` or `CANCEL` is
+    /// answered `ended=failover` here, as a single node answers a grant that fired.
+    var failoverEnded: [SessionID: [Int: UInt64]] = [:]
     /// Follower: what each local session sent the leader and has no answer to yet, in
     /// order (every relayed command gets exactly one reply). If the leader changes or its
     /// link drops first, each gets `ERROR unavailable` instead of waiting forever.
@@ -123,6 +129,9 @@ struct InFlight {
     /// A waiter's DOWN this node sent again after a resynchronisation (`PanelHost.rewait`):
     /// the button it waits for; -1 for any other command. Nobody waits for its answer.
     var rewait = -1
+    /// A DOWN's button: its `GRANTED` answer is noted in `sessionGrants`; -1 for any other
+    /// command.
+    var downButton = -1
     /// A CANCEL this node sent for a hand-off nobody waited for (`PanelHost.
     /// handOffExpected`): its answer is nobody's.
     var cleanup = false

@@ -12,6 +12,15 @@ extension PanelHost {
     /// panel, else relayed to the leader, else `ERROR unavailable`. On `queue`.
     func executeInCluster(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
         if case .join = command.request { clusterState.memberIdentity[connection.session] = (connection.name, connection.key) }
+        if case .press(let press) = command.request, let button = buttonIndex[press.button] {
+            if !clusterState.failoverEnded.isEmpty,
+                answerReleaseOfFailoverEnded(
+                    press.verb, button: button, fence: press.fence, from: connection, format: command.format, id: command.id, flush: &flush)
+            {
+                return
+            }
+            notePressSent(press.verb, button: button, fence: press.fence, session: connection.session)
+        }
         if clusterState.block != nil, mayDecideNow() {
             if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
                 return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
@@ -24,6 +33,12 @@ extension PanelHost {
     }
 
     func executePressInCluster(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+        if !clusterState.failoverEnded.isEmpty,
+            answerReleaseOfFailoverEnded(press.verb, button: press.button, fence: press.fence, from: connection, format: format, id: nil, flush: &flush)
+        {
+            return
+        }
+        notePressSent(press.verb, button: press.button, fence: press.fence, session: connection.session)
         if clusterState.block != nil, mayDecideNow() {
             if let refusal = fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
             counters.commands += 1
@@ -43,7 +58,9 @@ extension PanelHost {
             json: format == .json, term: clusterState.leaderTerm ?? 0, verb: press.verb.rawValue, button: config.buttons[press.button].id,
             fence: press.fence, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
             lease: cluster.synchronisedLease)
-        send(frame, serial: serial, isJoin: false, unanswered: unanswered, to: leader, cluster, format: format, id: nil, from: connection, flush: &flush)
+        send(
+            frame, serial: serial, isJoin: false, unanswered: unanswered, to: leader, cluster, format: format, id: nil, from: connection,
+            pressed: press.verb == .down ? press.button : nil, flush: &flush)
     }
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
@@ -54,13 +71,17 @@ extension PanelHost {
         if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
         guard let (cluster, leader, unanswered) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
         else { return }
-        if case .press(let press) = request, let button = buttonIndex[press.button] { notePress(press.verb, button: button, connection) }
+        var pressed: Int?
+        if case .press(let press) = request, let button = buttonIndex[press.button] {
+            notePress(press.verb, button: button, connection)
+            if press.verb == .down { pressed = button }
+        }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
         send(
             RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, unanswered: unanswered, to: leader, cluster, format: format, id: id,
-            from: connection, flush: &flush)
+            from: connection, pressed: pressed, flush: &flush)
     }
 
     /// The leader a local session's command goes to, or nil when it cannot go (it is
@@ -124,7 +145,7 @@ extension PanelHost {
     /// owed (an in-flight entry, a reply slot).
     private func send(
         _ frame: [UInt8], serial: UInt64, isJoin: Bool, unanswered: Bool, to leader: String, _ cluster: ClusterContext, format: WireFormat,
-        id: CommandID?, from connection: Connection, flush: inout FlushList
+        id: CommandID?, from connection: Connection, pressed: Int? = nil, flush: inout FlushList
     ) {
         if unanswered {
             // A release while this node's lease is unsafe (`relayRoute`): its answer would
@@ -136,6 +157,7 @@ extension PanelHost {
         }
         // Before the frame can leave: its reply may come back at once.
         var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial, sentAtMs: clock.now().milliseconds)
+        entry.downButton = pressed ?? -1
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
         // could run it for a session it has ended since.
         post(frame, to: leader, cluster, leaseEpoch: cluster.outputEpoch)
@@ -220,6 +242,8 @@ extension PanelHost {
         clusterState.inFlight.removeValue(forKey: connection.session)
         clusterState.parkedJoins.removeValue(forKey: connection.session)
         clusterState.owedReleases.removeValue(forKey: connection.session)
+        clusterState.sessionGrants.removeValue(forKey: connection.session)
+        clusterState.failoverEnded.removeValue(forKey: connection.session)
         guard let cluster else { return }
         if clusterState.block != nil {
             guard mayDecideNow() else { return }
@@ -350,6 +374,9 @@ extension PanelHost {
     /// Ends, for the local members, the grants of the term that just ended that they were
     /// told of, unless the old leader's own failover notice already did.
     func owedFailover(newTerm: Int64?, flush: inout FlushList) {
+        // Only a term etcd shows: a node that lost sight of its leader (its own lease lapsed)
+        // follows nobody for a while, and the grants may stand.
+        if let newTerm { sessionGrantsEnded(inTerms: { $0 < newTerm }) }
         let grants = restartStream(term: newTerm, flush: &flush)
         guard !grants.isEmpty else { return }
         for member in members.values { writeFailoverReleases(grants, to: member, flush: &flush) }
@@ -366,7 +393,7 @@ extension PanelHost {
             return
         }
         switch message {
-        case .reply(_, _, let number, let line, let incarnation, let serial):
+        case .reply(_, let replyTerm, let number, let line, let incarnation, let serial):
             // For a session of an earlier run of this node, which had the same number.
             guard incarnation == cluster?.setup.incarnation else {
                 cluster?.staleFrames.add(1, ordering: .relaxed)
@@ -431,12 +458,13 @@ extension PanelHost {
                 }
                 guard handOffExpected(session, reply.rendered, from: node) else { return finishVisit() }
                 forgetWaits(of: session)
+                noteGranted(reply.rendered, session: session, term: replyTerm)
             case .plain:
-                break
+                if let entry = answered, entry.downButton >= 0 { noteGranted(reply.rendered, session: session, term: replyTerm) }
             }
             let bytes = reply.rendered
             flush.answer(answered?.slot, to: connection) { out, _ in out.append(contentsOf: bytes) }
-        case .event(_, _, let seq, let line):
+        case .event(_, let eventTerm, let seq, let line):
             guard var (text, json) = RelayPayload.splitEvent(line) else { return }
             if seq == 0 {
                 // The old leader's failover notice: its releases are the ones owed, and
@@ -444,6 +472,7 @@ extension PanelHost {
                 // the members here are told only of those they knew of: a grant decided
                 // just before the leader paused may never have reached this node (its
                 // frame dropped as made under a lease that lapsed; nemesis seed 65).
+                sessionGrantsEnded(inTerms: { $0 <= eventTerm })
                 let known = Set(clusterState.knownGrants.values.map(\.fence))
                 text = RelayPayload.keepingFailoverReleases(of: known, in: text)
                 json = RelayPayload.keepingFailoverReleases(of: known, in: json)
@@ -654,8 +683,11 @@ extension PanelHost {
         switch ownership {
         case .granted(let button, let owner, let fence)?:
             if let b = buttonIndex[button] { clusterState.knownGrants[b] = (owner, fence) }
-        case .released(let button)?:
-            if let b = buttonIndex[button] { clusterState.knownGrants[b] = nil }
+        case .released(let button, let fence)?:
+            if let b = buttonIndex[button] {
+                clusterState.knownGrants[b] = nil
+                if let fence, !clusterState.sessionGrants.isEmpty { sessionGrantEnded(button: b, fence: fence) }
+            }
         case nil:
             break
         }

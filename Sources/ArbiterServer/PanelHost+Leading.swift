@@ -109,6 +109,7 @@ extension PanelHost {
         clusterState.window = nil
         let now = clock.now()
         let grants = core.liveGrants
+        localGrantsEndedWithTerm(grants, node: cluster.node)
         // The ended term's members, fence and seq, with its buttons and groups as the
         // next term's core starts them: every button idle, a queue's line empty, a buzzer
         // round closed (shown as every snapshot shows its groups).

@@ -293,7 +293,7 @@ enum RelayPayload {
     /// it at a failover: a grant began (`PRESSED`) or ended (`RELEASED`).
     enum Ownership: Equatable {
         case granted(button: String, owner: String, fence: UInt64)
-        case released(button: String)
+        case released(button: String, fence: UInt64?)
     }
 
     static func ownership(ofTextEvent line: ArraySlice<UInt8>) -> Ownership? {
@@ -304,7 +304,7 @@ enum RelayPayload {
             guard let owner = value("owner", tokens), let fence = value("fence", tokens).flatMap({ UInt64($0) }) else { return nil }
             return .granted(button: tokens[2], owner: owner, fence: fence)
         case "RELEASED":
-            return .released(button: tokens[2])
+            return .released(button: tokens[2], fence: value("fence", tokens).flatMap { UInt64($0) })
         default:
             return nil
         }

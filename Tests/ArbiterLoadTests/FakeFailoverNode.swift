@@ -10,7 +10,9 @@ import Synchronization
 /// first `lostDownReplies` granted DOWNs and `lostUpReplies` UPs are answered "may or may not
 /// have been done" (the answer lost between nodes): the DOWN was done, the UP was not.
 /// The first `refusedUps` UPs are refused with nothing done (a node whose lease lapsed
-/// while etcd still keeps it): the grant stands.
+/// while etcd still keeps it): the grant stands. After the stale ones, the first `endedUps`
+/// UPs are answered `OK UP <p> <b> ended=failover` (the session's node knew the grant's
+/// term had ended).
 /// Everything else is a well-behaved panel `load` with one tap button per group, where a DOWN
 /// on the button one holds is answered with the same grant again. One thread per
 /// connection, blocking reads.
@@ -29,14 +31,16 @@ final class FakeFailoverNode: Sendable {
         var lostDownsLeft = 0
         var lostUpsLeft = 0
         var refusedUpsLeft = 0
+        var endedLeft = 0
     }
 
     /// Grants still held: none once a run ended well.
     var held: Int { state.withLock { $0.holders.count } }
 
-    init(buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0, lostDownReplies: Int = 0, lostUpReplies: Int = 0, refusedUps: Int = 0)
-        throws
-    {
+    init(
+        buttons: Int, unavailableDowns: Int, staleUps: Int, unavailableJoins: Int = 0, lostDownReplies: Int = 0, lostUpReplies: Int = 0, refusedUps: Int = 0,
+        endedUps: Int = 0
+    ) throws {
         socket = try LoopbackListener()
         port = socket.port
         state.withLock {
@@ -46,6 +50,7 @@ final class FakeFailoverNode: Sendable {
             $0.lostDownsLeft = lostDownReplies
             $0.lostUpsLeft = lostUpReplies
             $0.refusedUpsLeft = refusedUps
+            $0.endedLeft = endedUps
         }
         socket.serveEach { [self] client, number in serve(client, session: number, buttons: buttons) }
     }
@@ -106,6 +111,10 @@ final class FakeFailoverNode: Sendable {
                 if s.staleLeft > 0 {
                     s.staleLeft -= 1
                     return "ERROR stale-fence the grant ended\n"
+                }
+                if s.endedLeft > 0 {
+                    s.endedLeft -= 1
+                    return "OK UP load \(words[2]) ended=failover\n"
                 }
                 return "OK UP load \(words[2])\n"
             }

@@ -109,7 +109,8 @@ import Testing
         let (t, j) = try #require(RelayPayload.splitEvent(RelayPayload.event(text: text, json: json)))
         #expect(Array(t) == text && Array(j) == json)
         #expect(RelayPayload.ownership(ofTextEvent: t) == .granted(button: "b1", owner: "alice", fence: 9))
-        #expect(RelayPayload.ownership(ofTextEvent: Array("RELEASED demo b1 reason=up owner=alice fence=9 seq=5\n".utf8)[...]) == .released(button: "b1"))
+        #expect(
+            RelayPayload.ownership(ofTextEvent: Array("RELEASED demo b1 reason=up owner=alice fence=9 seq=5\n".utf8)[...]) == .released(button: "b1", fence: 9))
         #expect(RelayPayload.ownership(ofTextEvent: Array("FIRED demo b1 owner=alice session=s5 fence=9 seq=6\n".utf8)[...]) == nil)
     }
 

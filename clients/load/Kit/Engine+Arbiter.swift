@@ -231,7 +231,11 @@ extension Engine {
             think(peer)
         case (.okUp, .awaitingUp):
             recordReply(peer)
-            if measuring { stats.cycles += 1 }
+            // `ended=failover`: the grant's term ended under it and the session's node says
+            // so, as a single node says `ended=fired`; counted with the failover UPs.
+            if measuring {
+                if m.reason == .failover { stats.failoverUps += 1 } else { stats.cycles += 1 }
+            }
             startCycle(peer)
         case (.error, .awaitingDown) where m.error == .rateLimited, (.error, .awaitingUp) where m.error == .rateLimited:
             // The server's per-session rate limit: not an answer. The same request is

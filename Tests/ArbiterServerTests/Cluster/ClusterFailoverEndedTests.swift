@@ -1,0 +1,91 @@
+import ArbiterCluster
+import ArbiterCore
+import ArbiterTestSupport
+import Foundation
+import Testing
+
+@testable import ArbiterServer
+
+/// A finger lifted from a grant a failover ended is answered as PROTOCOL.md answers one
+/// lifted after its grant fired or timed out: `OK UP <p> <b> ended=failover`. Before, the
+/// new leader, which never knew the grant, answered `ERROR not-owner` to a kiosk that had
+/// only let go (found by hand: `kill -9` of the leader during a talk).
+@Suite("cluster mode: a release after a failover", .serialized)
+struct ClusterFailoverEndedTests {
+    static let panel = PanelConfig(
+        id: "demo", title: "Failover",
+        buttons: [
+            ButtonConfig(id: "b1", kind: .tap), ButtonConfig(id: "b2", kind: .tap),
+            ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: 4000, progressMs: 0),
+            ButtonConfig(id: "quick", kind: .tap, group: "quick", timeoutMs: 200),
+        ])
+
+    @Test func releasesOfGrantsTheCrashedLeaderHeldAreAnsweredEndedFailover() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"], panels: [Self.panel])
+        let leader = try #require(nodes.leader())
+        let followers = nodes.followers(of: leader)
+        let (bob, _) = try nodes.member(followers[0], name: "bob")
+        // Carol only presses: no JOIN, so her node hears no event of her grant.
+        let carol = try nodes.client(followers[1], name: "carol")
+        bob.send("DOWN demo b1")
+        let fence = try #require(field("fence", of: try bob.expect("GRANTED demo b1")))
+        // A grant that ended before the failover is not one the failover ended.
+        bob.send("DOWN demo quick")
+        _ = try bob.expect("GRANTED demo quick")
+        _ = try bob.expect("RELEASED demo quick reason=timeout")
+        carol.send("DOWN demo sos")
+        let sosFence = try #require(field("fence", of: try carol.expect("GRANTED demo sos")))
+
+        nodes.crash(leader)
+        #expect(try bob.expect("RELEASED demo b1", timeout: 10) == "RELEASED demo b1 reason=failover owner=bob fence=\(fence)")
+        _ = try bob.readLines(through: "OK JOIN", timeout: 10)
+
+        bob.send("UP demo b1")
+        #expect(try bob.expect("OK UP") == "OK UP demo b1 ended=failover")
+        // Answered once, as a second UP after one's own is.
+        bob.send("UP demo b1")
+        #expect(try bob.expect("ERROR").hasPrefix("ERROR not-owner"))
+        bob.send("UP demo quick")
+        #expect(try bob.expect("ERROR").hasPrefix("ERROR not-owner"))
+        // A press of the new term is released as usual.
+        bob.send("DOWN demo b2")
+        _ = try bob.expect("GRANTED demo b2")
+        bob.send("UP demo b2")
+        #expect(try bob.expect("OK UP") == "OK UP demo b2")
+        _ = try bob.expect("RELEASED demo b2 reason=up owner=bob")
+
+        // Another fence is not that grant's: the leader answers it, once carol's node
+        // follows the new leader (until then: `ERROR unavailable`, nothing done).
+        var answer = ""
+        for _ in 0..<50 {
+            carol.send("UP demo sos fence=\((UInt64(sosFence) ?? 0) + 7)")
+            answer = try carol.expect("ERROR")
+            guard answer.hasPrefix("ERROR unavailable") else { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(answer.hasPrefix("ERROR stale-fence"), "\(answer)")
+        carol.send(#"{"cmd":"cancel","panel":"demo","button":"sos","fence":\#(sosFence),"id":5}"#)
+        #expect(try carol.readLine() == #"{"type":"ok","re":"cancel","panel":"demo","button":"sos","ended":"failover","id":5}"#)
+    }
+
+    /// The leader's own session, its grant ended by its own step-down (cut off from etcd):
+    /// answered while no node decides, and the next term's press is released as usual.
+    @Test func aReleaseOnALeaderThatSteppedDownIsAnsweredEndedFailover() throws {
+        let nodes = try ClusterTestNodes(["n1"], panels: [Self.panel])
+        let (alice, _) = try nodes.member("n1", name: "alice")
+        alice.send("DOWN demo sos")
+        _ = try alice.expect("GRANTED demo sos")
+        nodes.leaseViews["n1"]?.setFailing(true)
+        _ = try alice.expect("RELEASED demo sos reason=failover", timeout: 5)
+        _ = try alice.readLines(through: "OK JOIN")
+        alice.send("UP demo sos")
+        #expect(try alice.expect("OK UP") == "OK UP demo sos ended=failover")
+        nodes.leaseViews["n1"]?.setFailing(false)
+        _ = try alice.readLines(through: "OK JOIN", timeout: 10)
+        alice.send("DOWN demo sos")
+        _ = try alice.expect("GRANTED demo sos")
+        alice.send("UP demo sos")
+        #expect(try alice.expect("OK UP") == "OK UP demo sos")
+        _ = try alice.expect("RELEASED demo sos reason=up owner=alice")
+    }
+}
