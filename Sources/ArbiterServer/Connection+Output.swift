@@ -8,6 +8,7 @@ extension Connection {
     func append(raw: Bool = false, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
+            if replyOrder.kicksAwaited > 0, !raw { return holdForKick(body) }
             add(raw: raw, epoch: epoch, stampMs: stampMs, body)
             return appended()
         }
@@ -37,19 +38,47 @@ extension Connection {
         withLock { replyOrder.reserve() }
     }
 
+    /// The slot of a `KICK` asked of another node (`ReplyOrder.reserveKick`).
+    func reserveKickSlot() -> UInt64 {
+        withLock { replyOrder.reserveKick() }
+    }
+
     /// The reply of a relayed command, written at once; the answers that waited for it
-    /// follow once every earlier slot is answered too.
-    func fillReplySlot(_ token: UInt64, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+    /// follow once every earlier slot is answered too. While a `KICK` waits, all of it
+    /// waits behind that (`ReplyOrder.kicksAwaited`), unless it is that KICK's answer
+    /// (`kick`), which then lets out what waited.
+    func fillReplySlot(
+        _ token: UInt64, kick: Bool = false, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void
+    ) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
+            if !kick, replyOrder.kicksAwaited > 0 {
+                var bytes: [UInt8] = []
+                Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
+                if let due = replyOrder.answered(token) { bytes += due }
+                replyOrder.holdForKick(bytes)
+                return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
+            }
             add(raw: false, epoch: epoch, stampMs: stampMs, body)
             if let due = replyOrder.answered(token), !due.isEmpty { appendingOutput { $0 += due } }
+            if kick {
+                let behind = replyOrder.kickAnswered()
+                if !behind.isEmpty { appendingOutput { $0 += behind } }
+            }
             return appended()
         }
     }
 
     /// Under the lock: an answer kept behind a waiting slot. Past the outbound bound, the
     /// peer is cut like one that does not read.
+    @inline(never)
+    private func holdForKick(_ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+        var bytes: [UInt8] = []
+        Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
+        replyOrder.holdForKick(bytes)
+        return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
+    }
+
     @inline(never)
     private func hold(_ bytes: [UInt8]) -> AppendOutcome {
         replyOrder.hold(bytes)

@@ -20,6 +20,12 @@ extension FlushList {
         handle(connection.fillReplySlot(slot, epoch: leaseEpoch, stampMs: leaseStampMs, body), of: connection)
     }
 
+    /// The answer of a `KICK` asked of another node, into its slot: what waited behind it
+    /// follows (`Connection.reserveKickSlot`).
+    mutating func answerKick(_ slot: UInt64, to connection: Connection, _ body: (inout [UInt8], WireFormat) -> Void) {
+        handle(connection.fillReplySlot(slot, kick: true, epoch: leaseEpoch, stampMs: leaseStampMs, body), of: connection)
+    }
+
     /// Appends a connection's last output (`Connection.appendLast`): it closes once written.
     mutating func appendLast(to connection: Connection, raw: Bool = false, _ body: (inout [UInt8], WireFormat) -> Void) {
         handle(connection.appendLast(raw: raw, epoch: leaseEpoch, stampMs: leaseStampMs, body), of: connection)

@@ -20,7 +20,12 @@ final class KickWait: Sendable {
         self.admin = admin
         self.format = format
         self.id = id
-        self.slot = admin.reserveReplySlot()
+        self.slot = admin.reserveKickSlot()
+    }
+
+    /// Never left unanswered: the admin's output waits behind the answer.
+    deinit {
+        answer(.error(.unavailable, "the KICK of \(target) was not answered; it may or may not have been done"))
     }
 
     /// Writes `message` as the KICK's answer, unless it was answered already. Any thread.
@@ -31,7 +36,7 @@ final class KickWait: Sendable {
         }
         guard first else { return }
         var flush = FlushList()
-        flush.answer(slot, to: admin) { [format, id] out, _ in MessageEncoder.encode(message, format: format, id: id, into: &out) }
+        flush.answerKick(slot, to: admin) { [format, id] out, _ in MessageEncoder.encode(message, format: format, id: id, into: &out) }
         flush.flushAll()
     }
 

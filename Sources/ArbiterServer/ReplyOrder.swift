@@ -20,6 +20,13 @@ struct ReplyOrder {
     private var nextToken: UInt64 = 1
     /// Bytes held behind slots, for the connection's outbound bound.
     private(set) var heldBytes = 0
+    /// `KICK`s of sessions on other nodes still unanswered (`KickWait`). The events a kick
+    /// causes reach this node from the panels' leaders and can overtake the answer of the
+    /// kicked session's node, so while one waits everything else for this connection
+    /// (events, relayed replies) waits behind it, in arrival order: `OK KICK` comes before
+    /// the `RELEASED ... reason=disconnect` and `LEFT` it causes, as on one node.
+    private(set) var kicksAwaited = 0
+    private var behindKicks: [UInt8] = []
 
     var isHolding: Bool { !slots.isEmpty }
 
@@ -51,11 +58,36 @@ struct ReplyOrder {
         return due
     }
 
+    /// A slot for a `KICK` asked of another node: until it is answered, output other than
+    /// local answers waits too (`holdForKick`).
+    mutating func reserveKick() -> UInt64 {
+        kicksAwaited += 1
+        return reserve()
+    }
+
+    /// Output made while a `KICK` waits: it goes out after the answer.
+    mutating func holdForKick(_ bytes: [UInt8]) {
+        behindKicks += bytes
+        heldBytes += bytes.count
+    }
+
+    /// A `KICK`'s answer was written: once none waits any more, what waited behind them.
+    mutating func kickAnswered() -> [UInt8] {
+        kicksAwaited = max(0, kicksAwaited - 1)
+        guard kicksAwaited == 0, !behindKicks.isEmpty else { return [] }
+        let due = behindKicks
+        behindKicks = []
+        heldBytes -= due.count
+        return due
+    }
+
     /// Gives up on every slot (the connection says its last words): what was held, in
     /// order.
     mutating func releaseAll() -> [UInt8] {
-        let due = slots.flatMap(\.after)
+        let due = slots.flatMap(\.after) + behindKicks
         slots.removeAll()
+        behindKicks = []
+        kicksAwaited = 0
         heldBytes = 0
         return due
     }

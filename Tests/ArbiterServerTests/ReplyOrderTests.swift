@@ -31,4 +31,26 @@ import Testing
         #expect(String(decoding: order.releaseAll(), as: UTF8.self) == "PONG a\nPONG b\n")
         #expect(!order.isHolding && order.heldBytes == 0)
     }
+
+    /// Output made while a KICK asked of another node waits goes out after its answer,
+    /// once no other KICK waits; a connection's last words take it along.
+    @Test func outputWaitsBehindEveryKickStillUnanswered() {
+        var order = ReplyOrder()
+        let one = order.reserveKick()
+        let two = order.reserveKick()
+        #expect(order.kicksAwaited == 2 && order.isHolding)
+        order.holdForKick(Array("LEFT a\n".utf8))
+        #expect(order.heldBytes == 7)
+        _ = order.answered(one)
+        #expect(order.kickAnswered() == [], "another KICK still waits")
+        order.holdForKick(Array("LEFT b\n".utf8))
+        _ = order.answered(two)
+        #expect(String(decoding: order.kickAnswered(), as: UTF8.self) == "LEFT a\nLEFT b\n")
+        #expect(order.kicksAwaited == 0 && !order.isHolding && order.heldBytes == 0)
+
+        _ = order.reserveKick()
+        order.holdForKick(Array("LEFT c\n".utf8))
+        #expect(String(decoding: order.releaseAll(), as: UTF8.self) == "LEFT c\n")
+        #expect(order.kicksAwaited == 0 && order.heldBytes == 0)
+    }
 }

@@ -47,6 +47,43 @@ struct ClusterKickTests {
         #expect(try admin.expect("ERROR") == "ERROR no-such-session no session \(target) is connected")
     }
 
+    /// PROTOCOL.md: a reply precedes the events its command causes. The kicked session's
+    /// `RELEASED ... reason=disconnect` and `LEFT` reach the admin's node from the leader,
+    /// and the answer from the session's node; by hand (three nodes, `nc`), `LEFT` came
+    /// first. Now the admin's output waits behind the KICK's answer.
+    @Test func okKickComesBeforeTheEventsTheKickCauses() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
+        let leader = try #require(nodes.leader())
+        let followers = nodes.followers(of: leader)
+        let (adminNode, victimNode) = (followers[0], followers[1])
+        let (root, _) = try nodes.member(adminNode, name: "root")
+        let (carol, _) = try nodes.member(adminNode, name: "carol")
+        let alice = try nodes.client(victimNode, name: "alice")
+        alice.send("HELLO alice")
+        let target = try Self.session(try alice.expect("OK HELLO"))
+        alice.send("JOIN demo")
+        _ = try alice.expect("OK JOIN demo")
+        alice.send("DOWN demo b1")
+        let fence = try #require(field("fence", of: try alice.expect("GRANTED demo b1")))
+        _ = try root.expect("FIRED demo b1 owner=alice")
+        _ = try carol.expect("FIRED demo b1 owner=alice")
+        #expect(Self.knows(nodes, adminNode, victimNode))
+
+        // The answer from alice's node is slow; the leader's events are not.
+        nodes.hub.hold(framesTo: adminNode, from: victimNode)
+        root.send("KICK \(target)")
+        #expect(alice.waitForClose(), "the kicked session stays open")
+        _ = try carol.expect("LEFT demo name=alice")
+        nodes.hub.release(framesTo: adminNode)
+        let lines = try root.readLines(through: "LEFT demo name=alice")
+        #expect(
+            lines.map { $0.replacingOccurrences(of: #" seq=\d+"#, with: "", options: .regularExpression) } == [
+                "OK KICK \(target)", "RELEASED demo b1 reason=disconnect owner=alice fence=\(fence)", "LEFT demo name=alice session=\(target)",
+            ], "\(lines)")
+        root.send("PING after")
+        #expect(try root.readLine() == "PONG after")
+    }
+
     @Test func theSessionsNodeChecksTheAdminKeyOfEveryPanelItTouched() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"], panels: [.demo, Self.keyed])
         let (leader, follower) = try nodes.leaderAndFollower(of: "k")

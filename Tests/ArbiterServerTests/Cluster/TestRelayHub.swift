@@ -26,6 +26,8 @@ final class TestRelayHub: @unchecked Sendable {
     /// Frames to these nodes wait here, in order, until `release(framesTo:)`: a reply
     /// that must arrive after something else happened, however slow the machine is.
     private var held: [String: [(message: RelayMessage, from: String)]] = [:]
+    /// Only frames from this node are held (`hold(framesTo:from:)`); from any, if absent.
+    private var heldFrom: [String: String] = [:]
     /// Sees every frame as it is sent, on the sender's thread.
     private var observer: (@Sendable (RelayMessage) -> Void)?
 
@@ -89,6 +91,14 @@ final class TestRelayHub: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Holds only what `sender` sends to `node` (one link slow, the others not).
+    func hold(framesTo node: String, from sender: String) {
+        lock.lock()
+        if held[node] == nil { held[node] = [] }
+        heldFrom[node] = sender
+        lock.unlock()
+    }
+
     /// Hands the held frames over in the order they were sent; frames sent meanwhile
     /// queue behind them, so the order holds.
     func release(framesTo node: String) {
@@ -96,6 +106,7 @@ final class TestRelayHub: @unchecked Sendable {
             lock.lock()
             guard let first = held[node]?.first else {
                 held[node] = nil
+                heldFrom[node] = nil
                 lock.unlock()
                 return
             }
@@ -119,7 +130,7 @@ final class TestRelayHub: @unchecked Sendable {
         let target = cut.contains(from) || cut.contains(to) || swallowed.contains(to) || silenced.contains(from) ? nil : contexts[to]
         let delay = delays[to]
         let observer = observer
-        if target != nil, held[to] != nil {
+        if target != nil, held[to] != nil, heldFrom[to].map({ $0 == from }) ?? true {
             held[to]?.append((message, from))
             lock.unlock()
             observer?(message)
