@@ -69,8 +69,8 @@ extension Connection {
         }
     }
 
-    /// Under the lock: an answer kept behind a waiting slot. Past the outbound bound, the
-    /// peer is cut like one that does not read.
+    /// Under the lock: output kept behind a `KICK` still awaited. Past the outbound bound,
+    /// the peer is cut like one that does not read.
     @inline(never)
     private func holdForKick(_ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         var bytes: [UInt8] = []
@@ -79,6 +79,8 @@ extension Connection {
         return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
     }
 
+    /// Under the lock: an answer kept behind a waiting slot. Past the outbound bound, the
+    /// peer is cut like one that does not read.
     @inline(never)
     private func hold(_ bytes: [UInt8]) -> AppendOutcome {
         replyOrder.hold(bytes)

@@ -83,7 +83,8 @@ extension PanelHost {
         if clusterState.failoverEnded[session]?.isEmpty == true { clusterState.failoverEnded[session] = nil }
         if clusterState.block != nil, core.liveGrants.contains(where: { $0.button == button && $0.owner.session == session }) { return false }
         let reply = PanelReply.released(verb: verb == .cancel ? .cancel : .up, button: button, ended: .failover)
-        flush.append(to: connection) { [names] out, _ in
+        // This node's own answer: after the replies still owed for commands relayed before.
+        flush.appendReply(to: connection) { [names] out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)
         }
         return true
