@@ -29,9 +29,15 @@ extension PanelHost {
         }
     }
 
-    /// A relayed DOWN (or a queue's hand-off) was answered `GRANTED` in `term`: the session
-    /// holds the grant until it lets go or the term ends. On `queue`.
-    func noteGranted(_ rendered: ArraySlice<UInt8>, session: SessionID, term: Int64) {
+    /// A relayed DOWN of `button` was answered: if `GRANTED` in `term`, the session holds the
+    /// grant until it lets go or the term ends. On `queue`, for every relayed DOWN's answer.
+    func noteAnswer(_ rendered: ArraySlice<UInt8>, toDownOf button: Int, session: SessionID, term: Int64) {
+        guard let fence = RelayPayload.grantedFence(rendered) else { return }
+        clusterState.sessionGrants[session, default: [:]][button] = (fence, term)
+    }
+
+    /// A queue's hand-off `GRANTED` (its button read from the answer). On `queue`.
+    func noteHandOff(_ rendered: ArraySlice<UInt8>, session: SessionID, term: Int64) {
         guard let (id, fence) = RelayPayload.grantedButtonAndFence(rendered), let button = buttonIndex[id] else { return }
         clusterState.sessionGrants[session, default: [:]][button] = (fence, term)
     }

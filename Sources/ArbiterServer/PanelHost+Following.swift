@@ -458,9 +458,9 @@ extension PanelHost {
                 }
                 guard handOffExpected(session, reply.rendered, from: node) else { return finishVisit() }
                 forgetWaits(of: session)
-                noteGranted(reply.rendered, session: session, term: replyTerm)
+                noteHandOff(reply.rendered, session: session, term: replyTerm)
             case .plain:
-                if let entry = answered, entry.downButton >= 0 { noteGranted(reply.rendered, session: session, term: replyTerm) }
+                if let entry = answered, entry.downButton >= 0 { noteAnswer(reply.rendered, toDownOf: entry.downButton, session: session, term: replyTerm) }
             }
             let bytes = reply.rendered
             flush.answer(answered?.slot, to: connection) { out, _ in out.append(contentsOf: bytes) }

@@ -219,6 +219,30 @@ enum RelayPayload {
         rendered.starts(with: "GRANTED ".utf8) || rendered.starts(with: #"{"type":"granted""#.utf8)
     }
 
+    /// The fence of a rendered `GRANTED`, in either form, nil for any other answer. Read
+    /// from the bytes: it is asked of every relayed DOWN's answer.
+    static func grantedFence(_ rendered: ArraySlice<UInt8>) -> UInt64? {
+        guard isGranted(rendered) else { return nil }
+        let key: [UInt8] = rendered.first == UInt8(ascii: "{") ? Array(#""fence":"#.utf8) : Array(" fence=".utf8)
+        var i = rendered.startIndex
+        while i + key.count <= rendered.endIndex {
+            if rendered[i] == key[0], rendered[i..<(i + key.count)].elementsEqual(key) {
+                var value: UInt64 = 0
+                var j = i + key.count
+                while j < rendered.endIndex, rendered[j] >= UInt8(ascii: "0"), rendered[j] <= UInt8(ascii: "9") {
+                    let (times, o1) = value.multipliedReportingOverflow(by: 10)
+                    let (sum, o2) = times.addingReportingOverflow(UInt64(rendered[j] - UInt8(ascii: "0")))
+                    guard !o1, !o2 else { return nil }
+                    value = sum
+                    j += 1
+                }
+                return j > i + key.count ? value : nil
+            }
+            i += 1
+        }
+        return nil
+    }
+
     /// The button and fence a rendered `GRANTED` names, in either form.
     static func grantedButtonAndFence(_ rendered: ArraySlice<UInt8>) -> (button: String, fence: UInt64)? {
         guard let (button, fence) = buttonAnd("fence", of: rendered, verb: "GRANTED", type: "granted") else { return nil }

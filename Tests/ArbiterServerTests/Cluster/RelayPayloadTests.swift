@@ -168,4 +168,14 @@ import Testing
             #expect(Array(RelayPayload.keepingFailoverReleases(of: [], in: notice[...])) == snapshot, "\(format)")
         }
     }
+
+    @Test func aGrantedAnswersFenceIsReadFromItsBytesInEitherForm() {
+        func fence(_ text: String) -> UInt64? { RelayPayload.grantedFence(Array(text.utf8)[...]) }
+        #expect(fence("GRANTED demo b1 fence=1042\n") == 1042)
+        #expect(fence(#"{"type":"granted","panel":"demo","button":"b1","fence":7,"id":"c7"}"# + "\n") == 7)
+        #expect(fence("DENIED demo b1 reason=busy owner=alice active=b2\n") == nil)
+        #expect(fence("GRANTED demo b1\n") == nil)
+        #expect(fence("GRANTED demo b1 fence=99999999999999999999999\n") == nil)
+        #expect(fence(#"{"type":"error","code":"unavailable","message":"fence=3"}"#) == nil)
+    }
 }
