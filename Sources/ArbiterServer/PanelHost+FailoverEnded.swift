@@ -15,9 +15,9 @@ import ArbiterWire
 /// the term began (a queue's line ends with its term, `endWaits`), and such a `DOWN`
 /// forgets the ended grant first.
 extension PanelHost {
-    /// A local session's DOWN, UP or CANCEL is on its way (decided here or relayed): a new
-    /// DOWN supersedes whatever was known of that button, a release ends the grant it
-    /// names. On `queue`.
+    /// A local session's DOWN, UP or CANCEL goes to be decided (here, or relayed to the
+    /// leader; not one refused with nothing done): a new DOWN supersedes whatever was known
+    /// of that button, a release ends the grant it names. On `queue`.
     func notePressSent(_ verb: Verb, button: Int, fence: UInt64?, session: SessionID) {
         // Both empty on a leader's own presses (its grants live in its core): no lookup.
         guard !(clusterState.sessionGrants.isEmpty && clusterState.failoverEnded.isEmpty) else { return }

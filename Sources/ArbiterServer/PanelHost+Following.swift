@@ -19,11 +19,13 @@ extension PanelHost {
             {
                 return
             }
-            notePressSent(press.verb, button: button, fence: press.fence, session: connection.session)
         }
         if clusterState.block != nil, mayDecideNow() {
-            if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
-                return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
+            if case .press(let press) = command.request {
+                if let refusal = fenceRefusal(resolve(press)) {
+                    return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
+                }
+                if let button = buttonIndex[press.button] { notePressSent(press.verb, button: button, fence: press.fence, session: connection.session) }
             }
             executeHere(
                 command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
@@ -38,9 +40,9 @@ extension PanelHost {
         {
             return
         }
-        notePressSent(press.verb, button: press.button, fence: press.fence, session: connection.session)
         if clusterState.block != nil, mayDecideNow() {
             if let refusal = fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
+            notePressSent(press.verb, button: press.button, fence: press.fence, session: connection.session)
             counters.commands += 1
             run(
                 .press(press), access: access(key: connection.key), now: Instant(nanoseconds: receivedAt), replyFormat: format, id: nil,
@@ -60,7 +62,7 @@ extension PanelHost {
             lease: cluster.synchronisedLease)
         send(
             frame, serial: serial, isJoin: false, unanswered: unanswered, to: leader, cluster, format: format, id: nil, from: connection,
-            pressed: press.verb == .down ? press.button : nil, flush: &flush)
+            press: (press.verb, press.button, press.fence), flush: &flush)
     }
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
@@ -71,17 +73,17 @@ extension PanelHost {
         if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
         guard let (cluster, leader, unanswered) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
         else { return }
-        var pressed: Int?
+        var pressed: (verb: Verb, button: Int, fence: UInt64?)?
         if case .press(let press) = request, let button = buttonIndex[press.button] {
             notePress(press.verb, button: button, connection)
-            if press.verb == .down { pressed = button }
+            pressed = (press.verb, button, press.fence)
         }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
         send(
             RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, unanswered: unanswered, to: leader, cluster, format: format, id: id,
-            from: connection, pressed: pressed, flush: &flush)
+            from: connection, press: pressed, flush: &flush)
     }
 
     /// The leader a local session's command goes to, or nil when it cannot go (it is
@@ -145,8 +147,10 @@ extension PanelHost {
     /// owed (an in-flight entry, a reply slot).
     private func send(
         _ frame: [UInt8], serial: UInt64, isJoin: Bool, unanswered: Bool, to leader: String, _ cluster: ClusterContext, format: WireFormat,
-        id: CommandID?, from connection: Connection, pressed: Int? = nil, flush: inout FlushList
+        id: CommandID?, from connection: Connection, press: (verb: Verb, button: Int, fence: UInt64?)? = nil, flush: inout FlushList
     ) {
+        // Only a press that leaves counts: one refused with nothing done changes nothing.
+        if let press { notePressSent(press.verb, button: press.button, fence: press.fence, session: connection.session) }
         if unanswered {
             // A release while this node's lease is unsafe (`relayRoute`): its answer would
             // be dropped, so none is awaited; the session is answered now.
@@ -157,7 +161,7 @@ extension PanelHost {
         }
         // Before the frame can leave: its reply may come back at once.
         var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial, sentAtMs: clock.now().milliseconds)
-        entry.downButton = pressed ?? -1
+        if let press, press.verb == .down { entry.downButton = press.button }
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
         // could run it for a session it has ended since.
         post(frame, to: leader, cluster, leaseEpoch: cluster.outputEpoch)

@@ -78,6 +78,9 @@ struct ClusterFailoverEndedTests {
         nodes.leaseViews["n1"]?.setFailing(true)
         _ = try alice.expect("RELEASED demo sos reason=failover", timeout: 5)
         _ = try alice.readLines(through: "OK JOIN")
+        // A press refused with nothing done changes nothing of what the node knows.
+        alice.send("DOWN demo sos")
+        #expect(try alice.expect("ERROR").hasPrefix("ERROR unavailable panel demo has no leader right now"))
         alice.send("UP demo sos")
         #expect(try alice.expect("OK UP") == "OK UP demo sos ended=failover")
         nodes.leaseViews["n1"]?.setFailing(false)
@@ -87,5 +90,32 @@ struct ClusterFailoverEndedTests {
         alice.send("UP demo sos")
         #expect(try alice.expect("OK UP") == "OK UP demo sos")
         _ = try alice.expect("RELEASED demo sos reason=up owner=alice")
+    }
+
+    /// A grant handed over from a queue's line (a hand-off `GRANTED`, not the answer to a
+    /// DOWN) ends with its term as well.
+    @Test func aHandOffTheCrashedLeaderMadeIsAnsweredEndedFailover() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"], panels: [Panels.fair])
+        let leader = try #require(nodes.leader(of: "f"))
+        let followers = nodes.followers(of: leader)
+        let alice = try nodes.client(followers[0], name: "alice")
+        let bob = try nodes.client(followers[1], name: "bob")
+        alice.send("DOWN f a")
+        _ = try alice.expect("GRANTED f a")
+        bob.send("DOWN f a")
+        _ = try bob.expect("QUEUED f a")
+        alice.send("UP f a")
+        _ = try alice.expect("OK UP f a")
+        _ = try bob.expect("GRANTED f a")
+        nodes.crash(leader)
+        _ = try #require(nodes.leader(of: "f"))
+        var answer = ""
+        for _ in 0..<50 {
+            bob.send("UP f a")
+            answer = try bob.expect("", timeout: 5)
+            guard answer.hasPrefix("ERROR unavailable") else { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(answer == "OK UP f a ended=failover")
     }
 }
