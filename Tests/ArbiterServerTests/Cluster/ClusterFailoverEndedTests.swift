@@ -20,6 +20,19 @@ struct ClusterFailoverEndedTests {
             ButtonConfig(id: "quick", kind: .tap, group: "quick", timeoutMs: 200),
         ])
 
+    /// `line`'s answer once the client's node follows the new leader: until then it is
+    /// refused `ERROR unavailable` with nothing done, and sent again (5 s at most).
+    static func onceItsNodeFollows(_ client: LineClient, _ line: String) throws -> String {
+        var answer = ""
+        for _ in 0..<50 {
+            client.send(line)
+            answer = try client.expect("", timeout: 5)
+            guard answer.hasPrefix("ERROR unavailable") else { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return answer
+    }
+
     @Test func releasesOfGrantsTheCrashedLeaderHeldAreAnsweredEndedFailover() throws {
         let nodes = try ClusterTestNodes(["n1", "n2", "n3"], panels: [Self.panel])
         let leader = try #require(nodes.leader())
@@ -56,13 +69,7 @@ struct ClusterFailoverEndedTests {
 
         // Another fence is not that grant's: the leader answers it, once carol's node
         // follows the new leader (until then: `ERROR unavailable`, nothing done).
-        var answer = ""
-        for _ in 0..<50 {
-            carol.send("UP demo sos fence=\((UInt64(sosFence) ?? 0) + 7)")
-            answer = try carol.expect("ERROR")
-            guard answer.hasPrefix("ERROR unavailable") else { break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        let answer = try Self.onceItsNodeFollows(carol, "UP demo sos fence=\((UInt64(sosFence) ?? 0) + 7)")
         #expect(answer.hasPrefix("ERROR stale-fence"), "\(answer)")
         carol.send(#"{"cmd":"cancel","panel":"demo","button":"sos","fence":\#(sosFence),"id":5}"#)
         #expect(try carol.readLine() == #"{"type":"ok","re":"cancel","panel":"demo","button":"sos","ended":"failover","id":5}"#)
@@ -109,13 +116,6 @@ struct ClusterFailoverEndedTests {
         _ = try bob.expect("GRANTED f a")
         nodes.crash(leader)
         _ = try #require(nodes.leader(of: "f"))
-        var answer = ""
-        for _ in 0..<50 {
-            bob.send("UP f a")
-            answer = try bob.expect("", timeout: 5)
-            guard answer.hasPrefix("ERROR unavailable") else { break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        #expect(answer == "OK UP f a ended=failover")
+        #expect(try Self.onceItsNodeFollows(bob, "UP f a") == "OK UP f a ended=failover")
     }
 }
