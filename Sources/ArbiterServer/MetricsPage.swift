@@ -65,6 +65,12 @@ struct MetricsPage {
     private func clusterMetrics(_ cluster: ClusterContext, into p: inout PrometheusText) {
         p.gauge("arbiter_cluster_panels_led", "Panels this node decides now.", cluster.ledPanels())
         p.gauge("arbiter_cluster_nodes", "Nodes registered in etcd, this one included.", cluster.nodes().count)
+        // `/healthz` stays `200 ok` as PROTOCOL.md has it; this says whether the node can
+        // serve presses now, for a balancer that should send kiosks to another node.
+        p.gauge(
+            "arbiter_cluster_lease_lapsed",
+            "1 while this node cannot trust its etcd lease (etcd without a majority, or cut off): it decides and relays no press.",
+            cluster.isLapsed ? 1 : 0)
         let stats = cluster.runtime?.statistics
         let reasons = ["leaseDeadline", "leaseLost", "deposed", "rebalance", "shutdown"]
         p.counters(

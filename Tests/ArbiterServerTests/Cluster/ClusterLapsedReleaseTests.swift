@@ -46,11 +46,18 @@ struct ClusterLapsedReleaseTests {
     /// that sent the operator to a leader that was fine.
     @Test func aJoinOnANodeWhoseLeaseLapsedIsRefusedNamingEtcd() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Self.panel], timing: Self.timing, joinWaitMs: 1_000)
-        let (_, follower) = try nodes.leaderAndFollower()
+        let (leader, follower) = try nodes.leaderAndFollower()
         let context = try #require(nodes.context(follower))
         nodes.leaseViews[follower]?.setFailing(true)
         defer { nodes.leaseViews[follower]?.setFailing(false) }
         #expect(eventually(seconds: 3) { context.isLapsed }, "the follower's lease never lapsed")
+        // The operator can see it: /healthz stays 200 ok, /metrics says the lease lapsed.
+        for (node, lapsed) in [(follower, 1), (leader, 0)] {
+            let metrics = try RawSocket(port: try #require(nodes.ports[node]))
+            metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let page = try metrics.readResponse().body
+            #expect(page.contains("arbiter_cluster_lease_lapsed \(lapsed)\n"), "\(node): \(page)")
+        }
         let bob = try nodes.client(follower, name: "bob")
         bob.send("JOIN demo")
         let answer = try bob.expect("ERROR", timeout: 5)
