@@ -69,7 +69,7 @@ struct MetricsPage {
         // serve presses now, for a balancer that should send kiosks to another node.
         p.gauge(
             "arbiter_cluster_lease_lapsed",
-            "1 while this node cannot trust its etcd lease (etcd without a majority, or cut off): it decides and relays no press.",
+            "Whether this node's etcd lease lapsed (etcd without a majority, or this node cut off from it); while it is 1 the node decides and relays no press.",
             cluster.isLapsed ? 1 : 0)
         let stats = cluster.runtime?.statistics
         let reasons = ["leaseDeadline", "leaseLost", "deposed", "rebalance", "shutdown"]
