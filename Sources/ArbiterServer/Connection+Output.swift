@@ -8,7 +8,7 @@ extension Connection {
     func append(raw: Bool = false, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
-            if replyOrder.kicksAwaited > 0, !raw { return holdForKick(body) }
+            if replyOrder.kicksAwaited > 0, !raw { return holdForKick(held(body)) }
             add(raw: raw, epoch: epoch, stampMs: stampMs, body)
             return appended()
         }
@@ -19,11 +19,7 @@ extension Connection {
     func appendReply(epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
-            if replyOrder.isHolding {
-                var bytes: [UInt8] = []
-                Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
-                return hold(bytes)
-            }
+            if replyOrder.isHolding { return hold(held(body)) }
             add(raw: false, epoch: epoch, stampMs: stampMs, body)
             return appended()
         }
@@ -53,11 +49,9 @@ extension Connection {
         withLock {
             guard acceptsAppend else { return .dropped }
             if !kick, replyOrder.kicksAwaited > 0 {
-                var bytes: [UInt8] = []
-                Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
+                var bytes = held(body)
                 if let due = replyOrder.answered(token) { bytes += due }
-                replyOrder.holdForKick(bytes)
-                return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
+                return holdForKick(bytes)
             }
             add(raw: false, epoch: epoch, stampMs: stampMs, body)
             if let due = replyOrder.answered(token), !due.isEmpty { appendingOutput { $0 += due } }
@@ -69,12 +63,17 @@ extension Connection {
         }
     }
 
+    /// Under the lock: what `body` writes, rendered as it would go out, to be held.
+    private func held(_ body: (inout [UInt8], WireFormat) -> Void) -> [UInt8] {
+        var bytes: [UInt8] = []
+        Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
+        return bytes
+    }
+
     /// Under the lock: output kept behind a `KICK` still awaited. Past the outbound bound,
     /// the peer is cut like one that does not read.
     @inline(never)
-    private func holdForKick(_ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
-        var bytes: [UInt8] = []
-        Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
+    private func holdForKick(_ bytes: [UInt8]) -> AppendOutcome {
         replyOrder.holdForKick(bytes)
         return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
     }
