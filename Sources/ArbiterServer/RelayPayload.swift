@@ -100,16 +100,26 @@ enum RelayPayload {
 
     /// The term the sender addressed (0 if unreadable).
     static func addressedTerm(_ bytes: [UInt8]) -> Int64 {
-        guard let end = bytes.firstIndex(where: { $0 == 0x0A || $0 == 0x20 }), end > 1 else { return 0 }
-        var term: Int64 = 0
-        for b in bytes[1..<end] {
-            guard b >= 0x30, b <= 0x39 else { return 0 }
-            let (times, o1) = term.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = times.addingReportingOverflow(Int64(b - 0x30))
-            guard !o1, !o2 else { return 0 }
-            term = sum
+        guard let end = bytes.firstIndex(where: { $0 == 0x0A || $0 == 0x20 }), end > 1,
+            let (term, digits) = leadingDecimal(bytes[1..<end]), digits == end - 1, term <= UInt64(Int64.max)
+        else { return 0 }
+        return Int64(term)
+    }
+
+    /// The number the digits at the start of `bytes` write, and how many there are; nil
+    /// when there are none or the number does not fit.
+    private static func leadingDecimal(_ bytes: ArraySlice<UInt8>) -> (value: UInt64, digits: Int)? {
+        var value: UInt64 = 0
+        var digits = 0
+        for b in bytes {
+            guard b >= 0x30, b <= 0x39 else { break }
+            let (times, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times.addingReportingOverflow(UInt64(b - 0x30))
+            guard !o1, !o2 else { return nil }
+            value = sum
+            digits += 1
         }
-        return term
+        return digits > 0 ? (value, digits) : nil
     }
 
     /// The relayed command as the leader runs it, or the error its session gets.
@@ -224,23 +234,8 @@ enum RelayPayload {
     static func grantedFence(_ rendered: ArraySlice<UInt8>) -> UInt64? {
         guard isGranted(rendered) else { return nil }
         let key: [UInt8] = rendered.first == UInt8(ascii: "{") ? Array(#""fence":"#.utf8) : Array(" fence=".utf8)
-        var i = rendered.startIndex
-        while i + key.count <= rendered.endIndex {
-            if rendered[i] == key[0], rendered[i..<(i + key.count)].elementsEqual(key) {
-                var value: UInt64 = 0
-                var j = i + key.count
-                while j < rendered.endIndex, rendered[j] >= UInt8(ascii: "0"), rendered[j] <= UInt8(ascii: "9") {
-                    let (times, o1) = value.multipliedReportingOverflow(by: 10)
-                    let (sum, o2) = times.addingReportingOverflow(UInt64(rendered[j] - UInt8(ascii: "0")))
-                    guard !o1, !o2 else { return nil }
-                    value = sum
-                    j += 1
-                }
-                return j > i + key.count ? value : nil
-            }
-            i += 1
-        }
-        return nil
+        guard let found = rendered.firstRange(of: key) else { return nil }
+        return leadingDecimal(rendered[found.upperBound...])?.value
     }
 
     /// The button and fence a rendered `GRANTED` names, in either form.
