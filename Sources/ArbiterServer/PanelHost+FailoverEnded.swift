@@ -18,14 +18,14 @@ extension PanelHost {
     /// A local session's DOWN, UP or CANCEL goes to be decided (here, or relayed to the
     /// leader; not one refused with nothing done): a new DOWN supersedes whatever was known
     /// of that button, a release ends the grant it names. On `queue`.
-    func notePressSent(_ verb: Verb, button: Int, fence: UInt64?, session: SessionID) {
+    func notePressSent(_ press: Press<Int>, session: SessionID) {
         // Both empty on a leader's own presses (its grants live in its core): no lookup.
         guard !(clusterState.sessionGrants.isEmpty && clusterState.failoverEnded.isEmpty) else { return }
-        if verb == .down {
-            clusterState.sessionGrants[session]?[button] = nil
-            clusterState.failoverEnded[session]?[button] = nil
-        } else if let known = clusterState.sessionGrants[session]?[button], fence == nil || fence == known.fence {
-            clusterState.sessionGrants[session]?[button] = nil
+        if press.verb == .down {
+            clusterState.sessionGrants[session]?[press.button] = nil
+            clusterState.failoverEnded[session]?[press.button] = nil
+        } else if let known = clusterState.sessionGrants[session]?[press.button], press.fence == nil || press.fence == known.fence {
+            clusterState.sessionGrants[session]?[press.button] = nil
         }
     }
 
@@ -80,15 +80,18 @@ extension PanelHost {
     /// on as usual (no such grant, another fence named, a DOWN, or, where this node
     /// decides, the session holding the button in its core after all). On `queue`.
     func answerReleaseOfFailoverEnded(
-        _ verb: Verb, button: Int, fence: UInt64?, from connection: Connection, format: WireFormat, id: CommandID?, flush: inout FlushList
+        _ press: Press<Int>, from connection: Connection, format: WireFormat, id: CommandID?, flush: inout FlushList
     ) -> Bool {
         let session = connection.session
-        guard verb != .down, let ended = clusterState.failoverEnded[session]?[button], fence == nil || fence == ended else { return false }
+        let button = press.button
+        guard press.verb != .down, let ended = clusterState.failoverEnded[session]?[button], press.fence == nil || press.fence == ended else {
+            return false
+        }
         guard access(key: connection.key) >= .press else { return false }
         clusterState.failoverEnded[session]?[button] = nil
         if clusterState.failoverEnded[session]?.isEmpty == true { clusterState.failoverEnded[session] = nil }
         if clusterState.block != nil, core.liveGrants.contains(where: { $0.button == button && $0.owner.session == session }) { return false }
-        let reply = PanelReply.released(verb: verb == .cancel ? .cancel : .up, button: button, ended: .failover)
+        let reply = PanelReply.released(verb: press.verb == .cancel ? .cancel : .up, button: button, ended: .failover)
         // This node's own answer: after the replies still owed for commands relayed before.
         flush.appendReply(to: connection) { [names] out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)

@@ -12,37 +12,32 @@ extension PanelHost {
     /// panel, else relayed to the leader, else `ERROR unavailable`. On `queue`.
     func executeInCluster(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
         if case .join = command.request { clusterState.memberIdentity[connection.session] = (connection.name, connection.key) }
-        if case .press(let press) = command.request, let button = buttonIndex[press.button] {
-            if !clusterState.failoverEnded.isEmpty,
-                answerReleaseOfFailoverEnded(
-                    press.verb, button: button, fence: press.fence, from: connection, format: command.format, id: command.id, flush: &flush)
-            {
-                return
-            }
-        }
-        if clusterState.block != nil, mayDecideNow() {
-            if case .press(let press) = command.request {
-                if let refusal = fenceRefusal(resolve(press)) {
-                    return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
-                }
-                if let button = buttonIndex[press.button] { notePressSent(press.verb, button: button, fence: press.fence, session: connection.session) }
-            }
-            executeHere(
-                command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
-            return afterDecision()
-        }
-        relay(command.request, format: command.format, id: command.id, from: connection, flush: &flush)
-    }
-
-    func executePressInCluster(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
-        if !clusterState.failoverEnded.isEmpty,
-            answerReleaseOfFailoverEnded(press.verb, button: press.button, fence: press.fence, from: connection, format: format, id: nil, flush: &flush)
+        var press: Press<Int>?
+        if case .press(let p) = command.request, let button = buttonIndex[p.button] { press = p.resolved(panel: index, button: button) }
+        if let press, !clusterState.failoverEnded.isEmpty,
+            answerReleaseOfFailoverEnded(press, from: connection, format: command.format, id: command.id, flush: &flush)
         {
             return
         }
         if clusterState.block != nil, mayDecideNow() {
+            if case .press(let p) = command.request, let refusal = fenceRefusal(resolve(p)) {
+                return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
+            }
+            if let press { notePressSent(press, session: connection.session) }
+            executeHere(
+                command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
+            return afterDecision()
+        }
+        relay(command.request, press: press, format: command.format, id: command.id, from: connection, flush: &flush)
+    }
+
+    func executePressInCluster(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+        if !clusterState.failoverEnded.isEmpty, answerReleaseOfFailoverEnded(press, from: connection, format: format, id: nil, flush: &flush) {
+            return
+        }
+        if clusterState.block != nil, mayDecideNow() {
             if let refusal = fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
-            notePressSent(press.verb, button: press.button, fence: press.fence, session: connection.session)
+            notePressSent(press, session: connection.session)
             counters.commands += 1
             run(
                 .press(press), access: access(key: connection.key), now: Instant(nanoseconds: receivedAt), replyFormat: format, id: nil,
@@ -62,28 +57,28 @@ extension PanelHost {
             lease: cluster.synchronisedLease)
         send(
             frame, serial: serial, isJoin: false, unanswered: unanswered, to: leader, cluster, format: format, id: nil, from: connection,
-            press: (press.verb, press.button, press.fence), flush: &flush)
+            press: press, flush: &flush)
     }
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
-    private func relay(_ request: Request, format: WireFormat, id: CommandID?, from connection: Connection, flush: inout FlushList) {
+    /// `press`: the request's press with its button looked up, if it is one.
+    private func relay(
+        _ request: Request, press: Press<Int>?, format: WireFormat, id: CommandID?, from connection: Connection,
+        flush: inout FlushList
+    ) {
         let isJoin: Bool
         if case .join = request { isJoin = true } else { isJoin = false }
         let isRelease: Bool
         if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
         guard let (cluster, leader, unanswered) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
         else { return }
-        var pressed: (verb: Verb, button: Int, fence: UInt64?)?
-        if case .press(let press) = request, let button = buttonIndex[press.button] {
-            notePress(press.verb, button: button, connection)
-            pressed = (press.verb, button, press.fence)
-        }
+        if let press { notePress(press.verb, button: press.button, connection) }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
         send(
             RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, unanswered: unanswered, to: leader, cluster, format: format, id: id,
-            from: connection, press: pressed, flush: &flush)
+            from: connection, press: press, flush: &flush)
     }
 
     /// The leader a local session's command goes to, or nil when it cannot go (it is
@@ -147,10 +142,10 @@ extension PanelHost {
     /// owed (an in-flight entry, a reply slot).
     private func send(
         _ frame: [UInt8], serial: UInt64, isJoin: Bool, unanswered: Bool, to leader: String, _ cluster: ClusterContext, format: WireFormat,
-        id: CommandID?, from connection: Connection, press: (verb: Verb, button: Int, fence: UInt64?)? = nil, flush: inout FlushList
+        id: CommandID?, from connection: Connection, press: Press<Int>? = nil, flush: inout FlushList
     ) {
         // Only a press that leaves counts: one refused with nothing done changes nothing.
-        if let press { notePressSent(press.verb, button: press.button, fence: press.fence, session: connection.session) }
+        if let press { notePressSent(press, session: connection.session) }
         if unanswered {
             // A release while this node's lease is unsafe (`relayRoute`): its answer would
             // be dropped, so none is awaited; the session is answered now.
