@@ -14,7 +14,7 @@ import Testing
 /// and the connection closes, so its client reconnects to the truth.
 @Suite(.serialized)
 struct ClusterStaleOutputTests {
-    /// The stall: `member`'s connection lock is held until `release` is signalled (or 20 s),
+    /// The stall: `member`'s connection lock is held until `release` is signalled (or 60 s),
     /// so the thread that appends to it next waits there, after its decision and before
     /// any write.
     private func stall(_ member: String, on node: String, of nodes: ClusterTestNodes) throws -> DispatchSemaphore {
@@ -25,7 +25,7 @@ struct ClusterStaleOutputTests {
         DispatchQueue.global().async {
             connection.withLock {
                 holding.signal()
-                _ = release.wait(timeout: .now() + 20)
+                _ = release.wait(timeout: .now() + 60)
             }
         }
         holding.wait()
@@ -48,7 +48,11 @@ struct ClusterStaleOutputTests {
         let nodes = try ClusterTestNodes(["n1", "n2"])
         let (leader, _) = try nodes.leaderAndFollower()
         let (alice, _) = try nodes.member(leader, name: "alice")
+        // Her own JOINED follows the JOIN reply: read it first, or the reactor may still
+        // be about to write it, and would wait at the stall before it reads bob's DOWN.
+        _ = try alice.expect("JOINED demo name=alice")
         let bob = try nodes.client(leader, name: "bob")
+        let started = Date()
         let release = try stall("alice", on: leader, of: nodes)
         bob.send("DOWN demo b1")
         // Decided, and stuck at alice's lock: the panel's queue no longer runs anything.
@@ -56,17 +60,23 @@ struct ClusterStaleOutputTests {
         // lapsed before the DOWN was decided, which was refused instead.)
         let demo = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["demo"])
         if !queueIsHeld(demo) {
-            Issue.record("bob's DOWN never reached the stalled write: bob heard \(bob.drain(for: 0.2)); \(nodes.describe("demo"))")
+            Issue.record(
+                "bob's DOWN never reached the stalled write in \(Date().timeIntervalSince(started)) s: bob heard \(bob.drain(for: 0.2)); \(nodes.describe("demo"))"
+            )
         }
         return (nodes, leader, alice, bob, release)
     }
 
-    /// True once a probe sent to `host`'s queue does not run within 100 ms (bounded: 5 s).
+    /// True once a probe sent to `host`'s queue does not run within 100 ms; probes every
+    /// 50 ms for at most 10 s (a probe that runs at once must not end the wait early: the
+    /// DOWN may not have been read yet on a loaded machine, CI at 1be625b).
     private func queueIsHeld(_ host: PanelHost) -> Bool {
-        for _ in 0..<50 {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
             let ran = DispatchSemaphore(value: 0)
             host.queue.async { ran.signal() }
             if ran.wait(timeout: .now() + .milliseconds(100)) == .timedOut { return true }
+            usleep(50_000)
         }
         return false
     }
