@@ -4,24 +4,28 @@ import ArbiterWire
 extension Connection {
     /// Appends output built by `body` while holding the lock, enforcing the bound.
     /// `body` writes message lines in the connection's event form; on a WebSocket each
-    /// becomes a text frame, unless `raw` (control frames, HTTP bytes).
-    func append(raw: Bool = false, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+    /// becomes a text frame, unless `raw` (control frames, HTTP bytes). `panel`: the panel
+    /// whose output it is (`ReplyOrder`), nil for output of none.
+    func append(raw: Bool = false, panel: Int? = nil, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void)
+        -> AppendOutcome
+    {
         withLock {
             guard acceptsAppend else { return .dropped }
-            if replyOrder.kicksAwaited > 0, !raw { return holdForKick(held(body)) }
-            add(raw: raw, epoch: epoch, stampMs: stampMs, body)
-            return appended()
+            if raw {
+                add(raw: true, epoch: epoch, stampMs: stampMs, body)
+                return appended()
+            }
+            return put(.event(panel: panel), epoch: epoch, stampMs: stampMs, body)
         }
     }
 
     /// An answer this node gives the session itself (`ReplyOrder`): it waits behind the
-    /// replies still owed for commands relayed before it.
-    func appendReply(epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
+    /// replies still owed for commands relayed before it. `panel`: the panel whose reply
+    /// it is, if this node decides it: that panel's later output follows it.
+    func appendReply(panel: Int? = nil, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void) -> AppendOutcome {
         withLock {
             guard acceptsAppend else { return .dropped }
-            if replyOrder.isHolding { return hold(held(body)) }
-            add(raw: false, epoch: epoch, stampMs: stampMs, body)
-            return appended()
+            return put(.answer(panel: panel), epoch: epoch, stampMs: stampMs, body)
         }
     }
 
@@ -34,33 +38,54 @@ extension Connection {
         withLock { replyOrder.reserve() }
     }
 
-    /// The slot of a `KICK` asked of another node (`ReplyOrder.reserveKick`).
+    /// The slot of a `KICK` asked of another node: until its answer is written, events
+    /// wait behind it too.
     func reserveKickSlot() -> UInt64 {
-        withLock { replyOrder.reserveKick() }
+        withLock { replyOrder.reserve(kick: true) }
     }
 
-    /// The reply of a relayed command, written at once; the answers that waited for it
-    /// follow once every earlier slot is answered too. While a `KICK` waits, all of it
-    /// waits behind that (`ReplyOrder.kicksAwaited`), unless it is that KICK's answer
-    /// (`kick`), which then lets out what waited.
-    func fillReplySlot(
-        _ token: UInt64, kick: Bool = false, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void
-    ) -> AppendOutcome {
+    /// The reply of a relayed command (or of a `KICK` asked of another node), into its
+    /// slot: it goes out once every earlier slot's reply has, and what waited for it
+    /// follows (`ReplyOrder`). `panel`: the panel that answered, nil for a KICK.
+    func fillReplySlot(_ token: UInt64, panel: Int?, epoch: UInt64 = 0, stampMs: Int64 = 0, _ body: (inout [UInt8], WireFormat) -> Void)
+        -> AppendOutcome
+    {
         withLock {
             guard acceptsAppend else { return .dropped }
-            if !kick, replyOrder.kicksAwaited > 0 {
-                var bytes = held(body)
-                if let due = replyOrder.answered(token) { bytes += due }
-                return holdForKick(bytes)
-            }
+            return put(.reply(token: token, panel: panel), epoch: epoch, stampMs: stampMs, body)
+        }
+    }
+
+    /// Under the lock: `output` written now if nothing must go before it, else kept in
+    /// `replyOrder`; either way what became due follows.
+    @inline(__always) private func put(
+        _ output: ReplyOrder.Output, epoch: UInt64, stampMs: Int64, _ body: (inout [UInt8], WireFormat) -> Void
+    ) -> AppendOutcome {
+        if replyOrder.passesStraight(output) {
             add(raw: false, epoch: epoch, stampMs: stampMs, body)
-            if let due = replyOrder.answered(token), !due.isEmpty { appendingOutput { $0 += due } }
-            if kick {
-                let behind = replyOrder.kickAnswered()
-                if !behind.isEmpty { appendingOutput { $0 += behind } }
-            }
+            if replyOrder.isHolding { release(replyOrder.wentStraight(output)) }
             return appended()
         }
+        return keep(output, held(body), epoch: epoch)
+    }
+
+    /// Under the lock: output that must wait (`ReplyOrder.route`). Past the outbound
+    /// bound, the peer is cut like one that does not read.
+    @inline(never)
+    private func keep(_ output: ReplyOrder.Output, _ bytes: [UInt8], epoch: UInt64) -> AppendOutcome {
+        let due = replyOrder.route(output, bytes, epoch: epoch)
+        if replyOrder.heldBytes > outboundLimit { return .overflow }
+        guard !due.bytes.isEmpty else { return .queued }
+        release(due)
+        return appended()
+    }
+
+    /// Under the lock: kept output now due. It waited by design, not by a pause of this
+    /// node, so only its lease epoch is checked at the write, not its age.
+    private func release(_ due: ReplyOrder.Released) {
+        guard !due.bytes.isEmpty else { return }
+        if due.epoch != 0 { markLeaseEpoch(due.epoch) }
+        appendingOutput { $0 += due.bytes }
     }
 
     /// Under the lock: what `body` writes, rendered as it would go out, to be held.
@@ -68,22 +93,6 @@ extension Connection {
         var bytes: [UInt8] = []
         Connection.render(body, format: eventFormat, frames: framing == .websocket, into: &bytes)
         return bytes
-    }
-
-    /// Under the lock: output kept behind a `KICK` still awaited. Past the outbound bound,
-    /// the peer is cut like one that does not read.
-    @inline(never)
-    private func holdForKick(_ bytes: [UInt8]) -> AppendOutcome {
-        replyOrder.holdForKick(bytes)
-        return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
-    }
-
-    /// Under the lock: an answer kept behind a waiting slot. Past the outbound bound, the
-    /// peer is cut like one that does not read.
-    @inline(never)
-    private func hold(_ bytes: [UInt8]) -> AppendOutcome {
-        replyOrder.hold(bytes)
-        return replyOrder.heldBytes > outboundLimit ? .overflow : .queued
     }
 
     /// Appends the connection's last output and, in the same step under the lock, stops
@@ -95,10 +104,7 @@ extension Connection {
             guard acceptsOutput else { return .dropped }
             guard acceptsAppend else { return sealed(after: .dropped) }
             // Last words go after everything held: the replies still awaited never come.
-            if replyOrder.isHolding {
-                let held = replyOrder.releaseAll()
-                appendingOutput { $0 += held }
-            }
+            if replyOrder.isHolding { release(replyOrder.releaseAll()) }
             add(raw: raw, epoch: epoch, stampMs: stampMs, body)
             return sealed(after: appended())
         }

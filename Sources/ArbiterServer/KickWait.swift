@@ -36,7 +36,7 @@ final class KickWait: Sendable {
         }
         guard first else { return }
         var flush = FlushList()
-        flush.answerKick(slot, to: admin) { [format, id] out, _ in MessageEncoder.encode(message, format: format, id: id, into: &out) }
+        flush.answer(slot, to: admin, panel: nil) { [format, id] out, _ in MessageEncoder.encode(message, format: format, id: id, into: &out) }
         flush.flushAll()
     }
 

@@ -93,7 +93,7 @@ extension PanelHost {
         if clusterState.block != nil, core.liveGrants.contains(where: { $0.button == button && $0.owner.session == session }) { return false }
         let reply = PanelReply.released(verb: press.verb == .cancel ? .cancel : .up, button: button, ended: .failover)
         // This node's own answer: after the replies still owed for commands relayed before.
-        flush.appendReply(to: connection) { [names] out, _ in
+        flush.appendReply(to: connection, panel: index) { [names] out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)
         }
         return true

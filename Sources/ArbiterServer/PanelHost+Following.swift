@@ -222,7 +222,7 @@ extension PanelHost {
             clusterState.inFlight[session]?.removeAll { $0.isJoin && $0.joinSinceMs > 0 }
             guard let connection = clusterState.pendingJoins.removeValue(forKey: session) else { continue }
             if members[session] == nil { clusterState.memberIdentity[session] = nil }
-            flush.answer(waiting.slot, to: connection) { out, _ in
+            flush.answer(waiting.slot, to: connection, panel: index) { out, _ in
                 MessageEncoder.encode(.error(.unavailable, message), format: waiting.format, id: waiting.id, into: &out)
             }
         }
@@ -305,7 +305,7 @@ extension PanelHost {
                 releaseOwed(to: session, on: connection, flush: &flush)
                 clusterState.pendingJoins[session] = nil
                 let panel = config.id
-                flush.append(to: connection) { out, format in
+                flush.append(to: connection, panel: index) { out, format in
                     MessageEncoder.encode(
                         .error(.unavailable, "panel \(panel)'s leader did not take this session back as a member; JOIN \(panel) again"),
                         format: format, into: &out)
@@ -462,7 +462,7 @@ extension PanelHost {
                 if let entry = answered, entry.downButton >= 0 { noteAnswer(reply.rendered, toDownOf: entry.downButton, session: session, term: replyTerm) }
             }
             let bytes = reply.rendered
-            flush.answer(answered?.slot, to: connection) { out, _ in out.append(contentsOf: bytes) }
+            flush.answer(answered?.slot, to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
         case .event(_, let eventTerm, let seq, let line):
             guard var (text, json) = RelayPayload.splitEvent(line) else { return }
             if seq == 0 {
@@ -492,7 +492,7 @@ extension PanelHost {
                 track(RelayPayload.ownership(ofTextEvent: text))
             }
             for member in members.values {
-                flush.append(to: member) { out, format in out.append(contentsOf: format == .text ? text : json) }
+                flush.append(to: member, panel: index) { out, format in out.append(contentsOf: format == .text ? text : json) }
             }
             if let left = RelayPayload.leftSession(ofTextEvent: text), let connection = members[left] {
                 rejoinDropped(left, connection)
@@ -560,7 +560,7 @@ extension PanelHost {
                 retryRejoin(session, attempt: earlier.attempt)
                 continue
             }
-            flush.answer(earlier.slot, to: connection) { out, _ in
+            flush.answer(earlier.slot, to: connection, panel: index) { out, _ in
                 MessageEncoder.encode(.error(.unavailable, message), format: earlier.format, id: earlier.id, into: &out)
             }
         }
@@ -587,7 +587,7 @@ extension PanelHost {
                 let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] })
             else { continue }
             for entry in waiting {
-                flush.answer(entry.slot, to: connection) { out, _ in
+                flush.answer(entry.slot, to: connection, panel: index) { out, _ in
                     MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out)
                 }
             }

@@ -68,7 +68,7 @@ extension PanelHost {
             // A session's own JOIN that waited for a leader is answered in its form and id.
             let parked = clusterState.parkedJoins.removeValue(forKey: session)
             if let reply = output.reply {
-                flush.answer(parked?.slot, to: connection) { [names] out, format in
+                flush.answer(parked?.slot, to: connection, panel: index) { [names] out, format in
                     MessageEncoder.encode(reply, names: names, format: parked?.format ?? format, id: parked?.id, into: &out)
                 }
             }
@@ -122,7 +122,7 @@ extension PanelHost {
         let panel = config
         var flush = FlushList()
         for member in members.values {
-            flush.append(to: member) { [names] out, format in
+            flush.append(to: member, panel: index) { [names] out, format in
                 for (button, owner) in grants {
                     MessageEncoder.encodeFailoverRelease(panel: panel, button: button, owner: owner.name, fence: owner.fence, format: format, into: &out)
                 }

@@ -79,7 +79,7 @@ extension PanelHost {
     func writeFailoverReleases(_ grants: [PanelClusterState.OwedRelease], to connection: Connection, flush: inout FlushList) {
         guard !grants.isEmpty else { return }
         let panel = config
-        flush.append(to: connection) { out, format in
+        flush.append(to: connection, panel: index) { out, format in
             for grant in grants {
                 MessageEncoder.encodeFailoverRelease(panel: panel, button: grant.button, owner: grant.owner, fence: grant.fence, format: format, into: &out)
             }

@@ -74,7 +74,7 @@ extension PanelHost {
     /// `DEQUEUED ... reason=failover` to one connection, in its form.
     private func writePlaceLost(button: Int, name: String, session: SessionID, position: Int, to connection: Connection, flush: inout FlushList) {
         let panel = config
-        flush.append(to: connection) { out, format in
+        flush.append(to: connection, panel: index) { out, format in
             MessageEncoder.encodeFailoverDequeue(
                 panel: panel, button: button, name: name, session: session, position: position, format: format, into: &out)
         }
@@ -142,7 +142,7 @@ extension PanelHost {
         let place = places.remove(at: i)
         if RelayPayload.isGranted(reply.rendered) {
             let bytes = reply.rendered
-            flush.append(to: connection) { out, _ in out.append(contentsOf: bytes) }
+            flush.append(to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
         } else {
             tellPlaceLost(session, place, flush: &flush)
         }

@@ -207,7 +207,7 @@ final class PanelHost: @unchecked Sendable {
 
     func refuse(_ message: String, to connection: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
         guard let connection else { return replyRemotely(.error(.unavailable, message)) }
-        flush.append(to: connection) { out, _ in
+        flush.appendReply(to: connection, panel: index) { out, _ in
             MessageEncoder.encode(.error(.unavailable, message), format: format, id: id, into: &out)
         }
     }
@@ -261,12 +261,12 @@ final class PanelHost: @unchecked Sendable {
         let id = command.id
         guard let connection else { return replyHistoryRemotely(count, access: access, format: format, id: id) }
         guard access >= .view else {
-            return flush.append(to: connection) { out, _ in
+            return flush.appendReply(to: connection, panel: index) { out, _ in
                 MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
             }
         }
         let entries = history.last(count)
-        flush.append(to: connection) { out, _ in encodeHistory(entries, format: format, id: id, into: &out) }
+        flush.appendReply(to: connection, panel: index) { out, _ in encodeHistory(entries, format: format, id: id, into: &out) }
     }
 
     /// HISTORY's answer: the records, then `OK HISTORY`; for a local session and, through
@@ -387,7 +387,7 @@ final class PanelHost: @unchecked Sendable {
             let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
                 ?? sessions.withLock({ $0[notice.session] })
         else { return cluster == nil ? () : deliverRemoteNotice(notice) }
-        flush.append(to: connection) { out, format in
+        flush.append(to: connection, panel: index) { out, format in
             MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
         }
     }
@@ -398,7 +398,7 @@ final class PanelHost: @unchecked Sendable {
             if let remote = remoteRequester { deliverRemoteReply(reply, to: remote) }
             return
         }
-        flush.append(to: requester) { out, _ in
+        flush.appendReply(to: requester, panel: index) { out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)
         }
         // Membership changes at the reply: the joiner's first event is its own JOINED,
@@ -437,7 +437,7 @@ final class PanelHost: @unchecked Sendable {
         var text: [UInt8] = []
         var json: [UInt8] = []
         for member in members.values {
-            flush.append(to: member) { out, format in
+            flush.append(to: member, panel: index) { out, format in
                 switch format {
                 case .text:
                     if text.isEmpty { MessageEncoder.encode(event, names: names, format: .text, into: &text) }

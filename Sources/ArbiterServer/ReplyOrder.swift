@@ -1,94 +1,183 @@
-/// Keeps the answers this node gives a session itself (PONG, HELP, a local error) in
-/// the order of its commands when earlier commands were relayed to another node
-/// (PROTOCOL.md: "Replies to one connection come in the order of its commands").
+/// Keeps one connection's output in the orders PROTOCOL.md promises when some of its
+/// commands are answered by other nodes (cluster mode), where answers can arrive in any
+/// order:
+/// - replies come in the order of the commands ("Replies to one connection come in the
+///   order of its commands"), whichever node answers first;
+/// - one panel's output (replies, events, snapshots) comes in the order it was made, so a
+///   reply precedes the events its command causes and a member's events keep their `seq`
+///   order (an event held behind a re-JOIN would land after the snapshot that counts it);
+/// - while a `KICK` asked of another node is unanswered, events wait behind its answer:
+///   the `RELEASED ... reason=disconnect` and `LEFT` it causes come from the panels'
+///   leaders and could overtake the answer of the kicked session's node.
 ///
-/// A command relayed to a panel's leader takes a slot; a local answer written after that
-/// waits behind the slot until the relayed reply has been written. Only those local
-/// answers wait: replies and events that come from a leader are written as they arrive,
-/// in the order that leader sent them, so a member's events and snapshots stay in the
-/// leader's order (holding an event behind a re-JOIN would put it after the snapshot
-/// that already counts it). Slots are answered by token: two panels' leaders may answer
-/// in either order. Owned by the connection's lock; unused outside cluster mode.
+/// A command answered later (relayed to a leader, or a `KICK` asked of another node)
+/// takes a *unit*, in command order. Output that may not go out yet is kept in the unit
+/// it must follow, behind that unit's reply, and goes out once every unit up to it is
+/// answered. What goes out at once: a reply whose unit is first, an event of a panel
+/// with nothing kept (and no KICK awaited), and anything while no unit waits, which is
+/// always the case on a single node. Owned by the connection's lock.
 struct ReplyOrder {
-    private struct Slot {
-        let token: UInt64
-        var answered = false
-        var after: [UInt8] = []
+    /// What a piece of output is, for the order it keeps. `panel` is the panel's index
+    /// (`PanelHost.index`), nil for output of no panel.
+    enum Output {
+        /// Output that answers no command of this session: an event, a snapshot, a
+        /// queue's hand-off, a failover release.
+        case event(panel: Int?)
+        /// The answer of a command this node answers at once (`PONG`, an error found
+        /// here, the reply of a panel this node decides).
+        case answer(panel: Int?)
+        /// The reply of the command that took unit `token`.
+        case reply(token: UInt64, panel: Int?)
     }
 
-    private var slots: [Slot] = []
+    /// Output let out, in order, and the oldest lease epoch it was made under (0: none).
+    struct Released {
+        var bytes: [UInt8] = []
+        var epoch: UInt64 = 0
+    }
+
+    private struct Unit {
+        let token: UInt64
+        let isKick: Bool
+        var answered = false
+        var reply: [UInt8] = []
+        /// What must follow the reply: answers of later commands, kept panel output.
+        var after: [UInt8] = []
+        /// The oldest lease epoch of what is kept here (0: none).
+        var epoch: UInt64 = 0
+    }
+
+    private var units: [Unit] = []
+    /// For a panel with output kept: the unit it is kept in, where its later output goes.
+    private var anchors: [Int: UInt64] = [:]
     private var nextToken: UInt64 = 1
-    /// Bytes held behind slots, for the connection's outbound bound.
+    /// Bytes kept, for the connection's outbound bound.
     private(set) var heldBytes = 0
-    /// `KICK`s of sessions on other nodes still unanswered (`KickWait`). The events a kick
-    /// causes reach this node from the panels' leaders and can overtake the answer of the
-    /// kicked session's node, so while one waits everything else for this connection
-    /// (events, relayed replies) waits behind it, in arrival order: `OK KICK` comes before
-    /// the `RELEASED ... reason=disconnect` and `LEFT` it causes, as on one node.
+    /// `KICK`s of sessions on other nodes whose answers have not gone out.
     private(set) var kicksAwaited = 0
-    private var behindKicks: [UInt8] = []
 
-    var isHolding: Bool { !slots.isEmpty }
+    var isHolding: Bool { !units.isEmpty }
 
-    /// A slot for the reply of a command about to be relayed.
-    mutating func reserve() -> UInt64 {
+    /// A unit for the reply of a command about to be relayed, or of a `KICK` asked of
+    /// another node (`kick`).
+    mutating func reserve(kick: Bool = false) -> UInt64 {
         let token = nextToken
         nextToken += 1
-        slots.append(Slot(token: token))
+        units.append(Unit(token: token, isKick: kick))
+        if kick { kicksAwaited += 1 }
         return token
     }
 
-    /// A local answer written while a slot waits: it goes out after that slot's reply.
-    mutating func hold(_ bytes: [UInt8]) {
-        slots[slots.count - 1].after += bytes
-        heldBytes += bytes.count
-    }
-
-    /// The reply for `token` was written; returns the held answers now due, in order
-    /// (empty while an earlier slot still waits), or nil if no slot has that token.
-    mutating func answered(_ token: UInt64) -> [UInt8]? {
-        guard let index = slots.firstIndex(where: { $0.token == token }) else { return nil }
-        slots[index].answered = true
-        var due: [UInt8] = []
-        while let first = slots.first, first.answered {
-            due += first.after
-            heldBytes -= first.after.count
-            slots.removeFirst()
+    /// Whether `output` may go out at once, as it is: then the caller writes it without a
+    /// copy and tells `wentStraight`.
+    @inline(__always) func passesStraight(_ output: Output) -> Bool {
+        guard let first = units.first else { return true }
+        switch output {
+        case .event(let panel): return kicksAwaited == 0 && !hasKept(panel)
+        case .answer: return false
+        case .reply(let token, let panel): return first.token == token && !hasKept(panel)
         }
-        return due
     }
 
-    /// A slot for a `KICK` asked of another node: until it is answered, output other than
-    /// local answers waits too (`holdForKick`).
-    mutating func reserveKick() -> UInt64 {
-        kicksAwaited += 1
-        return reserve()
+    /// `output` went out at once: for the first unit's reply, what waited behind it and
+    /// is now due.
+    mutating func wentStraight(_ output: Output) -> Released {
+        guard case .reply(let token, _) = output, units.first?.token == token else { return Released() }
+        units[0].answered = true
+        return drain()
     }
 
-    /// Output made while a `KICK` waits: it goes out after the answer.
-    mutating func holdForKick(_ bytes: [UInt8]) {
-        behindKicks += bytes
-        heldBytes += bytes.count
+    /// `output` that may not go out at once (`passesStraight`): kept where it belongs.
+    /// Returns what may go out now, in order; `bytes` among it if they are due.
+    mutating func route(_ output: Output, _ bytes: [UInt8], epoch: UInt64) -> Released {
+        switch output {
+        case .event(let panel):
+            guard let index = keepingIndex(for: panel) else { return Released(bytes: bytes, epoch: epoch) }
+            keep(bytes, epoch: epoch, in: index, panel: panel)
+            return Released()
+        case .answer(let panel):
+            guard !units.isEmpty else { return Released(bytes: bytes, epoch: epoch) }
+            // After every unit so far: its command came after all of theirs.
+            keep(bytes, epoch: epoch, in: units.count - 1, panel: panel)
+            return Released()
+        case .reply(let token, let panel):
+            // A unit already given up (the connection's last words): as any output.
+            guard let index = units.firstIndex(where: { $0.token == token }) else { return route(.event(panel: panel), bytes, epoch: epoch) }
+            units[index].answered = true
+            if let kept = keptIndex(of: panel), kept >= index {
+                // The panel's earlier output waits at this unit or a later one (behind a
+                // KICK): the panel's own order comes first, and this reply follows it.
+                keep(bytes, epoch: epoch, in: kept, panel: panel)
+            } else {
+                units[index].reply = bytes
+                units[index].epoch = Self.older(units[index].epoch, epoch)
+                heldBytes += bytes.count
+                if let panel { anchors[panel] = token }
+            }
+            return drain()
+        }
     }
 
-    /// A `KICK`'s answer was written: once none waits any more, what waited behind them.
-    mutating func kickAnswered() -> [UInt8] {
-        kicksAwaited = max(0, kicksAwaited - 1)
-        guard kicksAwaited == 0, !behindKicks.isEmpty else { return [] }
-        let due = behindKicks
-        behindKicks = []
-        heldBytes -= due.count
-        return due
-    }
-
-    /// Gives up on every slot (the connection says its last words): what was held, in
+    /// Gives up on every unit (the connection says its last words): what was kept, in
     /// order.
-    mutating func releaseAll() -> [UInt8] {
-        let due = slots.flatMap(\.after) + behindKicks
-        slots.removeAll()
-        behindKicks = []
+    mutating func releaseAll() -> Released {
+        var out = Released()
+        for unit in units {
+            out.bytes += unit.reply
+            out.bytes += unit.after
+            out.epoch = Self.older(out.epoch, unit.epoch)
+        }
+        units.removeAll()
+        anchors.removeAll()
         kicksAwaited = 0
         heldBytes = 0
-        return due
+        return out
+    }
+
+    // MARK: Helpers
+
+    private func hasKept(_ panel: Int?) -> Bool {
+        guard let panel else { return false }
+        return anchors[panel] != nil
+    }
+
+    private func keptIndex(of panel: Int?) -> Int? {
+        guard let panel, let token = anchors[panel] else { return nil }
+        return units.firstIndex { $0.token == token }
+    }
+
+    /// The unit output of `panel` must wait in: behind the panel's kept output, and
+    /// behind the last `KICK` awaited; nil when it need not wait.
+    private func keepingIndex(for panel: Int?) -> Int? {
+        let kick = kicksAwaited > 0 ? units.lastIndex(where: \.isKick) : nil
+        guard let kept = keptIndex(of: panel) else { return kick }
+        return max(kept, kick ?? kept)
+    }
+
+    private mutating func keep(_ bytes: [UInt8], epoch: UInt64, in index: Int, panel: Int?) {
+        units[index].after += bytes
+        units[index].epoch = Self.older(units[index].epoch, epoch)
+        heldBytes += bytes.count
+        if let panel { anchors[panel] = units[index].token }
+    }
+
+    /// Lets out the answered units at the front.
+    private mutating func drain() -> Released {
+        var out = Released()
+        while let first = units.first, first.answered {
+            out.bytes += first.reply
+            out.bytes += first.after
+            out.epoch = Self.older(out.epoch, first.epoch)
+            heldBytes -= first.reply.count + first.after.count
+            if first.isKick { kicksAwaited -= 1 }
+            units.removeFirst()
+            if !anchors.isEmpty { anchors = anchors.filter { $0.value != first.token } }
+        }
+        return out
+    }
+
+    /// Lease epochs only grow: the older of two is the smaller one that is set.
+    private static func older(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        a == 0 ? b : (b == 0 ? a : min(a, b))
     }
 }

@@ -135,7 +135,7 @@ extension SessionRunner {
         let slot = connection.reserveReplySlot()
         LeaderStateGather(reactor: connection.reactor, questions: questions) { answers in
             var flush = FlushList()
-            flush.answer(slot, to: connection) { out, _ in encode(answers, into: &out) }
+            flush.answer(slot, to: connection, panel: nil) { out, _ in encode(answers, into: &out) }
             flush.flushAll()
         }.start()
     }

@@ -2,55 +2,93 @@ import Testing
 
 @testable import ArbiterServer
 
-/// This node's own answers held behind replies of relayed commands, released in command
-/// order.
+/// One connection's output when some of its commands are answered by other nodes: replies
+/// in command order, each panel's output in the order it was made, events behind an
+/// awaited KICK's answer.
 @Suite struct ReplyOrderTests {
-    @Test func heldAnswersGoOutOnceEveryEarlierSlotIsAnsweredWhicheverLeaderAnswersFirst() {
+    /// What goes out now for `text`, as `Connection.put` writes it.
+    private func put(_ output: ReplyOrder.Output, _ text: String, epoch: UInt64 = 0, into order: inout ReplyOrder) -> String {
+        if order.passesStraight(output) {
+            return text + String(decoding: order.wentStraight(output).bytes, as: UTF8.self)
+        }
+        return String(decoding: order.route(output, Array(text.utf8), epoch: epoch).bytes, as: UTF8.self)
+    }
+
+    @Test func repliesGoOutInCommandOrderWhicheverLeaderAnswersFirst() {
         var order = ReplyOrder()
         let first = order.reserve()
-        order.hold(Array("PONG a\n".utf8))
+        #expect(put(.answer(panel: nil), "PONG a\n", into: &order) == "")
         let second = order.reserve()
-        order.hold(Array("PONG b\n".utf8))
-        // The second panel's leader answers first: nothing held is due yet.
-        let early = order.answered(second)
-        #expect(early == [])
-        #expect(order.isHolding && order.heldBytes == 14)
-        let due = order.answered(first)
-        #expect(due.map { String(decoding: $0, as: UTF8.self) } == "PONG a\nPONG b\n")
+        #expect(put(.answer(panel: nil), "PONG b\n", into: &order) == "")
+        // The second panel's leader answers first: it waits for the first reply.
+        #expect(put(.reply(token: second, panel: 2), "GRANTED p2 b1\n", into: &order) == "")
+        #expect(order.isHolding && order.heldBytes == 28)
+        #expect(put(.reply(token: first, panel: 1), "GRANTED p1 b1\n", into: &order) == "GRANTED p1 b1\nPONG a\nGRANTED p2 b1\nPONG b\n")
         #expect(!order.isHolding && order.heldBytes == 0)
-        let again = order.answered(first)
-        #expect(again == nil)
+        // A reply whose slot is gone is output like any other.
+        #expect(put(.reply(token: first, panel: 1), "late\n", into: &order) == "late\n")
     }
 
-    @Test func releasingGivesWhatWasHeldInOrder() {
+    @Test func aPanelsOutputStaysBehindItsKeptReplyWhileOtherPanelsGoOn() {
         var order = ReplyOrder()
-        _ = order.reserve()
-        order.hold(Array("PONG a\n".utf8))
-        _ = order.reserve()
-        order.hold(Array("PONG b\n".utf8))
-        #expect(String(decoding: order.releaseAll(), as: UTF8.self) == "PONG a\nPONG b\n")
-        #expect(!order.isHolding && order.heldBytes == 0)
+        let one = order.reserve()
+        let two = order.reserve()
+        #expect(put(.reply(token: two, panel: 2), "GRANTED p2\n", into: &order) == "")
+        // The event its command caused must not overtake it.
+        #expect(put(.event(panel: 2), "PRESSED p2\n", into: &order) == "")
+        // Panel 1 keeps nothing: its events go out as they come.
+        #expect(put(.event(panel: 1), "PRESSED p1 other\n", into: &order) == "PRESSED p1 other\n")
+        #expect(put(.reply(token: one, panel: 1), "DENIED p1\n", into: &order) == "DENIED p1\nGRANTED p2\nPRESSED p2\n")
+        #expect(put(.event(panel: 2), "RELEASED p2\n", into: &order) == "RELEASED p2\n")
     }
 
-    /// Output made while a KICK asked of another node waits goes out after its answer,
-    /// once no other KICK waits; a connection's last words take it along.
-    @Test func outputWaitsBehindEveryKickStillUnanswered() {
+    /// A panel this node decides answers at once, but not before the replies owed for
+    /// earlier commands; its events wait behind that answer.
+    @Test func aLocalDecisionWaitsForEarlierRelayedReplies() {
         var order = ReplyOrder()
-        let one = order.reserveKick()
-        let two = order.reserveKick()
-        #expect(order.kicksAwaited == 2 && order.isHolding)
-        order.holdForKick(Array("LEFT a\n".utf8))
-        #expect(order.heldBytes == 7)
-        _ = order.answered(one)
-        #expect(order.kickAnswered() == [], "another KICK still waits")
-        order.holdForKick(Array("LEFT b\n".utf8))
-        _ = order.answered(two)
-        #expect(String(decoding: order.kickAnswered(), as: UTF8.self) == "LEFT a\nLEFT b\n")
+        let relayed = order.reserve()
+        #expect(put(.answer(panel: 3), "OK JOIN p3\n", into: &order) == "")
+        #expect(put(.event(panel: 3), "PRESSED p3\n", into: &order) == "")
+        #expect(put(.reply(token: relayed, panel: 1), "OK JOIN p1\n", into: &order) == "OK JOIN p1\nOK JOIN p3\nPRESSED p3\n")
+        #expect(put(.answer(panel: 3), "OK LEAVE p3\n", into: &order) == "OK LEAVE p3\n")
+    }
+
+    @Test func eventsWaitBehindEveryKickStillUnansweredButEarlierRepliesDoNot() {
+        var order = ReplyOrder()
+        let down = order.reserve()
+        let one = order.reserve(kick: true)
+        let two = order.reserve(kick: true)
+        #expect(order.kicksAwaited == 2)
+        #expect(put(.event(panel: 2), "LEFT a\n", into: &order) == "")
+        #expect(put(.reply(token: down, panel: 1), "GRANTED p1\n", into: &order) == "GRANTED p1\n")
+        #expect(put(.reply(token: one, panel: nil), "OK KICK 1\n", into: &order) == "OK KICK 1\n", "another KICK still waits")
+        #expect(put(.event(panel: nil), "LEFT b\n", into: &order) == "")
+        #expect(put(.reply(token: two, panel: nil), "OK KICK 2\n", into: &order) == "OK KICK 2\nLEFT a\nLEFT b\n")
         #expect(order.kicksAwaited == 0 && !order.isHolding && order.heldBytes == 0)
+    }
 
-        _ = order.reserveKick()
-        order.holdForKick(Array("LEFT c\n".utf8))
-        #expect(String(decoding: order.releaseAll(), as: UTF8.self) == "LEFT c\n")
-        #expect(order.kicksAwaited == 0 && order.heldBytes == 0)
+    /// Around a KICK a panel's order can conflict with command order (its event waits
+    /// behind the KICK, its reply to an earlier command comes after the event): the
+    /// panel's order wins, so a member never reads events out of order.
+    @Test func aPanelsOwnOrderWinsOverCommandOrderAroundAKick() {
+        var order = ReplyOrder()
+        let down = order.reserve()
+        let kick = order.reserve(kick: true)
+        #expect(put(.event(panel: 1), "RELEASED p1\n", into: &order) == "")
+        #expect(put(.reply(token: down, panel: 1), "GRANTED p1\n", into: &order) == "")
+        #expect(put(.reply(token: kick, panel: nil), "OK KICK\n", into: &order) == "OK KICK\nRELEASED p1\nGRANTED p1\n")
+        #expect(!order.isHolding && order.heldBytes == 0)
+    }
+
+    @Test func lastWordsTakeEverythingKeptWithTheOldestLeaseEpoch() {
+        var order = ReplyOrder()
+        _ = order.reserve()
+        #expect(put(.answer(panel: nil), "PONG a\n", epoch: 7, into: &order) == "")
+        let second = order.reserve(kick: true)
+        #expect(put(.reply(token: second, panel: nil), "OK KICK\n", epoch: 9, into: &order) == "")
+        let released = order.releaseAll()
+        #expect(String(decoding: released.bytes, as: UTF8.self) == "PONG a\nOK KICK\n")
+        #expect(released.epoch == 7)
+        #expect(!order.isHolding && order.heldBytes == 0 && order.kicksAwaited == 0)
     }
 }
