@@ -66,25 +66,29 @@ extension Connection {
             if replyOrder.isHolding { release(replyOrder.wentStraight(output)) }
             return appended()
         }
-        return keep(output, held(body), epoch: epoch)
+        return keep(output, held(body), epoch: epoch, stampMs: stampMs)
     }
 
     /// Under the lock: output that must wait (`ReplyOrder.route`). Past the outbound
     /// bound, the peer is cut like one that does not read.
     @inline(never)
-    private func keep(_ output: ReplyOrder.Output, _ bytes: [UInt8], epoch: UInt64) -> AppendOutcome {
-        let due = replyOrder.route(output, bytes, epoch: epoch)
+    private func keep(_ output: ReplyOrder.Output, _ bytes: [UInt8], epoch: UInt64, stampMs: Int64) -> AppendOutcome {
+        let due = replyOrder.route(output, bytes, epoch: epoch, stampMs: stampMs)
         if replyOrder.heldBytes > outboundLimit { return .overflow }
         guard !due.bytes.isEmpty else { return .queued }
         release(due)
         return appended()
     }
 
-    /// Under the lock: kept output now due. It waited by design, not by a pause of this
-    /// node, so only its lease epoch is checked at the write, not its age.
+    /// Under the lock: kept output now due, marked with the oldest lease epoch and time
+    /// limit of what it holds (`FlushList.leaseStampMs`): a leader's frame that waited
+    /// here past the limit may have been overtaken (the leader may have counted this node
+    /// gone meanwhile), and goes out as stale output does: not at all, the client
+    /// reconnecting to the truth. Output waits here a round trip or so; past the limit,
+    /// something is wrong anyway.
     private func release(_ due: ReplyOrder.Released) {
         guard !due.bytes.isEmpty else { return }
-        if due.epoch != 0 { markLeaseEpoch(due.epoch) }
+        if due.epoch != 0 { markLeaseEpoch(due.epoch, stampMs: due.stampMs) }
         appendingOutput { $0 += due.bytes }
     }
 

@@ -350,6 +350,10 @@ extension PanelHost {
             entry.joinSinceMs = parked?.since ?? 0
             clusterState.inFlight[session, default: []].append(entry)
             cluster.relayedOut.add(1, ordering: .relaxed)
+        } else if let parked {
+            // Not sent (no way to the leader yet): the JOIN waits on, and is still answered
+            // in its place in the session's replies, by the next leader or its deadline.
+            clusterState.parkedJoins[session] = parked
         }
     }
 
@@ -536,16 +540,16 @@ extension PanelHost {
             return serial == 0 ? .nobodyWaits : .alreadyAnswered
         }
         guard serial != 0 else { return .claimed(clusterState.inFlight.values[slot].removeFirst()) }
-        guard let index = clusterState.inFlight.values[slot].firstIndex(where: { $0.serial == serial }) else { return .alreadyAnswered }
-        let entry = clusterState.inFlight.values[slot][index]
-        guard index > 0 else {
+        guard let position = clusterState.inFlight.values[slot].firstIndex(where: { $0.serial == serial }) else { return .alreadyAnswered }
+        let entry = clusterState.inFlight.values[slot][position]
+        guard position > 0 else {
             // The usual case, with no slice of the list alive: one alive would make the
             // removal copy it.
             clusterState.inFlight.values[slot].removeFirst()
             return .claimed(entry)
         }
-        let lost = Array(clusterState.inFlight.values[slot][..<index])
-        clusterState.inFlight.values[slot].removeFirst(index + 1)
+        let lost = Array(clusterState.inFlight.values[slot][..<position])
+        clusterState.inFlight.values[slot].removeFirst(position + 1)
         let message = "its answer from panel \(config.id)'s leader was lost on the way; it may or may not have been done; try again in a second or two"
         for earlier in lost {
             // A waiter's DOWN sent again: its place stays as known; the next resync sends it again.

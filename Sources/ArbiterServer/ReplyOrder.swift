@@ -3,9 +3,9 @@
 /// order:
 /// - replies come in the order of the commands ("Replies to one connection come in the
 ///   order of its commands"), whichever node answers first;
-/// - one panel's output (replies, events, snapshots) comes in the order it was made, so a
-///   reply precedes the events its command causes and a member's events keep their `seq`
-///   order (an event held behind a re-JOIN would land after the snapshot that counts it);
+/// - one panel's events keep the order they were made in (`seq`), a reply precedes the
+///   events made after it (those its command causes), and nothing waits behind a
+///   snapshot it is counted in (an event held behind a re-JOIN would land after it);
 /// - while a `KICK` asked of another node is unanswered, events wait behind its answer:
 ///   the `RELEASED ... reason=disconnect` and `LEFT` it causes come from the panels'
 ///   leaders and could overtake the answer of the kicked session's node.
@@ -30,10 +30,18 @@ struct ReplyOrder {
         case reply(token: UInt64, panel: Int?)
     }
 
-    /// Output let out, in order, and the oldest lease epoch it was made under (0: none).
+    /// Output let out, in order, with the oldest lease epoch it was made under and the
+    /// oldest time limit among it (0: none; `FlushList.leaseEpoch`, `leaseStampMs`).
     struct Released {
         var bytes: [UInt8] = []
         var epoch: UInt64 = 0
+        var stampMs: Int64 = 0
+
+        mutating func take(_ bytes: [UInt8], epoch: UInt64, stampMs: Int64) {
+            self.bytes += bytes
+            self.epoch = ReplyOrder.older(self.epoch, epoch)
+            self.stampMs = ReplyOrder.older(self.stampMs, stampMs)
+        }
     }
 
     private struct Unit {
@@ -43,8 +51,9 @@ struct ReplyOrder {
         var reply: [UInt8] = []
         /// What must follow the reply: answers of later commands, kept panel output.
         var after: [UInt8] = []
-        /// The oldest lease epoch of what is kept here (0: none).
+        /// The oldest lease epoch and time limit of what is kept here (0: none).
         var epoch: UInt64 = 0
+        var stampMs: Int64 = 0
     }
 
     private var units: [Unit] = []
@@ -75,7 +84,8 @@ struct ReplyOrder {
         switch output {
         case .event(let panel): return kicksAwaited == 0 && !hasKept(panel)
         case .answer: return false
-        case .reply(let token, let panel): return first.token == token && !hasKept(panel)
+        // Its unit is first: whatever waits in it comes after the reply.
+        case .reply(let token, _): return first.token == token
         }
     }
 
@@ -89,31 +99,32 @@ struct ReplyOrder {
 
     /// `output` that may not go out at once (`passesStraight`): kept where it belongs.
     /// Returns what may go out now, in order; `bytes` among it if they are due.
-    mutating func route(_ output: Output, _ bytes: [UInt8], epoch: UInt64) -> Released {
+    mutating func route(_ output: Output, _ bytes: [UInt8], epoch: UInt64, stampMs: Int64 = 0) -> Released {
         switch output {
         case .event(let panel):
-            guard let index = keepingIndex(for: panel) else { return Released(bytes: bytes, epoch: epoch) }
-            keep(bytes, epoch: epoch, in: index, panel: panel)
+            guard let index = keepingIndex(for: panel) else { return Released(bytes: bytes, epoch: epoch, stampMs: stampMs) }
+            keep(bytes, epoch: epoch, stampMs: stampMs, in: index, panel: panel)
             return Released()
         case .answer(let panel):
-            guard !units.isEmpty else { return Released(bytes: bytes, epoch: epoch) }
+            guard !units.isEmpty else { return Released(bytes: bytes, epoch: epoch, stampMs: stampMs) }
             // After every unit so far: its command came after all of theirs.
-            keep(bytes, epoch: epoch, in: units.count - 1, panel: panel)
+            keep(bytes, epoch: epoch, stampMs: stampMs, in: units.count - 1, panel: panel)
             return Released()
         case .reply(let token, let panel):
             // A unit already given up (the connection's last words): as any output.
-            guard let index = units.firstIndex(where: { $0.token == token }) else { return route(.event(panel: panel), bytes, epoch: epoch) }
-            units[index].answered = true
-            if let kept = keptIndex(of: panel), kept >= index {
-                // The panel's earlier output waits at this unit or a later one (behind a
-                // KICK): the panel's own order comes first, and this reply follows it.
-                keep(bytes, epoch: epoch, in: kept, panel: panel)
-            } else {
-                units[index].reply = bytes
-                units[index].epoch = Self.older(units[index].epoch, epoch)
-                heldBytes += bytes.count
-                if let panel { anchors[panel] = token }
+            guard let index = units.firstIndex(where: { $0.token == token }) else {
+                return route(.event(panel: panel), bytes, epoch: epoch, stampMs: stampMs)
             }
+            units[index].answered = true
+            units[index].reply = bytes
+            units[index].epoch = Self.older(units[index].epoch, epoch)
+            units[index].stampMs = Self.older(units[index].stampMs, stampMs)
+            heldBytes += bytes.count
+            // The panel's later output follows this reply, unless it already waits further
+            // on (behind a KICK): then it stays there. An event kept behind a KICK that its
+            // leader made before this reply thus comes after it, as one node would have
+            // written them: this command came before the KICK.
+            if let panel, (keptIndex(of: panel) ?? -1) < index { anchors[panel] = token }
             return drain()
         }
     }
@@ -122,11 +133,7 @@ struct ReplyOrder {
     /// order.
     mutating func releaseAll() -> Released {
         var out = Released()
-        for unit in units {
-            out.bytes += unit.reply
-            out.bytes += unit.after
-            out.epoch = Self.older(out.epoch, unit.epoch)
-        }
+        for unit in units { out.take(unit.reply + unit.after, epoch: unit.epoch, stampMs: unit.stampMs) }
         units.removeAll()
         anchors.removeAll()
         kicksAwaited = 0
@@ -154,9 +161,10 @@ struct ReplyOrder {
         return max(kept, kick ?? kept)
     }
 
-    private mutating func keep(_ bytes: [UInt8], epoch: UInt64, in index: Int, panel: Int?) {
+    private mutating func keep(_ bytes: [UInt8], epoch: UInt64, stampMs: Int64, in index: Int, panel: Int?) {
         units[index].after += bytes
         units[index].epoch = Self.older(units[index].epoch, epoch)
+        units[index].stampMs = Self.older(units[index].stampMs, stampMs)
         heldBytes += bytes.count
         if let panel { anchors[panel] = units[index].token }
     }
@@ -165,9 +173,7 @@ struct ReplyOrder {
     private mutating func drain() -> Released {
         var out = Released()
         while let first = units.first, first.answered {
-            out.bytes += first.reply
-            out.bytes += first.after
-            out.epoch = Self.older(out.epoch, first.epoch)
+            out.take(first.reply + first.after, epoch: first.epoch, stampMs: first.stampMs)
             heldBytes -= first.reply.count + first.after.count
             if first.isKick { kicksAwaited -= 1 }
             units.removeFirst()
@@ -176,8 +182,9 @@ struct ReplyOrder {
         return out
     }
 
-    /// Lease epochs only grow: the older of two is the smaller one that is set.
-    private static func older(_ a: UInt64, _ b: UInt64) -> UInt64 {
+    /// Lease epochs and times only grow: the older of two is the smaller one that is set.
+    static func older<T: FixedWidthInteger>(_ a: T, _ b: T) -> T {
         a == 0 ? b : (b == 0 ? a : min(a, b))
     }
 }
+

@@ -7,11 +7,11 @@ import Testing
 /// awaited KICK's answer.
 @Suite struct ReplyOrderTests {
     /// What goes out now for `text`, as `Connection.put` writes it.
-    private func put(_ output: ReplyOrder.Output, _ text: String, epoch: UInt64 = 0, into order: inout ReplyOrder) -> String {
+    private func put(_ output: ReplyOrder.Output, _ text: String, epoch: UInt64 = 0, stampMs: Int64 = 0, into order: inout ReplyOrder) -> String {
         if order.passesStraight(output) {
             return text + String(decoding: order.wentStraight(output).bytes, as: UTF8.self)
         }
-        return String(decoding: order.route(output, Array(text.utf8), epoch: epoch).bytes, as: UTF8.self)
+        return String(decoding: order.route(output, Array(text.utf8), epoch: epoch, stampMs: stampMs).bytes, as: UTF8.self)
     }
 
     @Test func repliesGoOutInCommandOrderWhicheverLeaderAnswersFirst() {
@@ -67,17 +67,39 @@ import Testing
         #expect(order.kicksAwaited == 0 && !order.isHolding && order.heldBytes == 0)
     }
 
-    /// Around a KICK a panel's order can conflict with command order (its event waits
-    /// behind the KICK, its reply to an earlier command comes after the event): the
-    /// panel's order wins, so a member never reads events out of order.
-    @Test func aPanelsOwnOrderWinsOverCommandOrderAroundAKick() {
+    /// A command sent before a KICK keeps its place before the KICK's answer, even when
+    /// its panel's leader made an event (the kick's) before the reply; what that leader
+    /// makes after the reply still follows the event.
+    @Test func aReplyOwedBeforeAKickKeepsItsPlaceAndLaterEventsFollowTheKept() {
         var order = ReplyOrder()
         let down = order.reserve()
         let kick = order.reserve(kick: true)
-        #expect(put(.event(panel: 1), "RELEASED p1\n", into: &order) == "")
-        #expect(put(.reply(token: down, panel: 1), "GRANTED p1\n", into: &order) == "")
-        #expect(put(.reply(token: kick, panel: nil), "OK KICK\n", into: &order) == "OK KICK\nRELEASED p1\nGRANTED p1\n")
+        #expect(put(.event(panel: 1), "RELEASED p1 victim\n", into: &order) == "")
+        #expect(put(.reply(token: down, panel: 1), "GRANTED p1\n", into: &order) == "GRANTED p1\n")
+        #expect(put(.event(panel: 1), "PRESSED p1\n", into: &order) == "")
+        #expect(put(.reply(token: kick, panel: nil), "OK KICK\n", into: &order) == "OK KICK\nRELEASED p1 victim\nPRESSED p1\n")
         #expect(!order.isHolding && order.heldBytes == 0)
+    }
+
+    /// A reply of this node's own panel decided while a relayed reply is owed: a refusal
+    /// found here for a later command keeps its place after the relayed reply.
+    @Test func aLocalAnswerOfAPanelStaysAfterThatPanelsEarlierRelayedReply() {
+        var order = ReplyOrder()
+        let relayed = order.reserve()
+        #expect(put(.answer(panel: 1), "ERROR unavailable p1 b2\n", into: &order) == "")
+        #expect(put(.reply(token: relayed, panel: 1), "GRANTED p1 b1\n", into: &order) == "GRANTED p1 b1\nERROR unavailable p1 b2\n")
+    }
+
+    /// What was kept goes out marked with the oldest lease epoch and time limit among it:
+    /// a leader's frame kept past its limit is stale at the write, as if sent at once.
+    @Test func keptOutputCarriesTheOldestLeaseEpochAndTimeLimit() {
+        var order = ReplyOrder()
+        let first = order.reserve()
+        let second = order.reserve()
+        #expect(put(.reply(token: second, panel: 1), "GRANTED p1\n", epoch: 7, stampMs: 1_000, into: &order) == "")
+        let due = order.route(.reply(token: first, panel: 2), Array("GRANTED p2\n".utf8), epoch: 8, stampMs: 2_000)
+        #expect(String(decoding: due.bytes, as: UTF8.self) == "GRANTED p2\nGRANTED p1\n")
+        #expect(due.epoch == 7 && due.stampMs == 1_000)
     }
 
     @Test func lastWordsTakeEverythingKeptWithTheOldestLeaseEpoch() {
@@ -85,10 +107,10 @@ import Testing
         _ = order.reserve()
         #expect(put(.answer(panel: nil), "PONG a\n", epoch: 7, into: &order) == "")
         let second = order.reserve(kick: true)
-        #expect(put(.reply(token: second, panel: nil), "OK KICK\n", epoch: 9, into: &order) == "")
+        #expect(put(.reply(token: second, panel: nil), "OK KICK\n", epoch: 9, stampMs: 5, into: &order) == "")
         let released = order.releaseAll()
         #expect(String(decoding: released.bytes, as: UTF8.self) == "PONG a\nOK KICK\n")
-        #expect(released.epoch == 7)
+        #expect(released.epoch == 7 && released.stampMs == 5)
         #expect(!order.isHolding && order.heldBytes == 0 && order.kicksAwaited == 0)
     }
 }
