@@ -43,6 +43,12 @@ public struct ClusterSetup: @unchecked Sendable {
     /// one this node cannot reach) before it is answered `ERROR unavailable`
     /// (`PanelHost.expireJoins`). It counts from the JOIN, through every re-send.
     public var joinWaitMs: Int64 = 10_000
+    /// How long a connection's reply may be owed before it is given up
+    /// (`Connection.giveUpOverdueReplies`): well past the longest wait the cluster
+    /// allows itself (a relayed command's answer deadline, a JOIN's wait for a leader;
+    /// a KICK waits 2 s).
+    public var owedReplyLimitMs: Int64 { max(answerTimeoutMs, joinWaitMs) + 5_000 }
+
     /// What this node announces its relay understands (`ClusterFeatures`); tests play a
     /// node of an older version with none.
     public var features = ClusterFeatures.all

@@ -35,13 +35,40 @@ extension Connection {
     /// A slot for the reply of a command this node relays (`ReplyOrder`): until that
     /// reply is written, this node's own later answers wait behind it.
     func reserveReplySlot() -> UInt64 {
-        withLock { replyOrder.reserve() }
+        let now = reactor.server.clock.now().milliseconds
+        return withLock { replyOrder.reserve(at: now) }
     }
 
     /// The slot of a `KICK` asked of another node: until its answer is written, events
     /// wait behind it too.
     func reserveKickSlot() -> UInt64 {
-        withLock { replyOrder.reserve(kick: true) }
+        let now = reactor.server.clock.now().milliseconds
+        return withLock { replyOrder.reserve(kick: true, at: now) }
+    }
+
+    /// Answers every slot owed `limitMs` or more at `nowMs` (`ReplyOrder.overdue`) with
+    /// `ERROR unavailable`, letting out what waited behind it; how many it answered.
+    /// Only a bug elsewhere leaves one: without this, that connection would get no reply
+    /// again.
+    func giveUpOverdueReplies(at nowMs: Int64, limitMs: Int64) -> (count: Int, outcome: AppendOutcome) {
+        withLock {
+            guard acceptsAppend, replyOrder.isHolding else { return (0, .queued) }
+            var count = 0
+            var outcome = AppendOutcome.queued
+            while count < 64, let token = replyOrder.overdue(at: nowMs, limitMs: limitMs) {
+                count += 1
+                let seconds = limitMs / 1000
+                let this = put(.reply(token: token, panel: nil), epoch: 0, stampMs: 0) { out, format in
+                    MessageEncoder.encode(
+                        .error(.unavailable, "no answer came within \(seconds) s; it may or may not have been done; try again"), format: format,
+                        into: &out)
+                }
+                // The first that asks for a flush or a cut is the one to act on.
+                if case .queued = outcome { outcome = this }
+                if case .overflow = this { return (count, this) }
+            }
+            return (count, outcome)
+        }
     }
 
     /// The reply of a relayed command (or of a `KICK` asked of another node), into its

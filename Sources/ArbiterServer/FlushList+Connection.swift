@@ -34,6 +34,14 @@ extension FlushList {
         handle(connection.appendLast(raw: raw, epoch: leaseEpoch, stampMs: leaseStampMs, body), of: connection)
     }
 
+    /// `Connection.giveUpOverdueReplies`, its output flushed like any other; how many
+    /// slots it answered.
+    mutating func giveUpOverdueReplies(of connection: Connection, at nowMs: Int64, limitMs: Int64) -> Int {
+        let (count, outcome) = connection.giveUpOverdueReplies(at: nowMs, limitMs: limitMs)
+        if count > 0 { handle(outcome, of: connection) }
+        return count
+    }
+
     private mutating func handle(_ outcome: Channel.AppendOutcome, of connection: Connection) {
         switch outcome {
         case .needsFlush: enlist(connection)

@@ -128,12 +128,22 @@ final class Reactor: EventLoop, @unchecked Sendable {
     }
 
     /// Heads that take too long, silent WebSockets to ping or drop.
+    /// In cluster mode also replies owed far too long (`Connection.giveUpOverdueReplies`).
     override func swept() {
         let now = server.clock.now()
         var flush = FlushList()
+        let owedLimit = server.configuration.cluster?.owedReplyLimitMs
         for case let channel? in slots {
             let connection = unsafeDowncast(channel, to: Connection.self)
             perform(connection.machine.sweep(now: now, lastReadAt: connection.lastReadAt), nil, on: connection, flush: &flush)
+            if let owedLimit {
+                let given = flush.giveUpOverdueReplies(of: connection, at: now.milliseconds, limitMs: owedLimit)
+                if given > 0 {
+                    server.log.warning(
+                        "replies owed too long were answered ERROR unavailable (a path lost them)",
+                        ["session": connection.session.description, "count": "\(given)", "ms": "\(owedLimit)"])
+                }
+            }
         }
         flush.flushAll()
     }

@@ -47,6 +47,8 @@ struct ReplyOrder {
     private struct Unit {
         let token: UInt64
         let isKick: Bool
+        /// When it was taken, on the server clock (0: not known).
+        let reservedAtMs: Int64
         var answered = false
         var reply: [UInt8] = []
         /// What must follow the reply: answers of later commands, kept panel output.
@@ -68,11 +70,11 @@ struct ReplyOrder {
     var isHolding: Bool { !units.isEmpty }
 
     /// A unit for the reply of a command about to be relayed, or of a `KICK` asked of
-    /// another node (`kick`).
-    mutating func reserve(kick: Bool = false) -> UInt64 {
+    /// another node (`kick`), taken at `nowMs`.
+    mutating func reserve(kick: Bool = false, at nowMs: Int64 = 0) -> UInt64 {
         let token = nextToken
         nextToken += 1
-        units.append(Unit(token: token, isKick: kick))
+        units.append(Unit(token: token, isKick: kick, reservedAtMs: nowMs))
         if kick { kicksAwaited += 1 }
         return token
     }
@@ -127,6 +129,14 @@ struct ReplyOrder {
             if let panel, (keptIndex(of: panel) ?? -1) < index { anchors[panel] = token }
             return drain()
         }
+    }
+
+    /// The first unit still unanswered that was taken `limitMs` or more before `nowMs`:
+    /// its answer is owed far longer than any wait the cluster allows (a relayed
+    /// command's answer deadline, a JOIN's wait for a leader, a KICK's), so a path lost
+    /// it, and everything behind it would wait for ever (`Reactor.swept` answers it).
+    func overdue(at nowMs: Int64, limitMs: Int64) -> UInt64? {
+        units.first { !$0.answered && $0.reservedAtMs > 0 && nowMs - $0.reservedAtMs >= limitMs }?.token
     }
 
     /// Gives up on every unit (the connection says its last words): what was kept, in
@@ -187,4 +197,3 @@ struct ReplyOrder {
         a == 0 ? b : (b == 0 ? a : min(a, b))
     }
 }
-

@@ -113,4 +113,27 @@ import Testing
         #expect(released.epoch == 7 && released.stampMs == 5)
         #expect(!order.isHolding && order.heldBytes == 0 && order.kicksAwaited == 0)
     }
+
+    /// A unit whose answer a path lost is found once it is owed past the limit, and only
+    /// then; answered, what waited behind it goes out.
+    @Test func aUnitOwedPastTheLimitIsFoundAndItsAnswerLetsTheRestOut() {
+        var order = ReplyOrder()
+        let lost = order.reserve(at: 1_000)
+        let later = order.reserve(at: 1_500)
+        #expect(put(.reply(token: later, panel: 1), "GRANTED p1\n", into: &order) == "")
+        #expect(put(.answer(panel: nil), "PONG a\n", into: &order) == "")
+        #expect(order.overdue(at: 15_999, limitMs: 15_000) == nil)
+        #expect(order.overdue(at: 16_000, limitMs: 15_000) == lost)
+        #expect(put(.reply(token: lost, panel: nil), "ERROR unavailable\n", into: &order) == "ERROR unavailable\nGRANTED p1\nPONG a\n")
+        #expect(!order.isHolding && order.overdue(at: 99_000, limitMs: 15_000) == nil)
+        // The first unanswered one is found even behind an answered one, and a unit
+        // taken without a time is never counted overdue.
+        let answered = order.reserve(at: 1_000)
+        let second = order.reserve(at: 2_000)
+        _ = order.reserve()
+        #expect(put(.reply(token: answered, panel: 1), "OK\n", into: &order) == "OK\n")
+        #expect(order.overdue(at: 99_000, limitMs: 15_000) == second)
+        #expect(put(.reply(token: second, panel: 1), "OK 2\n", into: &order) == "OK 2\n")
+        #expect(order.overdue(at: 99_000, limitMs: 15_000) == nil && order.isHolding)
+    }
 }
