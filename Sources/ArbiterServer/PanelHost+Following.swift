@@ -103,7 +103,7 @@ extension PanelHost {
             case let unsafe = cluster.mayNotRelay(), isRelease || !unsafe
         else {
             if isJoin {
-                park(join: connection, format: format, id: id)
+                park(join: connection, format: format, id: id, flush: &flush)
                 return nil
             }
             if let cluster, cluster.isLapsed {
@@ -182,10 +182,34 @@ extension PanelHost {
     /// A JOIN while no leader is known waits for one (a failover takes about the lease
     /// TTL), so a kiosk that reconnects during a failover is not refused; after
     /// `ClusterSetup.joinWaitMs` (10 s) it is answered `ERROR unavailable` (`expireJoins`).
-    private func park(join connection: Connection, format: WireFormat, id: CommandID?) {
+    private func park(join connection: Connection, format: WireFormat, id: CommandID?, flush: inout FlushList) {
         clusterState.pendingJoins[connection.session] = connection
-        clusterState.parkedJoins[connection.session] = ParkedJoin(
-            format: format, id: id, since: clock.now().milliseconds, slot: connection.reserveReplySlot())
+        parkJoin(
+            ParkedJoin(format: format, id: id, since: clock.now().milliseconds, slot: connection.reserveReplySlot()), for: connection.session,
+            flush: &flush)
+    }
+
+    /// Parks a session's own JOIN to wait for a leader. One waits per session: when the
+    /// session sent JOIN again meanwhile, the earlier of the two (by reply slot) is
+    /// answered now in its place, and the later one waits. Overwritten instead, the
+    /// earlier one's slot was never answered, and every later reply of the session waited
+    /// behind it. On `queue`.
+    func parkJoin(_ join: ParkedJoin, for session: SessionID, flush: inout FlushList) {
+        guard let other = clusterState.parkedJoins[session], let otherSlot = other.slot, let slot = join.slot, otherSlot != slot else {
+            clusterState.parkedJoins[session] = join
+            return
+        }
+        let (earlier, later) = otherSlot < slot ? (other, join) : (join, other)
+        clusterState.parkedJoins[session] = later
+        guard let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] }) else { return }
+        let panel = config.id
+        flush.answer(earlier.slot, to: connection, panel: index) { out, _ in
+            MessageEncoder.encode(
+                .error(
+                    .unavailable,
+                    "JOIN \(panel) was sent again while this one waited for a leader: the last one is answered, nothing was done for this one"),
+                format: earlier.format, id: earlier.id, into: &out)
+        }
     }
 
     /// Answers `ERROR unavailable` every session's own JOIN that has waited
@@ -197,13 +221,20 @@ extension PanelHost {
         guard let cluster else { return }
         let limit = cluster.setup.joinWaitMs
         let now = clock.now().milliseconds
-        var expired: [SessionID: (format: WireFormat, id: CommandID?, slot: UInt64?)] = [:]
-        for (session, parked) in clusterState.parkedJoins where now - parked.since >= limit {
-            expired[session] = (parked.format, parked.id, parked.slot)
+        var due: Set<SessionID> = []
+        for (session, parked) in clusterState.parkedJoins where now - parked.since >= limit { due.insert(session) }
+        for (session, entries) in clusterState.inFlight
+        where entries.contains(where: { $0.isJoin && $0.joinSinceMs > 0 && now - $0.joinSinceMs >= limit }) {
+            due.insert(session)
         }
-        for (session, entries) in clusterState.inFlight {
-            for entry in entries where entry.isJoin && entry.joinSinceMs > 0 && now - entry.joinSinceMs >= limit {
-                expired[session] = (entry.format, entry.id, entry.slot)
+        // Every JOIN of such a session, parked or sent, is answered (it may have sent JOIN
+        // more than once): each has a reply slot, and one left unanswered would hold the
+        // session's later replies.
+        var expired: [SessionID: [(format: WireFormat, id: CommandID?, slot: UInt64?)]] = [:]
+        for session in due {
+            if let parked = clusterState.parkedJoins[session] { expired[session, default: []].append((parked.format, parked.id, parked.slot)) }
+            for entry in clusterState.inFlight[session] ?? [] where entry.isJoin && entry.joinSinceMs > 0 {
+                expired[session, default: []].append((entry.format, entry.id, entry.slot))
             }
         }
         guard !expired.isEmpty else { return }
@@ -217,13 +248,15 @@ extension PanelHost {
             : clusterState.leaderNode.map { "panel \(config.id)'s leader \($0) could not be reached from this node for \(seconds) s; JOIN again later" }
                 ?? "panel \(config.id) has had no leader for \(seconds) s (etcd without a majority?); nothing was done, JOIN again later"
         var flush = FlushList()
-        for (session, waiting) in expired.sorted(by: { $0.key < $1.key }) {
+        for (session, joins) in expired.sorted(by: { $0.key < $1.key }) {
             clusterState.parkedJoins[session] = nil
             clusterState.inFlight[session]?.removeAll { $0.isJoin && $0.joinSinceMs > 0 }
             guard let connection = clusterState.pendingJoins.removeValue(forKey: session) else { continue }
             if members[session] == nil { clusterState.memberIdentity[session] = nil }
-            flush.answer(waiting.slot, to: connection, panel: index) { out, _ in
-                MessageEncoder.encode(.error(.unavailable, message), format: waiting.format, id: waiting.id, into: &out)
+            for waiting in joins.sorted(by: { ($0.slot ?? 0) < ($1.slot ?? 0) }) {
+                flush.answer(waiting.slot, to: connection, panel: index) { out, _ in
+                    MessageEncoder.encode(.error(.unavailable, message), format: waiting.format, id: waiting.id, into: &out)
+                }
             }
         }
         finishBatch(&flush)
@@ -560,7 +593,7 @@ extension PanelHost {
             }
             if earlier.isJoin, clusterState.pendingJoins[session] != nil {
                 // The session's own JOIN is sent again and answered in its place.
-                clusterState.parkedJoins[session] = earlier.parked(now: clock.now().milliseconds)
+                parkJoin(earlier.parked(now: clock.now().milliseconds), for: session, flush: &flush)
                 retryRejoin(session, attempt: earlier.attempt)
                 continue
             }
@@ -584,7 +617,7 @@ extension PanelHost {
         for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
             for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
-                clusterState.parkedJoins[session] = entry.parked(now: now)
+                parkJoin(entry.parked(now: now), for: session, flush: &flush)
             }
             let waiting = pending.filter { !$0.rejoin && $0.rewait < 0 && !$0.cleanup && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
             guard !waiting.isEmpty,

@@ -62,4 +62,21 @@ struct ClusterLeaderAddressTests {
         alice.send("PING after")
         #expect(try alice.readLine() == "PONG after")
     }
+
+    /// A session that sends JOIN again while the first one waits gets an answer for each,
+    /// in order, and its next command is answered at once. Before, only the last JOIN was
+    /// answered, and the first one's reply slot held every later reply of the session.
+    @Test func aJoinSentTwiceWhileItWaitsIsAnsweredTwice() throws {
+        let nodes = try Self.followingAnUnreachableLeader(joinWaitMs: 1_000)
+        let alice = try nodes.client("n1", name: "alice")
+        alice.send("JOIN demo")
+        alice.send("JOIN demo")
+        alice.send("PING after")
+        // Well inside the owed-reply limit (10 s here), which would answer a lost slot too.
+        let lines = try alice.readLines(through: "PONG", timeout: 5)
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines.first?.hasPrefix("ERROR unavailable") == true, "\(lines)")
+        #expect(lines.dropFirst().first == "ERROR unavailable panel demo's leader n9 could not be reached from this node for 1 s; JOIN again later", "\(lines)")
+        #expect(lines.last == "PONG after", "\(lines)")
+    }
 }
