@@ -189,6 +189,11 @@ extension PanelHost {
             flush: &flush)
     }
 
+    /// A local session's connection: joining, a member, or one that used the panel.
+    private func joiningConnection(_ session: SessionID) -> Connection? {
+        clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock { $0[session] }
+    }
+
     /// Parks a session's own JOIN to wait for a leader. One waits per session: when the
     /// session sent JOIN again meanwhile, the earlier of the two (by reply slot) is
     /// answered now in its place, and the later one waits. Overwritten instead, the
@@ -201,7 +206,7 @@ extension PanelHost {
         }
         let (earlier, later) = otherSlot < slot ? (other, join) : (join, other)
         clusterState.parkedJoins[session] = later
-        guard let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] }) else { return }
+        guard let connection = joiningConnection(session) else { return }
         let panel = config.id
         flush.answer(earlier.slot, to: connection, panel: index) { out, _ in
             MessageEncoder.encode(
@@ -620,9 +625,7 @@ extension PanelHost {
                 parkJoin(entry.parked(now: now), for: session, flush: &flush)
             }
             let waiting = pending.filter { !$0.rejoin && $0.rewait < 0 && !$0.cleanup && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
-            guard !waiting.isEmpty,
-                let connection = clusterState.pendingJoins[session] ?? members[session] ?? sessions.withLock({ $0[session] })
-            else { continue }
+            guard !waiting.isEmpty, let connection = joiningConnection(session) else { continue }
             for entry in waiting {
                 flush.answer(entry.slot, to: connection, panel: index) { out, _ in
                     MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out)
