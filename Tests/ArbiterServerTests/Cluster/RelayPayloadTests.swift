@@ -177,5 +177,9 @@ import Testing
         #expect(fence("GRANTED demo b1\n") == nil)
         #expect(fence("GRANTED demo b1 fence=99999999999999999999999\n") == nil)
         #expect(fence(#"{"type":"error","code":"unavailable","message":"fence=3"}"#) == nil)
+        #expect(fence("GRANTED demo b1 fence=") == nil)
+        // A slice that does not start at 0, as a frame's payload is.
+        let framed = Array("xx GRANTED demo b1 fence=31\n".utf8)
+        #expect(RelayPayload.grantedFence(framed[3...]) == 31)
     }
 }
