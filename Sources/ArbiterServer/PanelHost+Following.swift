@@ -460,7 +460,7 @@ extension PanelHost {
             if let entry = answered, entry.rewait >= 0 {
                 // A waiter's DOWN this node sent again: nobody asked, so only what changes
                 // for the waiter reaches it.
-                settleRewait(session, button: entry.rewait, serial: entry.serial, reply: reply, on: connection, flush: &flush)
+                settleRewait(session, button: entry.rewait, serial: entry.serial, reply: reply, term: replyTerm, on: connection, flush: &flush)
                 return finishVisit()
             }
             if reply.kind == .joinRefused, answered?.rejoin == true {

@@ -126,7 +126,8 @@ extension PanelHost {
     /// (ERROR unavailable, a DENIED): its place is lost, and it is told so. Nothing when
     /// it stopped waiting meanwhile (its hand-off came, or it left the line). On `queue`.
     func settleRewait(
-        _ session: SessionID, button: Int, serial: UInt64, reply: RelayPayload.Reply, on connection: Connection, flush: inout FlushList
+        _ session: SessionID, button: Int, serial: UInt64, reply: RelayPayload.Reply, term: Int64, on connection: Connection,
+        flush: inout FlushList
     ) {
         // A late answer: the session's hand-off came meanwhile, and it may wait again
         // since, in a place this answer knows nothing of (nemesis seed 62: a GRANTED of the
@@ -141,6 +142,8 @@ extension PanelHost {
         if RelayPayload.isUnavailable(reply.rendered) { return retryWait(session, button: button) }
         let place = places.remove(at: i)
         if RelayPayload.isGranted(reply.rendered) {
+            // The session's grant, as a hand-off's is: a failover ends it (`ended=failover`).
+            noteAnswer(reply.rendered, toDownOf: button, session: session, term: term)
             let bytes = reply.rendered
             flush.append(to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
         } else {

@@ -109,6 +109,25 @@ struct ClusterQueueFailoverTests {
         #expect(try alice.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
     }
 
+    /// The grant a waiter's DOWN sent again is answered with is the session's, as a
+    /// hand-off's is: once the leader that made it dies, the session's UP is `OK UP ...
+    /// ended=failover`, not `ERROR not-owner` from a new leader that never knew the grant.
+    @Test func aGrantAnsweredToADownSentAgainEndsWithItsTerm() throws {
+        let setup = try aliceHoldsBobWaits()
+        let (nodes, leader, follower, alice, bob) = (setup.nodes, setup.leader, setup.follower, setup.alice, setup.bob)
+        nodes.hub.swallow(framesTo: follower)
+        alice.send("UP f a")
+        _ = try alice.expect("OK UP f a")
+        #expect(bob.drain(for: 0.2).isEmpty)
+        nodes.hub.swallow(framesTo: follower, false)
+        nodes.context(follower)?.linkDown(leader)
+        _ = try bob.expect("GRANTED f a", timeout: 5)
+        nodes.crash(leader)
+        #expect(nodes.leader(of: "f") == follower)
+        let answer = try ClusterFailoverEndedTests.onceItsNodeFollows(bob, "UP f a")
+        #expect(answer == "OK UP f a ended=failover")
+    }
+
     /// A hand-off for a place its node does not know the session waits in (the session was
     /// told it lost it: here the place is forgotten by hand) is not passed on, and the
     /// grant is let go at once instead of staying the session's with nobody to release it.
