@@ -93,15 +93,8 @@ struct ClusterQueueFailoverTests {
     /// which it reads as the hand-off; before, it waited while the group stayed its own,
     /// and nobody could press it.
     @Test func aHandOffLostOnTheWayReachesTheWaiterAfterTheResync() throws {
-        let setup = try aliceHoldsBobWaits()
-        let (nodes, leader, follower, alice, bob) = (setup.nodes, setup.leader, setup.follower, setup.alice, setup.bob)
-        nodes.hub.swallow(framesTo: follower)
-        alice.send("UP f a")
-        _ = try alice.expect("OK UP f a")
-        #expect(bob.drain(for: 0.2).isEmpty)
-        nodes.hub.swallow(framesTo: follower, false)
-        nodes.context(follower)?.linkDown(leader)
-        let granted = try bob.expect("GRANTED f a", timeout: 5)
+        let (setup, granted) = try bobGrantedByHisDownSentAgain()
+        let (alice, bob) = (setup.alice, setup.bob)
         #expect(granted.hasPrefix("GRANTED f a fence="), "\(granted)")
         bob.send("UP f a")
         #expect(try bob.expect("OK UP") == "OK UP f a")
@@ -113,15 +106,8 @@ struct ClusterQueueFailoverTests {
     /// hand-off's is: once the leader that made it dies, the session's UP is `OK UP ...
     /// ended=failover`, not `ERROR not-owner` from a new leader that never knew the grant.
     @Test func aGrantAnsweredToADownSentAgainEndsWithItsTerm() throws {
-        let setup = try aliceHoldsBobWaits()
-        let (nodes, leader, follower, alice, bob) = (setup.nodes, setup.leader, setup.follower, setup.alice, setup.bob)
-        nodes.hub.swallow(framesTo: follower)
-        alice.send("UP f a")
-        _ = try alice.expect("OK UP f a")
-        #expect(bob.drain(for: 0.2).isEmpty)
-        nodes.hub.swallow(framesTo: follower, false)
-        nodes.context(follower)?.linkDown(leader)
-        _ = try bob.expect("GRANTED f a", timeout: 5)
+        let (setup, _) = try bobGrantedByHisDownSentAgain()
+        let (nodes, leader, follower, bob) = (setup.nodes, setup.leader, setup.follower, setup.bob)
         nodes.crash(leader)
         #expect(nodes.leader(of: "f") == follower)
         let answer = try ClusterFailoverEndedTests.onceItsNodeFollows(bob, "UP f a")
@@ -143,6 +129,21 @@ struct ClusterQueueFailoverTests {
         #expect(!bob.drain(for: 0.3).contains { $0.hasPrefix("GRANTED") })
         alice.send("DOWN f a")
         #expect(try alice.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
+    }
+
+    /// Alice lets go of f a while every frame to bob's node is lost, so the hand-off's
+    /// GRANTED never reaches bob; his node's link drops, it resynchronises and sends his
+    /// DOWN again, which is answered with the grant. Returns that GRANTED.
+    private func bobGrantedByHisDownSentAgain() throws -> (Setup, String) {
+        let setup = try aliceHoldsBobWaits()
+        let (nodes, leader, follower, alice, bob) = (setup.nodes, setup.leader, setup.follower, setup.alice, setup.bob)
+        nodes.hub.swallow(framesTo: follower)
+        alice.send("UP f a")
+        _ = try alice.expect("OK UP f a")
+        #expect(bob.drain(for: 0.2).isEmpty)
+        nodes.hub.swallow(framesTo: follower, false)
+        nodes.context(follower)?.linkDown(leader)
+        return (setup, try bob.expect("GRANTED f a", timeout: 5))
     }
 
     /// Two nodes: alice holds f a (on the leader's node unless `aliceOnFollower`; a member
