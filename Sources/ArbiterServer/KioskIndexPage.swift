@@ -10,7 +10,7 @@ struct KioskIndexPage {
     let server: ServerState
 
     func render(template: [UInt8]) -> [UInt8] {
-        guard let at = Self.range(of: Self.marker, in: template) else { return template }
+        guard let at = ByteSearch.start(of: Self.marker, in: template[...]) else { return template }
         return Array(template[..<at]) + Array(items().utf8) + Array(template[(at + Self.marker.count)...])
     }
 
@@ -49,13 +49,5 @@ struct KioskIndexPage {
             }
         }
         return out
-    }
-
-    private static func range(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard needle.count <= haystack.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return start }
-        }
-        return nil
     }
 }
