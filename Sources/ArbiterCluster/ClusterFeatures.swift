@@ -14,8 +14,12 @@ public enum ClusterFeatures {
     /// this one.
     public static let kick = "kick"
 
+    /// `RelayMessage.grantEnded`: the leader tells this node of its sessions' grants that
+    /// timed out, fired or were reset while it had no member of the panel.
+    public static let grantEnded = "grant-ended"
+
     /// What this version announces.
-    public static let all: Set<String> = [panelState, kick]
+    public static let all: Set<String> = [panelState, kick, grantEnded]
 
     /// The key's value for `features`, in a fixed order.
     public static func value(_ features: Set<String>) -> String { features.sorted().joined(separator: " ") }

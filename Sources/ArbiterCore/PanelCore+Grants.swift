@@ -7,6 +7,13 @@ extension PanelCore {
         ended[b].isEmpty ? nil : ended[b][session]
     }
 
+    /// Each session's last grant of each button that ended without its own release, as
+    /// `endedGrant` reads them: what a cluster node that stops deciding keeps for its own
+    /// sessions, whose late `UP` the next leader could not answer `ended=`.
+    public var endedGrants: [(button: Int, session: SessionID, fence: UInt64, reason: ReleaseReason)] {
+        ended.indices.flatMap { b in ended[b].map { (b, $0.key, $0.value.fence, $0.value.reason) } }
+    }
+
     /// Appends an event with the panel's next seq.
     mutating func emit(_ kind: PanelEvent.Kind, into out: inout PanelOutput) {
         seq += 1

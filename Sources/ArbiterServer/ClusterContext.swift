@@ -278,7 +278,7 @@ final class ClusterContext: @unchecked Sendable {
                 return host.queue.async { Self.run(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
             }
             Self.enter(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) }
-        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .stateAnswer(let panel, _, _, _):
+        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .stateAnswer(let panel, _, _, _), .grantEnded(let panel, _, _, _, _, _):
             if heardWhileLapsed() {
                 staleFrames.add(1, ordering: .relaxed)
                 return

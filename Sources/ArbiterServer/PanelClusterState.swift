@@ -49,9 +49,16 @@ struct PanelClusterState {
     /// Follower: the grants each local session was answered `GRANTED` for through a leader
     /// (button: fence and term), until it lets go or the term ends (`PanelHost+FailoverEnded`).
     var sessionGrants: [SessionID: [Int: (fence: UInt64, term: Int64)]] = [:]
-    /// Local sessions' grants a failover ended (button: fence): their `UP` or `CANCEL` is
-    /// answered `ended=failover` here, as a single node answers a grant that fired.
-    var failoverEnded: [SessionID: [Int: UInt64]] = [:]
+    /// Local sessions' grants whose term a failover ended (button: fence, and how the
+    /// grant ended: `failover` if it stood until then, else its own earlier end): their
+    /// `UP` or `CANCEL` is answered `ended=<reason>` here, as a single node answers a grant
+    /// that fired, since the new leader never knew them.
+    var failoverEnded: [SessionID: [Int: (fence: UInt64, reason: ReleaseReason)]] = [:]
+    /// Follower: local sessions' relayed grants the leader ended itself (timed out, fired,
+    /// reset; button: fence, term and reason), from its `RELEASED` event or, on a node with
+    /// no member of the panel, its `grantEnded` frame. While the term stands the leader
+    /// answers their `UP`; once it ends they move to `failoverEnded` with their reason.
+    var leaderEnded: [SessionID: [Int: (fence: UInt64, term: Int64, reason: ReleaseReason)]] = [:]
     /// Follower: what each local session sent the leader and has no answer to yet, in
     /// order (every relayed command gets exactly one reply). If the leader changes or its
     /// link drops first, each gets `ERROR unavailable` instead of waiting forever.

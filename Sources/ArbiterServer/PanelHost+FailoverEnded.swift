@@ -19,15 +19,22 @@ extension PanelHost {
     /// leader; not one refused with nothing done): a new DOWN supersedes whatever was known
     /// of that button, a release ends the grant it names. On `queue`.
     func notePressSent(_ press: Press<Int>, session: SessionID) {
-        // Both empty on a leader's own presses (its grants live in its core): no lookup.
-        guard !(clusterState.sessionGrants.isEmpty && clusterState.failoverEnded.isEmpty) else { return }
+        // All empty on a leader's own presses (its grants live in its core): no lookup.
+        guard !(clusterState.sessionGrants.isEmpty && clusterState.failoverEnded.isEmpty && clusterState.leaderEnded.isEmpty) else { return }
         // Looked up before they are written: a write through the nested tables costs about
         // twice a read (callgrind), and a DOWN usually finds nothing to clear.
         if press.verb == .down {
             if clusterState.sessionGrants[session]?[press.button] != nil { clusterState.sessionGrants[session]?[press.button] = nil }
             if clusterState.failoverEnded[session]?[press.button] != nil { clusterState.failoverEnded[session]?[press.button] = nil }
-        } else if let known = clusterState.sessionGrants[session]?[press.button], press.fence == nil || press.fence == known.fence {
+            if clusterState.leaderEnded[session]?[press.button] != nil { clusterState.leaderEnded[session]?[press.button] = nil }
+            return
+        }
+        if let known = clusterState.sessionGrants[session]?[press.button], press.fence == nil || press.fence == known.fence {
             clusterState.sessionGrants[session]?[press.button] = nil
+        }
+        // The leader answers this release `ended=<reason>`: once, as after a failover.
+        if let ended = clusterState.leaderEnded[session]?[press.button], press.fence == nil || press.fence == ended.fence {
+            clusterState.leaderEnded[session]?[press.button] = nil
         }
     }
 
@@ -45,24 +52,50 @@ extension PanelHost {
     }
 
     /// A `RELEASED` event (members here hear the panel's events): the grant it names ended
-    /// in its term, timed out, fired or reset, so a failover later does not end it. Without
-    /// members here no event comes, and a grant is taken as it was answered. On `queue`.
-    func sessionGrantEnded(button: Int, fence: UInt64) {
+    /// in its term, so a failover later does not end it; if the leader ended it (timed out,
+    /// fired, reset), the session's `UP` after a failover is answered with that reason. On
+    /// `queue`.
+    func sessionGrantEnded(button: Int, fence: UInt64, reason: ReleaseReason?) {
         for (session, grants) in clusterState.sessionGrants where grants[button]?.fence == fence {
-            clusterState.sessionGrants[session]?[button] = nil
+            sessionGrantEnded(session, button: button, fence: fence, reason: reason)
+        }
+    }
+
+    /// The same for one session: the leader's `grantEnded` frame, which a node with no
+    /// member of the panel gets instead of the event. On `queue`.
+    func sessionGrantEnded(_ session: SessionID, button: Int, fence: UInt64, reason: ReleaseReason?) {
+        guard let grant = clusterState.sessionGrants[session]?[button], grant.fence == fence else { return }
+        clusterState.sessionGrants[session]?[button] = nil
+        if clusterState.sessionGrants[session]?.isEmpty == true { clusterState.sessionGrants[session] = nil }
+        // The reasons a leader's core answers a late `UP` with (`ended=`); a disconnect's
+        // session is gone, or was given up with its node's link, and the core forgot it.
+        guard let reason else { return }
+        switch reason {
+        case .timeout, .fired, .reset:
+            clusterState.leaderEnded[session, default: [:]][button] = (fence, grant.term, reason)
+        case .up, .cancel, .disconnect, .shutdown, .failover:
+            break
         }
     }
 
     /// Terms that certainly ended (`ended(term)`): a newer one etcd shows, or the one the
     /// old leader's step-down notice names. Each local session's relayed grant made in one
-    /// of them ended with it. Not merely a leader lost from sight: a node whose own lease
-    /// lapsed follows nobody for a while, and the grant may still stand (its release must
-    /// then go to the leader, or a hold fires after the finger is lifted). On `queue`.
+    /// of them ended with it, and one the leader ended earlier is answered for here from
+    /// now on. Not merely a leader lost from sight: a node whose own lease lapsed follows
+    /// nobody for a while, and the grant may still stand (its release must then go to the
+    /// leader, or a hold fires after the finger is lifted). On `queue`.
     func sessionGrantsEnded(inTerms ended: (Int64) -> Bool) {
-        guard !clusterState.sessionGrants.isEmpty else { return }
+        for (session, grants) in clusterState.leaderEnded {
+            for (button, grant) in grants where ended(grant.term) {
+                clusterState.failoverEnded[session, default: [:]][button] = (grant.fence, grant.reason)
+                clusterState.leaderEnded[session]?[button] = nil
+            }
+            if clusterState.leaderEnded[session]?.isEmpty == true { clusterState.leaderEnded[session] = nil }
+        }
+        // After the ended ones: a grant that stood is the session's last of its button.
         for (session, grants) in clusterState.sessionGrants {
             for (button, grant) in grants where ended(grant.term) {
-                clusterState.failoverEnded[session, default: [:]][button] = grant.fence
+                clusterState.failoverEnded[session, default: [:]][button] = (grant.fence, .failover)
                 clusterState.sessionGrants[session]?[button] = nil
             }
             if clusterState.sessionGrants[session]?.isEmpty == true { clusterState.sessionGrants[session] = nil }
@@ -70,15 +103,25 @@ extension PanelHost {
     }
 
     /// This node stops deciding: the grants its own sessions held in its core end with the
-    /// term (relayed sessions' nodes keep their own account). On `queue`.
+    /// term, and the ones its core had ended (timed out, fired, reset) are answered here
+    /// from now on, as the core would have (relayed sessions' nodes keep their own
+    /// account). On `queue`, before the core is replaced.
     func localGrantsEndedWithTerm(_ grants: [(button: Int, owner: Owner)], node: String) {
+        for ended in core.endedGrants where ClusterSetup.owns(node, session: ended.session.number) {
+            switch ended.reason {
+            case .timeout, .fired, .reset:
+                clusterState.failoverEnded[ended.session, default: [:]][ended.button] = (ended.fence, ended.reason)
+            case .up, .cancel, .disconnect, .shutdown, .failover:
+                break
+            }
+        }
         for (button, owner) in grants where ClusterSetup.owns(node, session: owner.session.number) {
-            clusterState.failoverEnded[owner.session, default: [:]][button] = owner.fence
+            clusterState.failoverEnded[owner.session, default: [:]][button] = (owner.fence, .failover)
         }
     }
 
-    /// Answers a local session's `UP`/`CANCEL` of a grant a failover ended,
-    /// `OK <VERB> <p> <b> ended=failover`, and returns true; false when the command goes
+    /// Answers a local session's `UP`/`CANCEL` of a grant whose term a failover ended,
+    /// `OK <VERB> <p> <b> ended=<reason>` (`failover`, or how it ended before), and returns true; false when the command goes
     /// on as usual (no such grant, another fence named, a DOWN, or, where this node
     /// decides, the session holding the button in its core after all). On `queue`.
     func answerReleaseOfFailoverEnded(
@@ -86,14 +129,14 @@ extension PanelHost {
     ) -> Bool {
         let session = connection.session
         let button = press.button
-        guard press.verb != .down, let ended = clusterState.failoverEnded[session]?[button], press.fence == nil || press.fence == ended else {
+        guard press.verb != .down, let ended = clusterState.failoverEnded[session]?[button], press.fence == nil || press.fence == ended.fence else {
             return false
         }
         guard access(key: connection.key) >= .press else { return false }
         clusterState.failoverEnded[session]?[button] = nil
         if clusterState.failoverEnded[session]?.isEmpty == true { clusterState.failoverEnded[session] = nil }
         if clusterState.block != nil, core.liveGrants.contains(where: { $0.button == button && $0.owner.session == session }) { return false }
-        let reply = PanelReply.released(verb: press.verb == .cancel ? .cancel : .up, button: button, ended: .failover)
+        let reply = PanelReply.released(verb: press.verb == .cancel ? .cancel : .up, button: button, ended: ended.reason)
         // This node's own answer: after the replies still owed for commands relayed before.
         flush.appendReply(to: connection, panel: index) { [names] out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)

@@ -281,6 +281,7 @@ extension PanelHost {
         clusterState.owedReleases.removeValue(forKey: connection.session)
         clusterState.sessionGrants.removeValue(forKey: connection.session)
         clusterState.failoverEnded.removeValue(forKey: connection.session)
+        clusterState.leaderEnded.removeValue(forKey: connection.session)
         guard let cluster else { return }
         if clusterState.block != nil {
             guard mayDecideNow() else { return }
@@ -541,6 +542,8 @@ extension PanelHost {
             }
         case .stateAnswer(_, _, let id, let state):
             cluster?.stateAnswered(id, panel: config.id, state: state, from: node)
+        case .grantEnded(_, _, let number, let button, let fence, let reason):
+            if let b = buttonIndex[button] { sessionGrantEnded(SessionID(Int(clamping: number)), button: b, fence: fence, reason: reason) }
         case .command, .sessionGone, .ping, .stateQuery, .kick, .kickAnswer:
             break
         }
@@ -722,10 +725,10 @@ extension PanelHost {
         switch ownership {
         case .granted(let button, let owner, let fence)?:
             if let b = buttonIndex[button] { clusterState.knownGrants[b] = (owner, fence) }
-        case .released(let button, let fence)?:
+        case .released(let button, let fence, let reason)?:
             if let b = buttonIndex[button] {
                 clusterState.knownGrants[b] = nil
-                if let fence, !clusterState.sessionGrants.isEmpty { sessionGrantEnded(button: b, fence: fence) }
+                if let fence, !clusterState.sessionGrants.isEmpty { sessionGrantEnded(button: b, fence: fence, reason: reason) }
             }
         case nil:
             break

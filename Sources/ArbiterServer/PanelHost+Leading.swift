@@ -321,6 +321,24 @@ extension PanelHost {
         for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node, leaseEpoch: epoch) }
     }
 
+    /// A relayed session's grant ended here for `reason` without its own release. Its node
+    /// hears the `RELEASED` only while it has members of the panel; else it is told by a
+    /// `grantEnded` frame, so that after a failover it answers the session's `UP` as this
+    /// core would have (`ended=timeout`, not `ended=failover`: PanelHost+FailoverEnded).
+    func tellNodeOfGrantEnded(button: Int, reason: ReleaseReason, owner: Owner) {
+        switch reason {
+        case .timeout, .fired, .reset: break
+        case .up, .cancel, .disconnect, .shutdown, .failover: return
+        }
+        guard let cluster, let block = clusterState.block, let node = clusterState.remoteSessions[owner.session],
+            clusterState.memberNodes[node] == nil, cluster.runtime?.node(node, supports: ClusterFeatures.grantEnded) == true
+        else { return }
+        let frame = RelayMessage.grantEnded(
+            panel: config.id, term: block.term, session: UInt64(owner.session.number), button: config.buttons[button].id, fence: owner.fence,
+            reason: reason)
+        cluster.send(frame, toNode: node, leaseEpoch: cluster.outputEpoch)
+    }
+
     /// A relayed session closed on its node: its grants end with `reason=disconnect`.
     func remoteSessionGone(_ session: SessionID, of node: String, run: RelayIncarnations.Run) {
         assertOnQueue()

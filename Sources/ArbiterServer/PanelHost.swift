@@ -433,6 +433,9 @@ final class PanelHost: @unchecked Sendable {
 
     private func broadcast(_ event: PanelEvent, flush: inout FlushList) {
         if !clusterState.memberNodes.isEmpty { relayEvent(event) }
+        if case .released(let button, let reason, let owner) = event.kind, !clusterState.remoteSessions.isEmpty {
+            tellNodeOfGrantEnded(button: button, reason: reason, owner: owner)
+        }
         guard !members.isEmpty else { return }
         var text: [UInt8] = []
         var json: [UInt8] = []

@@ -315,7 +315,7 @@ enum RelayPayload {
     /// it at a failover: a grant began (`PRESSED`) or ended (`RELEASED`).
     enum Ownership: Equatable {
         case granted(button: String, owner: String, fence: UInt64)
-        case released(button: String, fence: UInt64?)
+        case released(button: String, fence: UInt64?, reason: ReleaseReason?)
     }
 
     static func ownership(ofTextEvent line: ArraySlice<UInt8>) -> Ownership? {
@@ -326,7 +326,8 @@ enum RelayPayload {
             guard let owner = value("owner", tokens), let fence = value("fence", tokens).flatMap({ UInt64($0) }) else { return nil }
             return .granted(button: tokens[2], owner: owner, fence: fence)
         case "RELEASED":
-            return .released(button: tokens[2], fence: value("fence", tokens).flatMap { UInt64($0) })
+            return .released(
+                button: tokens[2], fence: value("fence", tokens).flatMap { UInt64($0) }, reason: value("reason", tokens).flatMap(ReleaseReason.init))
         default:
             return nil
         }

@@ -1,3 +1,4 @@
+import ArbiterCore
 import Testing
 @testable import ArbiterCluster
 
@@ -21,6 +22,8 @@ import Testing
         .kick(id: .max, session: 0, key: nil, by: 1),
         .kickAnswer(id: 7, session: 3_000_000_001, verdict: .forbidden, detail: "緊急"),
         .kickAnswer(id: 8, session: 2, verdict: .kicked, detail: ""),
+        .grantEnded(panel: "緊急", term: 17, session: 3_000_000_001, button: "sos", fence: .max, reason: .fired),
+        .grantEnded(panel: "lobby", term: .max, session: 0, button: "", fence: 0, reason: .timeout),
     ]
 
     static var stream: [UInt8] { messages.flatMap(RelayFrameEncoder.encode) }
@@ -80,6 +83,10 @@ import Testing
         var zeroTerm = Array(RelayFrameEncoder.encode(.event(panel: "p", term: 1, seq: 1, line: [])).dropFirst(4))
         zeroTerm[1 + 4 + 1 + 7] = 0  // the term's last byte: term 0
         #expect(throws: RelayError.malformedFrame("term 0")) { try decodeAll([frame(zeroTerm)]) }
+        // A release reason this version does not know is a malformed frame, not a guess.
+        var reason = Array(RelayFrameEncoder.encode(.grantEnded(panel: "p", term: 1, session: 1, button: "b", fence: 1, reason: .reset)).dropFirst(4))
+        reason.replaceSubrange((reason.count - 5)..., with: Array("zzzzz".utf8))
+        #expect(throws: RelayError.malformedFrame("release reason zzzzz")) { try decodeAll([frame(reason)]) }
         let lying: [UInt8] = [2, 0, 0, 0, 200, 0x70]
         #expect(throws: RelayError.malformedFrame("a field is longer than its frame")) { try decodeAll([frame(lying)]) }
     }

@@ -1,3 +1,4 @@
+import ArbiterCore
 import ArbiterWire
 
 /// Reads relay frames (`RelayFrameEncoder`'s layout) from bytes in any chunks. A frame's
@@ -85,6 +86,11 @@ public struct RelayFrameDecoder: Sendable {
                 let raw = try byte()
                 guard let verdict = RelayKickVerdict(rawValue: raw) else { throw .malformedFrame("kick verdict \(raw)") }
                 return .kickAnswer(id: id, session: session, verdict: verdict, detail: try string())
+            case RelayFrameType.grantEnded:
+                let (panel, term, session, button, fence) = (try string(), try term(), try integer(), try string(), try integer())
+                let raw = try string()
+                guard let reason = ReleaseReason(rawValue: raw) else { throw .malformedFrame("release reason \(raw)") }
+                return .grantEnded(panel: panel, term: term, session: session, button: button, fence: fence, reason: reason)
             default:
                 throw .malformedFrame("unknown frame type \(type)")
             }

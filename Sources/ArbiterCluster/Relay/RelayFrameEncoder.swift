@@ -72,6 +72,14 @@ public enum RelayFrameEncoder {
                 w.integer(session)
                 w.byte(verdict.rawValue)
                 w.string(detail)
+            case .grantEnded(let panel, let term, let session, let button, let fence, let reason):
+                w.byte(RelayFrameType.grantEnded)
+                w.string(panel)
+                w.integer(UInt64(bitPattern: term))
+                w.integer(session)
+                w.string(button)
+                w.integer(fence)
+                w.string(reason.rawValue)
             }
             // Every byte counted above was written: a mismatch would send garbage.
             precondition(w.written == size, "relay frame size miscounted")
@@ -137,6 +145,7 @@ public enum RelayFrameEncoder {
         case .stateAnswer(let panel, _, _, let state): s(panel) + 16 + 4 + state.count
         case .kick(_, _, let key, _): 16 + 1 + (key.map(s) ?? 0) + 8
         case .kickAnswer(_, _, _, let detail): 16 + 1 + s(detail)
+        case .grantEnded(let panel, _, _, let button, _, let reason): s(panel) + 16 + s(button) + 8 + s(reason.rawValue)
         }
     }
 

@@ -13,4 +13,5 @@ enum RelayFrameType {
     static let stateAnswer: UInt8 = 10
     static let kick: UInt8 = 11
     static let kickAnswer: UInt8 = 12
+    static let grantEnded: UInt8 = 13
 }

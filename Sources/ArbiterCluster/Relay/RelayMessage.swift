@@ -1,3 +1,5 @@
+import ArbiterCore
+
 /// One message on a node-to-node relay link, after the handshake. A follower node sends
 /// `command` and `sessionGone`; the leader of the panel sends `reply` and `event`; either
 /// end sends `ping`.
@@ -39,11 +41,19 @@ public enum RelayMessage: Equatable, Sendable {
     case kick(id: UInt64, session: UInt64, key: String?, by: UInt64)
     /// The answer to a `kick`; `detail` names the panel of a `forbidden`.
     case kickAnswer(id: UInt64, session: UInt64, verdict: RelayKickVerdict, detail: String)
+    /// The leader ended a relayed session's grant (`fence`, of `button`) for `reason`
+    /// (timeout, fired, reset) and that session's node has no member of the panel, so no
+    /// `RELEASED` event reaches it. The node needs it to answer the session's `UP` after a
+    /// failover as the leader would have, `ended=<reason>`. Sent only to a node that
+    /// announced `grant-ended` (`ClusterFeatures`); the fence names the grant, so a frame
+    /// meant for an earlier run of that node matches nothing there.
+    case grantEnded(panel: String, term: Int64, session: UInt64, button: String, fence: UInt64, reason: ReleaseReason)
 
     /// The panel and term of a leader-to-follower message, which receipt is fenced on.
     public var fencedTerm: (panel: String, term: Int64)? {
         switch self {
-        case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _), .stateAnswer(let panel, let term, _, _):
+        case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _), .stateAnswer(let panel, let term, _, _),
+            .grantEnded(let panel, let term, _, _, _, _):
             (panel, term)
         case .command, .sessionGone, .ping, .stateQuery, .kick, .kickAnswer:
             nil

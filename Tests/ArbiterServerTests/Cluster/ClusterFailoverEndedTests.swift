@@ -18,6 +18,7 @@ struct ClusterFailoverEndedTests {
             ButtonConfig(id: "b1", kind: .tap), ButtonConfig(id: "b2", kind: .tap),
             ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: 4000, progressMs: 0),
             ButtonConfig(id: "quick", kind: .tap, group: "quick", timeoutMs: 200),
+            ButtonConfig(id: "zap", kind: .hold, group: "zap", holdMs: 300, progressMs: 0),
         ])
 
     /// `line`'s answer once the client's node follows the new leader: until then it is
@@ -58,6 +59,9 @@ struct ClusterFailoverEndedTests {
         // Answered once, as a second UP after one's own is.
         bob.send("UP demo b1")
         #expect(try bob.expect("ERROR").hasPrefix("ERROR not-owner"))
+        // Its node heard the leader end it: answered as the leader would have, once.
+        bob.send("UP demo quick")
+        #expect(try bob.expect("OK UP") == "OK UP demo quick ended=timeout")
         bob.send("UP demo quick")
         #expect(try bob.expect("ERROR").hasPrefix("ERROR not-owner"))
         // A press of the new term is released as usual.
@@ -80,6 +84,9 @@ struct ClusterFailoverEndedTests {
     @Test func aReleaseOnALeaderThatSteppedDownIsAnsweredEndedFailover() throws {
         let nodes = try ClusterTestNodes(["n1"], panels: [Self.panel])
         let (alice, _) = try nodes.member("n1", name: "alice")
+        alice.send("DOWN demo quick")
+        _ = try alice.expect("GRANTED demo quick")
+        _ = try alice.expect("RELEASED demo quick reason=timeout")
         alice.send("DOWN demo sos")
         _ = try alice.expect("GRANTED demo sos")
         nodes.leaseViews["n1"]?.setFailing(true)
@@ -90,6 +97,9 @@ struct ClusterFailoverEndedTests {
         #expect(try alice.expect("ERROR").hasPrefix("ERROR unavailable panel demo has no leader right now"))
         alice.send("UP demo sos")
         #expect(try alice.expect("OK UP") == "OK UP demo sos ended=failover")
+        // Its core had ended that one itself: the answer it would have given.
+        alice.send("UP demo quick")
+        #expect(try alice.expect("OK UP") == "OK UP demo quick ended=timeout")
         nodes.leaseViews["n1"]?.setFailing(false)
         _ = try alice.readLines(through: "OK JOIN", timeout: 10)
         alice.send("DOWN demo sos")
@@ -97,6 +107,44 @@ struct ClusterFailoverEndedTests {
         alice.send("UP demo sos")
         #expect(try alice.expect("OK UP") == "OK UP demo sos")
         _ = try alice.expect("RELEASED demo sos reason=up owner=alice")
+    }
+
+    /// A grant the leader ended itself (timed out, fired) before it died, held by a session
+    /// on a node with no member of the panel: no event told that node, so the leader tells
+    /// it with a `grantEnded` frame, and the session's late `UP` is answered as the dead
+    /// leader would have, `ended=timeout` or `ended=fired`, where it was `ended=failover`.
+    /// A node that did not announce `grant-ended` (an older version) is sent no such
+    /// frame, and answers as before.
+    @Test(arguments: [true, false])
+    func grantsTheLeaderEndedBeforeItDiedAreAnsweredWithTheirReason(announced: Bool) throws {
+        let older: Set<String> = [ClusterFeatures.panelState, ClusterFeatures.kick]
+        let names = ["n1", "n2", "n3"]
+        let nodes = try ClusterTestNodes(
+            names, panels: [Self.panel], features: announced ? [:] : Dictionary(uniqueKeysWithValues: names.map { ($0, older) }))
+        let leader = try #require(nodes.leader())
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let carol = try nodes.client(nodes.followers(of: leader)[0], name: "carol")
+        carol.send("DOWN demo quick")
+        _ = try carol.expect("GRANTED demo quick")
+        carol.send("DOWN demo zap")
+        let zapFence = try #require(field("fence", of: try carol.expect("GRANTED demo zap")))
+        #expect(try alice.expect("RELEASED demo quick").contains("reason=timeout owner=carol"))
+        #expect(try alice.expect("RELEASED demo zap").contains("reason=fired owner=carol"))
+        // Its answer follows the frames on the leader's link to carol's node.
+        carol.send("DOWN demo b1")
+        _ = try carol.expect("GRANTED demo b1")
+
+        nodes.crash(leader)
+        // Once carol's node follows the new leader, the old term's grants are its to answer.
+        #expect(try Self.onceItsNodeFollows(carol, "DOWN demo b2").hasPrefix("GRANTED demo b2"))
+        carol.send("UP demo quick")
+        #expect(try carol.expect("OK UP") == "OK UP demo quick ended=\(announced ? "timeout" : "failover")")
+        carol.send("UP demo zap fence=\(zapFence)")
+        #expect(try carol.expect("OK UP") == "OK UP demo zap ended=\(announced ? "fired" : "failover")")
+        carol.send("UP demo zap")
+        #expect(try carol.expect("ERROR").hasPrefix("ERROR not-owner"))
+        carol.send("UP demo b1")
+        #expect(try carol.expect("OK UP") == "OK UP demo b1 ended=failover")
     }
 
     /// A grant handed over from a queue's line (a hand-off `GRANTED`, not the answer to a

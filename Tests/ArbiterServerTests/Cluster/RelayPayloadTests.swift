@@ -110,7 +110,11 @@ import Testing
         #expect(Array(t) == text && Array(j) == json)
         #expect(RelayPayload.ownership(ofTextEvent: t) == .granted(button: "b1", owner: "alice", fence: 9))
         #expect(
-            RelayPayload.ownership(ofTextEvent: Array("RELEASED demo b1 reason=up owner=alice fence=9 seq=5\n".utf8)[...]) == .released(button: "b1", fence: 9))
+            RelayPayload.ownership(ofTextEvent: Array("RELEASED demo b1 reason=up owner=alice fence=9 seq=5\n".utf8)[...])
+                == .released(button: "b1", fence: 9, reason: .up))
+        #expect(
+            RelayPayload.ownership(ofTextEvent: Array("RELEASED demo sos reason=fired owner=alice fence=12 seq=8\n".utf8)[...])
+                == .released(button: "sos", fence: 12, reason: .fired))
         #expect(RelayPayload.ownership(ofTextEvent: Array("FIRED demo b1 owner=alice session=s5 fence=9 seq=6\n".utf8)[...]) == nil)
     }
 
