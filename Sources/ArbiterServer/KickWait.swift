@@ -9,7 +9,7 @@ import ArbiterWire
 /// deadline only weakly, so an answered KICK does not keep its connection for seconds.
 final class KickWait: Sendable {
     let target: SessionID
-    private let admin: Connection
+    let admin: Connection
     private let slot: UInt64
     private let format: WireFormat
     private let id: CommandID?

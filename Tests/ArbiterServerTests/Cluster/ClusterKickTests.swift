@@ -122,6 +122,24 @@ struct ClusterKickTests {
         _ = try bob.expect("PONG still")
     }
 
+    /// A node that started a moment ago is not read yet by the others (registrations are
+    /// read once a second): a KICK of a session it numbered waits for that read, where it
+    /// was `no-such-session` for the first second of the node's life.
+    @Test func aSessionOfANodeJustStartedIsKicked() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        let admin = try nodes.client("n1", name: "root")
+        admin.send("PING ready")
+        _ = try admin.expect("PONG ready")
+        try nodes.start("n2")
+        let bob = try nodes.client("n2", name: "bob")
+        bob.send("HELLO bob")
+        let target = try Self.session(try bob.expect("OK HELLO"))
+        let known = nodes.context("n1")?.runtime.nodeAddresses()["n2"] != nil
+        admin.send("KICK \(target)")
+        #expect(try admin.expect("", timeout: 5) == "OK KICK \(target)", "n2 known to n1 before the KICK: \(known)")
+        #expect(bob.waitForClose(), "the kicked session stays open")
+    }
+
     /// A session number of no live node's range is no session.
     @Test func aSessionOfNoNodeIsNoSession() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
