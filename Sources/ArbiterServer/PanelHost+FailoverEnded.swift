@@ -2,14 +2,18 @@ import ArbiterCore
 import ArbiterIO
 import ArbiterWire
 
-/// Cluster mode: a finger lifted from a grant that a failover ended.
+/// Cluster mode: a finger lifted from a grant that a failover ended, or that the old
+/// leader had ended itself (timed out, fired, reset) before the failover.
 ///
 /// PROTOCOL.md answers an `UP`/`CANCEL` by the session whose own grant already ended
 /// (fired, timed out, reset) with `OK UP <p> <b> ended=<reason>`: lifting the finger then
 /// is normal. A failover ends grants too, but the new leader's core never knew them, so
 /// it answered `ERROR not-owner` to a kiosk that had only let go. The session's own node
-/// knows which grants it was answered `GRANTED` for (`sessionGrants`) and when the term
-/// that made them ended (`failoverEnded`), so it answers those releases itself.
+/// knows which grants it was answered `GRANTED` for (`sessionGrants`), which of them the
+/// leader ended and why (`leaderEnded`: their `RELEASED` event, or the leader's
+/// `grantEnded` frame where no member hears events), and when the term that made them
+/// ended (`failoverEnded`), so it answers those releases itself, with the old leader's
+/// reason where it had one.
 ///
 /// Sound because a grant of a new term needs a `DOWN` of the session on that button after
 /// the term began (a queue's line ends with its term, `endWaits`), and such a `DOWN`
@@ -121,9 +125,10 @@ extension PanelHost {
     }
 
     /// Answers a local session's `UP`/`CANCEL` of a grant whose term a failover ended,
-    /// `OK <VERB> <p> <b> ended=<reason>` (`failover`, or how it ended before), and returns true; false when the command goes
-    /// on as usual (no such grant, another fence named, a DOWN, or, where this node
-    /// decides, the session holding the button in its core after all). On `queue`.
+    /// `OK <VERB> <p> <b> ended=<reason>` (`failover`, or how it ended before), and
+    /// returns true; false when the command goes on as usual (no such grant, another fence
+    /// named, a DOWN, or, where this node decides, the session holding the button in its
+    /// core after all). On `queue`.
     func answerReleaseOfFailoverEnded(
         _ press: Press<Int>, from connection: Connection, format: WireFormat, id: CommandID?, flush: inout FlushList
     ) -> Bool {
