@@ -92,4 +92,115 @@ extension PanelHost {
             counters.releases[ReleaseReason.failover.index] += 1
         }
     }
+
+    // MARK: When the leader can no longer be trusted to answer
+
+    /// Answers every relayed command still unanswered with `ERROR unavailable`: its
+    /// answer can no longer come (a grant it may have got ended with the failover).
+    /// `termEnded`: the leader changed, so a grant the command got has ended; otherwise
+    /// (a dropped link, lost frames, a lapsed lease) it may still stand, as the snapshot
+    /// that follows shows.
+    func failInFlight(because why: String, termEnded: Bool = true, flush: inout FlushList) {
+        guard !clusterState.inFlight.isEmpty else { return }
+        let grant = termEnded ? " (a grant it got ended with the failover)" : " (a grant it got may still be held: the panel's snapshot shows it)"
+        let message = "\(why); it may or may not have been done\(grant); try again in a second or two"
+        let now = clock.now().milliseconds
+        for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
+            // A session's own JOIN waits for the next leader instead (it stays pending).
+            for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
+                parkJoin(entry.parked(now: now), for: session, flush: &flush)
+            }
+            let waiting = pending.filter { !$0.rejoin && $0.rewait < 0 && !$0.cleanup && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
+            guard !waiting.isEmpty, let connection = joiningConnection(session) else { continue }
+            for entry in waiting {
+                flush.answer(entry.slot, to: connection, panel: index) { out, _ in
+                    MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out)
+                }
+            }
+        }
+        clusterState.inFlight = [:]
+    }
+
+    /// A relayed command unanswered for `ClusterSetup.answerTimeoutMs`: its answer was lost
+    /// on the way, and nothing else would ever say so. Seen under load (`bench/cluster.sh`,
+    /// fan-out over three nodes): a follower closed its link to a busy leader as silent and
+    /// dialled again; the leader went on writing the answers to its members' re-joins to
+    /// the old link until it noticed the close, and dropped them then, while the new link
+    /// stayed up. Those members waited for ever and heard no event. The panel
+    /// resynchronises as after a dropped link: what waits is answered `ERROR unavailable`,
+    /// the members join again. On `queue` (`ClusterContext`'s node timer).
+    func checkAnswers() {
+        assertOnQueue()
+        expireJoins()
+        guard let cluster, let leader = followedLeader else { return }
+        let limit = cluster.setup.answerTimeoutMs
+        let now = clock.now().milliseconds
+        guard clusterState.inFlight.values.contains(where: { $0.contains { now - $0.sentAtMs >= limit } }) else { return }
+        cluster.log.warning("no answer from a panel's leader in time: the panel resynchronises", ["panel": config.id, "leader": leader, "ms": "\(limit)"])
+        var flush = FlushList()
+        resync(from: leader, because: "panel \(config.id)'s leader \(leader) did not answer within \(limit) ms", flush: &flush)
+        finishBatch(&flush)
+    }
+
+    /// The last link to `node` dropped. If it leads this panel, what was sent to it is
+    /// lost, and so are the events it sent meanwhile; and if it is alive it has ended this
+    /// node's sessions' grants. Members are told the grants they knew of ended, then join
+    /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
+    func leaderLinkDown(_ node: String) {
+        assertOnQueue()
+        guard clusterState.leaderNode == node, clusterState.block == nil else { return }
+        var flush = FlushList()
+        resync(from: node, because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
+        finishBatch(&flush)
+    }
+
+    /// This node's lease lapsed (`ClusterContext.beginLapse`): what the leader would still
+    /// answer or send cannot be trusted, so a panel it follows answers what waits and tells
+    /// its members the grants they knew of ended, now. On `queue`.
+    func leaseLapsed() {
+        assertOnQueue()
+        guard let leader = followedLeader else { return }
+        var flush = FlushList()
+        resync(
+            from: leader, because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
+            rejoin: false, flush: &flush)
+        finishBatch(&flush)
+    }
+
+    /// The lease is safe again, first step (`ClusterContext.awaitSafeLease`): the same, and
+    /// the members wait to join again, so nothing the leader sends reaches them before
+    /// their fresh snapshot. The node reads leaders' frames again only after every panel
+    /// took this step, and the re-joins are sent only after that (`rejoinAfterLapse`):
+    /// sent earlier, their answers could arrive while frames are still dropped, and the
+    /// members would wait for them for ever. On `queue`.
+    func leaseRegained() {
+        assertOnQueue()
+        guard followedLeader != nil else { return }
+        leaseLapsed()
+        holdMembersForRejoin()
+    }
+
+    /// Every member waits for its re-join's snapshot: nothing the leader sends reaches it
+    /// before that.
+    func holdMembersForRejoin() {
+        for (session, connection) in members { clusterState.pendingJoins[session] = connection }
+        members = [:]
+        memberCount.store(0, ordering: .relaxed)
+    }
+
+    /// The second step: the members that wait join again at the leader; not if another
+    /// lapse began meanwhile (its own first step will lead here again). On `queue`.
+    func rejoinAfterLapse() {
+        assertOnQueue()
+        guard let cluster, !cluster.isLapsed, let leader = followedLeader else { return }
+        rewait(at: leader, address: clusterState.leaderAddress)
+        guard !clusterState.pendingJoins.isEmpty else { return }
+        rejoin(at: leader, address: clusterState.leaderAddress)
+    }
+
+    /// The leader of this panel when it is another node.
+    var followedLeader: String? {
+        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return nil }
+        return leader
+    }
 }
