@@ -5,8 +5,10 @@
 
 Starts a 3-member etcd and 3 cluster nodes on loopback (Tests/cluster/clusterlib.py),
 opens the kiosk of panel demo in headless Chromium (a 1280x800 desktop page) on a node
-that does not lead demo, kill -9s that node, and checks that the page moves to another
-node by itself, says "Moved to node nX", and shows the panel live: a press from a line
+that does not lead demo. First demo's leader is killed under it: the page stays where it
+is, shows the held button released by the failover, and is live in the new term. Then,
+the leader restarted, it kill -9s the page's node and checks that the page moves to
+another node by itself, says "Moved to node nX", and shows the panel live: a press from a line
 peer (nc) shows up on it. Then the node the page moved to is killed too (the page moves
 to the last one), and last, with the others restarted, the page's node, now the panel's
 leader, is killed: the page moves and is live once the panel has a new leader.
@@ -70,6 +72,11 @@ def _down(peer, button):
     return None
 
 
+def _up(peer, button):
+    _, _, m = peer.request(f"UP demo {button}", r"^(OK UP|ERROR).*$", timeout=5)
+    return m.group(0)
+
+
 def moved_away(page, old_host):
     state = page.js(MOVED_JS)
     return state if state["host"] != old_host and state["conn"] == "live" and state["moved"] else None
@@ -87,6 +94,36 @@ def run(binary):
         page.open("/panel/demo")
         page.wait_live()
         ok(f"kiosk live on {first.name} ({first.address}); demo is led by {leader.name}")
+
+        # The panel fails over under the page: its leader dies, the page's own node lives.
+        # The page stays where it is, shows the held button released, then the new term.
+        holder = next(n for n in cluster.nodes if n is not leader and n is not first)
+        peer, _ = press_shows(page, cluster, holder, "b2", "bob")
+        peers.append(peer)
+        killed_at = time.monotonic()
+        leader.kill9()
+        ok(f"kill -9 {leader.name}, demo's leader, while the page is on {first.name}")
+        page.wait_button("b2", timeout=cluster.ttl + 5, what="b2 released by the failover", owner=lambda o: not o)
+        ok(f"bob's b2 shown released {time.monotonic() - killed_at:.1f} s after the kill")
+        peer, _ = press_shows(page, cluster, first, "b1", "amy")
+        peers.append(peer)
+        state = page.js(MOVED_JS)
+        if state["host"] != first.address or state["moved"] or state["conn"] != "live":
+            raise cl.Failure(f"the page should have stayed live on {first.address}: {state}")
+        ok(f"the page stayed on {first.name} and is live in the new term: a press from nc shows up "
+           f"{time.monotonic() - killed_at:.1f} s after the kill")
+        shots.append(page.screenshot("kiosk-failover-under-page-desktop-1280x800.png"))
+        _up(peer, "b1")
+        leader.start()
+        time.sleep(3)  # the restarted node registers, and panels are spread over the nodes again
+        # Next, the page's own node dies; it should not lead demo, as at the start.
+        leader = cluster.leader_of("demo")
+        if first is leader:
+            first = next(n for n in cluster.nodes if n is not leader)
+            page.d.get(f"http://{first.address}/panel/demo")
+            page.wait_live()
+            ok(f"the page opened on {first.name}, which does not lead demo now")
+
         peer, _ = press_shows(page, cluster, first, "b1", "carol")
         peers.append(peer)
         ok("a press through the page's own node shows up")
