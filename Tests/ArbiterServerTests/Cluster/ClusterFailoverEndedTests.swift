@@ -15,7 +15,7 @@ struct ClusterFailoverEndedTests {
     static let panel = PanelConfig(
         id: "demo", title: "Failover",
         buttons: [
-            ButtonConfig(id: "b1", kind: .tap), ButtonConfig(id: "b2", kind: .tap),
+            ButtonConfig(id: "b1", kind: .tap), ButtonConfig(id: "b2", kind: .tap), ButtonConfig(id: "b3", kind: .tap),
             ButtonConfig(id: "sos", kind: .hold, group: "emergency", holdMs: 4000, progressMs: 0),
             ButtonConfig(id: "quick", kind: .tap, group: "quick", timeoutMs: 200),
             ButtonConfig(id: "zap", kind: .hold, group: "zap", holdMs: 300, progressMs: 0),
@@ -109,10 +109,11 @@ struct ClusterFailoverEndedTests {
         _ = try alice.expect("RELEASED demo sos reason=up owner=alice")
     }
 
-    /// A grant the leader ended itself (timed out, fired) before it died, held by a session
-    /// on a node with no member of the panel: no event told that node, so the leader tells
-    /// it with a `grantEnded` frame, and the session's late `UP` is answered as the dead
-    /// leader would have, `ended=timeout` or `ended=fired`, where it was `ended=failover`.
+    /// A grant the leader ended itself (timed out, fired, reset) before it died, held by a
+    /// session on a node with no member of the panel: no event told that node, so the
+    /// leader tells it with a `grantEnded` frame, and the session's late `UP` is answered
+    /// as the dead leader would have, `ended=timeout`, `fired` or `reset`, where it was
+    /// `ended=failover`.
     /// A node that did not announce `grant-ended` (an older version) is sent no such
     /// frame, and answers as before.
     @Test(arguments: [true, false])
@@ -130,9 +131,13 @@ struct ClusterFailoverEndedTests {
         let zapFence = try #require(field("fence", of: try carol.expect("GRANTED demo zap")))
         #expect(try alice.expect("RELEASED demo quick").contains("reason=timeout owner=carol"))
         #expect(try alice.expect("RELEASED demo zap").contains("reason=fired owner=carol"))
-        // Its answer follows the frames on the leader's link to carol's node.
         carol.send("DOWN demo b1")
         _ = try carol.expect("GRANTED demo b1")
+        alice.send("RESET demo")
+        #expect(try alice.expect("RELEASED demo b1").contains("reason=reset owner=carol"))
+        // Its answer follows the frames on the leader's link to carol's node.
+        carol.send("DOWN demo b3")
+        _ = try carol.expect("GRANTED demo b3")
 
         nodes.crash(leader)
         // Once carol's node follows the new leader, the old term's grants are its to answer.
@@ -144,7 +149,9 @@ struct ClusterFailoverEndedTests {
         carol.send("UP demo zap")
         #expect(try carol.expect("ERROR").hasPrefix("ERROR not-owner"))
         carol.send("UP demo b1")
-        #expect(try carol.expect("OK UP") == "OK UP demo b1 ended=failover")
+        #expect(try carol.expect("OK UP") == "OK UP demo b1 ended=\(announced ? "reset" : "failover")")
+        carol.send("UP demo b3")
+        #expect(try carol.expect("OK UP") == "OK UP demo b3 ended=failover")
     }
 
     /// A grant handed over from a queue's line (a hand-off `GRANTED`, not the answer to a
