@@ -18,6 +18,11 @@ public struct EtcdEndpoint: Equatable, Sendable, CustomStringConvertible {
         }
         var rest = Substring(text.dropFirst("http://".count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
+        // etcd's client URL has no path (the gateway's paths are fixed, `/v3/...`); said so
+        // rather than reading `2379/v3` as a bad port.
+        if let slash = rest.firstIndex(of: "/"), !rest[..<slash].isEmpty {
+            return .failure(EndpointError(text: text, reason: "takes no path, only http://host:port"))
+        }
         let host: Substring
         let portText: Substring
         if rest.hasPrefix("[") {
@@ -39,8 +44,10 @@ public struct EtcdEndpoint: Equatable, Sendable, CustomStringConvertible {
     /// Parses a comma-separated list, as `--cluster` takes it.
     public static func parseList(_ text: String) -> Result<[EtcdEndpoint], EndpointError> {
         var out: [EtcdEndpoint] = []
+        // Spaces around the commas (`a:2379, b:2379`, pasted from a document) are not part
+        // of a URL.
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            switch parse(String(part)) {
+            switch parse(part.trimmingSpaces) {
             case .success(let endpoint): out.append(endpoint)
             case .failure(let error): return .failure(error)
             }

@@ -16,6 +16,11 @@ import Testing
         #expect(o.node == "n1.a_b-c" && o.advertise == "10.0.0.11:7070" && o.clusterKeyPath == "k" && o.clusterTTLSeconds == 5)
         #expect(try ArbiterOptions.parse(["--cluster=http://e:2379", "--node=n", "--advertise=[::1]:7070", "--cluster-key=k"]).clusterTTLSeconds == 3)
         #expect(try ArbiterOptions.parse([]).clusterEndpoints == nil)
+        // Spaces around the commas, as pasted from a document, and a trailing slash.
+        let spaced = try ArbiterOptions.parse([
+            "--cluster", "http://e1:2379, http://e2:2379/ ,http://e3:2379", "--node", "n1", "--advertise", "10.0.0.11:7070", "--cluster-key", "k",
+        ])
+        #expect(spaced.clusterEndpoints?.map(\.description) == ["http://e1:2379", "http://e2:2379", "http://e3:2379"])
     }
 
     @Test func clusterMistakesAreNamed() {
@@ -23,6 +28,8 @@ import Testing
         let cases: [([String], String)] = [
             (["--cluster", "https://e:2379"] + base.dropFirst(2), "https is not supported"),
             (["--cluster", "http://e"] + base.dropFirst(2), "needs a :port"),
+            (["--cluster", "http://e:2379/v3"] + base.dropFirst(2), "etcd endpoint \"http://e:2379/v3\": takes no path, only http://host:port"),
+            (["--cluster", "http://e:2379,"] + base.dropFirst(2), "etcd endpoint \"\": must start with http://"),
             (["--node", "n1"], "--node only applies with --cluster <etcd URLs>"),
             (["--cluster-ttl", "3"], "--cluster-ttl only applies with --cluster <etcd URLs>"),
             (Array(base.prefix(2)) + ["--advertise", "127.0.0.1:7071", "--cluster-key", "k"], "--cluster needs --node <name>"),
