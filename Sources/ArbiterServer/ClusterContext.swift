@@ -575,6 +575,7 @@ final class ClusterContext: @unchecked Sendable {
             host.queue.async {
                 host.checkAnswers()
                 host.checkKeptMembers()
+                host.forgetGone()
             }
         }
     }

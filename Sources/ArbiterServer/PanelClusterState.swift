@@ -81,6 +81,12 @@ struct PanelClusterState {
     /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
     /// memberGraceMs` leaves (`PanelHost.checkKeptMembers`).
     var keptMembers: [SessionID: Int64] = [:]
+    /// Follower: local members that closed lately (when, on the panel's clock, ms, and the
+    /// lease their `sessionGone` went under). That frame may have been lost with a link
+    /// that dropped, and the leader keeps a member of a node whose link dropped for
+    /// `ClusterSetup.memberGraceMs`, so it is sent again after each resync that joins the
+    /// members again (`PanelHost.resendGone`): the member leaves at once, not 15 s later.
+    var goneMembers: [SessionID: (atMs: Int64, lease: Int64)] = [:]
     /// Follower: the places of local sessions waiting in a queue group's line at the
     /// leader, from its QUEUED answers; each is told `DEQUEUED ... reason=failover` when
     /// the term that kept the line ends (`PanelHost.endWaits`).

@@ -182,11 +182,16 @@ extension PanelHost {
     /// A local session closed (cluster mode): its grants end here if this node decides,
     /// else the leader's node is told.
     func disconnectInCluster(_ connection: Connection, flush: inout FlushList) {
-        if members.removeValue(forKey: connection.session) != nil { memberCount.subtract(1, ordering: .relaxed) }
+        var wasMember = false
+        if members.removeValue(forKey: connection.session) != nil {
+            memberCount.subtract(1, ordering: .relaxed)
+            wasMember = true
+        }
         waiters.removeValue(forKey: connection.session)
         clusterState.waitingPlaces.removeValue(forKey: connection.session)
         clusterState.waitNames.removeValue(forKey: connection.session)
-        clusterState.pendingJoins.removeValue(forKey: connection.session)
+        // One waiting for its re-join's snapshot is a member to the leader all the same.
+        if clusterState.pendingJoins.removeValue(forKey: connection.session) != nil { wasMember = true }
         clusterState.memberIdentity.removeValue(forKey: connection.session)
         clusterState.inFlight.removeValue(forKey: connection.session)
         clusterState.parkedJoins.removeValue(forKey: connection.session)
@@ -203,11 +208,11 @@ extension PanelHost {
             return
         }
         if let leader = clusterState.leaderNode, leader != cluster.node {
+            let lease = cluster.synchronisedLease
             cluster.send(
-                .sessionGone(
-                    origin: cluster.node, session: UInt64(connection.session.number), incarnation: cluster.setup.incarnation,
-                    lease: cluster.synchronisedLease), toNode: leader,
-                address: clusterState.leaderAddress)
+                .sessionGone(origin: cluster.node, session: UInt64(connection.session.number), incarnation: cluster.setup.incarnation, lease: lease),
+                toNode: leader, address: clusterState.leaderAddress)
+            if wasMember { clusterState.goneMembers[connection.session] = (clock.now().milliseconds, lease) }
         }
     }
 

@@ -19,7 +19,10 @@ extension PanelHost {
         failInFlight(because: why, termEnded: false, flush: &flush)
         // The line goes on in the same term, but this node's waiters may have been taken
         // out of it, or handed the group unheard: their DOWNs go again (`PanelHost+Waits`).
-        if rejoin { rewait(at: node, address: clusterState.leaderAddress) }
+        if rejoin {
+            resendGone(to: node)
+            rewait(at: node, address: clusterState.leaderAddress)
+        }
         guard rejoin, !members.isEmpty || !clusterState.pendingJoins.isEmpty else {
             return owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
         }
@@ -193,6 +196,7 @@ extension PanelHost {
     func rejoinAfterLapse() {
         assertOnQueue()
         guard let cluster, !cluster.isLapsed, let leader = followedLeader else { return }
+        resendGone(to: leader)
         rewait(at: leader, address: clusterState.leaderAddress)
         guard !clusterState.pendingJoins.isEmpty else { return }
         rejoin(at: leader, address: clusterState.leaderAddress)
@@ -202,5 +206,29 @@ extension PanelHost {
     var followedLeader: String? {
         guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return nil }
         return leader
+    }
+
+    /// Tells `node` again of the local members that closed within the last
+    /// `ClusterSetup.memberGraceMs`: their `sessionGone` may have been lost with the link
+    /// this resync follows, and the leader would keep them as members until the grace
+    /// ends. Each under the lease it first went under: a run of this node replaced since
+    /// had its sessions ended anyway, and the leader drops the frame. A leader that heard
+    /// it the first time knows the session no more and ignores it. On `queue`.
+    func resendGone(to node: String) {
+        guard let cluster else { return }
+        forgetGone()
+        for (session, gone) in clusterState.goneMembers.sorted(by: { $0.key < $1.key }) {
+            cluster.send(
+                .sessionGone(origin: cluster.node, session: UInt64(session.number), incarnation: cluster.setup.incarnation, lease: gone.lease),
+                toNode: node, address: clusterState.leaderAddress)
+        }
+    }
+
+    /// Forgets the closed members older than the grace, which the leader has let go of by
+    /// itself. On `queue`, every half second (the node timer) and before a resend.
+    func forgetGone() {
+        guard let cluster, !clusterState.goneMembers.isEmpty else { return }
+        let since = clock.now().milliseconds - cluster.setup.memberGraceMs
+        clusterState.goneMembers = clusterState.goneMembers.filter { $0.value.atMs >= since }
     }
 }

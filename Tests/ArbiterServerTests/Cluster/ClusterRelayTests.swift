@@ -281,6 +281,25 @@ struct ClusterLinkDropTests {
         #expect(try alice.expect("LEFT demo name=bob", timeout: 5).contains("name=bob"))
     }
 
+    /// The same with the grace at its default of 15 s: the node tells the leader again,
+    /// with its resync after the drop, that bob closed, and bob leaves at once.
+    @Test func aMemberThatClosedWhileItsLinkWasDownLeavesWithTheResync() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (leader, follower) = try nodes.leaderAndFollower()
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let (bob, _) = try nodes.member(follower, name: "bob")
+        _ = try alice.expect("JOINED demo name=bob")
+        nodes.hub.swallow(framesTo: leader)
+        bob.close()
+        let demo = try #require(nodes.servers[follower]?.stateForTesting?.panels.first)
+        #expect(eventually(seconds: 5) { demo.memberCount.load(ordering: .relaxed) == 0 })
+        nodes.hub.swallow(framesTo: leader, false)
+        nodes.hub.flap(follower)
+        #expect(try alice.expect("LEFT demo name=bob", timeout: 4).contains("name=bob"))
+        alice.send("PANELS")
+        #expect(try alice.expect("PANEL demo").contains("members=1"))
+    }
+
     /// A member the leader gives up while its node still has it (here the leader counts
     /// the node's registration as ended, which the node itself never hears of) is joined
     /// again by its node: otherwise it would read nothing more.
