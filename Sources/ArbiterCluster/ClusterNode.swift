@@ -26,6 +26,10 @@ public final class ClusterNode {
     public var leaseIsExternal = false
     /// Every action the machines produced, in order, for the server (and tests) to follow.
     public var onAction: ((String, PanelLeadershipAction) -> Void)?
+    /// Each fence reservation's outcome that is etcd's: the error that stopped it (etcd
+    /// refusing writes, out of space, an answer not understood), or nil when one went
+    /// through. Not a reservation lost to a newer term: that is a step-down, not trouble.
+    public var onFenceReservation: ((_ panel: String, _ failure: EtcdError?) -> Void)?
     public var fenceBlockSize = FenceBlock.size
     /// What this node announces (`ClusterFeatures`); tests play an older node with none.
     public var features = ClusterFeatures.all
@@ -301,10 +305,12 @@ public final class ClusterNode {
             let current = try etcd.range(.key(fenceKey)).kvs.first
             guard let reserved = FenceReservation(current: current, term: term, leaderKey: leaderKey, fenceKey: fenceKey, size: size ?? fenceBlockSize) else {
                 lastError = .malformed("\(fenceKey) holds \(current?.valueText ?? "")")
+                onFenceReservation?(panel, lastError)
                 return
             }
             let answer = try etcd.txn(reserved.txn)
             if answer.succeeded {
+                onFenceReservation?(panel, nil)
                 update(panel) { $0.fencesReserved(reserved.block, now: clock()) }
             } else {
                 let holder = answer.rangeResult(0).first
@@ -313,6 +319,7 @@ public final class ClusterNode {
             }
         } catch {
             lastError = error
+            onFenceReservation?(panel, error)
             update(panel) { $0.fenceReservationFailed(term: term, deposed: false, now: clock()) }
         }
     }

@@ -38,6 +38,8 @@ final class ClusterContext: @unchecked Sendable {
     private let linksUp = Locked<[String: Int]>([:])
     /// The runs of other nodes' processes heard from (`RelayIncarnations`).
     private let incarnations = Locked(RelayIncarnations())
+    /// Panels whose fence reservations etcd stops, while it does (`FenceTrouble`).
+    private let fenceTroubles = Locked([String: FenceTrouble]())
     /// This node's lease lapsed while a leader's frames were arriving: everything a leader
     /// sends is dropped until the panels this node follows have resynchronised
     /// (`heardWhileLapsed`).
@@ -125,7 +127,12 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     private func etcdDidNotAnswer(_ error: any Error) -> ClusterStartFailure {
-        ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
+        // An error etcd answered with is no "did not answer": it is up and refuses.
+        if let error = error as? EtcdError, case .server = error {
+            let next = EtcdRefusal.whatToDo("\(error)").map { "; \($0)" } ?? ""
+            return ClusterStartFailure("etcd at \(setup.endpointsDescription) refused this node's first write (\(error))\(next)")
+        }
+        return ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
     }
 
     /// Refuses to start under a name another live node uses (`NodeNameCheck`); waits, at
@@ -206,8 +213,33 @@ final class ClusterContext: @unchecked Sendable {
             leaderChanged: { [weak self] panel, node, address, term in
                 self?.log.info("leader changed", ["panel": panel, "node": node ?? "-", "address": address ?? "-", "term": term.map { "\($0)" } ?? "-"])
                 self?.onQueue(of: panel) { $0.leaderChanged(node: node, address: address, term: term) }
-            })
+            },
+            fenceReservation: { [weak self] panel, failure in self?.fenceReservation(panel, failure: failure) })
     }
+
+    /// One fence reservation's outcome: logged when etcd starts stopping them (and every
+    /// 30 s while it goes on), and when one goes through again.
+    func fenceReservation(_ panel: String, failure: String?) {
+        let now = Sys.monotonicMilliseconds()
+        let saying = fenceTroubles.withLock { table in
+            var known = table[panel]
+            defer { table[panel] = known }
+            return FenceTrouble.note(failure, now: now, in: &known)
+        }
+        switch saying {
+        case .nothing:
+            break
+        case .trouble(let problem):
+            log.error(
+                "this panel cannot reserve its next block of fences in etcd: its presses are refused ERROR unavailable until it can",
+                ["panel": panel, "etcd": problem, "what_to_do": FenceTrouble.hint(problem)])
+        case .recovered(let afterMs):
+            log.info("fences reserved again; presses are taken again", ["panel": panel, "after_ms": "\(afterMs)"])
+        }
+    }
+
+    /// What etcd said when it last stopped `panel`'s fence reservation, while it goes on.
+    func fenceTrouble(of panel: String) -> String? { fenceTroubles.withLock { $0[panel]?.problem } }
 
     private func host(of panel: String) -> PanelHost? { hostTable.withLock { $0[panel] } }
 

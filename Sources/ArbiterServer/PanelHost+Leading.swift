@@ -160,6 +160,10 @@ extension PanelHost {
         guard case .press(let press) = request, press.verb == .down, let block = clusterState.block else { return nil }
         guard core.nextFence > block.last else { return nil }
         askForFences()
+        if let problem = cluster?.fenceTrouble(of: config.id) {
+            return "panel \(config.id) cannot reserve its next block of fences in etcd (\(problem)); nothing was done, "
+                + "and presses work again once etcd takes it (this node's log says more)"
+        }
         return "panel \(config.id) is reserving its next block of fences; \(PanelHost.retryHint)"
     }
 

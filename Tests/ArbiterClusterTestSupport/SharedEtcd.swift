@@ -27,6 +27,7 @@ package final class SharedEtcd: @unchecked Sendable {
         private let state = NSCondition()
         private var held = false
         private var failingNow = false
+        private var refusingWrites: EtcdError?
         package private(set) var calls = 0
 
         init(shared: SharedEtcd) {
@@ -39,6 +40,10 @@ package final class SharedEtcd: @unchecked Sendable {
         package func release() { state.lock(); held = false; state.broadcast(); state.unlock() }
 
         package func setFailing(_ failing: Bool) { state.lock(); failingNow = failing; state.unlock() }
+
+        /// Transactions that write throw `error` from now on (nil: taken again), while reads
+        /// and lease keepalives go on: etcd at its space quota (its NOSPACE alarm).
+        package func refuseWrites(_ error: EtcdError?) { state.lock(); refusingWrites = error; state.unlock() }
 
         package var callCount: Int { state.lock(); defer { state.unlock() }; return calls }
 
@@ -75,6 +80,10 @@ package final class SharedEtcd: @unchecked Sendable {
 
         package func txn(_ txn: EtcdTxn) throws(EtcdError) -> EtcdTxnResponse {
             try enter()
+            state.lock()
+            let refusal = refusingWrites
+            state.unlock()
+            if let refusal, (txn.success + txn.failure).contains(where: { if case .range = $0 { false } else { true } }) { throw refusal }
             return try shared.with { e throws(EtcdError) in try e.txn(txn) }
         }
 

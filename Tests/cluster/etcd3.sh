@@ -16,6 +16,10 @@
 # must ride out inside its safe window (docs/CLUSTER.md). Between machines on a LAN the
 # same values suit; over a WAN keep etcd's defaults or larger.
 #
+# History: compacted every ETCD3_COMPACTION (default 5s, periodic), far more often than a
+# site would (README: every hour), so every check runs with old revisions gone and shows
+# the nodes never need one (their watch starts at the current revision).
+#
 # Needs Debian's etcd-server and etcd-client (etcd, etcdctl on PATH).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -82,7 +86,8 @@ exec etcd --name m$n --data-dir "$dir/m$n.data" \
   --listen-client-urls http://127.0.0.1:$client --advertise-client-urls http://127.0.0.1:$client \
   --listen-peer-urls http://127.0.0.1:$peer --initial-advertise-peer-urls http://127.0.0.1:$peer \
   --initial-cluster $initial --initial-cluster-state new --initial-cluster-token arbiter-check-$$ \
-  --heartbeat-interval ${ETCD3_HEARTBEAT_MS:-50} --election-timeout ${ETCD3_ELECTION_MS:-500}
+  --heartbeat-interval ${ETCD3_HEARTBEAT_MS:-50} --election-timeout ${ETCD3_ELECTION_MS:-500} \
+  --auto-compaction-mode periodic --auto-compaction-retention ${ETCD3_COMPACTION:-5s}
 CMD
       start_member "$dir" "$n"
     done

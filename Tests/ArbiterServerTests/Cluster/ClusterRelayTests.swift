@@ -81,6 +81,30 @@ struct ClusterStartUpTests {
             #expect(refusal.message.hasPrefix("etcd did not answer at http://e1:2379 ("))
         }
     }
+
+    /// etcd that answers with a refusal is up: the message says what it refused and, for
+    /// a full etcd, what to do (found by hand: "did not answer" for etcd at its quota).
+    @Test func etcdRefusingTheFirstWriteIsSaidAsARefusal() throws {
+        let etcd = SharedEtcd()
+        let view = etcd.view()
+        view.refuseWrites(.server(code: 8, message: "etcdserver: mvcc: database space exceeded"))
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.logLevel = .off
+        configuration.cluster = setup("n1", view)
+        let server = ArbiterServer(configuration: configuration)
+        do {
+            try server.start()
+            Issue.record("started with etcd refusing writes")
+        } catch let refusal as ClusterStartFailure {
+            #expect(
+                refusal.message.hasPrefix(
+                    "etcd at http://e1:2379 refused this node's first write (etcd error 8: etcdserver: mvcc: database space exceeded); etcd is out of space"),
+                "\(refusal.message)")
+            #expect(refusal.message.contains("etcdctl alarm disarm"))
+        }
+        #expect(server.port == 0, "a refused node never listens")
+    }
 }
 
 /// What the leader checks and hands on for relayed sessions.

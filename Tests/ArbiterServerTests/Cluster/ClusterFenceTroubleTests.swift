@@ -1,0 +1,71 @@
+import ArbiterCluster
+import ArbiterCore
+import ArbiterTestSupport
+import Foundation
+import Testing
+
+@testable import ArbiterServer
+
+/// etcd refusing a leader's fence reservations (at its space quota, the NOSPACE alarm
+/// raised): presses past the block in hand are refused with etcd's own reason, not "is
+/// reserving its next block" for ever, and work again by themselves once etcd takes writes.
+/// Found by hand with a real etcd whose quota was full: the log said nothing.
+@Suite("cluster mode: etcd refusing fence reservations", .serialized)
+struct ClusterFenceTroubleTests {
+    static let noSpace = EtcdError.server(code: 8, message: "etcdserver: mvcc: database space exceeded")
+
+    /// `line`'s answer once it is one `until` accepts, sent again every 100 ms (5 s at most).
+    static func answer(_ client: LineClient, _ line: String, until accepted: (String) -> Bool) throws -> String {
+        var answer = ""
+        for _ in 0..<50 {
+            client.send(line)
+            answer = try client.expect("")
+            if accepted(answer) { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return answer
+    }
+
+    @Test func pressesPastTheBlockSayWhyAndWorkAgainOnceEtcdTakesWrites() throws {
+        let nodes = try ClusterTestNodes(["n1"])
+        #expect(try #require(nodes.leader()) == "n1")
+        let alice = try nodes.client("n1", name: "alice")
+        // The panel's core starts in its queue just after the runtime decides: until then
+        // a press is refused `unavailable`, nothing done.
+        #expect(try Self.answer(alice, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") }) == "GRANTED demo b1 fence=1")
+        alice.send("UP demo b1")
+        _ = try alice.expect("OK UP")
+        nodes.controlViews["n1"]?.refuseWrites(Self.noSpace)
+        // The first block holds fences 1-1000; its next one is asked for at 800.
+        for _ in 0..<999 {
+            alice.send("DOWN demo b1")
+            alice.send("UP demo b1")
+        }
+        alice.send("PING used")
+        let answers = try alice.readLines(through: "PONG used", timeout: 30)
+        #expect(answers.filter { $0.hasPrefix("GRANTED demo b1") }.count == 999)
+        #expect(answers.contains("GRANTED demo b1 fence=1000"))
+        // The reservation asked for at 800 may still be under way: "is reserving" until it
+        // has failed once.
+        #expect(
+            try Self.answer(alice, "DOWN demo b1", until: { $0.contains("cannot reserve") })
+                == "ERROR unavailable panel demo cannot reserve its next block of fences in etcd (etcd error 8: etcdserver: mvcc: database space exceeded); nothing was done, and presses work again once etcd takes it (this node's log says more)"
+        )
+        nodes.controlViews["n1"]?.refuseWrites(nil)
+        let granted = try Self.answer(alice, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") })
+        #expect(granted.hasPrefix("GRANTED demo b1 fence="))
+        #expect((field("fence", of: granted).flatMap(UInt64.init) ?? 0) > 1000)
+    }
+
+    @Test func theLogSaysItWhenItBeginsEveryThirtySecondsAndWhenItEnds() {
+        var known: FenceTrouble?
+        #expect(FenceTrouble.note(nil, now: 0, in: &known) == .nothing)
+        #expect(FenceTrouble.note("full", now: 1_000, in: &known) == .trouble("full"))
+        #expect(FenceTrouble.note("full", now: 20_000, in: &known) == .nothing)
+        #expect(FenceTrouble.note("full", now: 31_000, in: &known) == .trouble("full"))
+        #expect(FenceTrouble.note("other", now: 32_000, in: &known) == .trouble("other"))
+        #expect(FenceTrouble.note(nil, now: 40_000, in: &known) == .recovered(afterMs: 39_000))
+        #expect(known == nil)
+        #expect(FenceTrouble.hint("etcd error 8: etcdserver: mvcc: database space exceeded").contains("etcdctl alarm disarm"))
+    }
+}
