@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterCore
 import Dispatch
+import Foundation
 import Synchronization
 import Testing
 
@@ -39,16 +40,20 @@ import Testing
         let done = Atomic<Bool>(false)
         let torn = Atomic<Int>(0)
         let reads = Atomic<Int>(0)
-        let readers = DispatchGroup()
+        let finished = DispatchSemaphore(value: 0)
+        // Threads of their own: on Dispatch's shared pool, with the whole suite running on
+        // two cores, the readers could start only after the writer had given up, and the
+        // test read nothing (seen once in `swift test`).
         for _ in 0..<2 {
-            DispatchQueue.global().async(group: readers) {
+            Thread {
                 // Bounded: stops when the writer is done, or after this many reads.
                 for _ in 0..<50_000_000 where !done.load(ordering: .acquiring) {
                     guard let seen = cell.read(), let id = seen.id else { continue }
                     reads.add(1, ordering: .relaxed)
                     if deadlines[id] != seen.safeUntil { torn.add(1, ordering: .relaxed) }
                 }
-            }
+                finished.signal()
+            }.start()
         }
         // Until the readers have read a good many pairs while publications go on (they may
         // start late), within a bound.
@@ -56,7 +61,8 @@ import Testing
             cell.publish(machines[round % machines.count])
         }
         done.store(true, ordering: .releasing)
-        readers.wait()
+        finished.wait()
+        finished.wait()
         #expect(torn.load(ordering: .relaxed) == 0)
         #expect(reads.load(ordering: .relaxed) > 0)
     }
