@@ -241,6 +241,9 @@ final class ClusterContext: @unchecked Sendable {
     /// What etcd said when it last stopped `panel`'s fence reservation, while it goes on.
     func fenceTrouble(of panel: String) -> String? { fenceTroubles.withLock { $0[panel]?.problem } }
 
+    /// How many panels' fence reservations etcd stops now (`/metrics`).
+    func fenceTroubleCount() -> Int { fenceTroubles.withLock { $0.count } }
+
     private func host(of panel: String) -> PanelHost? { hostTable.withLock { $0[panel] } }
 
     private func onQueue(of panel: String, _ body: @escaping @Sendable (PanelHost) -> Void) {

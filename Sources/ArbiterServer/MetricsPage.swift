@@ -71,6 +71,10 @@ struct MetricsPage {
             "arbiter_cluster_lease_lapsed",
             "Whether this node's etcd lease lapsed (etcd without a majority, or this node cut off from it); while it is 1 the node decides and relays no press.",
             cluster.isLapsed ? 1 : 0)
+        p.gauge(
+            "arbiter_cluster_fence_reservations_failing",
+            "Panels this node leads whose next block of fences etcd refuses now (out of space, say): their presses past the block get ERROR unavailable.",
+            cluster.fenceTroubleCount())
         let stats = cluster.runtime?.statistics
         let reasons = ["leaseDeadline", "leaseLost", "deposed", "rebalance", "shutdown"]
         p.counters(

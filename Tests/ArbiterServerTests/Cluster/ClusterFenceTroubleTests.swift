@@ -51,10 +51,20 @@ struct ClusterFenceTroubleTests {
             try Self.answer(alice, "DOWN demo b1", until: { $0.contains("cannot reserve") })
                 == "ERROR unavailable panel demo cannot reserve its next block of fences in etcd (etcd error 8: etcdserver: mvcc: database space exceeded); nothing was done, and presses work again once etcd takes it (this node's log says more)"
         )
+        #expect(try Self.metric(nodes, "arbiter_cluster_fence_reservations_failing") == "1")
         nodes.controlViews["n1"]?.refuseWrites(nil)
         let granted = try Self.answer(alice, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") })
         #expect(granted.hasPrefix("GRANTED demo b1 fence="))
         #expect((field("fence", of: granted).flatMap(UInt64.init) ?? 0) > 1000)
+        #expect(try Self.metric(nodes, "arbiter_cluster_fence_reservations_failing") == "0")
+    }
+
+    /// One gauge's value on n1's `/metrics`.
+    static func metric(_ nodes: ClusterTestNodes, _ name: String) throws -> String? {
+        let socket = try RawSocket(port: try #require(nodes.ports["n1"]))
+        socket.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let page = try socket.readResponse().body
+        return page.split(separator: "\n").first { $0.hasPrefix(name + " ") }.map { String($0.dropFirst(name.count + 1)) }
     }
 
     @Test func theLogSaysItWhenItBeginsEveryThirtySecondsAndWhenItEnds() {
