@@ -65,45 +65,43 @@ struct ClusterStartUpTests {
         #expect(n2.port == 0, "a refused node never listens")
     }
 
-    @Test func etcdNotAnsweringAtStartIsSaidWithTheEndpoints() throws {
-        let etcd = SharedEtcd()
-        let view = etcd.view()
-        view.setFailing(true)
+    /// Why node n1 on `view` does not start (nil: it started, which is recorded as an issue).
+    func startRefusal(_ view: SharedEtcd.View) -> String? {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.logLevel = .off
         configuration.cluster = setup("n1", view)
         let server = ArbiterServer(configuration: configuration)
+        defer { #expect(server.port == 0, "a refused node never listens") }
         do {
             try server.start()
-            Issue.record("started without etcd")
+            server.stop()
+            Issue.record("started")
         } catch let refusal as ClusterStartFailure {
-            #expect(refusal.message.hasPrefix("etcd did not answer at http://e1:2379 ("))
+            return refusal.message
+        } catch {
+            Issue.record("\(error)")
         }
+        return nil
+    }
+
+    @Test func etcdNotAnsweringAtStartIsSaidWithTheEndpoints() throws {
+        let view = SharedEtcd().view()
+        view.setFailing(true)
+        #expect(startRefusal(view)?.hasPrefix("etcd did not answer at http://e1:2379 (") == true)
     }
 
     /// etcd that answers with a refusal is up: the message says what it refused and, for
     /// a full etcd, what to do (found by hand: "did not answer" for etcd at its quota).
     @Test func etcdRefusingTheFirstWriteIsSaidAsARefusal() throws {
-        let etcd = SharedEtcd()
-        let view = etcd.view()
+        let view = SharedEtcd().view()
         view.refuseWrites(.server(code: 8, message: "etcdserver: mvcc: database space exceeded"))
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.logLevel = .off
-        configuration.cluster = setup("n1", view)
-        let server = ArbiterServer(configuration: configuration)
-        do {
-            try server.start()
-            Issue.record("started with etcd refusing writes")
-        } catch let refusal as ClusterStartFailure {
-            #expect(
-                refusal.message.hasPrefix(
-                    "etcd at http://e1:2379 refused this node's first write (etcd error 8: etcdserver: mvcc: database space exceeded); etcd is out of space"),
-                "\(refusal.message)")
-            #expect(refusal.message.contains("etcdctl alarm disarm"))
-        }
-        #expect(server.port == 0, "a refused node never listens")
+        let refusal = try #require(startRefusal(view))
+        #expect(
+            refusal.hasPrefix(
+                "etcd at http://e1:2379 refused this node's first write (etcd error 8: etcdserver: mvcc: database space exceeded); etcd is out of space"),
+            "\(refusal)")
+        #expect(refusal.contains("etcdctl alarm disarm"))
     }
 }
 
@@ -287,21 +285,33 @@ struct ClusterLinkDropTests {
         #expect(try bob.expect("PRESSED demo b2").contains("owner=alice"))
     }
 
-    /// A member kept through a drop whose node never joins it again (it closed while the
-    /// link was down, and the news of it was lost) leaves once the grace is over.
-    @Test func aKeptMemberNotJoinedAgainLeavesAfterTheGrace() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"], memberGraceMs: 600)
+    /// Alice a member on the leader's node, bob on the other one; bob closes while
+    /// nothing reaches the leader (his `sessionGone` is lost), and his node forgets him.
+    /// Frames to the leader are still swallowed when this returns.
+    static func bobClosedWhileHisLinkWasDown(_ nodes: ClusterTestNodes) throws -> (
+        alice: LineClient, leader: String, follower: String, followersPanel: PanelHost
+    ) {
         let (leader, follower) = try nodes.leaderAndFollower()
         let (alice, _) = try nodes.member(leader, name: "alice")
         let (bob, _) = try nodes.member(follower, name: "bob")
         _ = try alice.expect("JOINED demo name=bob")
         nodes.hub.swallow(framesTo: leader)
         bob.close()
-        // The follower forgot bob before the link drops.
         let demo = try #require(nodes.servers[follower]?.stateForTesting?.panels.first)
         #expect(eventually(seconds: 5) { demo.memberCount.load(ordering: .relaxed) == 0 })
-        nodes.hub.swallow(framesTo: leader, false)
+        return (alice, leader, follower, demo)
+    }
+
+    /// A member kept through a drop whose node never joins it again (it closed while the
+    /// link was down, and the news of it was lost, twice: the node's resync sends it
+    /// again, and that is swallowed too) leaves once the grace is over.
+    @Test func aKeptMemberNotJoinedAgainLeavesAfterTheGrace() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"], memberGraceMs: 600)
+        let (alice, leader, follower, followersPanel) = try Self.bobClosedWhileHisLinkWasDown(nodes)
         nodes.hub.flap(follower)
+        // The follower's resync (its panel's queue, behind the link-down) has sent again.
+        followersPanel.queue.sync {}
+        nodes.hub.swallow(framesTo: leader, false)
         #expect(try alice.expect("LEFT demo name=bob", timeout: 5).contains("name=bob"))
     }
 
@@ -309,14 +319,7 @@ struct ClusterLinkDropTests {
     /// with its resync after the drop, that bob closed, and bob leaves at once.
     @Test func aMemberThatClosedWhileItsLinkWasDownLeavesWithTheResync() throws {
         let nodes = try ClusterTestNodes(["n1", "n2"])
-        let (leader, follower) = try nodes.leaderAndFollower()
-        let (alice, _) = try nodes.member(leader, name: "alice")
-        let (bob, _) = try nodes.member(follower, name: "bob")
-        _ = try alice.expect("JOINED demo name=bob")
-        nodes.hub.swallow(framesTo: leader)
-        bob.close()
-        let demo = try #require(nodes.servers[follower]?.stateForTesting?.panels.first)
-        #expect(eventually(seconds: 5) { demo.memberCount.load(ordering: .relaxed) == 0 })
+        let (alice, leader, follower, _) = try Self.bobClosedWhileHisLinkWasDown(nodes)
         nodes.hub.swallow(framesTo: leader, false)
         nodes.hub.flap(follower)
         #expect(try alice.expect("LEFT demo name=bob", timeout: 4).contains("name=bob"))
