@@ -211,13 +211,18 @@ extension PanelHost {
     /// Tells `node` again of the local members that closed within the last
     /// `ClusterSetup.memberGraceMs`: their `sessionGone` may have been lost with the link
     /// this resync follows, and the leader would keep them as members until the grace
-    /// ends. Each under the lease it first went under: a run of this node replaced since
-    /// had its sessions ended anyway, and the leader drops the frame. A leader that heard
-    /// it the first time knows the session no more and ignores it. On `queue`.
+    /// ends. Only those that closed under the lease this node serves under now: a leader
+    /// takes a lease it has not heard of for a new run of the node, and ends every session
+    /// of the node's run it knows (CI caught it: a restarted leader read the current lease
+    /// first, then a member's older one, ended the node's sessions and dropped its JOINs
+    /// from then on as a replaced run's). A run replaced since had its sessions ended by
+    /// the leader anyway. A leader that heard the first `sessionGone` ignores this one.
+    /// On `queue`.
     func resendGone(to node: String) {
         guard let cluster else { return }
         forgetGone()
-        for (session, gone) in clusterState.goneMembers.sorted(by: { $0.key < $1.key }) {
+        let lease = cluster.synchronisedLease
+        for (session, gone) in clusterState.goneMembers.sorted(by: { $0.key < $1.key }) where gone.lease == lease {
             cluster.send(
                 .sessionGone(origin: cluster.node, session: UInt64(session.number), incarnation: cluster.setup.incarnation, lease: gone.lease),
                 toNode: node, address: clusterState.leaderAddress)

@@ -327,6 +327,30 @@ struct ClusterLinkDropTests {
         #expect(try alice.expect("PANEL demo").contains("members=1"))
     }
 
+    /// A closed member's `sessionGone` is sent again only under the lease its node serves
+    /// under now: a leader takes a lease it has not heard of for a new run of the node and
+    /// ends all of that node's sessions (CI: a restarted leader read the current lease,
+    /// then an older one, and from then on dropped every JOIN of that node).
+    @Test func aClosedMemberIsToldAgainOnlyUnderTheLeaseOfNow() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2"])
+        let (_, leader, follower, followersPanel) = try Self.bobClosedWhileHisLinkWasDown(nodes)
+        nodes.hub.swallow(framesTo: leader, false)
+        let context = try #require(nodes.context(follower))
+        let old = context.synchronisedLease
+        let leases = Locked<[Int64]>([])
+        nodes.hub.observeSends { message in
+            if case .sessionGone(let origin, _, _, let lease) = message, origin == follower { leases.withLock { $0.append(lease) } }
+        }
+        try nodes.etcd.with { (etcd) throws(EtcdError) in try etcd.revokeLease(old) }
+        #expect(eventually(seconds: 10) { context.synchronisedLease != old && !context.isLapsed }, "the follower never served again")
+        // Another resync, under the new lease (the one after the lapse came before).
+        nodes.hub.flap(follower)
+        followersPanel.queue.sync {}
+        let now = context.synchronisedLease
+        let sent = leases.withLock { $0 }
+        #expect(sent.allSatisfy { $0 == now }, "sessionGone sent under \(sent) after the lapse; the lease now \(now), before \(old)")
+    }
+
     /// A member the leader gives up while its node still has it (here the leader counts
     /// the node's registration as ended, which the node itself never hears of) is joined
     /// again by its node: otherwise it would read nothing more.
