@@ -209,9 +209,7 @@ extension PanelHost {
         }
         if let leader = clusterState.leaderNode, leader != cluster.node {
             let lease = cluster.synchronisedLease
-            cluster.send(
-                .sessionGone(origin: cluster.node, session: UInt64(connection.session.number), incarnation: cluster.setup.incarnation, lease: lease),
-                toNode: leader, address: clusterState.leaderAddress)
+            tellGone(connection.session, lease: lease, to: leader, cluster)
             if wasMember { clusterState.goneMembers[connection.session] = (clock.now().milliseconds, lease) }
         }
     }

@@ -223,10 +223,15 @@ extension PanelHost {
         forgetGone()
         let lease = cluster.synchronisedLease
         for (session, gone) in clusterState.goneMembers.sorted(by: { $0.key < $1.key }) where gone.lease == lease {
-            cluster.send(
-                .sessionGone(origin: cluster.node, session: UInt64(session.number), incarnation: cluster.setup.incarnation, lease: gone.lease),
-                toNode: node, address: clusterState.leaderAddress)
+            tellGone(session, lease: gone.lease, to: node, cluster)
         }
+    }
+
+    /// Tells `node`, the panel's leader, that a local session closed, under `lease`. On `queue`.
+    func tellGone(_ session: SessionID, lease: Int64, to node: String, _ cluster: ClusterContext) {
+        cluster.send(
+            .sessionGone(origin: cluster.node, session: UInt64(session.number), incarnation: cluster.setup.incarnation, lease: lease),
+            toNode: node, address: clusterState.leaderAddress)
     }
 
     /// Forgets the closed members older than the grace, which the leader has let go of by
