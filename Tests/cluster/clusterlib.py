@@ -366,6 +366,11 @@ class HoldingProxy:
             client.close()
             return
         upstream.settimeout(None)
+        # Without it a relayed frame written while an earlier one is unacknowledged waits
+        # for that ACK (Nagle against delayed ACKs), tens of milliseconds per hop: queue
+        # hand-offs, one chained frame after another, ran 30x slower through the proxy.
+        for end in (client, upstream):
+            end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for source, sink in ((client, upstream), (upstream, client)):
             threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
 
