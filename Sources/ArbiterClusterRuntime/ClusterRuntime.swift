@@ -71,7 +71,7 @@ public final class ClusterRuntime: @unchecked Sendable {
             ticked: { [weak self] now in self?.watchdog(now) })
         writableLease = WritableLease(published: keeper.published, clock: clock, slackMilliseconds: timing.safetyMarginMilliseconds / 2)
         cluster.onAction = { [weak self] panel, action in self?.perform(action, for: panel) }
-        cluster.onFenceReservation = { [callbacks] panel, failure in callbacks.fenceReservation(panel, failure.map { "\($0)" }) }
+        cluster.onFenceReservation = { [callbacks] panel, failure in callbacks.fenceReservation(panel, failure) }
         if let watchEtcd {
             watcher = PanelKeyWatcher(etcd: watchEtcd, keys: .prefix(keys.panels)) { [weak self] in self?.stepSoon() }
         }

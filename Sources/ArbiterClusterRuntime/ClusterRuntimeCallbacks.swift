@@ -13,16 +13,17 @@ public struct ClusterRuntimeCallbacks: Sendable {
     /// The panel's leader as etcd last showed it (nil node: vacant or unknown): point the
     /// panel's relay at `address`, and fence relayed messages on `term`.
     public var leaderChanged: @Sendable (_ panel: String, _ node: String?, _ address: String?, _ term: Int64?) -> Void
-    /// A fence reservation for `panel` that etcd stopped (`failure`, as etcd said it), or
-    /// nil for one that went through: presses past the block wait until one does.
-    public var fenceReservation: @Sendable (_ panel: String, _ failure: String?) -> Void
+    /// A fence reservation for `panel` that etcd stopped (`failure`: not answering, or
+    /// what it answered), or nil for one that went through: presses past the block wait
+    /// until one does.
+    public var fenceReservation: @Sendable (_ panel: String, _ failure: EtcdError?) -> Void
 
     public init(
         becameLeader: @escaping @Sendable (String, Int64, UInt64, FenceBlock) -> Void = { _, _, _, _ in },
         fencesExtended: @escaping @Sendable (String, FenceBlock) -> Void = { _, _ in },
         stopDeciding: @escaping @Sendable (String, Int64, StepDownReason) -> Void = { _, _, _ in },
         leaderChanged: @escaping @Sendable (String, String?, String?, Int64?) -> Void = { _, _, _, _ in },
-        fenceReservation: @escaping @Sendable (String, String?) -> Void = { _, _ in }
+        fenceReservation: @escaping @Sendable (String, EtcdError?) -> Void = { _, _ in }
     ) {
         self.becameLeader = becameLeader
         self.fencesExtended = fencesExtended

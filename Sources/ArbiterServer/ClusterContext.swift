@@ -219,20 +219,24 @@ final class ClusterContext: @unchecked Sendable {
 
     /// One fence reservation's outcome: logged when etcd starts stopping them (and every
     /// 30 s while it goes on), and when one goes through again.
-    func fenceReservation(_ panel: String, failure: String?) {
+    func fenceReservation(_ panel: String, failure: EtcdError?) {
         let now = Sys.monotonicMilliseconds()
+        let refused = failure.map(FenceTrouble.isRefusal) ?? false
         let saying = fenceTroubles.withLock { table in
             var known = table[panel]
             defer { table[panel] = known }
-            return FenceTrouble.note(failure, now: now, in: &known)
+            return FenceTrouble.note(failure.map { "\($0)" }, refused: refused, now: now, in: &known)
         }
         switch saying {
         case .nothing:
             break
-        case .trouble(let problem):
-            log.error(
-                "this panel cannot reserve its next block of fences in etcd: its presses are refused ERROR unavailable until it can",
-                ["panel": panel, "etcd": problem, "what_to_do": FenceTrouble.hint(problem)])
+        case .trouble(let problem, let severity):
+            let message = "this panel cannot reserve its next block of fences in etcd: its presses are refused ERROR unavailable until it can"
+            let fields: KeyValuePairs<String, String> = ["panel": panel, "etcd": problem, "what_to_do": FenceTrouble.hint(problem)]
+            switch severity {
+            case .warning: log.warning(message, fields)
+            case .error: log.error(message, fields)
+            }
         case .recovered(let afterMs):
             log.info("fences reserved again; presses are taken again", ["panel": panel, "after_ms": "\(afterMs)"])
         }
