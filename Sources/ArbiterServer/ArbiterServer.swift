@@ -34,12 +34,25 @@ public final class ArbiterServer: Sendable {
             }
         }
         try state.makeReactors()
-        // Leadership may start before the first client: the panels' queues exist now.
+        let listener: (fd: Int32, port: UInt16)
+        var acceptedEarly: [(fd: Int32, peer: String)] = []
+        do {
+            listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: Int32(configuration.listenBacklog ?? Sys.systemMaxBacklog()))
+            if let cluster = state.cluster { acceptedEarly = try checkAdvertise(cluster, listener: listener) }
+        } catch {
+            state.journal?.close()
+            state.cluster?.stopRelay()
+            throw error
+        }
+        // Leadership may start before the first client: the panels' queues exist now, and
+        // the reactors that serve clients start below.
         state.cluster?.start()
-        let listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: Int32(configuration.listenBacklog ?? Sys.systemMaxBacklog()))
         for reactor in state.reactors { reactor.start() }
         let first = state.reactors[0]
-        first.queue.sync { first.watchListener(listener.fd) }
+        first.queue.sync {
+            for connection in acceptedEarly { state.adopt(fd: connection.fd, peer: connection.peer) }
+            first.watchListener(listener.fd)
+        }
         running.withLock { $0 = state }
         boundPort.store(Int(listener.port), ordering: .relaxed)
         state.log.info(
@@ -49,6 +62,25 @@ public final class ArbiterServer: Sendable {
                 "panels": configuration.panels.map(\.id).joined(separator: ","),
             ])
         return listener.port
+    }
+
+    /// Refuses to start a node whose `--advertise` leads elsewhere (`AdvertiseCheck`), before
+    /// it takes part in any election. Returns the clients' connections accepted meanwhile.
+    private func checkAdvertise(_ cluster: ClusterContext, listener: (fd: Int32, port: UInt16)) throws -> [(fd: Int32, peer: String)] {
+        guard cluster.setup.checksAdvertise else { return [] }
+        guard let address = RelayAddress(cluster.setup.advertise) else {
+            Sys.close(listener.fd)
+            throw ClusterStartFailure("--advertise \(cluster.setup.advertise) is not a host:port address")
+        }
+        var check = AdvertiseCheck(address: address, listener: listener.fd)
+        let outcome = check.run()
+        guard let refusal = AdvertiseCheck.refusal(outcome, advertise: cluster.setup.advertise, port: listener.port) else {
+            cluster.log.info("advertised address reaches this node", ["advertise": cluster.setup.advertise])
+            return check.others
+        }
+        for connection in check.others { Sys.close(connection.fd) }
+        Sys.close(listener.fd)
+        throw ClusterStartFailure(refusal)
     }
 
     public var port: UInt16 { UInt16(boundPort.load(ordering: .relaxed)) }

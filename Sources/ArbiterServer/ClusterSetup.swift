@@ -49,6 +49,10 @@ public struct ClusterSetup: @unchecked Sendable {
     /// a KICK waits 2 s).
     public var owedReplyLimitMs: Int64 { max(answerTimeoutMs, joinWaitMs) + 5_000 }
 
+    /// Whether the node checks at start that `advertise` reaches its own port
+    /// (`AdvertiseCheck`), refusing to start when it does not. `arbiter` turns it on unless
+    /// `--no-advertise-check`; off here, for tests that advertise a placeholder.
+    public var checksAdvertise = false
     /// What this node announces its relay understands (`ClusterFeatures`); tests play a
     /// node of an older version with none.
     public var features = ClusterFeatures.all

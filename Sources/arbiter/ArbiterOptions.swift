@@ -41,6 +41,8 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var advertise: String?
     public var clusterKeyPath: String?
     public var clusterTTLSeconds: Int64 = 3
+    /// `--no-advertise-check`: skip the start-up check that `--advertise` reaches this node.
+    public var checksAdvertise = true
 
     /// The server configuration these options describe (panels aside).
     public func apply(to c: inout ServerConfiguration) {
@@ -137,7 +139,10 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 --advertise and --cluster-key; see docs/CLUSTER.md.
           --node <name>         This node's name in the cluster ([A-Za-z0-9._-]{1,64}, unique).
           --advertise <host:port>
-                                How other nodes and kiosks reach this node's port.
+                                How other nodes and kiosks reach this node's port. Checked
+                                at start: a node whose address leads elsewhere is refused.
+          --no-advertise-check  Skip that check (this machine cannot reach its own
+                                advertised address, e.g. a NAT without hairpin).
           --cluster-key <file>  The secret every node shares (relay handshakes, panel keys in
                                 etcd): at least 16 random bytes, not readable by group
                                 or others.
@@ -166,6 +171,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         "--max-outbound", "--head-timeout", "--reactors",
         "--allow-host", "--allow-origin", "--backlog", "--key-failures",
         "--max-total-outbound", "--open-admin", "--cluster", "--node", "--advertise", "--cluster-key", "--cluster-ttl",
+        "--no-advertise-check",
     ]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
@@ -197,6 +203,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.webSocketEcho = true
             case "--open-admin":
                 options.openAdmin = true
+            case "--no-advertise-check":
+                options.checksAdvertise = false
             case "--journal":
                 options.journalPath = try value(flag, inline)
             case "--journal-sync":
@@ -295,7 +303,7 @@ public struct ArbiterOptions: Equatable, Sendable {
 
     /// The cluster flags go together: all of them with --cluster, none without.
     private func checkCluster(given arguments: [String]) throws(UsageError) {
-        let clusterOnly = ["--node", "--advertise", "--cluster-key", "--cluster-ttl"]
+        let clusterOnly = ["--node", "--advertise", "--cluster-key", "--cluster-ttl", "--no-advertise-check"]
         guard clusterEndpoints != nil else {
             if let flag = clusterOnly.first(where: { f in arguments.contains { $0 == f || $0.hasPrefix(f + "=") } }) {
                 throw UsageError(message: "\(flag) only applies with --cluster <etcd URLs>")

@@ -60,6 +60,7 @@ if let endpoints = options.clusterEndpoints, let node = options.node, let advert
             control: EtcdHTTPClient(endpoints: endpoints), lease: EtcdHTTPClient(endpoints: endpoints),
             endpointsDescription: endpoints.map(\.description).joined(separator: ","),
             watch: EtcdHTTPClient(endpoints: endpoints), timing: ClusterTiming(ttlSeconds: options.clusterTTLSeconds))
+        configuration.cluster?.checksAdvertise = options.checksAdvertise
     }
 }
 

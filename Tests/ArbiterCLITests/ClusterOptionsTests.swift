@@ -16,6 +16,10 @@ import Testing
         #expect(o.node == "n1.a_b-c" && o.advertise == "10.0.0.11:7070" && o.clusterKeyPath == "k" && o.clusterTTLSeconds == 5)
         #expect(try ArbiterOptions.parse(["--cluster=http://e:2379", "--node=n", "--advertise=[::1]:7070", "--cluster-key=k"]).clusterTTLSeconds == 3)
         #expect(try ArbiterOptions.parse([]).clusterEndpoints == nil)
+        #expect(o.checksAdvertise)
+        #expect(
+            try !ArbiterOptions.parse(["--cluster=http://e:2379", "--node=n", "--advertise=10.0.0.11:7070", "--cluster-key=k", "--no-advertise-check"])
+                .checksAdvertise)
         // Spaces around the commas, as pasted from a document, and a trailing slash.
         let spaced = try ArbiterOptions.parse([
             "--cluster", "http://e1:2379, http://e2:2379/ ,http://e3:2379", "--node", "n1", "--advertise", "10.0.0.11:7070", "--cluster-key", "k",
@@ -32,6 +36,7 @@ import Testing
             (["--cluster", "http://e:2379,"] + base.dropFirst(2), "etcd endpoint \"\": must start with http://"),
             (["--node", "n1"], "--node only applies with --cluster <etcd URLs>"),
             (["--cluster-ttl", "3"], "--cluster-ttl only applies with --cluster <etcd URLs>"),
+            (["--no-advertise-check"], "--no-advertise-check only applies with --cluster <etcd URLs>"),
             (Array(base.prefix(2)) + ["--advertise", "127.0.0.1:7071", "--cluster-key", "k"], "--cluster needs --node <name>"),
             (Array(base.prefix(4)) + ["--cluster-key", "k"], "--cluster needs --advertise <host:port>"),
             (Array(base.prefix(6)), "--cluster needs --cluster-key <file>"),
