@@ -48,14 +48,24 @@ final class ServerProcess {
             throw StartError(description: "arbiter did not report its port; log: \(log)")
         }
         port = found
-        // Keep draining the log so the server never blocks on a full pipe.
-        stderr.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
+        // Keep draining the log so the server never blocks on a full pipe: a thread of its
+        // own, holding the handle until EOF (not `readabilityHandler`, a Dispatch source on
+        // Linux whose teardown beside the pipe's close crashed a test run in libdispatch).
+        let handle = stderr.fileHandleForReading
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+            }
+            withExtendedLifetime(handle) {}
+        }.start()
     }
 
     var pid: Int32 { process.processIdentifier }
 
     func stop() {
-        stderr.fileHandleForReading.readabilityHandler = nil
         process.terminate()
         process.waitUntilExit()
     }

@@ -31,14 +31,27 @@ public final class ArbiterProcess: @unchecked Sendable {
         process.arguments = arguments
         process.standardError = errPipe
         process.standardOutput = outPipe
-        errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.lock()
-            self.stderrText += String(decoding: data, as: UTF8.self)
-            self.lock.unlock()
+        // A thread of its own reads standard error until the process closes it, holding the
+        // handle until then. Not `readabilityHandler`: on Linux it is a Dispatch source,
+        // and a pipe closed while that source was being torn down crashed the whole test
+        // process inside libdispatch's manager thread (`_dispatch_event_loop_drain`, seen
+        // once in CI; swift-subprocess hit the same and moved to plain reads).
+        let handle = errPipe.fileHandleForReading
+        let reader = Thread { [weak self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0, let self else { break }
+                self.lock.lock()
+                self.stderrText += String(decoding: buffer[..<n], as: UTF8.self)
+                self.lock.unlock()
+            }
+            withExtendedLifetime(handle) {}
         }
         try process.run()
+        // `run` closed this process's copy of the write end: EOF comes when the child exits.
+        reader.start()
         guard waitForPort else { return }
         let deadline = Deadline(after: 10)
         while !deadline.hasPassed {
@@ -100,6 +113,5 @@ public final class ArbiterProcess: @unchecked Sendable {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
         }
-        errPipe.fileHandleForReading.readabilityHandler = nil
     }
 }
