@@ -33,13 +33,23 @@ public final class ArbiterServer: Sendable {
                 throw error
             }
         }
-        try state.makeReactors()
+        // Listening and the advertise check come before the reactors and the panels' timers
+        // start, so a refused start (or a port in use) leaves nothing running behind it.
         let listener: (fd: Int32, port: UInt16)
         var acceptedEarly: [(fd: Int32, peer: String)] = []
         do {
             listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: Int32(configuration.listenBacklog ?? Sys.systemMaxBacklog()))
             if let cluster = state.cluster { acceptedEarly = try checkAdvertise(cluster, listener: listener) }
         } catch {
+            state.journal?.close()
+            state.cluster?.stopRelay()
+            throw error
+        }
+        do {
+            try state.makeReactors()
+        } catch {
+            for connection in acceptedEarly { Sys.close(connection.fd) }
+            Sys.close(listener.fd)
             state.journal?.close()
             state.cluster?.stopRelay()
             throw error
