@@ -108,6 +108,19 @@ struct AdvertiseCheck {
             + "its own advertised address (a NAT without hairpin)"
     }
 
+    /// A node that serves other machines (`--host` beyond loopback) but advertises a
+    /// loopback address passes the check on its own machine, while a node elsewhere that
+    /// dials that address reaches its own machine instead (by hand, three machines each
+    /// given `--advertise 127.0.0.1:7070` cannot relay to each other). Said, not refused: one
+    /// machine running every node with `--host 0.0.0.0` is a working setup.
+    static func loopbackWarning(advertiseHost: String, listenHost: String) -> String? {
+        var host = advertiseHost
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard ProtectedMode.isLoopback(host), !ProtectedMode.isLoopback(listenHost) else { return nil }
+        return "--advertise is a loopback address while this node serves other machines: nodes and kiosks on another machine "
+            + "cannot reach it there (they would reach their own machine); advertise an address of this machine that they reach"
+    }
+
     private func wait(for fd: Int32, _ events: Int16, until deadline: Int64) -> Bool {
         while true {
             let left = deadline - Sys.monotonicMilliseconds()

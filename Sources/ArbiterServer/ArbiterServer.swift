@@ -86,6 +86,9 @@ public final class ArbiterServer: Sendable {
         let outcome = check.run()
         guard let refusal = AdvertiseCheck.refusal(outcome, advertise: cluster.setup.advertise, port: listener.port) else {
             cluster.log.info("advertised address reaches this node", ["advertise": cluster.setup.advertise])
+            if let warning = AdvertiseCheck.loopbackWarning(advertiseHost: address.host, listenHost: configuration.host) {
+                cluster.log.warning(warning, ["advertise": cluster.setup.advertise, "host": configuration.host])
+            }
             return check.others
         }
         for connection in check.others { Sys.close(connection.fd) }

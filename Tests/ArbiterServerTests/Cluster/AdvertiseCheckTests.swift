@@ -96,6 +96,15 @@ struct AdvertiseCheckTests {
         #expect(check.run() == .reachesSomethingElse("nothing it took reached this node's port within 300 ms"))
     }
 
+    @Test func aLoopbackAddressAdvertisedToOtherMachinesIsWarnedOf() {
+        #expect(AdvertiseCheck.loopbackWarning(advertiseHost: "127.0.0.1", listenHost: "0.0.0.0")?.contains("another machine") == true)
+        #expect(AdvertiseCheck.loopbackWarning(advertiseHost: "[::1]", listenHost: "::") != nil)
+        #expect(AdvertiseCheck.loopbackWarning(advertiseHost: "localhost", listenHost: "10.0.0.11") != nil)
+        // Every node on one machine, serving only it; or a real address advertised.
+        #expect(AdvertiseCheck.loopbackWarning(advertiseHost: "127.0.0.1", listenHost: "127.0.0.1") == nil)
+        #expect(AdvertiseCheck.loopbackWarning(advertiseHost: "10.0.0.11", listenHost: "0.0.0.0") == nil)
+    }
+
     static func configuration(advertise: (UInt16) -> String, port: UInt16, checks: Bool) -> ServerConfiguration {
         let etcd = SharedEtcd().view()
         var configuration = ServerConfiguration()
