@@ -64,12 +64,8 @@ struct AdvertiseCheckTests {
     /// Every node given the first node's address: the probe meets a running server, which
     /// greets it first (this node serves nobody yet).
     @Test func anotherServerAnsweringIsNamedByWhatItSaid() throws {
-        let listener = try Self.listening()
         let other = try Self.listening()
-        defer {
-            Sys.close(listener.fd)
-            Sys.close(other.fd)
-        }
+        defer { Sys.close(other.fd) }
         let greeter = Thread {
             var ready = pollfd(fd: other.fd, events: Int16(POLLIN), revents: 0)
             guard Glibc.poll(&ready, 1, 3_000) > 0, case .accepted(let fd, _) = Sys.accept(other.fd) else { return }
@@ -79,21 +75,23 @@ struct AdvertiseCheckTests {
             Sys.close(fd)
         }
         greeter.start()
-        var check = AdvertiseCheck(address: try #require(RelayAddress("127.0.0.1:\(other.port)")), listener: listener.fd)
-        #expect(check.run() == .reachesSomethingElse("it answered 'WELCOME session=s9 name=guest-9 proto=1'"))
+        #expect(try Self.probe(elsewhere: other.port) == .reachesSomethingElse("it answered 'WELCOME session=s9 name=guest-9 proto=1'"))
     }
 
     /// Something that takes connections and says nothing (a forwarder to another machine,
     /// a service that waits for its client to speak).
     @Test func somethingSilentIsGivenUpAfterTheTimeout() throws {
-        let listener = try Self.listening()
         let silent = try Self.listening()
-        defer {
-            Sys.close(listener.fd)
-            Sys.close(silent.fd)
-        }
-        var check = AdvertiseCheck(address: try #require(RelayAddress("127.0.0.1:\(silent.port)")), listener: listener.fd, timeoutMs: 300)
-        #expect(check.run() == .reachesSomethingElse("nothing it took reached this node's port within 300 ms"))
+        defer { Sys.close(silent.fd) }
+        #expect(try Self.probe(elsewhere: silent.port, timeoutMs: 300) == .reachesSomethingElse("nothing it took reached this node's port within 300 ms"))
+    }
+
+    /// The check of a node listening on a port of its own, advertised at `port` instead.
+    static func probe(elsewhere port: UInt16, timeoutMs: Int = 3_000) throws -> AdvertiseCheck.Outcome {
+        let listener = try listening()
+        defer { Sys.close(listener.fd) }
+        var check = AdvertiseCheck(address: try #require(RelayAddress("127.0.0.1:\(port)")), listener: listener.fd, timeoutMs: timeoutMs)
+        return check.run()
     }
 
     @Test func aLoopbackAddressAdvertisedToOtherMachinesIsWarnedOf() {
