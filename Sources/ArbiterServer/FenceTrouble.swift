@@ -8,11 +8,6 @@ import ArbiterCluster
 struct FenceTrouble {
     /// What etcd said, as `EtcdError` describes it.
     var problem: String
-    /// etcd answered and refused (out of space, an answer not understood): an operator
-    /// has to act. Not answering is most often a moment's outage (an etcd member
-    /// restarting, a majority regained within seconds), which the lease's own log lines
-    /// report too: a warning until it has lasted `logEveryMs`.
-    var refused: Bool
     /// When it began and when it was last logged (monotonic ms).
     var since: Int64
     var loggedAt: Int64
@@ -34,19 +29,21 @@ struct FenceTrouble {
     }
 
     /// Records one reservation's outcome (`failure` nil: it went through) in `known`.
-    /// `refused`: etcd answered with an error, rather than not answering.
+    /// `refused`: etcd answered with an error (out of space, an answer not understood), and
+    /// an operator has to act. Not answering is most often a moment's outage (an etcd
+    /// member restarting, a majority regained within seconds), which the lease's own log
+    /// lines report too: a warning until it has lasted `logEveryMs`.
     static func note(_ failure: String?, refused: Bool = true, now: Int64, in known: inout FenceTrouble?) -> Saying {
         guard let failure else {
             defer { known = nil }
             return known.map { .recovered(afterMs: now - $0.since) } ?? .nothing
         }
         guard var trouble = known else {
-            known = FenceTrouble(problem: failure, refused: refused, since: now, loggedAt: now)
+            known = FenceTrouble(problem: failure, since: now, loggedAt: now)
             return .trouble(failure, refused ? .error : .warning)
         }
         let due = trouble.problem != failure || now - trouble.loggedAt >= logEveryMs
         trouble.problem = failure
-        trouble.refused = refused
         if due { trouble.loggedAt = now }
         known = trouble
         let severity: Severity = refused || now - trouble.since >= logEveryMs ? .error : .warning
