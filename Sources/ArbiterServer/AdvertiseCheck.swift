@@ -1,3 +1,5 @@
+import ArbiterCluster
+import ArbiterClusterRuntime
 import ArbiterIO
 import Glibc
 
@@ -52,14 +54,11 @@ struct AdvertiseCheck {
         }
         let error = Sys.pendingError(probe)
         guard error == 0 else { return .unreachable(Sys.Failure(call: "connect \(address.host):\(address.port)", errno: error).reason) }
-        var nonce: [UInt8] = Array("ARBITER-ADVERTISE-CHECK ".utf8)
-        for _ in 0..<16 { nonce += Array(String(UInt8.random(in: 16...255), radix: 16).utf8) }
-        nonce.append(0x0A)
+        let nonce = Array("ARBITER-ADVERTISE-CHECK \(RelayProof.hex(RelayNonce.draw()))\n".utf8)
         guard case .bytes(nonce.count) = nonce.withUnsafeBytes({ Sys.write(probe, $0) }) else {
             return .reachesSomethingElse("the connection took the probe's line only in part")
         }
         var pending: [(fd: Int32, peer: String)] = []
-        var answer: [UInt8] = []
         defer { others += pending }
         while Sys.monotonicMilliseconds() < deadline {
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: probe, events: Int16(POLLIN), revents: 0)]
@@ -68,7 +67,7 @@ struct AdvertiseCheck {
             guard Glibc.poll(&fds, nfds_t(fds.count), min(left, 50)) >= 0 || errno == EINTR else { break }
             if fds[1].revents != 0 {
                 // This node serves nobody yet: whatever answered the probe is not it.
-                let said = readLine(probe, into: &answer)
+                let said = readLine(probe)
                 return .reachesSomethingElse(said.map { "it answered '\($0)'" } ?? "it closed the connection")
             }
             var stillPending: [(fd: Int32, peer: String)] = []
@@ -114,9 +113,7 @@ struct AdvertiseCheck {
     /// given `--advertise 127.0.0.1:7070` cannot relay to each other). Said, not refused: one
     /// machine running every node with `--host 0.0.0.0` is a working setup.
     static func loopbackWarning(advertiseHost: String, listenHost: String) -> String? {
-        var host = advertiseHost
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard ProtectedMode.isLoopback(host), !ProtectedMode.isLoopback(listenHost) else { return nil }
+        guard let host = HostLiteral(advertiseHost)?.address, ProtectedMode.isLoopback(host), !ProtectedMode.isLoopback(listenHost) else { return nil }
         return "--advertise is a loopback address while this node serves other machines: nodes and kiosks on another machine "
             + "cannot reach it there (they would reach their own machine); advertise an address of this machine that they reach"
     }
@@ -154,7 +151,8 @@ struct AdvertiseCheck {
     }
 
     /// The first line `fd` offers (up to 200 bytes), nil if it closed first.
-    private func readLine(_ fd: Int32, into answer: inout [UInt8]) -> String? {
+    private func readLine(_ fd: Int32) -> String? {
+        var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 200)
         for _ in 0..<20 {
             guard case .bytes(let n) = buffer.withUnsafeMutableBytes({ Sys.read(fd, into: $0) }), n > 0 else { break }
