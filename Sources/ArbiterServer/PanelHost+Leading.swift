@@ -244,41 +244,37 @@ extension PanelHost {
     /// The reply to the relayed session being served, back through its node's link.
     func replyRemotely(_ reply: PanelReply) {
         guard let remote = remoteRequester else { return }
-        var rendered: [UInt8] = []
-        MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
-        sendReply(RelayPayload.reply(remote.isJoin ? .joinRefused : .plain, rendered: rendered), to: remote)
+        sendReply(remote.isJoin ? .joinRefused : .plain, reply, to: remote, id: remote.id)
     }
 
     func deliverRemoteReply(_ reply: PanelReply, to remote: RemoteRequester) {
-        var rendered: [UInt8] = []
-        MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
-        let line: [UInt8]
+        let kind: RelayPayload.ReplyKind
         switch reply {
         case .joined(let snapshot):
             clusterState.addRemoteMember(remote.session, node: remote.node)
             clusterState.keptMembers[remote.session] = nil
-            line = RelayPayload.reply(.joined, grants: core.liveGrants, seq: snapshot.seq, rendered: rendered)
+            var rendered: [UInt8] = []
+            MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
+            return sendReply(RelayPayload.reply(.joined, grants: core.liveGrants, seq: snapshot.seq, rendered: rendered), to: remote)
         case .left:
             clusterState.removeRemoteMember(remote.session)
-            line = RelayPayload.reply(.left, rendered: rendered)
+            kind = .left
         case .queued:
             clusterState.remoteWaiters[remote.session] = remote
-            line = RelayPayload.reply(.queued, rendered: rendered)
+            kind = .queued
         case .deniedBusy, .deniedForbidden, .denied:
             counters.denials += 1
-            line = RelayPayload.reply(.plain, rendered: rendered)
+            kind = .plain
         default:
-            line = RelayPayload.reply(remote.isJoin ? .joinRefused : .plain, rendered: rendered)
+            kind = remote.isJoin ? .joinRefused : .plain
         }
-        sendReply(line, to: remote)
+        sendReply(kind, reply, to: remote, id: remote.id)
     }
 
     /// A queue's hand-off GRANTED for a relayed session that waited in the line.
     func deliverRemoteNotice(_ notice: PanelOutput.Notice) {
         guard let waiter = clusterState.remoteWaiters.removeValue(forKey: notice.session) else { return }
-        var rendered: [UInt8] = []
-        MessageEncoder.encode(notice.reply, names: names, format: waiter.format, id: nil, into: &rendered)
-        sendReply(RelayPayload.reply(.notice, rendered: rendered), to: waiter)
+        sendReply(.notice, notice.reply, to: waiter, id: nil)
     }
 
     func replyHistoryRemotely(_ count: Int, access: Access, format: WireFormat, id: CommandID?) {
@@ -291,16 +287,30 @@ extension PanelHost {
     }
 
     func sendReply(_ line: [UInt8], to remote: RemoteRequester) {
+        sendReplyFrame(to: remote) { $0.append(contentsOf: line) }
+    }
+
+    /// `reply` rendered in `remote`'s form with `id` straight into its frame, behind `kind`
+    /// (the press path: `RelayFrameEncoder.encodeReply`).
+    func sendReply(_ kind: RelayPayload.ReplyKind, _ reply: PanelReply, to remote: RemoteRequester, id: CommandID?) {
+        let names = names
+        sendReplyFrame(to: remote) { frame in
+            frame.append(kind.rawValue)
+            MessageEncoder.encode(reply, names: names, format: remote.format, id: id, into: &frame)
+        }
+    }
+
+    private func sendReplyFrame(to remote: RemoteRequester, writeLine: (inout [UInt8]) -> Void) {
+        guard let cluster else { return }
         // Decisions go under this node's term; a refusal while not deciding goes under the
         // term the sender addressed, which its term fencing lets through.
         let term = clusterState.block?.term ?? remote.term
         // A decision's reply holds only under this node's lease; a refusal holds anyway.
-        let epoch = clusterState.block != nil ? cluster?.outputEpoch ?? 0 : 0
-        cluster?.send(
-            .reply(
-                panel: config.id, term: term, session: UInt64(remote.session.number), line: line, incarnation: remote.incarnation,
-                serial: remote.serial),
-            toNode: remote.node, leaseEpoch: epoch)
+        let epoch = clusterState.block != nil ? cluster.outputEpoch : 0
+        let frame = RelayFrameEncoder.encodeReply(
+            panel: config.id, term: term, session: UInt64(remote.session.number), incarnation: remote.incarnation, serial: remote.serial,
+            writeLine: writeLine)
+        cluster.send(encoded: frame, toNode: remote.node, leaseEpoch: epoch)
     }
 
     /// Another node's `GET /api/panels` asks for this panel's state. Answered only while

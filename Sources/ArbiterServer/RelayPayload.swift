@@ -226,8 +226,11 @@ enum RelayPayload {
 
     /// Whether a rendered answer is a `GRANTED`, in either form.
     static func isGranted(_ rendered: ArraySlice<UInt8>) -> Bool {
-        rendered.starts(with: "GRANTED ".utf8) || rendered.starts(with: #"{"type":"granted""#.utf8)
+        ByteSearch.hasPrefix(textGranted, rendered) || ByteSearch.hasPrefix(jsonGranted, rendered)
     }
+
+    private static let textGranted = Array("GRANTED ".utf8)
+    private static let jsonGranted = Array(#"{"type":"granted""#.utf8)
 
     /// The fence of a rendered `GRANTED`, in either form, nil for any other answer. Read
     /// from the bytes: it is asked of every relayed DOWN's answer.

@@ -38,7 +38,8 @@ struct ReplyOrder {
         var stampMs: Int64 = 0
 
         mutating func take(_ bytes: [UInt8], epoch: UInt64, stampMs: Int64) {
-            self.bytes += bytes
+            // Usually nothing: a reply that went straight leaves its unit empty.
+            if !bytes.isEmpty { self.bytes += bytes }
             self.epoch = ReplyOrder.older(self.epoch, epoch)
             self.stampMs = ReplyOrder.older(self.stampMs, stampMs)
         }
@@ -143,7 +144,10 @@ struct ReplyOrder {
     /// order.
     mutating func releaseAll() -> Released {
         var out = Released()
-        for unit in units { out.take(unit.reply + unit.after, epoch: unit.epoch, stampMs: unit.stampMs) }
+        for unit in units {
+            out.take(unit.reply, epoch: unit.epoch, stampMs: unit.stampMs)
+            out.take(unit.after, epoch: unit.epoch, stampMs: unit.stampMs)
+        }
         units.removeAll()
         anchors.removeAll()
         kicksAwaited = 0
@@ -183,7 +187,8 @@ struct ReplyOrder {
     private mutating func drain() -> Released {
         var out = Released()
         while let first = units.first, first.answered {
-            out.take(first.reply + first.after, epoch: first.epoch, stampMs: first.stampMs)
+            out.take(first.reply, epoch: first.epoch, stampMs: first.stampMs)
+            out.take(first.after, epoch: first.epoch, stampMs: first.stampMs)
             heldBytes -= first.reply.count + first.after.count
             if first.isKick { kicksAwaited -= 1 }
             units.removeFirst()
