@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the three libFuzzer targets (with AddressSanitizer) from the package's own
+# Builds the four libFuzzer targets (with AddressSanitizer) from the package's own
 # sources and runs each for a bounded time. Usage: Fuzz/build-and-run.sh [SECONDS]
 # A crash leaves its input in Fuzz/findings/; rerun a target on it to reproduce.
 set -euo pipefail
@@ -11,7 +11,7 @@ mkdir -p "$OUT" Fuzz/findings
 FLAGS=(-parse-as-library -sanitize=fuzzer,address -O -g -package-name buttonarbiter -I "$OUT" -L "$OUT")
 # Outputs of an earlier run are removed first, and a compiler failure stops the script:
 # otherwise a target that no longer compiles would fuzz its old binary and pass.
-rm -f "$OUT"/*.a "$OUT"/*.swiftmodule "$OUT/LineParserFuzz" "$OUT/HTTPHeadFuzz" "$OUT/WebSocketFrameFuzz"
+rm -f "$OUT"/*.a "$OUT"/*.swiftmodule "$OUT/LineParserFuzz" "$OUT/HTTPHeadFuzz" "$OUT/WebSocketFrameFuzz" "$OUT/RelayFrameFuzz"
 compile() {
   local log="$OUT/swiftc.log"
   if ! swiftc "${FLAGS[@]}" "$@" > "$log" 2>&1; then
@@ -25,9 +25,11 @@ compile -module-name ArbiterCore -emit-module -emit-module-path "$OUT/ArbiterCor
   -emit-library -static -o "$OUT/libArbiterCore.a" Sources/ArbiterCore/*.swift
 compile -module-name ArbiterWire -emit-module -emit-module-path "$OUT/ArbiterWire.swiftmodule" \
   -emit-library -static -o "$OUT/libArbiterWire.a" $(find Sources/ArbiterWire -name '*.swift')
+compile -module-name ArbiterCluster -emit-module -emit-module-path "$OUT/ArbiterCluster.swiftmodule" \
+  -emit-library -static -o "$OUT/libArbiterCluster.a" $(find Sources/ArbiterCluster -name '*.swift')
 status=0
-for target in LineParserFuzz HTTPHeadFuzz WebSocketFrameFuzz; do
-  compile -lArbiterWire -lArbiterCore "Fuzz/$target.swift" -o "$OUT/$target"
+for target in LineParserFuzz HTTPHeadFuzz WebSocketFrameFuzz RelayFrameFuzz; do
+  compile -lArbiterCluster -lArbiterWire -lArbiterCore "Fuzz/$target.swift" -o "$OUT/$target"
   corpus="$OUT/corpus-$target"
   mkdir -p "$corpus"
   cp Fuzz/seeds/"$target"/* "$corpus"/ 2>/dev/null || true

@@ -87,6 +87,10 @@ import Testing
         var reason = Array(RelayFrameEncoder.encode(.grantEnded(panel: "p", term: 1, session: 1, button: "b", fence: 1, reason: .reset)).dropFirst(4))
         reason.replaceSubrange((reason.count - 5)..., with: Array("zzzzz".utf8))
         #expect(throws: RelayError.malformedFrame("release reason zzzzz")) { try decodeAll([frame(reason)]) }
+        // A key's presence byte is 0 or 1: one spelling per frame.
+        var presence = Array(RelayFrameEncoder.encode(.kick(id: 1, session: 2, key: nil, by: 3)).dropFirst(4))
+        presence[1 + 16] = 2
+        #expect(throws: RelayError.malformedFrame("presence byte 2")) { try decodeAll([frame(presence)]) }
         let lying: [UInt8] = [2, 0, 0, 0, 200, 0x70]
         #expect(throws: RelayError.malformedFrame("a field is longer than its frame")) { try decodeAll([frame(lying)]) }
     }

@@ -63,7 +63,7 @@ public struct RelayFrameDecoder: Sendable {
                 let origin = try string()
                 let session = try integer()
                 let name = try string()
-                let key: String? = try byte() == 1 ? try string() : nil
+                let key = try optionalString()
                 return .command(
                     RelayCommand(
                         origin: origin, session: session, sessionName: name, key: key, panel: try string(),
@@ -85,7 +85,7 @@ public struct RelayFrameDecoder: Sendable {
             case RelayFrameType.kick:
                 let id = try integer()
                 let session = try integer()
-                let key: String? = try byte() == 1 ? try string() : nil
+                let key = try optionalString()
                 return .kick(id: id, session: session, key: key, by: try integer())
             case RelayFrameType.kickAnswer:
                 let id = try integer()
@@ -131,6 +131,16 @@ public struct RelayFrameDecoder: Sendable {
             guard left >= count else { throw .malformedFrame("a field is longer than its frame") }
             defer { at += count }
             return UnsafeBufferPointer(rebasing: bytes[at..<(at + count)])
+        }
+
+        /// A presence byte, 0 or 1 (anything else is malformed: one spelling per frame),
+        /// then the string if present.
+        mutating func optionalString() throws(RelayError) -> String? {
+            switch try byte() {
+            case 0: return nil
+            case 1: return try string()
+            case let other: throw .malformedFrame("presence byte \(other)")
+            }
         }
 
         mutating func data() throws(RelayError) -> [UInt8] {
