@@ -293,7 +293,6 @@ extension PanelHost {
     /// `reply` rendered in `remote`'s form with `id` straight into its frame, behind `kind`
     /// (the press path: `RelayFrameEncoder.encodeReply`).
     func sendReply(_ kind: RelayPayload.ReplyKind, _ reply: PanelReply, to remote: RemoteRequester, id: CommandID?) {
-        let names = names
         sendReplyFrame(to: remote) { frame in
             frame.append(kind.rawValue)
             MessageEncoder.encode(reply, names: names, format: remote.format, id: id, into: &frame)

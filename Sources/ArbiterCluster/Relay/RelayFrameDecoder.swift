@@ -25,8 +25,8 @@ public struct RelayFrameDecoder: Sendable {
         guard size <= limits.maxFrameBytes else { throw .frameTooLarge(size: size, limit: limits.maxFrameBytes) }
         guard size >= 1 else { throw .malformedFrame("empty frame") }
         guard buffer.count - start >= 4 + size else { return nil }
-        // Read before the buffer is compacted: the reader's slice shares its storage, and
-        // compacting while it is alive would copy the whole buffer.
+        // Read before the buffer is compacted: the reader's pointer is into the buffer's
+        // storage, valid only inside this closure.
         let from = start + 4
         let message = try buffer.withUnsafeBufferPointer { all throws(RelayError) -> RelayMessage in
             var reader = Reader(bytes: UnsafeBufferPointer(rebasing: all[from..<(from + size)]))
