@@ -18,6 +18,12 @@ extension EtcdSocket.Failure {
 }
 
 extension Error {
+    /// Whether the member answered, if only with an error of etcd's: it is alive.
+    var isAnswer: Bool {
+        if let failure = self as? EtcdClientFailure, case .etcd = failure { return true }
+        return false
+    }
+
     /// The `EtcdError` the caller sees for a failed exchange with `endpoint`.
     func etcdError(endpoint: EtcdEndpoint, path: String, timeout: Int64) -> EtcdError {
         switch self {

@@ -9,17 +9,24 @@ import Foundation
 /// nothing has been sent: a request that reached a member and got no answer is reported
 /// as `unavailable` and not retried elsewhere, because it may have been applied; every
 /// write the cluster makes is a guarded transaction, so the caller's next step reads the
-/// truth. The member that failed is moved behind the others for the next call.
+/// truth. The member that failed is moved behind the others for the next call, and so is
+/// one that has left a call unanswered for a while (`EtcdMemberHealth`, which the node's
+/// clients share): a frozen member accepts connections and then says nothing.
 public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     public let endpoints: [EtcdEndpoint]
     public let timeoutMilliseconds: Int64
+    public let health: EtcdMemberHealth
     private let lock = NSLock()
     private var preferred = 0
 
-    public init(endpoints: [EtcdEndpoint], timeoutMilliseconds: Int64 = 2_000) {
+    /// `health`: shared by every client of one node, so that what one call learns about a
+    /// member steers the others; one of its own without it.
+    public init(endpoints: [EtcdEndpoint], timeoutMilliseconds: Int64 = 2_000, health: EtcdMemberHealth? = nil) {
         precondition(!endpoints.isEmpty, "at least one etcd endpoint")
+        precondition(health.map { $0.members == endpoints.count } ?? true, "one health record per endpoint")
         self.endpoints = endpoints
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.health = health ?? EtcdMemberHealth(members: endpoints.count)
     }
 
     /// The endpoint the next call tries first.
@@ -63,15 +70,19 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     public func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
         let deadline = MonotonicClock.milliseconds() + timeoutMilliseconds
         let (socket, index) = try open(deadline: deadline)
-        let watch = EtcdHTTPWatch(socket: socket, endpoint: endpoints[index])
+        let watch = EtcdHTTPWatch(socket: socket, endpoint: endpoints[index], member: index, health: health)
+        // Counted as a call only until etcd confirms it: an open watch is quiet by design.
+        let call = health.began(index)
         do {
             try socket.send(request("/v3/watch", EtcdJSONRequest.watch(keys, startRevision: startRevision), endpoint: endpoints[index]), deadline: deadline)
             try watch.awaitCreated(deadline: deadline)
         } catch {
+            health.ended(call, answered: error.isAnswer)
             socket.close()
             demote(index)
             throw error.etcdError(endpoint: endpoints[index], path: "/v3/watch", timeout: timeoutMilliseconds)
         }
+        health.ended(call, answered: true)
         return watch
     }
 
@@ -84,6 +95,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
         let endpoint = endpoints[index]
         var reader = HTTPResponseReader()
         var bodyBytes: [UInt8] = []
+        let call = health.began(index)
         do {
             try socket.send(request(path, body, endpoint: endpoint), deadline: deadline)
             while !reader.isComplete {
@@ -97,9 +109,11 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
                 }
             }
         } catch {
+            health.ended(call, answered: false)
             demote(index)
             throw error.etcdError(endpoint: endpoint, path: path, timeout: timeoutMilliseconds)
         }
+        health.ended(call, answered: true)
         let json: JSONValue
         do {
             json = try JSONParser.parse(bodyBytes)
@@ -114,7 +128,8 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
         return json
     }
 
-    /// A connection to the first endpoint, from the preferred one on, that accepts one.
+    /// A connection to the first endpoint that accepts one: from the preferred one on,
+    /// the suspect ones last.
     private func open(deadline: Int64) throws(EtcdError) -> (EtcdSocket, Int) {
         let start: Int
         lock.lock()
@@ -123,8 +138,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
         var reasons: [String] = []
         // Each endpoint gets a share of the time, so one that swallows SYNs cannot use it all.
         let share = max(200, timeoutMilliseconds / Int64(endpoints.count))
-        for k in 0..<endpoints.count {
-            let index = (start + k) % endpoints.count
+        for index in health.order(from: start) {
             let now = MonotonicClock.milliseconds()
             guard now < deadline else { break }
             do {
@@ -134,6 +148,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
                 lock.unlock()
                 return (socket, index)
             } catch {
+                health.unreachable(index)
                 reasons.append(error.summary)
             }
         }

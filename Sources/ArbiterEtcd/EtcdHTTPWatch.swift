@@ -5,13 +5,17 @@ import ArbiterWire
 final class EtcdHTTPWatch: EtcdWatchStream {
     private let socket: EtcdSocket
     private let endpoint: EtcdEndpoint
+    private let member: Int
+    private let health: EtcdMemberHealth
     private var reader = HTTPResponseReader()
     private var pending: [UInt8] = []
     private var closed = false
 
-    init(socket: EtcdSocket, endpoint: EtcdEndpoint) {
+    init(socket: EtcdSocket, endpoint: EtcdEndpoint, member: Int, health: EtcdMemberHealth) {
         self.socket = socket
         self.endpoint = endpoint
+        self.member = member
+        self.health = health
     }
 
     /// Reads up to etcd's `created` confirmation, keeping any events that follow it.
@@ -27,6 +31,12 @@ final class EtcdHTTPWatch: EtcdWatchStream {
 
     func next(timeoutMilliseconds: Int) throws(EtcdError) -> [EtcdWatchEvent] {
         guard !closed else { throw .unavailable("watch on \(endpoint) closed") }
+        // A frozen member's watch is as quiet as an idle one's; what the node's other
+        // calls found out about the member tells them apart.
+        if health.shouldLeave(member) {
+            cancel()
+            throw .unavailable("\(endpoint) stopped answering the node's other calls; watching from another member")
+        }
         let deadline = MonotonicClock.milliseconds() + Int64(timeoutMilliseconds)
         var events: [EtcdWatchEvent] = []
         while true {

@@ -55,11 +55,13 @@ if let endpoints = options.clusterEndpoints, let node = options.node, let advert
         FileHandle.standardError.write(Data("error: \(refusal.message)\n".utf8))
         exit(78)
     case .success(let key):
+        // One record of which members answer, for all three clients (EtcdMemberHealth).
+        let health = EtcdMemberHealth(members: endpoints.count)
         configuration.cluster = ClusterSetup(
             node: node, advertise: advertise, key: key,
-            control: EtcdHTTPClient(endpoints: endpoints), lease: EtcdHTTPClient(endpoints: endpoints),
+            control: EtcdHTTPClient(endpoints: endpoints, health: health), lease: EtcdHTTPClient(endpoints: endpoints, health: health),
             endpointsDescription: endpoints.map(\.description).joined(separator: ","),
-            watch: EtcdHTTPClient(endpoints: endpoints), timing: ClusterTiming(ttlSeconds: options.clusterTTLSeconds))
+            watch: EtcdHTTPClient(endpoints: endpoints, health: health), timing: ClusterTiming(ttlSeconds: options.clusterTTLSeconds))
         configuration.cluster?.checksAdvertise = options.checksAdvertise
     }
 }

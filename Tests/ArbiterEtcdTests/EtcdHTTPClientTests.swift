@@ -1,4 +1,5 @@
 import ArbiterCluster
+import Foundation
 import Testing
 @testable import ArbiterEtcd
 
@@ -100,5 +101,48 @@ import Testing
         watch.cancel()
         #expect(throws: EtcdError.self) { try watch.next(timeoutMilliseconds: 50) }
         #expect(gateway.seen.first?.body.contains(#""prev_kv":true"#) == true)
+    }
+
+    @Test func whileOneCallHangsOnAFrozenMemberTheNodesOtherCallsGoElsewhere() throws {
+        // Frozen (SIGSTOP): it accepts connections and never answers.
+        let frozen = try FakeGateway { _, _ in nil }
+        let good = try FakeGateway { _, _ in Self.rangeAnswer }
+        defer { frozen.stop(); good.stop() }
+        let list = try endpoints([frozen.endpoint, good.endpoint])
+        let health = EtcdMemberHealth(members: 2)
+        let lease = EtcdHTTPClient(endpoints: list, timeoutMilliseconds: 10_000, health: health)
+        let control = EtcdHTTPClient(endpoints: list, timeoutMilliseconds: 10_000, health: health)
+        let hung = DispatchGroup()
+        hung.enter()
+        DispatchQueue.global().async {
+            _ = try? lease.range(.key("a"))
+            hung.leave()
+        }
+        // Bounded: the stall time, then the member is suspect.
+        let deadline = Date().addingTimeInterval(5)
+        while !health.isSuspect(0), Date() < deadline { usleep(10_000) }
+        #expect(health.isSuspect(0))
+        let began = Date()
+        #expect(try control.range(.key("a")).revision == 7)
+        #expect(Date().timeIntervalSince(began) < 5, "answered by the good member, not after the frozen one's timeout")
+        #expect(good.seen.count == 1)
+        #expect(frozen.seen.count == 1, "only the call that was already there")
+        frozen.stop()
+        #expect(hung.wait(timeout: .now() + 15) == .success)
+    }
+
+    @Test func aWatchOnAMemberTheOtherCallsFoundFrozenEndsSoItIsOpenedElsewhere() throws {
+        let gateway = try FakeGateway { path, _ in
+            guard path == "/v3/watch" else { return nil }
+            return FakeGateway.stream([#"{"result":{"header":{"revision":"3"},"created":true}}"#])
+        }
+        let other = try FakeGateway { _, _ in Self.rangeAnswer }
+        defer { gateway.stop(); other.stop() }
+        let health = EtcdMemberHealth(members: 2)
+        let client = EtcdHTTPClient(endpoints: try endpoints([gateway.endpoint, other.endpoint]), timeoutMilliseconds: 5_000, health: health)
+        let watch = try client.watch(.prefix("a"), startRevision: 0)
+        #expect(try watch.next(timeoutMilliseconds: 50).isEmpty, "quiet is not frozen")
+        health.unreachable(0)
+        #expect(throws: EtcdError.self) { try watch.next(timeoutMilliseconds: 50) }
     }
 }

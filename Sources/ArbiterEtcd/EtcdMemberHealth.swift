@@ -1,0 +1,105 @@
+import Foundation
+
+/// What a node's etcd clients have lately seen of each member, shared by all of them: the
+/// lease's keepalives, the steps' reads and transactions, and the watch.
+///
+/// A member that is killed refuses connections, and every client moves on at once. A
+/// member that is frozen (SIGSTOP, a VM paused, a black-holed network path) still
+/// accepts them, since the kernel completes the handshake, and then says nothing: each
+/// call to it waits out its whole timeout. Keepalives go out every 500 ms, so without
+/// this every one of them would go to that member for the 2 s it takes the first to
+/// time out, and the lease's safe window (TTL minus the margin, 2.5 s by default) would
+/// run out on a healthy etcd. So a member with a call unanswered for `stallMilliseconds`,
+/// or one whose call failed in the last `failureMemoryMilliseconds`, is *suspect*, and
+/// calls try every other member first.
+public final class EtcdMemberHealth: @unchecked Sendable {
+    /// Longer than any answer from a member that is alive: a keepalive is answered by
+    /// etcd's leader without a disk write, a range or transaction within milliseconds to
+    /// tens of milliseconds. While etcd elects a leader every member is slow at once;
+    /// then all are suspect, and the order is the usual one.
+    public static let stallMilliseconds: Int64 = 300
+    /// How long a member that failed a call stays behind the others, unless it answers.
+    public static let failureMemoryMilliseconds: Int64 = 5_000
+
+    public let members: Int
+    private let lock = NSLock()
+    private let now: @Sendable () -> Int64
+    private var startedAt: [Int: (member: Int, at: Int64)] = [:]
+    private var nextCall = 0
+    private var failedAt: [Int64?]
+
+    public convenience init(members: Int) {
+        self.init(members: members, now: { MonotonicClock.milliseconds() })
+    }
+
+    /// `now`: milliseconds on a monotonic clock (a manual one in tests).
+    init(members: Int, now: @escaping @Sendable () -> Int64) {
+        precondition(members > 0, "at least one etcd member")
+        self.members = members
+        self.now = now
+        self.failedAt = Array(repeating: nil, count: members)
+    }
+
+    /// A call to `member` is under way (connected; its request about to be sent). Returns
+    /// the token `ended` takes.
+    public func began(_ member: Int) -> Int {
+        let at = now()
+        lock.lock()
+        defer { lock.unlock() }
+        nextCall += 1
+        startedAt[nextCall] = (member, at)
+        return nextCall
+    }
+
+    /// The call is over: `answered` when the member answered at all (an error from etcd,
+    /// such as "no leader", is an answer: the member is alive), false when it timed out or
+    /// the connection broke.
+    public func ended(_ call: Int, answered: Bool) {
+        let at = now()
+        lock.lock()
+        defer { lock.unlock() }
+        guard let (member, _) = startedAt.removeValue(forKey: call) else { return }
+        failedAt[member] = answered ? nil : at
+    }
+
+    /// A connection to `member` failed: nothing was sent.
+    public func unreachable(_ member: Int) {
+        let at = now()
+        lock.lock()
+        failedAt[member] = at
+        lock.unlock()
+    }
+
+    public func isSuspect(_ member: Int) -> Bool {
+        let at = now()
+        lock.lock()
+        defer { lock.unlock() }
+        return suspect(member, at: at)
+    }
+
+    /// Every member, starting at `preferred` and going round, those not suspect first.
+    public func order(from preferred: Int) -> [Int] {
+        let at = now()
+        lock.lock()
+        defer { lock.unlock() }
+        let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
+        let suspects = ring.filter { suspect($0, at: at) }
+        return ring.filter { !suspects.contains($0) } + suspects
+    }
+
+    /// Whether a long-lived call on `member` (the watch) should go elsewhere: it is
+    /// suspect and some other member is not. When all are suspect (etcd electing a
+    /// leader, or without a majority) moving would gain nothing.
+    public func shouldLeave(_ member: Int) -> Bool {
+        let at = now()
+        lock.lock()
+        defer { lock.unlock() }
+        guard suspect(member, at: at) else { return false }
+        return (0..<failedAt.count).contains { $0 != member && !suspect($0, at: at) }
+    }
+
+    private func suspect(_ member: Int, at: Int64) -> Bool {
+        if let failed = failedAt[member], at - failed < Self.failureMemoryMilliseconds { return true }
+        return startedAt.values.contains { $0.member == member && at - $0.at >= Self.stallMilliseconds }
+    }
+}
