@@ -24,6 +24,15 @@ public final class ClusterNode {
     /// thread, so a slow range or txn never delays a keepalive): `step()` then leaves the
     /// lease alone and the driver hands every change in with `adoptLease`.
     public var leaseIsExternal = false
+    /// With `leaseIsExternal`: the lease as the driver holds it at this instant, and since
+    /// when it has been safe without a break (nil: not known). Read before every event a
+    /// panel's machine gets: a step held up in a slow etcd call (a member that froze keeps
+    /// a call 2 s) would otherwise judge the deadline by the lease it was handed before the
+    /// call, while the renewals that came meanwhile wait behind the step in the driver's
+    /// `adoptLease`, and its leaders would step down on a healthy lease.
+    public var externalLease: (() -> (lease: NodeLeaseStateMachine, safeSince: Instant?))?
+    /// Within `adoptLease`, whose own events must not pull the lease again.
+    private var adopting = false
     /// Every action the machines produced, in order, for the server (and tests) to follow.
     public var onAction: ((String, PanelLeadershipAction) -> Void)?
     /// Each fence reservation's outcome that is etcd's: the error that stopped it (etcd
@@ -115,11 +124,18 @@ public final class ClusterNode {
 
     /// The lease as an external driver now holds it. Every panel's deadline is checked
     /// with the clock first, so a leader whose old deadline passed steps down before a
-    /// later renewal could make it look as if it never had.
-    public func adoptLease(_ newLease: NodeLeaseStateMachine) {
+    /// later renewal could make it look as if it never had; unless the driver says the
+    /// lease has been safe without a break since before the deadline this node knew
+    /// (`safeSince`): then it was, and was only handed in late. (A break would have begun a
+    /// new safe period after that deadline, since a newer deadline is never earlier.)
+    public func adoptLease(_ newLease: NodeLeaseStateMachine, safeSince: Instant? = nil) {
+        adopting = true
+        defer { adopting = false }
         let now = clock()
-        for panel in panelNames { update(panel) { $0.tick(now: now) } }
         let before = lease
+        let continuous =
+            if let safeSince, let deadline = before.safeUntil, before.leaseID == newLease.leaseID { safeSince < deadline } else { false }
+        if !continuous { for panel in panelNames { update(panel) { $0.tick(now: now) } } }
         lease = newLease
         switch newLease.state {
         case .held(let held, let safeUntil, _):
@@ -155,6 +171,11 @@ public final class ClusterNode {
         case .none, .renewed, .lost:
             break
         }
+    }
+
+    private func pullExternalLease() {
+        guard leaseIsExternal, !adopting, let external = externalLease?(), external.lease.state != lease.state else { return }
+        adoptLease(external.lease, safeSince: external.safeSince)
     }
 
     private func leaseChanged(_ action: NodeLeaseStateMachine.Action) {
@@ -258,6 +279,7 @@ public final class ClusterNode {
     // MARK: Performing actions
 
     private func update(_ panel: String, _ event: (inout PanelLeadershipStateMachine) -> [PanelLeadershipAction]) {
+        pullExternalLease()
         guard var machine = machines[panel] else { return }
         let actions = event(&machine)
         machines[panel] = machine

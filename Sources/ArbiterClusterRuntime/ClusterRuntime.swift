@@ -69,6 +69,7 @@ public final class ClusterRuntime: @unchecked Sendable {
             etcd: leaseEtcd, timing: timing, clock: clock,
             changed: { [weak self] lease in self?.adopt(lease) },
             ticked: { [weak self] now in self?.watchdog(now) })
+        cluster.externalLease = { [keeper] in keeper.current }
         writableLease = WritableLease(published: keeper.published, clock: clock, slackMilliseconds: timing.safetyMarginMilliseconds / 2)
         cluster.onAction = { [weak self] panel, action in self?.perform(action, for: panel) }
         cluster.onFenceReservation = { [callbacks] panel, failure in callbacks.fenceReservation(panel, failure) }
@@ -228,10 +229,13 @@ public final class ClusterRuntime: @unchecked Sendable {
 
     // MARK: Private
 
-    private func adopt(_ lease: NodeLeaseStateMachine) {
+    private func adopt(_: NodeLeaseStateMachine) {
         control.async { [self] in
             let wasSafe = cluster.lease.isSafe(at: clock())
-            cluster.adoptLease(lease)
+            // The keeper's lease as it is now: a step may have pulled a newer one than this
+            // change's (`ClusterNode.externalLease`), which must not be taken back.
+            let current = keeper.current
+            cluster.adoptLease(current.lease, safeSince: current.safeSince)
             // A node cannot campaign while its lease is unsafe: a vacancy it saw meanwhile
             // (through the watch, which reports a change once) is acted on now, not at the
             // next timer step. Seen in a loaded CI run with a 60 s step: a stalled

@@ -21,6 +21,9 @@ final class LeaseKeeper: @unchecked Sendable {
     private var inFlight = 0
     private var lastSent: Instant?
     private var lastRenewedSentAt: Instant?
+    /// Since when `machine`'s lease has been safe without a break: set by a grant, and by
+    /// a renewal that came after the deadline had passed; nil while no lease is held.
+    private var safeSince: Instant?
     private var stats = ClusterRuntimeStats()
     private var timer: DispatchSourceTimer?
     private let ttlSeconds: Int64
@@ -49,6 +52,14 @@ final class LeaseKeeper: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return machine
+    }
+
+    /// The lease, and since when it has been safe without a break, read together
+    /// (`ClusterNode.externalLease`).
+    var current: (lease: NodeLeaseStateMachine, safeSince: Instant?) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (machine, safeSince)
     }
 
     var counters: ClusterRuntimeStats {
@@ -111,6 +122,7 @@ final class LeaseKeeper: @unchecked Sendable {
         case .success(let lease):
             _ = machine.granted(lease)
             lastRenewedSentAt = sentAt
+            safeSince = clock()
         case .failure: machine.grantFailed()
         }
         lastSent = nil
@@ -126,6 +138,8 @@ final class LeaseKeeper: @unchecked Sendable {
         do { result = .success(try etcd.keepAlive(lease: id)) } catch { result = .failure(error) }
         lock.lock()
         inFlight -= 1
+        let now = clock()
+        let wasSafe = machine.isSafe(at: now)
         let action: NodeLeaseStateMachine.Action
         switch result {
         case .success(let lease):
@@ -140,6 +154,11 @@ final class LeaseKeeper: @unchecked Sendable {
             action = machine.keepAliveFailed(error)
         }
         if case .lost = action { lastSent = nil }
+        switch action {
+        case .renewed: if !wasSafe { safeSince = now }
+        case .lost: safeSince = nil
+        case .none, .grant, .keepAlive: break
+        }
         let after = machine
         published.publish(machine)
         changes.bump()

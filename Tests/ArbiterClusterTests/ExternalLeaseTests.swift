@@ -63,4 +63,86 @@ import Testing
         node.adoptLease(lease)
         #expect(node.canDecide("demo") == nil)
     }
+
+    /// A node leading `demo` under a lease granted now, with `externalLease` reading `held`.
+    private func leader(_ etcd: InMemoryEtcd, held: Held) throws -> ClusterNode {
+        let node = ClusterNode(name: "n1", advertise: "a:1", panels: ["demo"], etcd: etcd, clock: clock.read)
+        node.leaseIsExternal = true
+        var lease = NodeLeaseStateMachine(timing: .standard)
+        lease.grantSent(now: clock.now)
+        _ = lease.granted(try etcd.grantLease(ttlSeconds: 3))
+        held.lease = lease
+        held.safeSince = clock.now
+        node.adoptLease(lease, safeSince: clock.now)
+        node.externalLease = { (held.lease, held.safeSince) }
+        for _ in 0..<5 where node.canDecide("demo") == nil {
+            node.step()
+            clock.advance(100)
+        }
+        _ = try #require(node.canDecide("demo"))
+        return node
+    }
+
+    final class Held {
+        var lease = NodeLeaseStateMachine(timing: .standard)
+        var safeSince: Instant?
+
+        /// A keepalive sent and answered at `now`, `safeSince` as the driver would keep it.
+        func renew(at now: Instant) {
+            let wasSafe = lease.isSafe(at: now)
+            let id = lease.leaseID!
+            lease.keepAliveSent(now: now)
+            _ = lease.keepAliveAnswered(EtcdLease(id: id, ttlSeconds: 3), sentAt: now)
+            if !wasSafe { safeSince = now }
+        }
+    }
+
+    @Test func aStepHeldUpInACallJudgesTheDeadlineByTheRenewalsThatCameMeanwhile() throws {
+        let etcd = InMemoryEtcd(clock: clock.read)
+        let held = Held()
+        let node = try leader(etcd, held: held)
+        var actions: [PanelLeadershipAction] = []
+        node.onAction = { _, action in actions.append(action) }
+        // The driver renews on time while the step is stuck in a call to a frozen member;
+        // its `adoptLease` waits behind the step.
+        clock.advance(1_000)
+        held.renew(at: clock.now)
+        _ = try etcd.keepAlive(lease: try #require(held.lease.leaseID))
+        // The step comes back past the deadline the node was last handed (2.5 s after the grant).
+        clock.advance(2_000)
+        node.step()
+        #expect(!actions.contains { if case .stopDeciding = $0 { true } else { false } }, "\(actions)")
+        #expect(node.canDecide("demo") != nil)
+    }
+
+    @Test func withoutTheDriversLeaseTheSameStallStepsDown() throws {
+        // What the test above guards against: the node's own copy of the lease, stale.
+        let etcd = InMemoryEtcd(clock: clock.read)
+        let held = Held()
+        let node = try leader(etcd, held: held)
+        node.externalLease = nil
+        var actions: [PanelLeadershipAction] = []
+        node.onAction = { _, action in actions.append(action) }
+        clock.advance(1_000)
+        held.renew(at: clock.now)
+        _ = try etcd.keepAlive(lease: try #require(held.lease.leaseID))
+        clock.advance(2_000)
+        node.step()
+        #expect(actions.contains { if case .stopDeciding(_, .leaseDeadline) = $0 { true } else { false } })
+    }
+
+    @Test func aRenewalAfterABreakStillStepsDown() throws {
+        let etcd = InMemoryEtcd(clock: clock.read)
+        let held = Held()
+        let node = try leader(etcd, held: held)
+        var actions: [PanelLeadershipAction] = []
+        node.onAction = { _, action in actions.append(action) }
+        // No renewal until past the deadline (2.5 s after the grant): a new safe period
+        // begins at the late renewal, and the node must have stopped at the deadline.
+        clock.advance(2_700)
+        held.renew(at: clock.now)
+        _ = try etcd.keepAlive(lease: try #require(held.lease.leaseID))
+        node.step()
+        #expect(actions.first.map { if case .stopDeciding(_, .leaseDeadline) = $0 { true } else { false } } == true, "\(actions)")
+    }
 }
