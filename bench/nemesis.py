@@ -64,7 +64,12 @@ FAULTS = ["kill", "pause", "pause-long", "etcd1", "etcd2", "cut-nodes", "cut-etc
 # across the lease's edges (TTL 3 s: the safe window ends at 2.5 s, etcd expires the
 # lease at 3 s, another node wins the panel soon after), where a node wakes while the
 # others are still finding out. `--faults pause-edge,kill,...` picks the mix.
-EXTRA_FAULTS = ["pause-edge", "restart"]
+EXTRA_FAULTS = ["pause-edge", "restart", "etcd-freeze"]
+# `etcd-freeze`: one etcd member (etcd's leader half the time) SIGSTOPped for 1-5 s, then
+# SIGCONTed. It accepts connections and answers nothing meanwhile; etcd 3.4's leader, woken
+# after more than about the TTL, revokes the leases it saw no keepalive for (etcd issue
+# 15247): a failover on every node, which must stay safe.
+ETCD_FREEZE_S = (1, 5)
 # A graceful stop has this long before the run counts it as hung (`inject`).
 SHUTDOWN_LIMIT_S = 10
 PAUSES = {"pause": (0.5, 2.5), "pause-long": (4, 8), "pause-edge": (2.3, 3.8)}
@@ -159,6 +164,19 @@ def inject(kind, node, cluster, rng):
         time.sleep(rng.uniform(1, 5))
         for m in members:
             cluster.etcd.start_member(m)
+    elif kind == "etcd-freeze":
+        alive = cluster.etcd.alive()
+        leader = None
+        if rng.random() < 0.5:
+            try:
+                leader = cluster.etcd.leader_member(timeout=5)
+            except cl.Failure:
+                leader = None
+        member = leader if leader in alive else rng.choice(alive)
+        cl.log(f"  etcd m{member}{' (its leader)' if member == leader else ''} frozen")
+        cluster.etcd.pause_member(member)
+        time.sleep(rng.uniform(*ETCD_FREEZE_S))
+        cluster.etcd.resume_member(member)
     elif kind == "cut-nodes":
         node.cut_from_nodes()
         time.sleep(rng.uniform(1, 5))

@@ -241,6 +241,13 @@ class Etcd3:
         if proc:
             kill_group(proc)
 
+    def pause_member(self, n):
+        """SIGSTOP, as a frozen VM or a long stall would: its sockets stay open and silent."""
+        self.procs[n].send_signal(signal.SIGSTOP)
+
+    def resume_member(self, n):
+        self.procs[n].send_signal(signal.SIGCONT)
+
     def alive(self):
         return sorted(n for n, p in self.procs.items() if p.poll() is None)
 

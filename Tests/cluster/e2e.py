@@ -16,6 +16,9 @@ tests, each a function that raises Failure when its guarantee is broken:
   c  kill an etcd follower member, then etcd's leader member: presses keep working; kill
      two: ERROR unavailable within a bound, held buttons released reason=failover;
      restart them: presses work again, no node restarted
+  l  freeze (SIGSTOP) etcd's follower member for 5 s, then its leader member for 2 s: it
+     accepts connections and answers nothing, yet presses keep working through every
+     node, no node steps down, a held button stays held
   d  members on three different nodes record identical event orders for presses from all
      three nodes
   e  a relay handshake with a wrong key, and a plain client sending relay frames, are
@@ -369,7 +372,7 @@ def _granted(client, down):
 
 # ------------------------------------------------------------------ (c) etcd losing members
 
-def presses_work(cluster, seconds, label):
+def presses_work(cluster, seconds, label, scenario="c"):
     """DOWN/UP on demo b3 through every node for `seconds`; Failure on any answer but GRANTED."""
     tag = re.sub(r"[^A-Za-z0-9]", "", label)[:12]
     clients = [cl.LineClient(n.port, f"c{tag}-{n.name}") for n in cluster.nodes]
@@ -379,7 +382,7 @@ def presses_work(cluster, seconds, label):
         while time.monotonic() < deadline:
             for c in clients:
                 _, _, m = c.request("DOWN demo b3", r"^(GRANTED|DENIED|ERROR).*$", timeout=5)
-                check(m.group(0).startswith("GRANTED"), f"(c) {label}: DOWN demo b3 through {c.name} answered {m.group(0)}")
+                check(m.group(0).startswith("GRANTED"), f"({scenario}) {label}: DOWN demo b3 through {c.name} answered {m.group(0)}")
                 c.request(f"UP demo b3 fence={cl.fields(m.group(0))['fence']}", r"^(OK UP|ERROR)", timeout=5)
                 count += 1
             time.sleep(0.05)
@@ -447,6 +450,53 @@ def scenario_c(cluster):
     for node in cluster.nodes:
         check(node.running() and node.proc.pid == pids[node.name], f"(c) node {node.name} was restarted or died")
     for c in (holder, watcher, asker):
+        c.close()
+
+
+# ------------------------------------------------------------------ (l) etcd members frozen
+
+def step_downs(node):
+    """This node's step-downs that were not asked for (lease deadline, lease lost, deposed)."""
+    status, body = cl.http_get(node.port, "/metrics", timeout=5)
+    check(status == 200, f"(l) /metrics on {node.name} answered {status}")
+    return sum(int(float(m.group(1))) for m in re.finditer(
+        r'^arbiter_cluster_step_downs_total\{reason="(?:leaseDeadline|leaseLost|deposed)"\} (\S+)$', body, re.M))
+
+
+def scenario_l(cluster):
+    settle(cluster)
+    etcd = cluster.etcd
+    watcher, _, _ = member(cluster.nodes[0].port, "watch-l", "demo")
+    demo_leader = cluster.leader_of("demo")
+    holder, h_join, _ = member(demo_leader.port, "holder-l", "demo")
+    _, _, m = holder.request("DOWN demo b1", r"^(GRANTED|DENIED|ERROR).*$")
+    check(m.group(0).startswith("GRANTED"), f"(l) holder's DOWN demo b1: {m.group(0)}")
+    # A frozen member accepts connections and answers nothing, so every call sent to it
+    # waits out its timeout. Etcd's follower is frozen for longer than the lease's safe
+    # window; etcd's leader for less than the TTL minus a keepalive interval: longer, etcd
+    # 3.4's old leader revokes every lease it saw no keepalive for when it wakes (etcd
+    # issue 15247, docs/CLUSTER.md), which is a failover on every node.
+    for which, seconds in (("follower", 5.0), ("leader", 2.0)):
+        leading = etcd.leader_member()
+        victim = leading if which == "leader" else next(n for n in etcd.alive() if n != leading)
+        before = {n.name: step_downs(n) for n in cluster.nodes}
+        mark, h_mark = watcher.mark(), holder.mark()
+        etcd.pause_member(victim)
+        log(f"(l) froze etcd member m{victim} ({which}) for {seconds} s")
+        try:
+            presses = presses_work(cluster, seconds, f"etcd {which} m{victim} frozen", "l")
+        finally:
+            etcd.resume_member(victim)
+        presses += presses_work(cluster, 2, f"etcd {which} m{victim} woken", "l")
+        failovers = [l for l in watcher.texts(mark) + holder.texts(h_mark) if "reason=failover" in l]
+        check(not failovers, f"(l) freezing etcd's {which} member caused failovers: {failovers}")
+        after = {n.name: step_downs(n) for n in cluster.nodes}
+        check(after == before, f"(l) freezing etcd's {which} member made nodes step down: before {before}, after {after}")
+        figure("l", f"etcd {which} member m{victim} frozen {seconds:.0f} s: {presses} presses through {len(cluster.nodes)} nodes, "
+                    f"all GRANTED, no failover, no step-down, b1 held throughout")
+        cl.wait_until(etcd.healthy, 20, "etcd healthy again", interval=0.2)
+    holder.request("UP demo b1", r"^(OK UP|ERROR)")
+    for c in (holder, watcher):
         c.close()
 
 
@@ -952,7 +1002,7 @@ def scenario_j(cluster):
 
 
 SCENARIOS = {"e": scenario_e, "j": scenario_j, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "h": scenario_h,
-             "i": scenario_i, "k": scenario_k, "c": scenario_c}
+             "i": scenario_i, "k": scenario_k, "c": scenario_c, "l": scenario_l}
 
 
 def main():
