@@ -77,29 +77,39 @@ public final class EtcdMemberHealth: @unchecked Sendable {
         return suspect(member, at: at)
     }
 
-    /// Every member, starting at `preferred` and going round, those not suspect first.
+    /// Every member, starting at `preferred` and going round: those not suspect first,
+    /// then those that only failed a while ago, then those with a call stalled now. A
+    /// failure remembered from an outage that is over must not send calls back to the
+    /// member that is frozen now.
     public func order(from preferred: Int) -> [Int] {
         let at = now()
         lock.lock()
         defer { lock.unlock() }
         let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
-        let suspects = ring.filter { suspect($0, at: at) }
-        return ring.filter { !suspects.contains($0) } + suspects
+        let ranks = ring.map { rank($0, at: at) }
+        return zip(ring, ranks).enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element.0)
     }
 
     /// Whether a long-lived call on `member` (the watch) should go elsewhere: it is
-    /// suspect and some other member is not. When all are suspect (etcd electing a
+    /// suspect and some other member is less so. When all are alike (etcd electing a
     /// leader, or without a majority) moving would gain nothing.
     public func shouldLeave(_ member: Int) -> Bool {
         let at = now()
         lock.lock()
         defer { lock.unlock() }
-        guard suspect(member, at: at) else { return false }
-        return (0..<failedAt.count).contains { $0 != member && !suspect($0, at: at) }
+        let own = rank(member, at: at)
+        guard own > 0 else { return false }
+        return (0..<failedAt.count).contains { $0 != member && rank($0, at: at) < own }
     }
 
     private func suspect(_ member: Int, at: Int64) -> Bool {
-        if let failed = failedAt[member], at - failed < Self.failureMemoryMilliseconds { return true }
-        return startedAt.values.contains { $0.member == member && at - $0.at >= Self.stallMilliseconds }
+        rank(member, at: at) > 0
+    }
+
+    /// 0: nothing against it; 1: a call failed lately; 2: a call is stalled on it now.
+    private func rank(_ member: Int, at: Int64) -> Int {
+        if startedAt.values.contains(where: { $0.member == member && at - $0.at >= Self.stallMilliseconds }) { return 2 }
+        if let failed = failedAt[member], at - failed < Self.failureMemoryMilliseconds { return 1 }
+        return 0
     }
 }

@@ -78,4 +78,18 @@ import Testing
         health.ended(call, answered: false)  // a second end of one call changes nothing
         #expect(!health.isSuspect(2))
     }
+
+    @Test func aMemberStalledNowGoesBehindOnesThatOnlyFailedAWhileAgo() {
+        // Two members were down a few seconds ago (an outage that is over); the third
+        // freezes now: calls must go to the two, not round to the frozen one.
+        let health = self.health
+        health.unreachable(1)
+        health.unreachable(2)
+        clock.advance(1_000)
+        _ = health.began(0)
+        clock.advance(EtcdMemberHealth.stallMilliseconds)
+        #expect(health.order(from: 0) == [1, 2, 0])
+        #expect(health.shouldLeave(0))
+        #expect(!health.shouldLeave(1))
+    }
 }
