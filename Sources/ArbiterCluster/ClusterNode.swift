@@ -33,6 +33,13 @@ public final class ClusterNode {
     public var externalLease: (() -> (lease: NodeLeaseStateMachine, safeSince: Instant?))?
     /// Within `adoptLease`, whose own events must not pull the lease again.
     private var adopting = false
+    /// After this node's own lease ended, no campaign before this instant: TTL minus the
+    /// margin after it heard. etcd 3.4's leader, frozen and woken, revokes at one instant
+    /// every lease it saw no keepalive for, long before their TTL (etcd issue 15247,
+    /// docs/CLUSTER.md); the old leader of a panel may then still decide until its own safe
+    /// deadline, which is at most TTL minus the margin after that instant, and this node
+    /// heard of its own lease's end at that instant or later.
+    public private(set) var campaignsFrom: Instant?
     /// Every action the machines produced, in order, for the server (and tests) to follow.
     public var onAction: ((String, PanelLeadershipAction) -> Void)?
     /// Each fence reservation's outcome that is etcd's: the error that stopped it (etcd
@@ -139,6 +146,7 @@ public final class ClusterNode {
         lease = newLease
         switch newLease.state {
         case .held(let held, let safeUntil, _):
+            if let old = before.leaseID, old != held.id { leaseEnded() }
             if before.leaseID != held.id || before.safeUntil != safeUntil { leaseChanged(.renewed(safeUntil: safeUntil)) }
         case .lost:
             if case .lost = before.state {} else { leaseChanged(.lost) }
@@ -184,10 +192,15 @@ public final class ClusterNode {
             guard let id = lease.leaseID else { return }
             for panel in panelNames { update(panel) { $0.leaseRenewed(id: id, safeUntil: safeUntil, now: clock()) } }
         case .lost:
+            leaseEnded()
             for panel in panelNames { update(panel) { $0.leaseLost(now: clock()) } }
         case .none, .grant, .keepAlive:
             break
         }
+    }
+
+    private func leaseEnded() {
+        campaignsFrom = clock() + (timing.ttlSeconds * 1000 - timing.safetyMarginMilliseconds)
     }
 
     // MARK: Observing
@@ -265,7 +278,7 @@ public final class ClusterNode {
             return
         }
         var count = held.count
-        guard !panelNames.isEmpty else { return }
+        guard !panelNames.isEmpty, campaignsFrom.map({ clock() >= $0 }) ?? true else { return }
         // Nodes start at different panels, so they rarely race for the same key.
         let offset = name.utf8.reduce(0) { ($0 &* 31 &+ Int($1)) & 0xFFFF } % panelNames.count
         for i in 0..<panelNames.count where count < quota {

@@ -145,4 +145,33 @@ import Testing
         node.step()
         #expect(actions.first.map { if case .stopDeciding(_, .leaseDeadline) = $0 { true } else { false } } == true, "\(actions)")
     }
+
+    @Test func aNodeWhoseLeaseEndedWaitsTheSafeWindowBeforeItCampaignsAgain() throws {
+        let etcd = InMemoryEtcd(clock: clock.read)
+        let node = ClusterNode(name: "n1", advertise: "a:1", panels: ["demo"], etcd: etcd, clock: clock.read)
+        for _ in 0..<10 where node.canDecide("demo") == nil {
+            node.step()
+            clock.advance(100)
+        }
+        #expect(node.canDecide("demo") != nil)
+        #expect(node.campaignsFrom == nil, "a node that never lost a lease campaigns at once")
+        // etcd ends the lease long before its TTL (etcd 3.4's old leader, woken).
+        let old = try #require(node.lease.leaseID)
+        try etcd.revokeLease(old)
+        var heardAt: Instant?
+        var campaignedAt: Instant?
+        node.onAction = { [clock] _, action in
+            if case .startDeciding = action, campaignedAt == nil { campaignedAt = clock.now }
+        }
+        for _ in 0..<80 {
+            node.step()
+            if heardAt == nil, node.lease.leaseID != old { heardAt = clock.now }
+            if campaignedAt != nil, node.canDecide("demo") != nil { break }
+            clock.advance(100)
+        }
+        let heard = try #require(heardAt)
+        let campaigned = try #require(campaignedAt)
+        #expect(campaigned.since(heard) >= 2_500, "decided again \(campaigned.since(heard)) ms after the lease's end was heard")
+        #expect(node.canDecide("demo") != nil, "and leads again after that")
+    }
 }
