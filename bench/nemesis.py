@@ -15,6 +15,9 @@ one fault, chosen at random from a seeded generator and then undone:
   cut-etcd    hold every byte between a node and etcd for 1-5 s
   restart     SIGTERM a node (a rolling upgrade's step), start it again 0.5-4 s later;
               a node not gone 10 s after its SIGTERM is killed and fails the run
+  etcd-freeze SIGSTOP one etcd member (etcd's leader half the time) for 1-5 s, SIGCONT
+              (etcd-freeze2: two members, no majority); a frozen member accepts
+              connections and answers nothing
 
 A prober asks every node for `GET /api/panels` every 0.3 s (a node that follows the panel
 asks its leader, `LeaderStateGather`): its answers must come, and none may show two
@@ -64,11 +67,12 @@ FAULTS = ["kill", "pause", "pause-long", "etcd1", "etcd2", "cut-nodes", "cut-etc
 # across the lease's edges (TTL 3 s: the safe window ends at 2.5 s, etcd expires the
 # lease at 3 s, another node wins the panel soon after), where a node wakes while the
 # others are still finding out. `--faults pause-edge,kill,...` picks the mix.
-EXTRA_FAULTS = ["pause-edge", "restart", "etcd-freeze"]
+EXTRA_FAULTS = ["pause-edge", "restart", "etcd-freeze", "etcd-freeze2"]
 # `etcd-freeze`: one etcd member (etcd's leader half the time) SIGSTOPped for 1-5 s, then
 # SIGCONTed. It accepts connections and answers nothing meanwhile; etcd 3.4's leader, woken
 # after more than about the TTL, revokes the leases it saw no keepalive for (etcd issue
-# 15247): a failover on every node, which must stay safe.
+# 15247): a failover on every node, which must stay safe. `etcd-freeze2` freezes two
+# members at once: etcd without a majority that answers nothing instead of refusing.
 ETCD_FREEZE_S = (1, 5)
 # A graceful stop has this long before the run counts it as hung (`inject`).
 SHUTDOWN_LIMIT_S = 10
@@ -164,6 +168,14 @@ def inject(kind, node, cluster, rng):
         time.sleep(rng.uniform(1, 5))
         for m in members:
             cluster.etcd.start_member(m)
+    elif kind == "etcd-freeze2":
+        members = rng.sample(cluster.etcd.alive(), 2)
+        cl.log(f"  etcd m{members[0]} and m{members[1]} frozen")
+        for m in members:
+            cluster.etcd.pause_member(m)
+        time.sleep(rng.uniform(*ETCD_FREEZE_S))
+        for m in members:
+            cluster.etcd.resume_member(m)
     elif kind == "etcd-freeze":
         alive = cluster.etcd.alive()
         leader = None
