@@ -19,6 +19,9 @@ tests, each a function that raises Failure when its guarantee is broken:
   l  freeze (SIGSTOP) etcd's follower member for 5 s, then its leader member for 2 s: it
      accepts connections and answers nothing, yet presses keep working through every
      node, no node steps down, a held button stays held
+  m  freeze etcd's leader member past the TTL under an arbiter-load run (etcd 3.4.23's
+     woken leader may revoke every node's lease, and every panel fails over): the checker
+     is clean over the whole run and presses work again by themselves
   d  members on three different nodes record identical event orders for presses from all
      three nodes
   e  a relay handshake with a wrong key, and a plain client sending relay frames, are
@@ -498,6 +501,46 @@ def scenario_l(cluster):
     holder.request("UP demo b1", r"^(OK UP|ERROR)")
     for c in (holder, watcher):
         c.close()
+
+
+def scenario_m(cluster):
+    """etcd's leader frozen past the TTL under load: etcd 3.4.23's woken leader may revoke
+    every lease at once (docs/CLUSTER.md, "The client"); whatever etcd does, the checker
+    must stay clean and presses must work again by themselves."""
+    settle(cluster)
+    etcd = cluster.etcd
+    prober = cl.Presser(cluster.nodes[-1].port, "probe-m", "demo", "b3", pause=0.1)
+    prober.start()
+    duration = 16
+    load = cl.BackgroundLoad(cluster.loader, [
+        "contend", "--hosts", cluster.hosts(), "--panel", "busy", "--buttons", str(BUSY_BUTTONS),
+        "--connections", "24", "--observers", "3", "--duration", str(duration), "--seed", "13"], timeout=duration + 60)
+    try:
+        time.sleep(3)  # load running; the wait is the scenario's timing, not a poll
+        before = {n.name: step_downs(n) for n in cluster.nodes}
+        victim = etcd.leader_member()
+        etcd.pause_member(victim)
+        log(f"(m) froze etcd's leader m{victim} for {TTL + 2} s")
+        try:
+            time.sleep(TTL + 2)  # past the TTL: the scenario's fault, not a poll
+        finally:
+            etcd.resume_member(victim)
+        woken = time.monotonic()
+        granted = cl.wait_until(lambda: prober.first_grant_after(woken), 15, "a press granted through a node after etcd's leader woke")
+        code, result, output = load.join(duration + 70)
+    finally:
+        prober.stop()
+    after = {n.name: step_downs(n) for n in cluster.nodes}
+    check(result is not None, f"(m) arbiter-load printed no JSON result (status {code}):\n{output[-3000:]}")
+    safety = result.get("safety", {})
+    check(code == 0 and safety.get("clean") is True and safety.get("violations") == 0,
+          f"(m) the checker is not clean over the run (status {code}):\n{output[-4000:]}")
+    stepped = {name: after[name] - before[name] for name in after}
+    revoked = "leases revoked on waking" if any(stepped.values()) else "no lease revoked this time"
+    figure("m", f"etcd's leader m{victim} frozen {TTL + 2} s under load: step-downs per node {stepped} ({revoked}), "
+                f"a press granted again {granted[0] - woken:.2f} s after it woke, "
+                f"checker clean over {safety.get('events_checked')} events, {safety.get('grants_checked')} grants")
+    cl.wait_until(etcd.healthy, 20, "etcd healthy again", interval=0.2)
 
 
 # ------------------------------------------------------------------ (d) one order on every node
@@ -1002,7 +1045,7 @@ def scenario_j(cluster):
 
 
 SCENARIOS = {"e": scenario_e, "j": scenario_j, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "h": scenario_h,
-             "i": scenario_i, "k": scenario_k, "c": scenario_c, "l": scenario_l}
+             "i": scenario_i, "k": scenario_k, "c": scenario_c, "l": scenario_l, "m": scenario_m}
 
 
 def main():
