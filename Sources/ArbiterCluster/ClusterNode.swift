@@ -311,7 +311,10 @@ public final class ClusterNode {
 
     private func campaign(_ panel: String) {
         let key = keys.leader(panel)
-        guard let leaseID = lease.leaseID else {
+        // Registered under this lease first: a leader whose registration is not in etcd yet
+        // has no address the other nodes can read. (The driver's lease can come in the middle
+        // of a step, after its `observe` registered the node; the next step's will.)
+        guard let leaseID = lease.leaseID, registrations[name]?.lease == leaseID else {
             update(panel) { $0.campaignFailed(now: clock()) }
             return
         }

@@ -168,4 +168,28 @@ import Testing
         #expect(campaigned.since(heard) >= 2_500, "decided again \(campaigned.since(heard)) ms after the lease's end was heard")
         #expect(node.canDecide("demo") != nil, "and leads again after that")
     }
+
+    @Test func aLeaseThatComesInTheMiddleOfAStepIsRegisteredBeforeTheNodeCampaigns() throws {
+        let etcd = InMemoryEtcd(clock: clock.read)
+        let node = ClusterNode(name: "n1", advertise: "a:1", panels: ["demo"], etcd: etcd, clock: clock.read)
+        node.leaseIsExternal = true
+        var granted = NodeLeaseStateMachine(timing: .standard)
+        granted.grantSent(now: clock.now)
+        _ = granted.granted(try etcd.grantLease(ttlSeconds: 3))
+        // The driver's lease arrives after the step's first reads: past its `observe`.
+        var reads = 0
+        node.externalLease = {
+            reads += 1
+            return reads < 3 ? (NodeLeaseStateMachine(timing: .standard), nil) : (granted, nil)
+        }
+        for _ in 0..<10 where node.canDecide("demo") == nil {
+            node.step()
+            clock.advance(100)
+        }
+        #expect(node.canDecide("demo") != nil)
+        // Other nodes read a leader's address from its registration: it must come first.
+        let registration = try #require(try etcd.range(.key(node.keys.node("n1"))).kvs.first)
+        let election = try #require(try etcd.range(.key(node.keys.leader("demo"))).kvs.first)
+        #expect(registration.createRevision < election.createRevision)
+    }
 }
