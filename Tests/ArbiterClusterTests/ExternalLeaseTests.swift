@@ -6,13 +6,19 @@ import Testing
 @Suite struct ExternalLeaseTests {
     let clock = ManualClock()
 
-    @Test func aRenewalThatArrivesAfterTheDeadlineDoesNotHideIt() throws {
-        let etcd = InMemoryEtcd(clock: clock.read)
+    /// A node whose lease is kept by someone else, and a lease granted by `etcd` now.
+    private func externalNode(_ etcd: InMemoryEtcd) throws -> (ClusterNode, NodeLeaseStateMachine) {
         let node = ClusterNode(name: "n1", advertise: "a:1", panels: ["demo"], etcd: etcd, clock: clock.read)
         node.leaseIsExternal = true
         var lease = NodeLeaseStateMachine(timing: .standard)
         lease.grantSent(now: clock.now)
         _ = lease.granted(try etcd.grantLease(ttlSeconds: 3))
+        return (node, lease)
+    }
+
+    @Test func aRenewalThatArrivesAfterTheDeadlineDoesNotHideIt() throws {
+        let etcd = InMemoryEtcd(clock: clock.read)
+        var (node, lease) = try externalNode(etcd)
         node.adoptLease(lease)
         for _ in 0..<5 where node.canDecide("demo") == nil {
             node.step()
@@ -47,11 +53,7 @@ import Testing
 
     @Test func aLostLeaseTakesThePanelsWithIt() throws {
         let etcd = InMemoryEtcd(clock: clock.read)
-        let node = ClusterNode(name: "n1", advertise: "a:1", panels: ["demo"], etcd: etcd, clock: clock.read)
-        node.leaseIsExternal = true
-        var lease = NodeLeaseStateMachine(timing: .standard)
-        lease.grantSent(now: clock.now)
-        _ = lease.granted(try etcd.grantLease(ttlSeconds: 3))
+        var (node, lease) = try externalNode(etcd)
         node.adoptLease(lease)
         for _ in 0..<5 where node.canDecide("demo") == nil {
             node.step()
@@ -66,11 +68,7 @@ import Testing
 
     /// A node leading `demo` under a lease granted now, with `externalLease` reading `held`.
     private func leader(_ etcd: InMemoryEtcd, held: Held) throws -> ClusterNode {
-        let node = ClusterNode(name: "n1", advertise: "a:1", panels: ["demo"], etcd: etcd, clock: clock.read)
-        node.leaseIsExternal = true
-        var lease = NodeLeaseStateMachine(timing: .standard)
-        lease.grantSent(now: clock.now)
-        _ = lease.granted(try etcd.grantLease(ttlSeconds: 3))
+        let (node, lease) = try externalNode(etcd)
         held.lease = lease
         held.safeSince = clock.now
         node.adoptLease(lease, safeSince: clock.now)
@@ -171,11 +169,7 @@ import Testing
 
     @Test func aLeaseThatComesInTheMiddleOfAStepIsRegisteredBeforeTheNodeCampaigns() throws {
         let etcd = InMemoryEtcd(clock: clock.read)
-        let node = ClusterNode(name: "n1", advertise: "a:1", panels: ["demo"], etcd: etcd, clock: clock.read)
-        node.leaseIsExternal = true
-        var granted = NodeLeaseStateMachine(timing: .standard)
-        granted.grantSent(now: clock.now)
-        _ = granted.granted(try etcd.grantLease(ttlSeconds: 3))
+        let (node, granted) = try externalNode(etcd)
         // The driver's lease arrives after the step's first reads: past its `observe`.
         var reads = 0
         node.externalLease = {

@@ -180,6 +180,13 @@ def fences_of(lines, kinds=("PRESSED", "GRANTED")):
     return out
 
 
+def busy_load(cluster, duration, seed):
+    """arbiter-load contend on the busy panel over every node, in the background."""
+    return cl.BackgroundLoad(cluster.loader, [
+        "contend", "--hosts", cluster.hosts(), "--panel", "busy", "--buttons", str(BUSY_BUTTONS),
+        "--connections", "24", "--observers", "3", "--duration", str(duration), "--seed", str(seed)], timeout=duration + 60)
+
+
 def member(port, name, panel):
     client = cl.LineClient(port, name)
     index, snapshot = client.join(panel)
@@ -235,9 +242,7 @@ def scenario_a(cluster):
     probe = cl.Presser(survivors[1].port, "probe-a", "busy", "probe")
     probe.start()
     duration = 14
-    load = cl.BackgroundLoad(cluster.loader, [
-        "contend", "--hosts", cluster.hosts(), "--panel", "busy", "--buttons", str(BUSY_BUTTONS),
-        "--connections", "24", "--observers", "3", "--duration", str(duration), "--seed", "11"], timeout=duration + 60)
+    load = busy_load(cluster, duration, seed=11)
     try:
         time.sleep(4)  # load running; the wait is the scenario's timing, not a poll
         before = watcher.mark()
@@ -512,9 +517,7 @@ def scenario_m(cluster):
     prober = cl.Presser(cluster.nodes[-1].port, "probe-m", "demo", "b3", pause=0.1)
     prober.start()
     duration = 16
-    load = cl.BackgroundLoad(cluster.loader, [
-        "contend", "--hosts", cluster.hosts(), "--panel", "busy", "--buttons", str(BUSY_BUTTONS),
-        "--connections", "24", "--observers", "3", "--duration", str(duration), "--seed", "13"], timeout=duration + 60)
+    load = busy_load(cluster, duration, seed=13)
     try:
         time.sleep(3)  # load running; the wait is the scenario's timing, not a poll
         before = {n.name: step_downs(n) for n in cluster.nodes}
