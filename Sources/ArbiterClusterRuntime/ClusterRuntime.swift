@@ -67,7 +67,7 @@ public final class ClusterRuntime: @unchecked Sendable {
         cluster.features = features
         keeper = LeaseKeeper(
             etcd: leaseEtcd, timing: timing, clock: clock,
-            changed: { [weak self] lease in self?.adopt(lease) },
+            changed: { [weak self] _ in self?.adopt() },
             ticked: { [weak self] now in self?.watchdog(now) })
         cluster.externalLease = { [keeper] in keeper.current }
         writableLease = WritableLease(published: keeper.published, clock: clock, slackMilliseconds: timing.safetyMarginMilliseconds / 2)
@@ -229,7 +229,7 @@ public final class ClusterRuntime: @unchecked Sendable {
 
     // MARK: Private
 
-    private func adopt(_: NodeLeaseStateMachine) {
+    private func adopt() {
         control.async { [self] in
             let wasSafe = cluster.lease.isSafe(at: clock())
             // The keeper's lease as it is now: a step may have pulled a newer one than this

@@ -74,7 +74,7 @@ public final class EtcdMemberHealth: @unchecked Sendable {
         let at = now()
         lock.lock()
         defer { lock.unlock() }
-        return suspect(member, at: at)
+        return rank(member, at: at) > 0
     }
 
     /// Every member, starting at `preferred` and going round: those not suspect first,
@@ -87,7 +87,8 @@ public final class EtcdMemberHealth: @unchecked Sendable {
         defer { lock.unlock() }
         let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
         let ranks = ring.map { rank($0, at: at) }
-        return zip(ring, ranks).enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element.0)
+        // By rank, then by place in the ring (`sorted` is not stable).
+        return ring.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { ring[$0] }
     }
 
     /// Whether a long-lived call on `member` (the watch) should go elsewhere: it is
@@ -100,10 +101,6 @@ public final class EtcdMemberHealth: @unchecked Sendable {
         let own = rank(member, at: at)
         guard own > 0 else { return false }
         return (0..<failedAt.count).contains { $0 != member && rank($0, at: at) < own }
-    }
-
-    private func suspect(_ member: Int, at: Int64) -> Bool {
-        rank(member, at: at) > 0
     }
 
     /// 0: nothing against it; 1: a call failed lately; 2: a call is stalled on it now.
