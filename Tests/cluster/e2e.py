@@ -466,7 +466,7 @@ def scenario_c(cluster):
 def step_downs(node):
     """This node's step-downs that were not asked for (lease deadline, lease lost, deposed)."""
     status, body = cl.http_get(node.port, "/metrics", timeout=5)
-    check(status == 200, f"(l) /metrics on {node.name} answered {status}")
+    check(status == 200, f"/metrics on {node.name} answered {status}")
     return sum(int(float(m.group(1))) for m in re.finditer(
         r'^arbiter_cluster_step_downs_total\{reason="(?:leaseDeadline|leaseLost|deposed)"\} (\S+)$', body, re.M))
 
