@@ -19,7 +19,8 @@ The benchmark, on loopback with a 3-member etcd (--heartbeat-interval 50
      busy panel's leader is killed (kill -9) every FAILOVER_EVERY s (10) and restarted,
      FAILOVERS (20) times; a probe presses through a surviving node to time each gap
      (kill -> first GRANTED through a surviving node); the run's checker must be clean.
-Environment: FAILOVERS, FAILOVER_EVERY, LOCK_S (10), FANOUT_S (10), CONNECTIONS (32),
+Environment: NODE_ARGS (flags for every arbiter process), FAILOVERS, FAILOVER_EVERY, LOCK_S (10),
+FANOUT_S (10), CONNECTIONS (32),
 FANOUT_MEMBERS (3000). The figures are printed at the end, and as JSON to
 $CLUSTER_BENCH_JSON when set.
 """
@@ -59,6 +60,9 @@ FANOUT_S = float(os.environ.get("FANOUT_S", "10"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "32"))
 MEMBERS = int(os.environ.get("FANOUT_MEMBERS", "3000"))
 LATENCY_ROUNDS = int(os.environ.get("LATENCY_ROUNDS", "3"))
+# Flags every arbiter process gets besides the benchmark's own, for A/B runs (e.g.
+# NODE_ARGS="--idle-spin 0").
+NODE_ARGS = os.environ.get("NODE_ARGS", "").split()
 PARTS = os.environ.get("PARTS", "single,locks,latency,fanout,failovers").split(",")
 
 
@@ -100,7 +104,7 @@ def single_node(binary, workdir):
     config.write_text(json.dumps(CONFIG))
     port = cl.free_ports(1)[0]
     proc = cl.spawn([str(binary), "--port", str(port), "--host", "127.0.0.1", "--config", str(config), "--rate", "0",
-                     "--log-level", "warn"], workdir / "single.log")
+                     "--log-level", "warn"] + NODE_ARGS, workdir / "single.log")
     cl.wait_until(lambda: cl.http_get(port, "/healthz", timeout=1)[0] == 200, 20, "the single node to answer")
     return proc, f"127.0.0.1:{port}"
 
@@ -124,7 +128,7 @@ def bench(bindir):
         log(f"  {figures['single_cycles_per_s']} cycles/s (steal {figures['single_steal_share']:.1%}), "
             f"fan-out {figures['single_fanout_events_per_s']} events/s")
 
-    cluster = cl.Cluster(binary, CONFIG, ttl=3, extra=["--rate", "0", "--log-level", "warn"]).start()
+    cluster = cl.Cluster(binary, CONFIG, ttl=3, extra=["--rate", "0", "--log-level", "warn"] + NODE_ARGS).start()
     try:
         time.sleep(3)  # the first node sheds panels to the others one per step; let that finish
         leader = cluster.leader_of("busy")

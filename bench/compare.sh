@@ -9,6 +9,7 @@
 #   bench/compare.sh                 # defaults: PAIRS=3 DURATION=5 WARMUP=1
 #   PAIRS=5 DURATION=10 bench/compare.sh
 #   ONLY=contend10,contend100 bench/compare.sh   # just those rows
+#   ARBITER_ARGS="--idle-spin 0" bench/compare.sh  # flags for every arbiter run
 #
 # Needs: swift (release build of arbiter and arbiter-load), python3 (free ports and
 # statistics), redis-server (installed with apt-get if missing).
@@ -38,7 +39,8 @@ build_release
 run() {
     local row=$1 system=$2
     shift 2
-    if [ "$system" = arbiter ]; then start_arbiter "$WORK/load.json"; else start_redis; fi
+    # shellcheck disable=SC2086 # ARBITER_ARGS (e.g. "--idle-spin 0", for A/B runs) splits
+    if [ "$system" = arbiter ]; then start_arbiter "$WORK/load.json" ${ARBITER_ARGS:-}; else start_redis; fi
     measure "$row" "$system" "$@"
 }
 

@@ -32,6 +32,8 @@ open class EventLoop: @unchecked Sendable {
     /// of the batch are being handled would be stamped before they arrived, and a hold
     /// timed from that stamp fires early (issue 9, section 5). Read through `batchNanos`.
     @exclusivity(unchecked) @usableFromInline final var batchStamp: Int64 = 0
+    /// How long an idle reactor looks before it blocks (`IdleSpin`).
+    @exclusivity(unchecked) private var idleSpin: IdleSpin
     /// When the epoll descriptor's source last ran (monotonic nanoseconds).
     @exclusivity(unchecked) private var drainedAt: Int64 = 0
     /// Closes asked for on `queue` itself (a reply written, then close): done right after
@@ -43,8 +45,9 @@ open class EventLoop: @unchecked Sendable {
     private var queueTag: Int { Int(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 
     /// Public for the same reason as `Channel.init`.
-    public init(index: Int, label: String, sendBufferBytes: Int32?) throws(Sys.Failure) {
+    public init(index: Int, label: String, sendBufferBytes: Int32?, idleSpinNs: Int64 = 0) throws(Sys.Failure) {
         self.index = index
+        self.idleSpin = IdleSpin(maxNs: idleSpinNs)
         self.queue = DispatchQueue(label: label)
         self.sendBufferBytes = sendBufferBytes
         let epoll = try EpollSet()
@@ -195,7 +198,7 @@ open class EventLoop: @unchecked Sendable {
         drainedAt = started
         var timeout: Int32 = 0
         for _ in 0..<1_000_000 {
-            let n = epoll.wait(timeoutMs: timeout)
+            let n = timeout > 0 ? idleWait(timeoutMs: timeout) : epoll.wait(timeoutMs: 0)
             let real = Sys.monotonicNanoseconds()
             batchStamp = batchTime(givenSystem: real)
             if n <= 0 {
@@ -229,6 +232,17 @@ open class EventLoop: @unchecked Sendable {
         }
         flush.flushAll()
         closeRequested()
+    }
+
+    /// Waits for the next batch: spun for the window of `idleSpin`, then blocked for up to
+    /// `timeoutMs`; the spell adapts the window.
+    @inline(__always) private func idleWait(timeoutMs: Int32) -> Int {
+        guard idleSpin.maxNs > 0 else { return epoll.wait(timeoutMs: timeoutMs) }
+        let start = Sys.monotonicNanoseconds()
+        var n = idleSpin.spin(from: start, now: Sys.monotonicNanoseconds) { epoll.wait(timeoutMs: 0) }
+        if n <= 0 { n = epoll.wait(timeoutMs: timeoutMs) }
+        idleSpin.idleEnded(afterNs: n > 0 ? Sys.monotonicNanoseconds() - start : .max)
+        return n
     }
 
     private func acceptConnections() {

@@ -52,13 +52,15 @@ final class ClusterContext: @unchecked Sendable {
 
     var node: String { setup.node }
 
-    init(setup: ClusterSetup, log: ServerLog) {
+    init(setup: ClusterSetup, log: ServerLog, idleSpinNs: Int64 = 0) {
         self.setup = setup
         self.log = log
         self.relay = setup.relay
         guard setup.relay == nil else { return }
+        var options = RelayOptions()
+        options.idleSpinNs = idleSpinNs
         let network = RelayNetwork(
-            node: setup.node, key: setup.key, log: log,
+            node: setup.node, key: setup.key, log: log, options: options,
             onMessage: { [weak self] from, message in self?.receive(message, from: from, onLinkQueue: true) },
             onLinkUp: { [weak self] node in self?.relayLinkUp(node) },
             onLinkDown: { [weak self] node in self?.relayLinkDown(node) },

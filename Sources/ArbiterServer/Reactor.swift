@@ -38,7 +38,8 @@ final class Reactor: EventLoop, @unchecked Sendable {
         self.cluster = server.cluster
         self.runner = SessionRunner(server: server)
         try super.init(
-            index: index, label: "arbiter.reactor.\(index)", sendBufferBytes: server.configuration.socketSendBufferBytes)
+            index: index, label: "arbiter.reactor.\(index)", sendBufferBytes: server.configuration.socketSendBufferBytes,
+            idleSpinNs: server.configuration.idleSpinNs)
     }
 
     override func start() {

@@ -91,6 +91,8 @@ final class RelayLink: @unchecked Sendable {
     private var writeArmed = false
     private var liveSources = 0
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// How long the linger looks before it blocks in poll (`RelayOptions.idleSpinNs`).
+    private var idleSpin: IdleSpin
     /// Pings and the silence check, once the link is up (`RelayOptions.pingIntervalMs`).
     private var liveness: DispatchSourceTimer?
     /// When bytes last came in, any bytes: ms of the monotonic clock.
@@ -105,6 +107,7 @@ final class RelayLink: @unchecked Sendable {
         self.dialingNode = node
         self.sendingPeer = peer
         self.decoder = RelayFrameDecoder(limits: network.limits)
+        self.idleSpin = IdleSpin(maxNs: network.options.idleSpinNs)
         self.phase = .connecting(
             RelayDialer(node: network.node, key: network.key, nonce: RelayNonce.draw(), expectedPeer: node, limits: network.limits))
         self.queue = DispatchQueue(label: "arbiter.relay.link")
@@ -118,6 +121,7 @@ final class RelayLink: @unchecked Sendable {
         self.dialed = false
         self.dialingNode = nil
         self.decoder = RelayFrameDecoder(limits: network.limits)
+        self.idleSpin = IdleSpin(maxNs: network.options.idleSpinNs)
         self.phase = .accepting(RelayAcceptor(node: network.node, key: network.key, nonce: RelayNonce.draw(), limits: network.limits))
         self.queue = DispatchQueue(label: "arbiter.relay.link")
     }
@@ -250,7 +254,7 @@ final class RelayLink: @unchecked Sendable {
         guard isUp, Sys.monotonicNanoseconds() - started < RelayLink.maxBusyNs else { return .notNow }
         var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         if writeArmed { ready.events |= Int16(POLLOUT) }
-        guard Glibc.poll(&ready, 1, RelayLink.lingerMs) > 0 else { return .quiet }
+        guard idleWait(&ready) > 0 else { return .quiet }
         if ready.revents & Int16(POLLOUT) != 0 {
             flush()
             guard isUp else { return .quiet }
@@ -258,7 +262,29 @@ final class RelayLink: @unchecked Sendable {
         // Frames queued behind a backlog, or while this link lingered.
         if pullWanted.load(ordering: .acquiring) { pull() }
         guard isUp else { return .quiet }
+        // Woken by the pull alone (the spin looks for it): go on waiting for frames.
+        if ready.revents == 0 { return .readable }
         return ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 ? .readable : .quiet
+    }
+
+    /// `poll` for the linger: spun for the window of `idleSpin` first (`IdleSpin`: the
+    /// answer to a relayed command comes one round trip after it left, and a blocked
+    /// thread's wake-up can cost more than that).
+    private func idleWait(_ ready: inout pollfd) -> Int32 {
+        guard idleSpin.maxNs > 0 else { return Glibc.poll(&ready, 1, RelayLink.lingerMs) }
+        let start = Sys.monotonicNanoseconds()
+        let events = ready.events
+        var n = Int32(
+            idleSpin.spin(from: start, now: Sys.monotonicNanoseconds) {
+                ready.revents = 0
+                ready.events = events
+                // Frames queued for `pull` meanwhile end the spin too: they need not wait.
+                if pullWanted.load(ordering: .relaxed) { return 1 }
+                return Int(Glibc.poll(&ready, 1, 0))
+            })
+        if n <= 0 { n = Glibc.poll(&ready, 1, RelayLink.lingerMs) }
+        idleSpin.idleEnded(afterNs: n > 0 ? Sys.monotonicNanoseconds() - start : .max)
+        return n
     }
 
     /// What `awaitNextFrame` found.

@@ -71,6 +71,11 @@ public struct ServerConfiguration: Sendable {
     /// Kernel send buffer of each accepted socket; nil (the default) leaves the kernel's
     /// autotuning. Small values make a stalled reader reach `maxOutboundBytes` sooner.
     public var socketSendBufferBytes: Int32?
+    /// How long an idle reactor or relay link looks for more work before it blocks, at
+    /// most (`IdleSpin`, adaptive); 0: never. Default 200 us, the guest kernel's own
+    /// halt-polling default: on VMs that boot without it, a blocked thread's wake-up
+    /// costs tens of microseconds, more than a request's work.
+    public var idleSpinNs: Int64 = 200_000
     /// Reactor threads reading sockets. 0 (the default) means one per core, but no
     /// more than there are panels: a panel's decisions are serial anyway, and a second
     /// reactor on one panel only adds contention for its queue.

@@ -68,7 +68,7 @@ final class ServerState: @unchecked Sendable {
         let registry = Locked<[SessionID: Connection]>([:])
         self.registry = registry
         self.journalFences = loaded.lastFences
-        let cluster = configuration.cluster.map { ClusterContext(setup: $0, log: log) }
+        let cluster = configuration.cluster.map { ClusterContext(setup: $0, log: log, idleSpinNs: configuration.idleSpinNs) }
         self.cluster = cluster
         if let cluster, configuration.relayHandOff == nil {
             // Other nodes' relay links arrive on the normal port.

@@ -9,7 +9,7 @@ import Testing
     @Test func flagsLandInTheConfiguration() throws {
         let o = try ArbiterOptions.parse([
             "--host", "[::1]", "--port=0", "--rate", "0", "--journal", "j.log", "--journal-sync",
-            "--allow-host", "Panel.Example.org", "--reactors=2", "--log-level", "warn",
+            "--allow-host", "Panel.Example.org", "--reactors=2", "--log-level", "warn", "--idle-spin", "0",
         ])
         #expect(o.host == "::1")
         #expect(o.port == 0)
@@ -18,6 +18,11 @@ import Testing
         o.apply(to: &c)
         #expect(c.commandsPerSecond == 0)
         #expect(c.reactorCount == 2)
+        #expect(c.idleSpinNs == 0)
+        var defaults = ServerConfiguration()
+        try ArbiterOptions.parse(["--idle-spin=350"]).apply(to: &defaults)
+        #expect(defaults.idleSpinNs == 350_000)
+        #expect(ServerConfiguration().idleSpinNs == 200_000)
         #expect(c.logLevel == .warning)
         #expect(c.allowedHosts.contains("panel.example.org"))
         #expect(try ArbiterOptions.parse(["-h"]).showHelp)
@@ -35,6 +40,7 @@ import Testing
             (["--rate=-1"], "--rate must be a whole number from 0 to 10000000, not '-1'"),
             (["--journal-max-bytes", "100"], "--journal-max-bytes must be 0 or at least 65536, not 100"),
             (["--host", "example.org"], "--host must be an IP address such as 127.0.0.1, 0.0.0.0, ::1 or ::, not 'example.org'"),
+            (["--idle-spin", "2000"], "--idle-spin must be a whole number from 0 to 1000, not '2000'"),
             (["--log-level", "loud"], "--log-level must be debug, info, warn, error or off, not 'loud'"),
         ]
         for (arguments, message) in cases {
