@@ -19,7 +19,7 @@ import Glibc
 ///
 /// Between looks the spinner calls `sched_yield`: with other threads runnable on its CPU
 /// it lets them run, so under load it does not take CPU from the work it is waiting for;
-/// spinning without yielding cost a fifth of the lock cycles through a relaying node.
+/// spinning without yielding cost about a quarter of the lock cycles through a relaying node.
 /// What it does cost is CPU time while the machine is otherwise idle, at most `maxNs`
 /// after each spell of work. `--idle-spin 0` turns it off (a CPU quota counts that time).
 ///
