@@ -19,9 +19,8 @@ The benchmark, on loopback with a 3-member etcd (--heartbeat-interval 50
      busy panel's leader is killed (kill -9) every FAILOVER_EVERY s (10) and restarted,
      FAILOVERS (20) times; a probe presses through a surviving node to time each gap
      (kill -> first GRANTED through a surviving node); the run's checker must be clean.
-Environment: NODE_ARGS (flags for every arbiter process), FAILOVERS, FAILOVER_EVERY, LOCK_S (10),
-FANOUT_S (10), CONNECTIONS (32),
-FANOUT_MEMBERS (3000). The figures are printed at the end, and as JSON to
+Environment: NODE_ARGS (flags for every arbiter process), FAILOVERS, FAILOVER_EVERY,
+LOCK_S (10), FANOUT_S (10), CONNECTIONS (32), FANOUT_MEMBERS (3000). The figures are printed at the end, and as JSON to
 $CLUSTER_BENCH_JSON when set.
 """
 

@@ -237,12 +237,8 @@ open class EventLoop: @unchecked Sendable {
     /// Waits for the next batch: spun for the window of `idleSpin`, then blocked for up to
     /// `timeoutMs`; the spell adapts the window.
     @inline(__always) private func idleWait(timeoutMs: Int32) -> Int {
-        guard idleSpin.maxNs > 0 else { return epoll.wait(timeoutMs: timeoutMs) }
-        let start = Sys.monotonicNanoseconds()
-        var n = idleSpin.spin(from: start, now: Sys.monotonicNanoseconds) { epoll.wait(timeoutMs: 0) }
-        if n <= 0 { n = epoll.wait(timeoutMs: timeoutMs) }
-        idleSpin.idleEnded(afterNs: n > 0 ? Sys.monotonicNanoseconds() - start : .max)
-        return n
+        idleSpin.wait(
+            now: Sys.monotonicNanoseconds, look: { epoll.wait(timeoutMs: 0) }, block: { epoll.wait(timeoutMs: timeoutMs) })
     }
 
     private func acceptConnections() {

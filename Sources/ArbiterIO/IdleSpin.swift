@@ -29,13 +29,12 @@ public struct IdleSpin: Sendable, Equatable {
     /// The longest window: 0 turns spinning off.
     public let maxNs: Int64
     /// The window a growth starts from.
-    public let growStartNs: Int64
+    public var growStartNs: Int64 { min(maxNs, 50_000) }
     /// How long the next idle spell is spun before the loop blocks.
     public private(set) var windowNs: Int64 = 0
 
     public init(maxNs: Int64) {
         self.maxNs = max(0, maxNs)
-        self.growStartNs = min(self.maxNs, 50_000)
     }
 
     /// An idle spell ended after `idleNs` (spinning and blocking together), with work
@@ -49,6 +48,18 @@ public struct IdleSpin: Sendable, Equatable {
             // Below a microsecond the looks are not worth their system calls.
             if windowNs < 1_000 { windowNs = 0 }
         }
+    }
+
+    /// One idle wait: looks with `look` (which must not block) for the window, then waits
+    /// with `block` if nothing was found; the spell, timed with `now`, adapts the window.
+    /// Returns what was found (0 or less: nothing). With spinning off, `block` alone.
+    @inlinable public mutating func wait(now: () -> Int64, look: () -> Int, block: () -> Int) -> Int {
+        guard maxNs > 0 else { return block() }
+        let start = now()
+        var found = spin(from: start, now: now, look)
+        if found <= 0 { found = block() }
+        idleEnded(afterNs: found > 0 ? now() - start : .max)
+        return found
     }
 
     /// Looks with `look` (which must not block) until it finds work or the window has

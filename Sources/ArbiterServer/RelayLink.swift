@@ -270,21 +270,18 @@ final class RelayLink: @unchecked Sendable {
     /// `poll` for the linger: spun for the window of `idleSpin` first (`IdleSpin`: the
     /// answer to a relayed command comes one round trip after it left, and a blocked
     /// thread's wake-up can cost more than that).
-    private func idleWait(_ ready: inout pollfd) -> Int32 {
-        guard idleSpin.maxNs > 0 else { return Glibc.poll(&ready, 1, RelayLink.lingerMs) }
-        let start = Sys.monotonicNanoseconds()
+    private func idleWait(_ ready: inout pollfd) -> Int {
         let events = ready.events
-        var n = Int32(
-            idleSpin.spin(from: start, now: Sys.monotonicNanoseconds) {
+        return idleSpin.wait(
+            now: Sys.monotonicNanoseconds,
+            look: {
                 ready.revents = 0
                 ready.events = events
                 // Frames queued for `pull` meanwhile end the spin too: they need not wait.
                 if pullWanted.load(ordering: .relaxed) { return 1 }
                 return Int(Glibc.poll(&ready, 1, 0))
-            })
-        if n <= 0 { n = Glibc.poll(&ready, 1, RelayLink.lingerMs) }
-        idleSpin.idleEnded(afterNs: n > 0 ? Sys.monotonicNanoseconds() - start : .max)
-        return n
+            },
+            block: { Int(Glibc.poll(&ready, 1, RelayLink.lingerMs)) })
     }
 
     /// What `awaitNextFrame` found.

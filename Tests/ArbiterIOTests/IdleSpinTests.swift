@@ -88,4 +88,53 @@ import Testing
         let failed = spin.spin(from: clock, now: now) { -1 }
         #expect(failed == -1)
     }
+
+    @Test func aWaitBlocksOnlyWhenTheSpinFoundNothingAndItsSpellAdaptsTheWindow() {
+        var spin = IdleSpin(maxNs: 200_000)
+        var clock: Int64 = 0
+        func now() -> Int64 { clock }
+        var blocks = 0
+        // No window yet: straight to the block, which finds work 40 us later.
+        func nothing() -> Int { 0 }
+        var found = spin.wait(now: now, look: nothing) {
+            blocks += 1
+            clock += 40_000
+            return 1
+        }
+        #expect(found == 1 && blocks == 1)
+        #expect(spin.windowNs == 50_000)
+        // The spin finds the work itself: no block, and the window stays.
+        func work() -> Int { 3 }
+        found = spin.wait(now: now, look: work) {
+            blocks += 1
+            return 1
+        }
+        #expect(found == 3 && blocks == 1)
+        #expect(spin.windowNs == 50_000)
+        // Nothing within the window nor the block's timeout: halved.
+        found = spin.wait(
+            now: now,
+            look: {
+                clock += 10_000
+                return 0
+            },
+            block: {
+                blocks += 1
+                clock += 1_000_000
+                return 0
+            })
+        #expect(found == 0 && blocks == 2)
+        #expect(spin.windowNs == 25_000)
+        // Off: the block alone, the window never opens.
+        var off = IdleSpin(maxNs: 0)
+        var looks = 0
+        found = off.wait(
+            now: now,
+            look: {
+                looks += 1
+                return 1
+            },
+            block: { 7 })
+        #expect(found == 7 && looks == 0 && off.windowNs == 0)
+    }
 }
