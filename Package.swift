@@ -19,7 +19,7 @@ let package = Package(
         // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
         .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
         // Drives ClusterNode for real: the lease on its own queue, steps on another.
-        .target(name: "ArbiterClusterRuntime", dependencies: ["ArbiterCluster", "ArbiterEtcd", "ArbiterCore"]),
+        .target(name: "ArbiterClusterRuntime", dependencies: ["ArbiterCluster", "ArbiterCore"]),
         // epoll, accept4 and the other calls Swift's Glibc module does not export.
         .target(name: "CSystem"),
         // The system calls, wrapped once for the server and the load generator: EINTR
@@ -27,11 +27,18 @@ let package = Package(
         // (epoll, accept, reads, bounded output, flushing, closing), subclassed by the
         // server. No policy: nothing about panels, sessions or protocols.
         .target(name: "ArbiterIO", dependencies: ["CSystem"]),
-        // The server's policy over ArbiterIO: reactors, connections, journal, metrics.
+        // The single-node server, its policy over ArbiterIO: reactors, connections, panels,
+        // journal, metrics. It knows no cluster: `ServerCluster` and `PanelRole` are the
+        // seams cluster mode fills.
         .target(
             name: "ArbiterServer",
-            dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "CSystem", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterEtcd"],
+            dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO"],
             plugins: ["EmbedKiosk"]),
+        // Cluster mode in the server: the node's wiring to its runtime (ClusterContext), each
+        // panel's role as leader or follower (ClusterPanel), and the relay links between nodes.
+        .target(
+            name: "ArbiterClusterServer",
+            dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCluster", "ArbiterClusterRuntime"]),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
@@ -41,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "arbiter",
             dependencies: [
-                "ArbiterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "ArbiterCore", "CSystem", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterEtcd",
+                "ArbiterServer", "ArbiterClusterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "CSystem", "ArbiterCluster", "ArbiterEtcd",
             ]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
@@ -62,8 +69,8 @@ let package = Package(
         .testTarget(
             name: "ArbiterServerTests",
             dependencies: [
-                "ArbiterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster", "ArbiterClusterRuntime",
-                "ArbiterClusterTestSupport",
+                "ArbiterServer", "ArbiterClusterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster",
+                "ArbiterClusterRuntime", "ArbiterClusterTestSupport",
             ]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),

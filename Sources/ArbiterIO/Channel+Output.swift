@@ -19,7 +19,7 @@ extension Channel {
         case closeNow
         /// The socket failed; the loop will see it and close.
         case failed
-        /// The output was made under a lease this node no longer holds
+        /// The output was made under an epoch the owner no longer stands by
         /// (`EventLoop.outputStands`): it was dropped unsent, and the channel must close.
         case stale
     }
@@ -92,18 +92,18 @@ extension Channel {
     }
 
     private func writePending() -> FlushOutcome {
-        if leaseEpoch != 0 {
+        if outputEpoch != 0 {
             // Checked here, at the write, not when the output was made: a process paused
             // (SIGSTOP, a VM freeze) between the two wakes with a GRANTED in this buffer
             // that another node may have overtaken meanwhile (bench/nemesis.py saw one).
-            guard output.pending == 0 || loop.outputStands(leaseEpoch: leaseEpoch, markedAtMs: leaseStampMs) else {
+            guard output.pending == 0 || loop.outputStands(epoch: outputEpoch, markedAtMs: outputStampMs) else {
                 shut(.discarding)
-                leaseEpoch = 0
-                leaseStampMs = 0
+                outputEpoch = 0
+                outputStampMs = 0
                 return .stale
             }
             // Tried now: from here on it goes at the reader's pace.
-            leaseStampMs = 0
+            outputStampMs = 0
         }
         if let sink, output.pending > 0 {
             sink.write(output.bytes[output.start...])
@@ -112,7 +112,7 @@ extension Channel {
         switch output.write(fd: fd, epfd: loop.epfd, data: epollData) {
         case .blocked: return .done
         case .failed: return .failed
-        case .drained: leaseEpoch = 0
+        case .drained: outputEpoch = 0
         }
         switch gate {
         case .draining: return .closeNow

@@ -47,12 +47,12 @@ open class Channel: @unchecked Sendable {
     /// The part of `pending` counted in `budget`, in whole 4 KiB units, so a small reply
     /// written at once never touches the total.
     @exclusivity(unchecked) public final var accounted = 0
-    /// The lease epoch the oldest unsent output was made under (cluster mode; 0: none):
+    /// The epoch the oldest unsent output was made under (0: unconditional output):
     /// a write first asks the loop whether it still stands (`EventLoop.outputStands`).
-    @exclusivity(unchecked) public final var leaseEpoch: UInt64 = 0
+    @exclusivity(unchecked) public final var outputEpoch: UInt64 = 0
     /// When the oldest output not yet tried on the socket was made, if it has a time
     /// limit (monotonic ms; 0: none): a relaying node's output from its leader's frames.
-    @exclusivity(unchecked) public final var leaseStampMs: Int64 = 0
+    @exclusivity(unchecked) public final var outputStampMs: Int64 = 0
 
     /// Public rather than package: a package init of an open class makes Swift 6.0 warn of
     /// an "infinite recursion" in every subclass.
@@ -98,13 +98,13 @@ open class Channel: @unchecked Sendable {
     /// Unsent bytes. Under the lock.
     @inlinable public final var pending: Int { output.pending }
 
-    /// Keeps `epoch` as the lease epoch of the unsent output, unless older output holds
+    /// Keeps `epoch` as the epoch of the unsent output, unless older output holds
     /// one already. Under the lock; inlinable for the exclusivity reason above.
-    @inlinable public final func markLeaseEpoch(_ epoch: UInt64, stampMs: Int64 = 0) {
-        if leaseEpoch == 0 { leaseEpoch = epoch }
+    @inlinable public final func markOutputEpoch(_ epoch: UInt64, stampMs: Int64 = 0) {
+        if outputEpoch == 0 { outputEpoch = epoch }
         // Output that waits behind a reader who does not read is late by the reader's
         // doing, not by a pause of this node: only what goes straight out is timed.
-        if leaseStampMs == 0, !output.waitingWritable { leaseStampMs = stampMs }
+        if outputStampMs == 0, !output.waitingWritable { outputStampMs = stampMs }
     }
 
     /// The value registered with epoll: slot and generation.

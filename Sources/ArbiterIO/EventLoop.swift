@@ -87,13 +87,16 @@ open class EventLoop: @unchecked Sendable {
     /// A problem worth a warning (accept or epoll_ctl failed, a wake-up was missed).
     open func trouble(_ event: LoopTrouble) {}
 
-    /// Whether output made under lease epoch `leaseEpoch` (`Channel.leaseEpoch`) may still
-    /// be written: in cluster mode, not once this node's lease lapsed or was replaced
-    /// since. Any thread, under the channel's lock, so it takes no lock that is held while
-    /// appending. By default (no cluster) always.
+    /// Whether output made under `epoch` (`Channel.outputEpoch`) may still be written:
+    /// the owner numbers the conditions its output holds under and says no once one
+    /// ended. Any thread, under the channel's lock, so it takes no lock that is held while
+    /// appending. By default always.
     /// `markedAtMs` (monotonic ms; 0: none) is when output with a time limit was made;
     /// passed on the first write that tries it.
-    open func outputStands(leaseEpoch: UInt64, markedAtMs: Int64) -> Bool { true }
+    open func outputStands(epoch: UInt64, markedAtMs: Int64) -> Bool { true }
+
+    /// Why a channel whose output no longer stood is closed (its log line).
+    open var staleOutputReason: String { "output made under an epoch that ended was dropped unsent" }
 
     // MARK: Queue
 

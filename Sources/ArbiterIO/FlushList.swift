@@ -3,12 +3,12 @@
 /// (and what a refused append means) is the owner's; ArbiterServer adds `append(to:)`.
 public struct FlushList {
     @usableFromInline var channels: [Channel] = []
-    /// The lease epoch output appended through this list is made under (cluster mode;
-    /// 0: none): it marks the channels (`Channel.leaseEpoch`), so a write after the
-    /// lease lapsed drops it instead.
-    public var leaseEpoch: UInt64 = 0
-    /// With `leaseEpoch`: when output with a time limit was made (monotonic ms; 0: none).
-    public var leaseStampMs: Int64 = 0
+    /// The epoch output appended through this list is made under (0: unconditional): it
+    /// marks the channels (`Channel.outputEpoch`), so a write after the loop stopped
+    /// standing by that epoch (`EventLoop.outputStands`) drops it instead.
+    public var outputEpoch: UInt64 = 0
+    /// With `outputEpoch`: when output with a time limit was made (monotonic ms; 0: none).
+    public var outputStampMs: Int64 = 0
 
     package init() {}
 
@@ -29,16 +29,15 @@ public struct FlushList {
         case .closeNow: channel.loop.requestClose(channel, reason: "closed after reply")
         case .failed: channel.loop.requestClose(channel, reason: "write failed")
         case .stale:
-            channel.loop.requestClose(
-                channel, reason: "output made before this node's lease lapsed (a pause or a stall) was dropped unsent: the client reconnects to the truth")
+            channel.loop.requestClose(channel, reason: channel.loop.staleOutputReason)
         }
     }
 
     package mutating func flushAll() {
         // A list lives on across a reactor's batches: what the next one appends is
         // marked by whoever makes it, not by this batch's decisions.
-        leaseEpoch = 0
-        leaseStampMs = 0
+        outputEpoch = 0
+        outputStampMs = 0
         guard !channels.isEmpty else { return }
         let batch = channels
         channels.removeAll(keepingCapacity: true)

@@ -11,7 +11,7 @@ public enum OutputGate: Sendable, Equatable {
     case open
     /// The last words are queued: nothing more is accepted; close once written.
     case draining
-    /// Cut by the output budget, or holding output made under a lease that lapsed
+    /// Cut by the output budget, or holding output made under an epoch that ended
     /// (`Channel.FlushOutcome.stale`): pending output was dropped, nothing more is
     /// written, and a close is on its way to the reactor.
     case discarding

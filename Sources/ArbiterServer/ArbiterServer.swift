@@ -39,7 +39,7 @@ public final class ArbiterServer: Sendable {
         var acceptedEarly: [(fd: Int32, peer: String)] = []
         do {
             listener = try Sys.listen(host: configuration.host, port: configuration.port, backlog: Int32(configuration.listenBacklog ?? Sys.systemMaxBacklog()))
-            if let cluster = state.cluster { acceptedEarly = try checkAdvertise(cluster, listener: listener) }
+            if let cluster = state.cluster { acceptedEarly = try cluster.checkReachable(listener: listener, host: configuration.host) }
         } catch {
             state.journal?.close()
             state.cluster?.stopRelay()
@@ -72,28 +72,6 @@ public final class ArbiterServer: Sendable {
                 "panels": configuration.panels.map(\.id).joined(separator: ","),
             ])
         return listener.port
-    }
-
-    /// Refuses to start a node whose `--advertise` leads elsewhere (`AdvertiseCheck`), before
-    /// it takes part in any election. Returns the clients' connections accepted meanwhile.
-    private func checkAdvertise(_ cluster: ClusterContext, listener: (fd: Int32, port: UInt16)) throws -> [(fd: Int32, peer: String)] {
-        guard cluster.setup.checksAdvertise else { return [] }
-        guard let address = RelayAddress(cluster.setup.advertise) else {
-            Sys.close(listener.fd)
-            throw ClusterStartFailure("--advertise \(cluster.setup.advertise) is not a host:port address")
-        }
-        var check = AdvertiseCheck(address: address, listener: listener.fd)
-        let outcome = check.run()
-        guard let refusal = AdvertiseCheck.refusal(outcome, advertise: cluster.setup.advertise, port: listener.port) else {
-            cluster.log.info("advertised address reaches this node", ["advertise": cluster.setup.advertise])
-            if let warning = AdvertiseCheck.loopbackWarning(advertiseHost: address.host, listenHost: configuration.host) {
-                cluster.log.warning(warning, ["advertise": cluster.setup.advertise, "host": configuration.host])
-            }
-            return check.others
-        }
-        for connection in check.others { Sys.close(connection.fd) }
-        Sys.close(listener.fd)
-        throw ClusterStartFailure(refusal)
     }
 
     public var port: UInt16 { UInt16(boundPort.load(ordering: .relaxed)) }

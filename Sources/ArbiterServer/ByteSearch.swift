@@ -2,9 +2,9 @@
 /// `firstRange(of:)` costs several times more: in `RelayPayload.grantedFence`, asked of
 /// every relayed DOWN's answer, it was a third of a relaying node's instructions, and the
 /// generic `starts(with:)` over a `String.UTF8View` still cost 180 per call.
-enum ByteSearch {
+package enum ByteSearch {
     /// The index where `needle` first starts in `haystack`; nil if it is nowhere, or empty.
-    static func start(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
+    package static func start(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
         guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
         return needle.withUnsafeBufferPointer { needle in
             haystack.withUnsafeBufferPointer { bytes -> Int? in
@@ -19,7 +19,7 @@ enum ByteSearch {
     }
 
     /// Whether `haystack` begins with `prefix`.
-    static func hasPrefix(_ prefix: [UInt8], _ haystack: ArraySlice<UInt8>) -> Bool {
+    package static func hasPrefix(_ prefix: [UInt8], _ haystack: ArraySlice<UInt8>) -> Bool {
         guard haystack.count >= prefix.count else { return false }
         return prefix.withUnsafeBufferPointer { prefix in
             haystack.withUnsafeBufferPointer { matches(prefix, in: $0, at: 0) }

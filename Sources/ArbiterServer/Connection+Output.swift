@@ -34,14 +34,14 @@ extension Connection {
 
     /// A slot for the reply of a command this node relays (`ReplyOrder`): until that
     /// reply is written, this node's own later answers wait behind it.
-    func reserveReplySlot() -> UInt64 {
+    package func reserveReplySlot() -> UInt64 {
         let now = reactor.server.clock.now().milliseconds
         return withLock { replyOrder.reserve(at: now) }
     }
 
     /// The slot of a `KICK` asked of another node: until its answer is written, events
     /// wait behind it too.
-    func reserveKickSlot() -> UInt64 {
+    package func reserveKickSlot() -> UInt64 {
         let now = reactor.server.clock.now().milliseconds
         return withLock { replyOrder.reserve(kick: true, at: now) }
     }
@@ -108,14 +108,14 @@ extension Connection {
     }
 
     /// Under the lock: kept output now due, marked with the oldest lease epoch and time
-    /// limit of what it holds (`FlushList.leaseStampMs`): a leader's frame that waited
+    /// limit of what it holds (`FlushList.outputStampMs`): a leader's frame that waited
     /// here past the limit may have been overtaken (the leader may have counted this node
     /// gone meanwhile), and goes out as stale output does: not at all, the client
     /// reconnecting to the truth. Output waits here a round trip or so; past the limit,
     /// something is wrong anyway.
     private func release(_ due: ReplyOrder.Released) {
         guard !due.bytes.isEmpty else { return }
-        if due.epoch != 0 { markLeaseEpoch(due.epoch, stampMs: due.stampMs) }
+        if due.epoch != 0 { markOutputEpoch(due.epoch, stampMs: due.stampMs) }
         appendingOutput { $0 += due.bytes }
     }
 
@@ -142,9 +142,9 @@ extension Connection {
     }
 
     /// Under the lock. `epoch`: the lease epoch the output is made under (cluster mode),
-    /// kept for the oldest unsent output (`Channel.leaseEpoch`).
+    /// kept for the oldest unsent output (`Channel.outputEpoch`).
     @inline(__always) private func add(raw: Bool, epoch: UInt64, stampMs: Int64, _ body: (inout [UInt8], WireFormat) -> Void) {
-        if epoch != 0 { markLeaseEpoch(epoch, stampMs: stampMs) }
+        if epoch != 0 { markOutputEpoch(epoch, stampMs: stampMs) }
         let format = eventFormat
         let frames = framing == .websocket && !raw
         appendingOutput { Connection.render(body, format: format, frames: frames, into: &$0) }

@@ -10,13 +10,13 @@ import ArbiterWire
 /// (`withLock`: output, and everything another thread may touch).
 /// Hot properties are `@exclusivity(unchecked)`: their owner (named below) already
 /// serializes every access, and the runtime check was a large share of each request.
-final class Connection: Channel, @unchecked Sendable {
-    let session: SessionID
+package final class Connection: Channel, @unchecked Sendable {
+    package let session: SessionID
     let peer: String
     /// The client's address without the port (for per-address budgets and names).
     let address: String
     /// The reactor reading this socket (the channel's loop, as the server's subclass).
-    var reactor: Reactor { unsafeDowncast(loop, to: Reactor.self) }
+    package var reactor: Reactor { unsafeDowncast(loop, to: Reactor.self) }
 
     // MARK: Owned by `reactor.queue`
 
@@ -45,8 +45,8 @@ final class Connection: Channel, @unchecked Sendable {
 
     // MARK: Also owned by `reactor.queue`: the session, as its commands see it
 
-    @exclusivity(unchecked) var name: String
-    @exclusivity(unchecked) var key: String?
+    @exclusivity(unchecked) package var name: String
+    @exclusivity(unchecked) package var key: String?
     /// The form replies to text commands are written in (JSON after `HELLO format=json`).
     @exclusivity(unchecked) var format: WireFormat = .text
     /// Panels this session joined or pressed in; a disconnect visits each of them.
@@ -63,7 +63,7 @@ final class Connection: Channel, @unchecked Sendable {
     // MARK: Guarded by `withLock` (the channel's lock)
 
     /// The form events are written in.
-    @exclusivity(unchecked) var eventFormat: WireFormat = .text
+    @exclusivity(unchecked) package var eventFormat: WireFormat = .text
     /// Whether output lines are sent as they are or each as a WebSocket text frame.
     @exclusivity(unchecked) var framing: Framing = .lines
     /// `touchedPanels` again, for KICK, which runs in another session's context.
@@ -81,9 +81,9 @@ final class Connection: Channel, @unchecked Sendable {
         self.address = KeyFailureBudget.address(ofPeer: peer)
         self.acceptedAt = acceptedAt
         self.lastReadAt = acceptedAt
-        // In cluster mode the number starts with the node's range (ClusterSetup); the
-        // guest name keeps the short count, as on a single node.
-        self.name = "guest-\(session.number % ClusterSetup.sessionsPerNode)"
+        // In cluster mode the number starts with the node's range (`SessionID.perNode`);
+        // the guest name keeps the short count, as on a single node.
+        self.name = "guest-\(session.number % SessionID.perNode)"
         super.init(
             fd: fd, generation: UInt32(truncatingIfNeeded: session.number), loop: reactor, outboundLimit: outboundLimit,
             budget: outputBudget, sink: sink)

@@ -1,4 +1,3 @@
-import ArbiterCluster
 import ArbiterCore
 import ArbiterWire
 
@@ -15,6 +14,10 @@ import ArbiterWire
 /// state, and `modifying` exists only inside a method that mutates a payload in place
 /// (so a parser's buffer is not copied); no caller ever sees it.
 struct ConnectionStateMachine {
+    /// The first bytes of another cluster node's relay handshake (`RELAY-HELLO`), which the
+    /// port hands to the relay (`ServerConfiguration.relayHandOff`).
+    static let relayPrefix = Array("RELAY-".utf8)
+
     enum State {
         /// Not yet known to be HTTP or a line peer: its first bytes, kept for replay.
         case detecting([UInt8])
@@ -107,7 +110,7 @@ struct ConnectionStateMachine {
             buffered.append(contentsOf: bytes)
             // Checked first: `RELAY-HELLO` would otherwise pass for an HTTP method until
             // its third word. Without the hook it is just an unknown command.
-            if limits.acceptsRelays, RelayAcceptor.isRelay(firstBytes: buffered) {
+            if limits.acceptsRelays, buffered.starts(with: Self.relayPrefix) {
                 state = .handedOff
                 return .handOff(firstBytes: buffered)
             }

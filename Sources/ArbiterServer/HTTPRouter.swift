@@ -132,13 +132,11 @@ struct HTTPRouter {
                 entries.append(.ready(Array(j.finish().utf8)))
                 continue
             }
-            let node = server.cluster?.node
             entries.append(
                 host.queue.sync {
                     let json = host.stateJSON()
-                    let state = host.clusterState
-                    guard askLeaders, state.block == nil, let leader = state.leaderNode, leader != node else { return .ready(json) }
-                    return .leader(leader, address: state.leaderAddress, panel: host.config.id, local: json)
+                    guard askLeaders, let role = host.role, !role.decides, let leader = role.leaderElsewhere else { return .ready(json) }
+                    return .leader(leader.node, address: leader.address, panel: host.config.id, local: json)
                 })
         }
         if entries.contains(where: { if case .leader = $0 { true } else { false } }) { return .later(entries) }

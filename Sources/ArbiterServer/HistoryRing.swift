@@ -3,8 +3,8 @@ import ArbiterWire
 
 /// The last journaled events of a panel, for HISTORY. Events are kept compact and
 /// turned into records only when someone asks, so the press path pays almost nothing.
-struct HistoryRing {
-    enum Entry {
+package struct HistoryRing {
+    package enum Entry {
         /// An event of this run and its wall time (Unix milliseconds).
         case live(PanelEvent, at: Int64)
         /// A record read back from the journal at start.
@@ -29,7 +29,7 @@ struct HistoryRing {
     }
 
     /// The last `n`, oldest first.
-    func last(_ n: Int) -> [Entry] {
+    package func last(_ n: Int) -> [Entry] {
         let count = min(n, entries.count)
         var result: [Entry] = []
         result.reserveCapacity(count)

@@ -81,7 +81,7 @@ final class LeaderStateGather: @unchecked Sendable {
         deadline?.setEventHandler(handler: nil)
         deadline?.cancel()
         deadline = nil
-        for id in awaited.values { reactor.server.cluster?.stateQueries.forget(id) }
+        for id in awaited.values { reactor.server.cluster?.forgetStateQuery(id) }
         awaited.removeAll()
         done(answers)
     }

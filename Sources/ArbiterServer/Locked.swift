@@ -6,11 +6,11 @@ import Glibc
 /// ThreadSanitizer cannot see into, so every access it guards was reported as a race.
 /// A pthread mutex is intercepted by the sanitizers and costs the same uncontended.
 /// `state` is `@exclusivity(unchecked)`: the mutex is the exclusivity.
-final class Locked<State>: @unchecked Sendable {
+package final class Locked<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @exclusivity(unchecked) private var state: State
 
-    init(_ state: State) {
+    package init(_ state: State) {
         self.state = state
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -23,7 +23,7 @@ final class Locked<State>: @unchecked Sendable {
     }
 
     @inline(__always)
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)

@@ -56,14 +56,14 @@ final class Metrics: Sendable {
 }
 
 /// Counts of one panel's decisions, owned by the panel's queue.
-struct PanelCounters {
-    var commands = 0
+package struct PanelCounters {
+    package var commands = 0
     var grants = 0
-    var denials = 0
+    package var denials = 0
     var fires = 0
     var events = 0
     /// Indexed like `ReleaseReason.allCases`.
-    var releases = [Int](repeating: 0, count: ReleaseReason.allCases.count)
+    package var releases = [Int](repeating: 0, count: ReleaseReason.allCases.count)
     var latency = LatencyHistogram()
 
     mutating func merge(_ other: PanelCounters) {

@@ -57,37 +57,8 @@ struct MetricsPage {
                 journal.refusals.load(ordering: .relaxed))
             p.gauge("arbiter_journal_healthy", "1 while the journal can be written, 0 while presses are refused.", journal.isHealthy ? 1 : 0)
         }
-        if let cluster = server.cluster { clusterMetrics(cluster, into: &p) }
+        server.cluster?.writeMetrics(into: &p)
         p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)
         return p.text
-    }
-
-    private func clusterMetrics(_ cluster: ClusterContext, into p: inout PrometheusText) {
-        p.gauge("arbiter_cluster_panels_led", "Panels this node decides now.", cluster.ledPanels())
-        p.gauge("arbiter_cluster_nodes", "Nodes registered in etcd, this one included.", cluster.nodes().count)
-        // `/healthz` stays `200 ok` as PROTOCOL.md has it; this says whether the node can
-        // serve presses now, for a balancer that should send kiosks to another node.
-        p.gauge(
-            "arbiter_cluster_lease_lapsed",
-            "Whether this node's etcd lease lapsed (etcd without a majority, or this node cut off from it); while it is 1 the node decides and relays no press.",
-            cluster.isLapsed ? 1 : 0)
-        p.gauge(
-            "arbiter_cluster_fence_reservations_failing",
-            "Panels this node leads whose next block of fences etcd refuses now (out of space, say): their presses past the block get ERROR unavailable.",
-            cluster.fenceTroubleCount())
-        let stats = cluster.runtime?.statistics
-        let reasons = ["leaseDeadline", "leaseLost", "deposed", "rebalance", "shutdown"]
-        p.counters(
-            "arbiter_cluster_step_downs_total", "Times this node stopped deciding a panel, by reason.", label: "reason",
-            reasons.map { ($0, stats?.stepDowns[$0] ?? 0) })
-        p.counter("arbiter_cluster_keepalives_failed_total", "Lease keepalives etcd did not answer.", stats?.keepAlivesFailed ?? 0)
-        p.gauge("arbiter_cluster_relay_links_up", "Relay links to other nodes that are up.", cluster.relayLinksUp())
-        p.counter(
-            "arbiter_cluster_relayed_commands_total", "Commands of local sessions sent to a panel's leader on another node.",
-            cluster.relayedOut.load(ordering: .relaxed))
-        p.counter("arbiter_cluster_relayed_in_total", "Commands of other nodes' sessions received to decide here.", cluster.relayedIn.load(ordering: .relaxed))
-        p.counter(
-            "arbiter_cluster_stale_frames_total", "Relay frames dropped because their term is not the current one.",
-            cluster.staleFrames.load(ordering: .relaxed))
     }
 }

@@ -5,7 +5,7 @@ import ArbiterWire
 extension PanelHost {
     /// The panel as JSON for /api/panels: config, every button's state, members, last
     /// fence and seq. On `queue`.
-    func stateJSON() -> [UInt8] {
+    package func stateJSON() -> [UInt8] {
         var flush = FlushList()
         let snapshot = advancedSnapshot(flush: &flush)
         finishBatch(&flush)

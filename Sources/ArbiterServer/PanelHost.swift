@@ -1,4 +1,3 @@
-import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
 import ArbiterWire
@@ -12,33 +11,33 @@ import Synchronization
 /// Hot properties are `@exclusivity(unchecked)`: each is touched only on `queue`, which
 /// already rules out overlapping access, and the runtime check cost more per command than
 /// the arbitration itself.
-final class PanelHost: @unchecked Sendable {
-    let index: Int
-    let config: PanelConfig
-    let queue: DispatchQueue
+package final class PanelHost: @unchecked Sendable {
+    package let index: Int
+    package let config: PanelConfig
+    package let queue: DispatchQueue
     /// The ids as bytes, for the fast text encoding of replies and events.
-    let names: PanelNames
+    package let names: PanelNames
     /// Button ids to indexes; immutable, so reactors read it without the queue.
-    let buttonIndex: IDTable<Int>
-    @exclusivity(unchecked) var core: PanelCore
-    @exclusivity(unchecked) var members: [SessionID: Connection] = [:]
+    package let buttonIndex: IDTable<Int>
+    @exclusivity(unchecked) package var core: PanelCore
+    @exclusivity(unchecked) package var members: [SessionID: Connection] = [:]
     /// Connections waiting in a queue group's line, for their hand-off GRANTED: a waiter
     /// need not be a member. Dropped at the hand-off, at DEQUEUED and at disconnect.
-    @exclusivity(unchecked) var waiters: [SessionID: Connection] = [:]
-    @exclusivity(unchecked) var output = PanelOutput()
+    @exclusivity(unchecked) package var waiters: [SessionID: Connection] = [:]
+    @exclusivity(unchecked) package var output = PanelOutput()
     private var timer: DispatchSourceTimer?
     /// The clock the core decides by (the server's).
-    let clock: ServerClock
+    package let clock: ServerClock
     @exclusivity(unchecked) private var timerDeadline: Instant?
-    @exclusivity(unchecked) var history = HistoryRing(capacity: Request.maxHistoryCount)
+    @exclusivity(unchecked) package var history = HistoryRing(capacity: Request.maxHistoryCount)
     /// Open connections by session (the server's registry), to reach a waiter that left
     /// this panel's table.
-    let sessions: Locked<[SessionID: Connection]>
+    package let sessions: Locked<[SessionID: Connection]>
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     private let hasKeys: Bool
-    @exclusivity(unchecked) var counters = PanelCounters()
+    @exclusivity(unchecked) package var counters = PanelCounters()
     /// Read by PANELS from any queue.
-    let memberCount = Atomic<Int>(0)
+    package let memberCount = Atomic<Int>(0)
 
     private var journal: Journal?
     /// Fences up to this one are durably reserved in the journal.
@@ -47,20 +46,15 @@ final class PanelHost: @unchecked Sendable {
     @exclusivity(unchecked) private var journalBuffer: [UInt8] = []
     /// Wall time read once per visit, for journal and history records.
     @exclusivity(unchecked) private var wallReading: Int64?
-    /// Cluster mode's context; nil on a single node, where nothing below looks at cluster
-    /// state. Immutable, so one read per command decides which path it takes.
-    let cluster: ClusterContext?
-    /// Cluster mode: whether this node decides the panel, who leads it, relayed members.
-    @exclusivity(unchecked) var clusterState = PanelClusterState()
-    /// Cluster mode: the relayed session the command being run came from.
-    @exclusivity(unchecked) var remoteRequester: RemoteRequester?
+    /// Where the panel's commands are decided and where its output goes beyond this
+    /// node's connections (cluster mode, `PanelRole`); nil on a single node. Set once,
+    /// before the panel starts, so one read per command decides which path it takes.
+    @exclusivity(unchecked) package private(set) var role: (any PanelRole)?
 
     init(
         index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,
-        clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true,
-        cluster: ClusterContext? = nil
+        clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true
     ) {
-        self.cluster = cluster
         self.clock = clock
         self.sessions = sessions
         self.hasKeys = hasKeys
@@ -73,6 +67,18 @@ final class PanelHost: @unchecked Sendable {
         self.journal = journal
         self.reservedFence = max(lastFence, reservedFence)
         for record in history.suffix(Request.maxHistoryCount) { self.history.append(.loaded(record)) }
+    }
+
+    /// Gives the panel its role, before it starts (`ServerCluster.attach`).
+    package func adopt(_ role: any PanelRole) {
+        precondition(timer == nil, "a panel's role is set before it starts")
+        self.role = role
+    }
+
+    /// Lets go of the role when the server stops (the role holds the panel too). On `queue`.
+    package func dropRole() {
+        assertOnQueue()
+        role = nil
     }
 
     /// Starts the panel's timer source.
@@ -90,14 +96,14 @@ final class PanelHost: @unchecked Sendable {
 
     /// Traps in a debug build when the caller is not on `queue`; compiled out of release
     /// builds, where it would cost on the press path.
-    @inline(__always) func assertOnQueue() {
+    @inline(__always) package func assertOnQueue() {
         #if DEBUG
             dispatchPrecondition(condition: .onQueue(queue))
         #endif
     }
 
     /// The access a session presenting `key` has here.
-    func access(key: String?) -> Access {
+    package func access(key: String?) -> Access {
         hasKeys ? config.keys.access(forKey: key) : .admin
     }
 
@@ -106,14 +112,14 @@ final class PanelHost: @unchecked Sendable {
     /// Runs one command of `connection`. On `queue` (inside `queue.sync`).
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
         assertOnQueue()
-        if cluster != nil { return executeInCluster(command, receivedAt: receivedAt, from: connection, flush: &flush) }
+        if let role { return role.execute(command, receivedAt: receivedAt, from: connection, flush: &flush) }
         executeHere(command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
     }
 
     /// Runs a command in this node's core: every command on a single node; in cluster
     /// mode, once this node is known to decide the panel. `connection` is nil for a
     /// session relayed from another node (`remoteRequester` says where its reply goes).
-    func executeHere(
+    package func executeHere(
         _ command: ParsedCommand, receivedAt: Int64, session: SessionID, name: String, key: String?, from connection: Connection?,
         flush: inout FlushList
     ) {
@@ -138,7 +144,7 @@ final class PanelHost: @unchecked Sendable {
 
     /// The general path's one look-up of a button id (the fast path's is
     /// `ServerState.resolvePress`, from the line's bytes, in the same table).
-    func resolve(_ press: Press<String>) -> PanelRequest {
+    package func resolve(_ press: Press<String>) -> PanelRequest {
         guard let button = buttonIndex[press.button] else { return .unknownButton(press.verb, id: press.button) }
         return .press(press.resolved(panel: index, button: button))
     }
@@ -146,7 +152,7 @@ final class PanelHost: @unchecked Sendable {
     /// Runs a press command whose ids the reactor already looked up. On `queue`.
     func executePress(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
         assertOnQueue()
-        if cluster != nil { return executePressInCluster(press, receivedAt: receivedAt, format: format, from: connection, flush: &flush) }
+        if let role { return role.executePress(press, receivedAt: receivedAt, format: format, from: connection, flush: &flush) }
         counters.commands += 1
         let access = access(key: connection.key)
         run(
@@ -154,7 +160,7 @@ final class PanelHost: @unchecked Sendable {
             replyFormat: format, id: nil, session: connection.session, name: connection.name, from: connection, flush: &flush)
     }
 
-    func run(
+    package func run(
         _ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
         session: SessionID, name: String, from connection: Connection?, flush: inout FlushList
     ) {
@@ -205,8 +211,8 @@ final class PanelHost: @unchecked Sendable {
         "the journal cannot be written (\(journal.failureText)), so no fence can be made durable; nothing was done, try again in a few seconds"
     }
 
-    func refuse(_ message: String, to connection: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
-        guard let connection else { return replyRemotely(.error(.unavailable, message)) }
+    package func refuse(_ message: String, to connection: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
+        guard let connection else { return role?.deliverRemoteReply(.error(.unavailable, message)) ?? () }
         flush.appendReply(to: connection, panel: index) { out, _ in
             MessageEncoder.encode(.error(.unavailable, message), format: format, id: id, into: &out)
         }
@@ -234,7 +240,7 @@ final class PanelHost: @unchecked Sendable {
     func releaseAllForShutdown() {
         assertOnQueue()
         // A node that does not decide the panel has nothing of it to release.
-        if cluster != nil, clusterState.block == nil { return }
+        if let role, !role.decides { return }
         var flush = FlushList()
         output.removeAll()
         core.shutdown(now: clock.now(), into: &output)
@@ -245,7 +251,13 @@ final class PanelHost: @unchecked Sendable {
     /// Releases what the session owned and removes it from the members.
     func disconnect(_ connection: Connection, flush: inout FlushList) {
         assertOnQueue()
-        if cluster != nil { return disconnectInCluster(connection, flush: &flush) }
+        if let role { return role.disconnect(connection, flush: &flush) }
+        disconnectHere(connection, flush: &flush)
+    }
+
+    /// `disconnect` in this node's core: every session on a single node; in cluster mode,
+    /// while this node decides the panel.
+    package func disconnectHere(_ connection: Connection, flush: inout FlushList) {
         if members.removeValue(forKey: connection.session) != nil {
             memberCount.subtract(1, ordering: .relaxed)
         }
@@ -259,7 +271,7 @@ final class PanelHost: @unchecked Sendable {
     private func replyHistory(_ count: Int, access: Access, to connection: Connection?, _ command: ParsedCommand, flush: inout FlushList) {
         let format = command.format
         let id = command.id
-        guard let connection else { return replyHistoryRemotely(count, access: access, format: format, id: id) }
+        guard let connection else { return role?.replyHistoryRemotely(count, access: access, format: format, id: id) ?? () }
         guard access >= .view else {
             return flush.appendReply(to: connection, panel: index) { out, _ in
                 MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
@@ -271,7 +283,7 @@ final class PanelHost: @unchecked Sendable {
 
     /// HISTORY's answer: the records, then `OK HISTORY`; for a local session and, through
     /// the relay, for a session of another node.
-    func encodeHistory(_ entries: [HistoryRing.Entry], format: WireFormat, id: CommandID?, into out: inout [UInt8]) {
+    package func encodeHistory(_ entries: [HistoryRing.Entry], format: WireFormat, id: CommandID?, into out: inout [UInt8]) {
         for entry in entries {
             let record: HistoryRecord?
             switch entry {
@@ -288,7 +300,7 @@ final class PanelHost: @unchecked Sendable {
     func advancedSnapshot(flush: inout FlushList) -> PanelSnapshot {
         let now = clock.now()
         // Advancing is deciding: only while this node may.
-        if cluster != nil, !mayDecideNow() { return core.snapshot(at: now) }
+        if let role, !role.mayDecideNow() { return core.snapshot(at: now) }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: now, into: &output)
@@ -302,7 +314,7 @@ final class PanelHost: @unchecked Sendable {
     /// member, in the core's order. With `undoable`, records that cannot be written stop
     /// it before anything is sent: false, and the caller undoes the decision.
     @discardableResult
-    func deliver(
+    package func deliver(
         replyTo requester: Connection?, format: WireFormat, id: CommandID?, undoable: Bool = false,
         flush: inout FlushList
     ) -> Bool {
@@ -314,7 +326,7 @@ final class PanelHost: @unchecked Sendable {
         }
         // A leader's decisions hold only under its lease: written after it lapsed (a
         // pause between here and the write), they are dropped instead (`outputStands`).
-        if let cluster, clusterState.block != nil { flush.leaseEpoch = cluster.outputEpoch }
+        role?.markDecisionOutput(&flush)
         if let journal {
             // On disk (in the kernel) before any peer can see it: a connection that is
             // draining through EPOLLOUT may send what is appended below at once.
@@ -343,7 +355,7 @@ final class PanelHost: @unchecked Sendable {
             broadcast(event, flush: &flush)
         }
         if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
-        if !waiters.isEmpty || !clusterState.remoteWaiters.isEmpty { forgetDequeuedWaiters() }
+        if !waiters.isEmpty || role?.hasRemoteWaiters == true { forgetDequeuedWaiters() }
         return true
     }
 
@@ -367,7 +379,7 @@ final class PanelHost: @unchecked Sendable {
             }
             broadcast(event, flush: &flush)
         }
-        if !waiters.isEmpty || !clusterState.remoteWaiters.isEmpty { forgetDequeuedWaiters() }
+        if !waiters.isEmpty || role?.hasRemoteWaiters == true { forgetDequeuedWaiters() }
         return true
     }
 
@@ -377,7 +389,7 @@ final class PanelHost: @unchecked Sendable {
         for event in output.events {
             if case .dequeued(_, _, let session, _, _) = event.kind { waiters.removeValue(forKey: session) }
         }
-        if !clusterState.remoteWaiters.isEmpty { tellNodesOfDequeuedWaiters(output.events) }
+        if let role, role.hasRemoteWaiters { role.waitersMayHaveLeft(output.events) }
     }
 
     /// A reply to a session that did not send the command: a queue's head is told it
@@ -386,7 +398,7 @@ final class PanelHost: @unchecked Sendable {
         guard
             let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
                 ?? sessions.withLock({ $0[notice.session] })
-        else { return cluster == nil ? () : deliverRemoteNotice(notice) }
+        else { return role?.deliverRemoteNotice(notice) ?? () }
         flush.append(to: connection, panel: index) { out, format in
             MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
         }
@@ -394,10 +406,7 @@ final class PanelHost: @unchecked Sendable {
 
     private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
         guard let reply = output.reply else { return }
-        guard let requester else {
-            if let remote = remoteRequester { deliverRemoteReply(reply, to: remote) }
-            return
-        }
+        guard let requester else { return role?.deliverRemoteReply(reply) ?? () }
         flush.appendReply(to: requester, panel: index) { out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)
         }
@@ -432,10 +441,7 @@ final class PanelHost: @unchecked Sendable {
     }
 
     private func broadcast(_ event: PanelEvent, flush: inout FlushList) {
-        if !clusterState.memberNodes.isEmpty { relayEvent(event) }
-        if case .released(let button, let reason, let owner) = event.kind, !clusterState.remoteSessions.isEmpty {
-            tellNodeOfGrantEnded(button: button, reason: reason, owner: owner)
-        }
+        role?.eventDecided(event)
         guard !members.isEmpty else { return }
         var text: [UInt8] = []
         var json: [UInt8] = []
@@ -461,7 +467,7 @@ final class PanelHost: @unchecked Sendable {
         assertOnQueue()
         timerDeadline = nil
         // A timer is a decision too: past the deadline it steps down instead of firing.
-        if cluster != nil, !mayDecideNow() { return }
+        if let role, !role.mayDecideNow() { return }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.advance(to: clock.now(), into: &output)
@@ -484,14 +490,14 @@ final class PanelHost: @unchecked Sendable {
     }
 
     /// Ends work this queue started itself (a timer): the replies and events go out.
-    func finishBatch(_ flush: inout FlushList) {
+    package func finishBatch(_ flush: inout FlushList) {
         finishVisit()
         flush.flushAll()
     }
 
     /// `finishBatch` for a caller that writes the output itself once it has left the
     /// queue (a relay link's thread, as a reactor does after its visit).
-    func finishVisit() {
+    package func finishVisit() {
         wallReading = nil
         scheduleTimer()
     }

@@ -1,21 +1,21 @@
 import ArbiterCore
 
 /// The /metrics page in the Prometheus text exposition format (version 0.0.4).
-struct PrometheusText {
+package struct PrometheusText {
     private(set) var text = ""
 
-    mutating func counter(_ name: String, _ help: String, _ value: Int, labels: String = "") {
+    package mutating func counter(_ name: String, _ help: String, _ value: Int, labels: String = "") {
         header(name, help, "counter")
         text += "\(name)\(labels) \(value)\n"
     }
 
-    mutating func gauge(_ name: String, _ help: String, _ value: Int) {
+    package mutating func gauge(_ name: String, _ help: String, _ value: Int) {
         header(name, help, "gauge")
         text += "\(name) \(value)\n"
     }
 
     /// One metric with a sample per label value.
-    mutating func counters(_ name: String, _ help: String, label: String, _ values: [(String, Int)]) {
+    package mutating func counters(_ name: String, _ help: String, label: String, _ values: [(String, Int)]) {
         header(name, help, "counter")
         for (labelValue, value) in values { text += "\(name){\(label)=\"\(labelValue)\"} \(value)\n" }
     }

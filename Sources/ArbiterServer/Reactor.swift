@@ -11,7 +11,7 @@ import Dispatch
 /// commands, keep the WELCOME deadlines and say what a close releases. Everything not
 /// marked otherwise is owned by `queue`. Hot properties are `@exclusivity(unchecked)`:
 /// only `queue` touches them.
-final class Reactor: EventLoop, @unchecked Sendable {
+package final class Reactor: EventLoop, @unchecked Sendable {
     /// The server owns its reactors; this way back is `unowned` (checked, not `unsafe`).
     unowned let server: ServerState
     /// Runs the commands of this reactor's connections.
@@ -31,7 +31,7 @@ final class Reactor: EventLoop, @unchecked Sendable {
     /// (`outputStands`), and read through `server` each time it cost a strong retain of
     /// the server and of the context (whose weak references make each of its retains the
     /// runtime's slow path): about 500 instructions per write on a leader's node.
-    private let cluster: ClusterContext?
+    private let cluster: (any ServerCluster)?
 
     init(index: Int, server: ServerState) throws(Sys.Failure) {
         self.server = server
@@ -42,7 +42,7 @@ final class Reactor: EventLoop, @unchecked Sendable {
             idleSpinNs: server.configuration.idleSpinNs)
     }
 
-    override func start() {
+    package override func start() {
         super.start()
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [unowned self] in self.timerFired() }
@@ -51,7 +51,7 @@ final class Reactor: EventLoop, @unchecked Sendable {
     }
 
     /// Stops watching; called on `queue` during shutdown.
-    override func stop() {
+    package override func stop() {
         assertOnQueue()
         timer?.cancel()
         timer = nil
@@ -85,27 +85,33 @@ final class Reactor: EventLoop, @unchecked Sendable {
 
     // MARK: The loop's hooks
 
-    override func accepted(fd: Int32, peer: String) {
+    package override func accepted(fd: Int32, peer: String) {
         server.adopt(fd: fd, peer: peer)
     }
 
-    override func batchTime(givenSystem nanoseconds: Int64) -> Int64 {
+    package override func batchTime(givenSystem nanoseconds: Int64) -> Int64 {
         server.clock.reading(givenSystem: nanoseconds)
     }
 
-    override func received(_ bytes: UnsafeBufferPointer<UInt8>, on channel: Channel, flush: inout FlushList) {
+    package override func received(_ bytes: UnsafeBufferPointer<UInt8>, on channel: Channel, flush: inout FlushList) {
         received(bytes, on: unsafeDowncast(channel, to: Connection.self), flush: &flush)
     }
 
-    override func outputStands(leaseEpoch: UInt64, markedAtMs: Int64) -> Bool {
-        cluster?.outputStands(leaseEpoch, markedAtMs: markedAtMs) ?? true
+    /// Cluster mode: output a decision made holds only under the lease it was made
+    /// under (the epoch counts the node's lapses).
+    package override func outputStands(epoch: UInt64, markedAtMs: Int64) -> Bool {
+        cluster?.outputStands(epoch, markedAtMs: markedAtMs) ?? true
     }
 
-    override func batchEnded(flush: inout FlushList) {
+    package override var staleOutputReason: String {
+        "output made before this node's lease lapsed (a pause or a stall) was dropped unsent: the client reconnects to the truth"
+    }
+
+    package override func batchEnded(flush: inout FlushList) {
         runDeferredPresses(flush: &flush)
     }
 
-    override func closing(_ channel: Channel) -> Bool {
+    package override func closing(_ channel: Channel) -> Bool {
         // A press read before the close must not be granted after its release.
         var pending = FlushList()
         runDeferredPresses(flush: &pending)
@@ -113,7 +119,7 @@ final class Reactor: EventLoop, @unchecked Sendable {
         return unsafeDowncast(channel, to: Connection.self).machine.socketClosed()
     }
 
-    override func closed(_ channel: Channel, reason: String) {
+    package override func closed(_ channel: Channel, reason: String) {
         let connection = unsafeDowncast(channel, to: Connection.self)
         server.connectionClosed(connection, reason: reason)
         var flush = FlushList()
@@ -121,7 +127,7 @@ final class Reactor: EventLoop, @unchecked Sendable {
         flush.flushAll()
     }
 
-    override func registered(_ channel: Channel) {
+    package override func registered(_ channel: Channel) {
         let connection = unsafeDowncast(channel, to: Connection.self)
         greetings.append((connection.acceptedAt + server.configuration.welcomeDelayMs, connection))
         // Embedded (tests): the deadline is run by `tickForTesting`.
@@ -130,10 +136,10 @@ final class Reactor: EventLoop, @unchecked Sendable {
 
     /// Heads that take too long, silent WebSockets to ping or drop.
     /// In cluster mode also replies owed far too long (`Connection.giveUpOverdueReplies`).
-    override func swept() {
+    package override func swept() {
         let now = server.clock.now()
         var flush = FlushList()
-        let owedLimit = server.configuration.cluster?.owedReplyLimitMs
+        let owedLimit = server.cluster?.owedReplyLimitMs
         for case let channel? in slots {
             let connection = unsafeDowncast(channel, to: Connection.self)
             perform(connection.machine.sweep(now: now, lastReadAt: connection.lastReadAt), nil, on: connection, flush: &flush)
@@ -149,7 +155,7 @@ final class Reactor: EventLoop, @unchecked Sendable {
         flush.flushAll()
     }
 
-    override func trouble(_ event: LoopTrouble) {
+    package override func trouble(_ event: LoopTrouble) {
         switch event {
         case .acceptFailed(let e):
             server.log.warning("accept failed; pausing accepts for 100 ms", ["errno": "\(e)"])

@@ -31,7 +31,7 @@ struct ReplyOrder {
     }
 
     /// Output let out, in order, with the oldest lease epoch it was made under and the
-    /// oldest time limit among it (0: none; `FlushList.leaseEpoch`, `leaseStampMs`).
+    /// oldest time limit among it (0: none; `FlushList.outputEpoch`, `outputStampMs`).
     struct Released {
         var bytes: [UInt8] = []
         var epoch: UInt64 = 0

@@ -8,9 +8,9 @@ public enum ServerClock: Sendable {
     case manual(ManualClock)
 
     /// The monotonic clock the panel cores and the connections decide by.
-    func now() -> Instant { Instant(nanoseconds: nanoseconds()) }
+    package func now() -> Instant { Instant(nanoseconds: nanoseconds()) }
 
-    func nanoseconds() -> Int64 {
+    package func nanoseconds() -> Int64 {
         switch self {
         case .system: Sys.monotonicNanoseconds()
         case .manual(let clock): clock.nanoseconds

@@ -97,7 +97,7 @@ public struct ServerConfiguration: Sendable {
     public var allowedOrigins: [String] = []
     /// Cluster mode (`--cluster`): etcd, this node's name and address, the cluster key.
     /// nil (the default): a single node, with no etcd anywhere.
-    public var cluster: ClusterSetup?
+    package var cluster: (any ServerClusterSetup)?
     /// Minimum level of log lines written to standard error.
     public var logLevel: LogLevel = .info
     /// Cluster mode: a connection whose first bytes are `RELAY-` (another node's relay

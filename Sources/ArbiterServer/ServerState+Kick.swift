@@ -1,4 +1,3 @@
-import ArbiterCluster
 import ArbiterCore
 
 extension ServerState {
@@ -11,10 +10,18 @@ extension ServerState {
 
     /// Another node's admin, who presented `key`, kicks `target`, one of this node's
     /// sessions (`ClusterContext.kickAsked`); checked as a local admin's KICK is.
-    func kickForAnotherNode(_ target: SessionID, key: String?, by admin: SessionID) -> (RelayKickVerdict, String) {
-        guard let victim = connection(target) else { return (.noSuchSession, "") }
-        if let panel = kickRefusal(of: victim, key: key) { return (.forbidden, panel.id) }
+    func kickForAnotherNode(_ target: SessionID, key: String?, by admin: SessionID) -> KickOutcome {
+        guard let victim = connection(target) else { return .noSuchSession }
+        if let panel = kickRefusal(of: victim, key: key) { return .forbidden(panel: panel.id) }
         victim.reactor.requestClose(victim, reason: "kicked by \(admin) on another node")
-        return (.kicked, "")
+        return .kicked
     }
+}
+
+/// How a KICK asked by another node's admin ended here.
+package enum KickOutcome: Sendable {
+    case kicked
+    case noSuchSession
+    /// The admin's key is not the admin key of `panel`, which the session joined or pressed in.
+    case forbidden(panel: String)
 }

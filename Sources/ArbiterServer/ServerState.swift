@@ -7,7 +7,7 @@ import Synchronization
 
 /// What every queue of a running server shares. Immutable after `start`, apart from
 /// the fields that say what guards them.
-final class ServerState: @unchecked Sendable {
+package final class ServerState: @unchecked Sendable {
     let configuration: ServerConfiguration
     let log: ServerLog
     let panels: [PanelHost]
@@ -25,7 +25,7 @@ final class ServerState: @unchecked Sendable {
     let names = NameRegistry()
     private let nextSession: Atomic<Int>
     /// Cluster mode's glue; nil on a single node.
-    let cluster: ClusterContext?
+    let cluster: (any ServerCluster)?
     /// The journal's highest reserved fence per panel, which cluster mode seeds etcd with.
     let journalFences: [String: UInt64]
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
@@ -68,7 +68,7 @@ final class ServerState: @unchecked Sendable {
         let registry = Locked<[SessionID: Connection]>([:])
         self.registry = registry
         self.journalFences = loaded.lastFences
-        let cluster = configuration.cluster.map { ClusterContext(setup: $0, log: log, idleSpinNs: configuration.idleSpinNs) }
+        let cluster = configuration.cluster.map { $0.makeCluster(log: log, idleSpinNs: configuration.idleSpinNs) }
         self.cluster = cluster
         if let cluster, configuration.relayHandOff == nil {
             // Other nodes' relay links arrive on the normal port.
@@ -84,9 +84,8 @@ final class ServerState: @unchecked Sendable {
             PanelHost(
                 index: i, config: panel, lastFence: cluster == nil ? loaded.grantedFences[panel.id] ?? 0 : 0,
                 reservedFence: cluster == nil ? loaded.lastFences[panel.id] ?? 0 : 0, history: loaded.history[panel.id] ?? [], journal: panelJournal,
-                clock: clock, sessions: registry, hasKeys: hasKeys, cluster: cluster)
+                clock: clock, sessions: registry, hasKeys: hasKeys)
         }
-        cluster?.attach(hosts)
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = hasKeys
@@ -97,7 +96,7 @@ final class ServerState: @unchecked Sendable {
         self.hostPolicy = HostPolicy(
             listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
             allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins)
-        cluster?.onKick = { [weak self] target, key, admin in self?.kickForAnotherNode(target, key: key, by: admin) ?? (.noSuchSession, "") }
+        cluster?.attach(hosts) { [weak self] target, key, admin in self?.kickForAnotherNode(target, key: key, by: admin) ?? .noSuchSession }
     }
 
     var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .relaxed) }

@@ -65,9 +65,7 @@ extension SessionRunner {
             let isAdmin = server.panels.contains { server.access(key: connection.key, on: $0.config) == .admin }
             guard isAdmin else { return send(.error(.forbidden, "KICK needs an admin key")) }
             guard let victim = server.connection(target) else {
-                if let cluster = server.cluster, !ClusterSetup.owns(cluster.node, session: target.number) {
-                    return kickElsewhere(target, by: connection, format: format, id: id, cluster: cluster)
-                }
+                if let cluster = server.cluster, cluster.kickElsewhere(target, by: connection, format: format, id: id) { return }
                 return send(.error(.noSuchSession, "no session \(target) is connected"))
             }
             // The kicker needs the admin level on every panel the session joined or pressed in.
@@ -108,13 +106,13 @@ extension SessionRunner {
         // it leads, the members on every node (its core has them all).
         var counts = panels.map { $0.memberCount.load(ordering: .relaxed) }
         var questions: [LeaderStateGather.Question] = []
-        if let node = server.cluster?.node {
+        if server.cluster != nil {
             for (index, host) in panels.enumerated() {
+                guard let role = host.role else { continue }
                 let seen = host.queue.sync { () -> (members: Int?, leader: String?, address: String?) in
-                    let state = host.clusterState
-                    if state.block != nil { return (host.core.memberCount, nil, nil) }
-                    guard let leader = state.leaderNode, leader != node else { return (nil, nil, nil) }
-                    return (nil, leader, state.leaderAddress)
+                    if role.decides { return (host.core.memberCount, nil, nil) }
+                    guard let leader = role.leaderElsewhere else { return (nil, nil, nil) }
+                    return (nil, leader.node, leader.address)
                 }
                 if let members = seen.members { counts[index] = members }
                 if let leader = seen.leader { questions.append(.init(index: index, panel: host.config.id, leader: leader, address: seen.address)) }

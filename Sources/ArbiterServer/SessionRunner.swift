@@ -97,22 +97,11 @@ struct SessionRunner {
         }
     }
 
-    /// Runs `body` in the panel's queue. In cluster mode, what it relays goes out after
-    /// the queue is left, so the replies find the queue free (PanelClusterState.
-    /// deferredSends); in order, before this reactor runs anything else.
+    /// Runs `body` in the panel's queue; in cluster mode its role's way (`PanelRole.visit`).
     @inline(__always)
     private func visit(_ host: PanelHost, _ body: () -> Void) {
-        guard let cluster = host.cluster else { return host.queue.sync(execute: body) }
-        // The non-generic `sync`: the generic one costs about 1,400 instructions more per
-        // visit on Linux (its rethrowing helper's closures), on every relayed press.
-        var sends: [PanelClusterState.DeferredSend] = []
-        host.queue.sync {
-            host.clusterState.deferredSends = []
-            body()
-            sends = host.clusterState.deferredSends ?? []
-            host.clusterState.deferredSends = nil
-        }
-        for send in sends { cluster.send(encoded: send.frame, toNode: send.node, address: send.address, leaseEpoch: send.leaseEpoch) }
+        guard let role = host.role else { return host.queue.sync(execute: body) }
+        role.visit(body)
     }
 
     /// The command as it is to be answered, or nil when it must not run (after QUIT,

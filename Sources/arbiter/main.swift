@@ -2,6 +2,7 @@ import ArbiterCLI
 import ArbiterCluster
 import ArbiterEtcd
 import ArbiterIO
+import ArbiterClusterServer
 import ArbiterServer
 import Dispatch
 import Foundation
@@ -57,12 +58,13 @@ if let endpoints = options.clusterEndpoints, let node = options.node, let advert
     case .success(let key):
         // One record of which members answer, for all three clients (EtcdMemberHealth).
         let health = EtcdMemberHealth(members: endpoints.count)
-        configuration.cluster = ClusterSetup(
+        var setup = ClusterSetup(
             node: node, advertise: advertise, key: key,
             control: EtcdHTTPClient(endpoints: endpoints, health: health), lease: EtcdHTTPClient(endpoints: endpoints, health: health),
             endpointsDescription: endpoints.map(\.description).joined(separator: ","),
             watch: EtcdHTTPClient(endpoints: endpoints, health: health), timing: ClusterTiming(ttlSeconds: options.clusterTTLSeconds))
-        configuration.cluster?.checksAdvertise = options.checksAdvertise
+        setup.checksAdvertise = options.checksAdvertise
+        configuration.cluster = setup
     }
 }
 

@@ -24,8 +24,8 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
     var reply: (([UInt8]) -> [UInt8])?
     /// Whether the answer is the channel's last output (it closes once written).
     var replyIsLast = false
-    /// The lease epoch whose output may still be written (`outputStands`), as a cluster
-    /// node's: output marked with another one is dropped at its write.
+    /// The epoch whose output may still be written (`outputStands`), as a cluster node's
+    /// lease: output marked with another one is dropped at its write.
     let currentEpoch = Atomic<UInt64>(1)
 
     init(outboundLimit: Int = 1 << 20, budget: OutputBudget = OutputBudget(limit: 1 << 30)) throws {
@@ -42,7 +42,7 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
     func append(_ bytes: [UInt8], to channel: Channel, last: Bool, epoch: UInt64 = 0, flush: inout FlushList) -> Channel.AppendOutcome {
         let outcome = channel.withLock { () -> Channel.AppendOutcome in
             guard channel.acceptsAppend else { return last ? channel.sealed(after: .dropped) : .dropped }
-            if epoch != 0 { channel.markLeaseEpoch(epoch) }
+            if epoch != 0 { channel.markOutputEpoch(epoch) }
             channel.output.bytes.append(contentsOf: bytes)
             return last ? channel.sealed(after: channel.appended()) : channel.appended()
         }
@@ -82,8 +82,8 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
         closedSignal.signal()
     }
 
-    override func outputStands(leaseEpoch: UInt64, markedAtMs: Int64) -> Bool {
-        leaseEpoch == currentEpoch.load(ordering: .acquiring)
+    override func outputStands(epoch: UInt64, markedAtMs: Int64) -> Bool {
+        epoch == currentEpoch.load(ordering: .acquiring)
     }
 
     override func trouble(_ event: LoopTrouble) {

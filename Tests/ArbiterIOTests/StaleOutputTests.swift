@@ -18,10 +18,10 @@ import Testing
         let (loop, channel, sink) = try embedded()
         var flush = FlushList()
         _ = loop.append(Array("GRANTED demo b1 fence=7\n".utf8), to: channel, last: false, epoch: 1, flush: &flush)
-        #expect(channel.withLock { channel.leaseEpoch } == 1)
+        #expect(channel.withLock { channel.outputEpoch } == 1)
         flush.flushAll()
         #expect(sink.take() == Array("GRANTED demo b1 fence=7\n".utf8))
-        #expect(channel.withLock { channel.leaseEpoch } == 0)
+        #expect(channel.withLock { channel.outputEpoch } == 0)
         #expect(channel.withLock { channel.gate } == .open)
     }
 
@@ -44,7 +44,7 @@ import Testing
         #expect(!loop.queue.sync { loop.holds(channel) })
         let closes = loop.record.withLock { $0.calls.filter { $0.hasPrefix("closed:") } }
         #expect(closes.count == 1)
-        #expect(closes.first?.contains("lease lapsed") == true)
+        #expect(closes.first?.contains("epoch that ended") == true)
     }
 
     @Test func unmarkedOutputIsNeverAskedAbout() throws {

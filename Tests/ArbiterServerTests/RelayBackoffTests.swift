@@ -1,3 +1,4 @@
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 import Testing
 

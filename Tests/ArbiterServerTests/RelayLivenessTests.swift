@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterIO
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Dispatch

@@ -1,4 +1,5 @@
 import ArbiterCluster
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Dispatch

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// The start-up check that `--advertise` reaches this very node. Found by hand: a node

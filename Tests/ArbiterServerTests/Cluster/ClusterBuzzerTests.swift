@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A buzzer ranks presses by when their bytes were read (PROTOCOL-NOTES, "Times"). A press

@@ -4,6 +4,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A finger lifted from a grant a failover ended is answered as PROTOCOL.md answers one

@@ -4,6 +4,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// Leader changes, in process: what members see, fences across terms, and decisions
@@ -220,7 +221,7 @@ struct ClusterDeposedTests {
         alice.send("DOWN demo sos")
         let fence = try #require(field("fence", of: try alice.expect("GRANTED demo sos")))
         let host = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["demo"])
-        host.queue.async { host.leaderChanged(node: follower, address: "127.0.0.1:1", term: term + 1) }
+        host.queue.async { host.clusterPanel.leaderChanged(node: follower, address: "127.0.0.1:1", term: term + 1) }
         #expect(try alice.expect("RELEASED demo sos") == "RELEASED demo sos reason=failover owner=alice fence=\(fence)")
         let snapshot = try alice.readLines(through: "OK JOIN")
         #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))

@@ -3,6 +3,7 @@ import ArbiterCore
 import ArbiterTestSupport
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// An admin on any node may `KICK` a session on another node, as on one node: the

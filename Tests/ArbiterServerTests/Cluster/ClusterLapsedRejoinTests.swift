@@ -3,6 +3,7 @@ import ArbiterCore
 import ArbiterTestSupport
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A leader paused past its lease (SIGSTOP, a VM freeze) wakes lapsed, stops deciding, and

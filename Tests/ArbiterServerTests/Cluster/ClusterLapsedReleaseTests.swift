@@ -3,6 +3,7 @@ import ArbiterCore
 import ArbiterTestSupport
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A node whose lease lapsed (its own safe deadline passed: cut off from etcd, paused)

@@ -5,6 +5,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A node learns a panel's leader from its election key, and where that leader is from

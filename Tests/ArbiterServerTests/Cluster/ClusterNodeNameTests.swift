@@ -4,6 +4,7 @@ import ArbiterCore
 import ArbiterTestSupport
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A second live process under a node's name is refused at start; a dead process's

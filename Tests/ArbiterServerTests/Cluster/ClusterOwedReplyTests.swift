@@ -2,6 +2,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A reply slot whose answer some path lost would hold every later reply of its

@@ -5,6 +5,7 @@ import ArbiterWire
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// `GET /api/panels` on any node shows a panel as its leader has it: a node that follows

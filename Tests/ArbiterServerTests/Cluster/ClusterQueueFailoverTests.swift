@@ -3,6 +3,7 @@ import ArbiterCore
 import ArbiterTestSupport
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A queue group's line lives in its leader's core, and a new term starts it empty: each

@@ -3,6 +3,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A node's registration in etcd lives under its lease. A follower paused past its lease

@@ -4,6 +4,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 import ArbiterClusterTestSupport
 
@@ -688,10 +689,10 @@ struct ClusterEarlyRejoinTests {
         let term = try #require(field("term", of: joined).flatMap { Int64($0) })
         let host = try #require(nodes.servers[followers[0]]?.stateForTesting?.panelsByID["demo"])
         // As etcd would show it: followers[1] elected in a later term, not deciding yet.
-        host.queue.async { host.leaderChanged(node: followers[1], address: "127.0.0.1:1", term: term + 1) }
+        host.queue.async { host.clusterPanel.leaderChanged(node: followers[1], address: "127.0.0.1:1", term: term + 1) }
         let meanwhile = bob.drain(for: 0.6)
         #expect(!meanwhile.contains { $0.hasPrefix("ERROR") || $0.hasPrefix("OK JOIN") }, "\(meanwhile)")
-        host.queue.async { host.leaderChanged(node: leader, address: "127.0.0.1:1", term: term) }
+        host.queue.async { host.clusterPanel.leaderChanged(node: leader, address: "127.0.0.1:1", term: term) }
         let snapshot = try bob.readLines(through: "OK JOIN")
         #expect(!snapshot.contains { $0.hasPrefix("ERROR") }, "\(snapshot)")
         #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
@@ -801,7 +802,7 @@ struct ClusterJournalSeedTests {
         let server = ArbiterServer(configuration: configuration)
         let port = try server.start()
         defer { server.stop() }
-        let runtime = try #require(server.stateForTesting?.cluster?.runtime)
+        let runtime = try #require((server.stateForTesting?.cluster as? ClusterContext)?.runtime)
         #expect(eventually(seconds: 5) { runtime.canDecide("demo") != nil })
         let c = try LineClient(port: port)
         c.send("DOWN demo b1")

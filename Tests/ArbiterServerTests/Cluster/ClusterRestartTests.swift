@@ -4,6 +4,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A follower killed and started again at once numbers its sessions from where the dead

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// A leader's decision and the write that tells it are two steps: a process paused

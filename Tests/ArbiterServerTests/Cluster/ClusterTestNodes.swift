@@ -4,6 +4,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 import ArbiterClusterTestSupport
 
@@ -72,7 +73,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         configuration.cluster = setup
         let server = ArbiterServer(configuration: configuration)
         let port = try server.start()
-        guard let context = server.stateForTesting?.cluster else { throw Failure(description: "no cluster context") }
+        guard let context = server.stateForTesting?.cluster as? ClusterContext else { throw Failure(description: "no cluster context") }
         hub.register(name, context)
         servers[name] = server
         ports[name] = port
@@ -96,7 +97,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         return UInt16(bigEndian: address.sin_port)
     }
 
-    func context(_ name: String) -> ClusterContext? { servers[name]?.stateForTesting?.cluster }
+    func context(_ name: String) -> ClusterContext? { servers[name]?.stateForTesting?.cluster as? ClusterContext }
 
     /// The node deciding demo and one that relays to it.
     func leaderAndFollower(of panel: String = "demo") throws -> (leader: String, follower: String) {
@@ -185,4 +186,14 @@ func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
         usleep(20_000)
     }
     return condition()
+}
+
+extension PanelHost {
+    /// The panel's cluster-mode role, for tests that look inside it.
+    var clusterPanel: ClusterPanel { role as! ClusterPanel }
+
+    var clusterState: PanelClusterState {
+        get { clusterPanel.clusterState }
+        set { clusterPanel.clusterState = newValue }
+    }
 }

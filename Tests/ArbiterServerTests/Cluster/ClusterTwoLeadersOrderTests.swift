@@ -3,6 +3,7 @@ import ArbiterTestSupport
 import Foundation
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// One session's commands for two panels decided by two nodes, its own node one of them:

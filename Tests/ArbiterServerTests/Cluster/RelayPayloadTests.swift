@@ -3,6 +3,7 @@ import ArbiterCore
 import ArbiterWire
 import Testing
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// The relay frames' byte fields as this server writes and reads them.

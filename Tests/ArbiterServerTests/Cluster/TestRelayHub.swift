@@ -1,6 +1,7 @@
 import ArbiterCluster
 import Foundation
 
+@testable import ArbiterClusterServer
 @testable import ArbiterServer
 
 /// The relay links of in-process nodes: a frame sent to a node is handed to that node's

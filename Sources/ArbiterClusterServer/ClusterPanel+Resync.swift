@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCore
 import ArbiterIO
 import ArbiterWire
@@ -9,7 +10,7 @@ import ArbiterWire
 /// the grants its fresh snapshot no longer shows, right before that snapshot: an owner
 /// whose grant still stands is never told it ended (before, it read the failover release
 /// of its own grant, then the snapshot still showing it, then its `STOPPED reason=up`).
-extension PanelHost {
+extension ClusterPanel {
     /// Unanswered commands get `ERROR unavailable`; with `rejoin`, the members join again
     /// and settle what they knew of with their new snapshots; without it (this node's
     /// lease lapsed: the leader has ended its sessions' grants, and nothing it sends can
@@ -18,7 +19,7 @@ extension PanelHost {
     func resync(from node: String, because why: String, rejoin: Bool = true, flush: inout FlushList) {
         failInFlight(because: why, termEnded: false, flush: &flush)
         // The line goes on in the same term, but this node's waiters may have been taken
-        // out of it, or handed the group unheard: their DOWNs go again (`PanelHost+Waits`).
+        // out of it, or handed the group unheard: their DOWNs go again (`ClusterPanel+Waits`).
         if rejoin {
             resendGone(to: node)
             rewait(at: node, address: clusterState.leaderAddress)
@@ -188,7 +189,7 @@ extension PanelHost {
     func holdMembersForRejoin() {
         for (session, connection) in members { clusterState.pendingJoins[session] = connection }
         members = [:]
-        memberCount.store(0, ordering: .relaxed)
+        host.memberCount.store(0, ordering: .relaxed)
     }
 
     /// The second step: the members that wait join again at the leader; not if another

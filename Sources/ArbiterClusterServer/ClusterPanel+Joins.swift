@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
@@ -8,7 +9,7 @@ import Dispatch
 /// while no leader is known waits for one (parked); a member is joined again after a
 /// leader change, a lapse or a dropped link, and its re-join's answer is its fresh
 /// snapshot; a JOIN that waits too long is answered `ERROR unavailable`.
-extension PanelHost {
+extension ClusterPanel {
     /// A JOIN while no leader is known waits for one (a failover takes about the lease
     /// TTL), so a kiosk that reconnects during a failover is not refused; after
     /// `ClusterSetup.joinWaitMs` (10 s) it is answered `ERROR unavailable` (`expireJoins`).
@@ -170,7 +171,7 @@ extension PanelHost {
     /// reads its new snapshot as after any re-join. On `queue`.
     func rejoinDropped(_ session: SessionID, _ connection: Connection) {
         guard let leader = followedLeader else { return }
-        if members.removeValue(forKey: session) != nil { memberCount.subtract(1, ordering: .relaxed) }
+        if members.removeValue(forKey: session) != nil { host.memberCount.subtract(1, ordering: .relaxed) }
         clusterState.pendingJoins[session] = connection
         sendRejoin(session, connection, to: leader, address: clusterState.leaderAddress, attempt: 0)
     }

@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 
 /// Where a node's relay frames go: the socket transport (`RelayNetwork`) in production,

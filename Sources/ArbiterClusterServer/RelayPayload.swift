@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCore
 import ArbiterWire
 

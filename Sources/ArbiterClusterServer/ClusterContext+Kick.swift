@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterCore
 
@@ -35,7 +36,12 @@ extension ClusterContext {
     /// Another node's admin kicks one of this node's sessions.
     func kickAsked(_ id: UInt64, session: UInt64, key: String?, by admin: UInt64, from asker: String) {
         let target = SessionID(Int(clamping: session))
-        let (verdict, detail) = onKick?(target, key, SessionID(Int(clamping: admin))) ?? (.noSuchSession, "")
+        let (verdict, detail): (RelayKickVerdict, String)
+        switch onKick?(target, key, SessionID(Int(clamping: admin))) ?? .noSuchSession {
+        case .kicked: (verdict, detail) = (.kicked, "")
+        case .noSuchSession: (verdict, detail) = (.noSuchSession, "")
+        case .forbidden(let panel): (verdict, detail) = (.forbidden, panel)
+        }
         log.info(
             "kick asked by another node",
             ["node": asker, "session": target.description, "by": SessionID(Int(clamping: admin)).description, "verdict": "\(verdict)"])

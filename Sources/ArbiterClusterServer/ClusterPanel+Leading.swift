@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
@@ -6,7 +7,7 @@ import ArbiterWire
 /// Cluster mode, the side of the node that decides a panel: leadership starts and stops
 /// on the panel's queue, every decision first asks the runtime, and relayed sessions run
 /// in the core as sessions of their own node.
-extension PanelHost {
+extension ClusterPanel {
     static let retryHint = "nothing was done, try again in a second or two"
 
     /// Whether this node may decide the panel at this instant. A node that led and may no
@@ -57,12 +58,12 @@ extension PanelHost {
         // Each member is a member again only from its own snapshot on: nothing of the new
         // term may reach it before that.
         members = [:]
-        memberCount.store(0, ordering: .relaxed)
+        host.memberCount.store(0, ordering: .relaxed)
         let now = clock.now()
         for (session, connection) in joiners.sorted(by: { $0.key < $1.key }) {
             guard let identity = clusterState.memberIdentity[session] else { continue }
             members[session] = connection
-            memberCount.add(1, ordering: .relaxed)
+            host.memberCount.add(1, ordering: .relaxed)
             output.removeAll()
             core.handle(.join, session: session, name: identity.name, access: access(key: identity.key), now: now, into: &output)
             // A session's own JOIN that waited for a leader is answered in its form and id.
@@ -164,7 +165,7 @@ extension PanelHost {
             return "panel \(config.id) cannot reserve its next block of fences in etcd (\(problem)); nothing was done, "
                 + "and presses work again once etcd takes it (this node's log says more)"
         }
-        return "panel \(config.id) is reserving its next block of fences; \(PanelHost.retryHint)"
+        return "panel \(config.id) is reserving its next block of fences; \(ClusterPanel.retryHint)"
     }
 
     /// At 80 % of the block, the next one is asked for (same term).
@@ -230,7 +231,7 @@ extension PanelHost {
         }
         guard clusterState.block != nil, mayDecideNow() else {
             return replyRemotely(
-                .error(.unavailable, "this node does not decide panel \(config.id) right now (a failover is under way); \(PanelHost.retryHint)"))
+                .error(.unavailable, "this node does not decide panel \(config.id) right now (a failover is under way); \(ClusterPanel.retryHint)"))
         }
         if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
             return replyRemotely(.error(.unavailable, refusal))
@@ -337,7 +338,7 @@ extension PanelHost {
     /// A relayed session's grant ended here for `reason` without its own release. Its node
     /// hears the `RELEASED` only while it has members of the panel; else it is told by a
     /// `grantEnded` frame, so that after a failover it answers the session's `UP` as this
-    /// core would have (`ended=timeout`, not `ended=failover`: PanelHost+FailoverEnded).
+    /// core would have (`ended=timeout`, not `ended=failover`: ClusterPanel+FailoverEnded).
     func tellNodeOfGrantEnded(button: Int, reason: ReleaseReason, owner: Owner) {
         switch reason {
         case .timeout, .fired, .reset: break
@@ -415,7 +416,7 @@ extension PanelHost {
         }
         // A member leaves the relay's list only after its LEFT went out: its node hears of
         // it even when it was that node's last member, and joins it again if it still has
-        // it (`PanelHost.rejoinDropped`) instead of leaving it to hear nothing more.
+        // it (`ClusterPanel.rejoinDropped`) instead of leaving it to hear nothing more.
         defer { if !keepingMembers { for session in list { clusterState.removeRemoteMember(session) } } }
         guard clusterState.block != nil, mayDecideNow() else { return }
         var flush = FlushList()

@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
@@ -7,7 +8,7 @@ import Dispatch
 /// Cluster mode, the routing of a local session's command and the side of a node that
 /// does not decide the panel: commands go to the leader's node, its replies and events
 /// come back through `RelayInbox` (term fencing) and are written to the local sessions.
-extension PanelHost {
+extension ClusterPanel {
     /// A local session's command in cluster mode: decided here if this node leads the
     /// panel, else relayed to the leader, else `ERROR unavailable`. On `queue`.
     func executeInCluster(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
@@ -108,18 +109,18 @@ extension PanelHost {
             }
             if let cluster, cluster.isLapsed {
                 refuse(
-                    "this node cannot reach etcd right now (its lease lapsed), so it cannot reach panel \(config.id)'s leader safely; \(PanelHost.retryHint)",
+                    "this node cannot reach etcd right now (its lease lapsed), so it cannot reach panel \(config.id)'s leader safely; \(ClusterPanel.retryHint)",
                     to: connection, format: format, id: id, flush: &flush)
                 return nil
             }
             refuse(
-                "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(PanelHost.retryHint)",
+                "panel \(config.id) has no leader right now (a failover is under way, or etcd has no majority); \(ClusterPanel.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
             return nil
         }
         guard cluster.canRelay else {
             refuse(
-                "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(PanelHost.retryHint)",
+                "panel \(config.id)'s leader \(leader) cannot be reached from this node yet; \(ClusterPanel.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
             return nil
         }
@@ -131,7 +132,7 @@ extension PanelHost {
         if clusterState.leaderAddress == nil { clusterState.leaderAddress = cluster.address(ofNode: leader) }
         if clusterState.leaderAddress == nil, !isJoin, !cluster.hasLinkUp(to: leader) {
             refuse(
-                "panel \(config.id)'s leader \(leader) is not known to this node yet (its address is read from etcd within a second); \(PanelHost.retryHint)",
+                "panel \(config.id)'s leader \(leader) is not known to this node yet (its address is read from etcd within a second); \(ClusterPanel.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
             return nil
         }
@@ -184,7 +185,7 @@ extension PanelHost {
     func disconnectInCluster(_ connection: Connection, flush: inout FlushList) {
         var wasMember = false
         if members.removeValue(forKey: connection.session) != nil {
-            memberCount.subtract(1, ordering: .relaxed)
+            host.memberCount.subtract(1, ordering: .relaxed)
             wasMember = true
         }
         waiters.removeValue(forKey: connection.session)
@@ -328,10 +329,10 @@ extension PanelHost {
                 // fan-out over three nodes: seq going back).
                 if members.isEmpty { clusterState.nextEventSeq = reply.seq.map { $0 + 1 } }
                 clusterState.pendingJoins[session] = nil
-                if members.updateValue(connection, forKey: session) == nil { memberCount.add(1, ordering: .relaxed) }
+                if members.updateValue(connection, forKey: session) == nil { host.memberCount.add(1, ordering: .relaxed) }
                 clusterState.knownGrants = reply.grants
             case .left:
-                if members.removeValue(forKey: session) != nil { memberCount.subtract(1, ordering: .relaxed) }
+                if members.removeValue(forKey: session) != nil { host.memberCount.subtract(1, ordering: .relaxed) }
                 clusterState.memberIdentity[session] = nil
                 clusterState.owedReleases[session] = nil
             case .joinRefused:

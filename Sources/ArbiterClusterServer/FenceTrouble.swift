@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 
 /// etcd stopping a panel's fence reservations while this node leads it (out of space,

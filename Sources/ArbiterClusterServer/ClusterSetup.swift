@@ -1,10 +1,11 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
 
 /// What a server in cluster mode is started with (`--cluster` and its flags). The etcd
 /// clients are given, not made here, so tests run the same wiring on an in-memory etcd.
-public struct ClusterSetup: @unchecked Sendable {
+public struct ClusterSetup: ServerClusterSetup, @unchecked Sendable {
     /// This node's name (`--node`), unique in the cluster.
     public var node: String
     /// How other nodes and kiosks reach this node (`--advertise host:port`).
@@ -31,17 +32,17 @@ public struct ClusterSetup: @unchecked Sendable {
     /// those of a process of the same node that died (`RelayIncarnations`).
     public var incarnation = UInt64.random(in: 1 ... .max)
     /// How long a relayed command may wait for its leader's answer before the panel
-    /// resynchronises as after a dropped link (`PanelHost.checkAnswers`). An answer can be
+    /// resynchronises as after a dropped link (`ClusterPanel.checkAnswers`). An answer can be
     /// lost with no link of this node dropping: the leader wrote it to a link this node
     /// had already given up on. Default 5 s: past the links' silence timeout and a dial.
     public var answerTimeoutMs: Int64 = 5_000
     /// How long a leader keeps another node's members through that node's link drop, for
-    /// the node to join them again (`PanelHost.remoteLinkLost`). Default 15 s: three answer
+    /// the node to join them again (`ClusterPanel.remoteLinkLost`). Default 15 s: three answer
     /// deadlines, for re-joins sent over a link that dropped again.
     public var memberGraceMs: Int64 = 15_000
     /// How long a session's own JOIN waits for a leader that can answer it (none known, or
     /// one this node cannot reach) before it is answered `ERROR unavailable`
-    /// (`PanelHost.expireJoins`). It counts from the JOIN, through every re-send.
+    /// (`ClusterPanel.expireJoins`). It counts from the JOIN, through every re-send.
     public var joinWaitMs: Int64 = 10_000
     /// How long a connection's reply may be owed before it is given up
     /// (`Connection.giveUpOverdueReplies`): well past the longest wait the cluster
@@ -83,7 +84,7 @@ public struct ClusterSetup: @unchecked Sendable {
     /// the leader's own sessions or another node's.
     public var sessionBase: Int { ClusterSetup.sessionBase(ofNode: node) }
 
-    public static let sessionsPerNode = 1_000_000_000
+    public static let sessionsPerNode = SessionID.perNode
 
     public static func sessionBase(ofNode name: String) -> Int {
         // FNV-1a: stable across runs and machines (Swift's Hasher is seeded per process).
@@ -99,5 +100,9 @@ public struct ClusterSetup: @unchecked Sendable {
     public static func owns(_ node: String, session: Int) -> Bool {
         let base = sessionBase(ofNode: node)
         return session > base && session < base + sessionsPerNode
+    }
+
+    package func makeCluster(log: ServerLog, idleSpinNs: Int64) -> any ServerCluster {
+        ClusterContext(setup: self, log: log, idleSpinNs: idleSpinNs)
     }
 }

@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
@@ -19,8 +20,8 @@ final class ClusterContext: @unchecked Sendable {
     /// Set once before the runtime starts.
     private(set) var relay: (any RelaySender)?
     /// The panels by id; emptied when the server stops, as they hold this context too.
-    private let hostTable = Locked<[String: PanelHost]>([:])
-    private var hosts: [String: PanelHost] { hostTable.withLock { $0 } }
+    private let hostTable = Locked<[String: ClusterPanel]>([:])
+    private var hosts: [String: ClusterPanel] { hostTable.withLock { $0 } }
     let relayedOut = Atomic<Int>(0)
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
@@ -30,7 +31,7 @@ final class ClusterContext: @unchecked Sendable {
     let kickQueries = RelayQueries<(RelayKickVerdict, String)>()
     /// The server's `KICK` of one of its own sessions for another node's admin: the
     /// session, the key the admin presented, the admin's session. Set once at start.
-    var onKick: (@Sendable (SessionID, String?, SessionID) -> (RelayKickVerdict, String))?
+    private(set) var onKick: (@Sendable (SessionID, String?, SessionID) -> KickOutcome)?
     /// Nodes whose registration was seen, with the lease it is under, to notice one that
     /// vanishes or is replaced.
     private let knownNodes = Locked<[String: Int64]>([:])
@@ -97,9 +98,13 @@ final class ClusterContext: @unchecked Sendable {
         }
     }
 
-    /// The panels, once made (they hold this context).
-    func attach(_ panels: [PanelHost]) {
-        hostTable.withLock { $0 = Dictionary(uniqueKeysWithValues: panels.map { ($0.config.id, $0) }) }
+    /// The panels, once made: each gets its `ClusterPanel` as its role (which holds this
+    /// context). `kick` is the server's KICK of one of its sessions for another node's admin.
+    func attach(_ panels: [PanelHost], kick: @escaping @Sendable (SessionID, String?, SessionID) -> KickOutcome) {
+        onKick = kick
+        let roles = panels.map { ClusterPanel(host: $0, cluster: self) }
+        for role in roles { role.host.adopt(role) }
+        hostTable.withLock { $0 = Dictionary(uniqueKeysWithValues: roles.map { ($0.config.id, $0) }) }
     }
 
     func use(relay: any RelaySender) {
@@ -196,7 +201,13 @@ final class ClusterContext: @unchecked Sendable {
     /// holds this context: without this the two would keep each other alive).
     func stopRelay() {
         network?.stop()
-        hostTable.withLock { $0 = [:] }
+        let panels = hostTable.withLock { table in
+            defer { table = [:] }
+            return table.values
+        }
+        // Each host holds its role and the role its host: let go on the panel's queue, where
+        // the role is read (the reactors have stopped).
+        for panel in panels { panel.queue.async { panel.host.dropRole() } }
     }
 
     private func callbacks() -> ClusterRuntimeCallbacks {
@@ -250,9 +261,9 @@ final class ClusterContext: @unchecked Sendable {
     /// How many panels' fence reservations etcd stops now (`/metrics`).
     func fenceTroubleCount() -> Int { fenceTroubles.withLock { $0.count } }
 
-    private func host(of panel: String) -> PanelHost? { hostTable.withLock { $0[panel] } }
+    private func host(of panel: String) -> ClusterPanel? { hostTable.withLock { $0[panel] } }
 
-    private func onQueue(of panel: String, _ body: @escaping @Sendable (PanelHost) -> Void) {
+    private func onQueue(of panel: String, _ body: @escaping @Sendable (ClusterPanel) -> Void) {
         guard let host = host(of: panel) else { return }
         host.queue.async { body(host) }
     }
@@ -264,13 +275,13 @@ final class ClusterContext: @unchecked Sendable {
     /// link's queue, which no panel queue ever waits for, so it cannot close a cycle.
     /// `body` does not escape: an escaping one (its context allocated, the message copied
     /// into it) cost hundreds of instructions on every relayed press.
-    private func inQueue(of panel: String, _ epoch: UInt64, _ heardAt: Int64, _ body: (PanelHost, inout FlushList) -> Void) {
+    private func inQueue(of panel: String, _ epoch: UInt64, _ heardAt: Int64, _ body: (ClusterPanel, inout FlushList) -> Void) {
         guard let host = host(of: panel) else { return }
         Self.enter(host, epoch, heardAt, body)
     }
 
     /// `inQueue` for a panel already looked up.
-    private static func enter(_ host: PanelHost, _ epoch: UInt64, _ heardAt: Int64, _ body: (PanelHost, inout FlushList) -> Void) {
+    private static func enter(_ host: ClusterPanel, _ epoch: UInt64, _ heardAt: Int64, _ body: (ClusterPanel, inout FlushList) -> Void) {
         var flush = flushList(epoch, heardAt)
         host.queue.sync { body(host, &flush) }
         flush.flushAll()
@@ -280,13 +291,13 @@ final class ClusterContext: @unchecked Sendable {
     /// the frame arrived, and within `RelayOptions.staleAfterMs` of `heardAt`.
     private static func flushList(_ epoch: UInt64, _ heardAt: Int64) -> FlushList {
         var flush = FlushList()
-        flush.leaseEpoch = epoch
-        flush.leaseStampMs = heardAt
+        flush.outputEpoch = epoch
+        flush.outputStampMs = heardAt
         return flush
     }
 
     /// A frame's work handed to its panel's queue (frames not read on a link's queue).
-    private static func run(_ host: PanelHost, _ epoch: UInt64, _ heardAt: Int64, _ body: (PanelHost, inout FlushList) -> Void) {
+    private static func run(_ host: ClusterPanel, _ epoch: UInt64, _ heardAt: Int64, _ body: (ClusterPanel, inout FlushList) -> Void) {
         var flush = flushList(epoch, heardAt)
         body(host, &flush)
         flush.flushAll()
@@ -354,7 +365,7 @@ final class ClusterContext: @unchecked Sendable {
     /// group that another session holds by now (`bench/nemesis.py` saw exactly that). Such
     /// frames are dropped; once the lease is safe again, every panel this node follows
     /// answers its unanswered commands `ERROR unavailable`, tells its members the grants
-    /// they knew of ended, and joins them again (`PanelHost.leaseLapsed`, `leaseRegained`). The panels'
+    /// they knew of ended, and joins them again (`ClusterPanel.leaseLapsed`, `leaseRegained`). The panels'
     /// queues run those before any later frame, which enters the same queues.
     ///
     /// A lease that is safe again is not enough: on waking, the lease keeper may renew (with
@@ -390,7 +401,7 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// Whether this node's lease lapsed and the panels it follows have not resynchronised
-    /// since: it relays nothing meanwhile (`PanelHost.relay`), as a node without etcd.
+    /// since: it relays nothing meanwhile (`ClusterPanel.relay`), as a node without etcd.
     var isLapsed: Bool { lapsed.load(ordering: .acquiring) }
 
     /// `isLapsed`, or a lapse not noticed yet (the lease unsafe, or another one than the
@@ -412,7 +423,7 @@ final class ClusterContext: @unchecked Sendable {
     var synchronisedLease: Int64 { syncedLease.load(ordering: .acquiring) }
 
     /// The epoch to mark output with that holds only under this node's lease: a leader's
-    /// decisions, and what a follower passes on from its leader (`FlushList.leaseEpoch`).
+    /// decisions, and what a follower passes on from its leader (`FlushList.outputEpoch`).
     /// 0 while lapsed: what is said then (failover releases, refusals) holds anyway.
     var outputEpoch: UInt64 {
         let epoch = leaseEpoch.load(ordering: .acquiring)
@@ -551,7 +562,7 @@ final class ClusterContext: @unchecked Sendable {
     /// No link to `node` is left, or its registration under `lease` vanished: its
     /// sessions' grants end for every panel led here (with the registration, its members
     /// leave too; with only the link, they are kept for the node to join them again:
-    /// `PanelHost.remoteLinkLost`), and panels it leads re-sync their members. A
+    /// `ClusterPanel.remoteLinkLost`), and panels it leads re-sync their members. A
     /// registration's end ends nothing that a newer run of the node (come back under
     /// another lease, its old sessions ended when its first frame came) holds: asked
     /// again in each panel's queue, behind any such frame already admitted.

@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 
 /// `GET /api/panels` on any node shows each panel as its leader has it: a node that
@@ -17,7 +18,7 @@ extension ClusterContext {
         return id
     }
 
-    /// The leader's answer, past term fencing (`PanelHost.relayedFromLeader`).
+    /// The leader's answer, past term fencing (`ClusterPanel.relayedFromLeader`).
     func stateAnswered(_ id: UInt64, panel: String, state: [UInt8], from node: String) {
         stateQueries.settle(id, panel, from: node)?(state)
     }

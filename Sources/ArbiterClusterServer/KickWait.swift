@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterCore
 import ArbiterIO

@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
@@ -21,7 +22,7 @@ import Dispatch
 /// waiting keeps its place, one taken out of the line joins it again at its end (or gets
 /// the group if it is free), and one that holds the group is answered its grant again.
 /// The waiter hears only of a grant (as a hand-off's GRANTED) or of its place lost.
-extension PanelHost {
+extension ClusterPanel {
     /// Follower: a DOWN keeps the name and key a local session presses a fair group's
     /// button under, for its DEQUEUED line and its DOWN sent again. Only for panels with
     /// fair groups: the tap press path pays nothing. An UP or CANCEL leaves the line (or releases the grant) in the session's mind at

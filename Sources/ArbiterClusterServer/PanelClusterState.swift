@@ -1,3 +1,4 @@
+import ArbiterServer
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
@@ -8,7 +9,7 @@ import ArbiterWire
 struct PanelClusterState {
     /// The fence block this node decides the panel with; nil while it follows.
     var block: FenceBlock?
-    /// The runtime's last yes to deciding it (`PanelHost.mayDecideNow`).
+    /// The runtime's last yes to deciding it (`ClusterPanel.mayDecideNow`).
     var window: DecisionWindow?
     /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
     /// clock: asked again only after 500 ms, in case the reservation failed.
@@ -32,7 +33,7 @@ struct PanelClusterState {
     /// Follower: the seq the leader's next event frame must carry; nil until one came
     /// after the last (re)start of the stream (a term, a first member, a re-join). A
     /// frame past it means frames were lost on a link that closed while the leader went
-    /// on over a new one (`PanelHost.relayedFromLeader`).
+    /// on over a new one (`ClusterPanel.relayedFromLeader`).
     var nextEventSeq: UInt64?
     /// Follower: the last `RelayCommand.serial` this panel sent (each reply names its own).
     var lastSerial: UInt64 = 0
@@ -40,14 +41,14 @@ struct PanelClusterState {
     /// a leader change can end them with `reason=failover` even if the leader died.
     var knownGrants: [Int: (owner: String, fence: UInt64)] = [:]
     /// Follower: after a same-term resync, the grants each member knew of, until its fresh
-    /// snapshot shows which of them still stand (`PanelHost.settleOwed`).
+    /// snapshot shows which of them still stand (`ClusterPanel.settleOwed`).
     var owedReleases: [SessionID: [OwedRelease]] = [:]
     /// The fences among `owedReleases` not counted in the panel's releases yet: each grant
     /// counts once, however many members are told.
     var owedUncounted: Set<UInt64> = []
     typealias OwedRelease = (button: Int, owner: String, fence: UInt64)
     /// Follower: the grants each local session was answered `GRANTED` for through a leader
-    /// (button: fence and term), until it lets go or the term ends (`PanelHost+FailoverEnded`).
+    /// (button: fence and term), until it lets go or the term ends (`ClusterPanel+FailoverEnded`).
     var sessionGrants: [SessionID: [Int: (fence: UInt64, term: Int64)]] = [:]
     /// Local sessions' grants whose term a failover ended (button: fence, and how the
     /// grant ended: `failover` if it stood until then, else its own earlier end): their
@@ -79,17 +80,17 @@ struct PanelClusterState {
     var remoteWaiters: [SessionID: RemoteRequester] = [:]
     /// Leader: relayed members kept through their node's link drop, each with when (the
     /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
-    /// memberGraceMs` leaves (`PanelHost.checkKeptMembers`).
+    /// memberGraceMs` leaves (`ClusterPanel.checkKeptMembers`).
     var keptMembers: [SessionID: Int64] = [:]
     /// Follower: local members that closed lately (when, on the panel's clock, ms, and the
     /// lease their `sessionGone` went under). That frame may have been lost with a link
     /// that dropped, and the leader keeps a member of a node whose link dropped for
     /// `ClusterSetup.memberGraceMs`, so it is sent again after each resync that joins the
-    /// members again (`PanelHost.resendGone`): the member leaves at once, not 15 s later.
+    /// members again (`ClusterPanel.resendGone`): the member leaves at once, not 15 s later.
     var goneMembers: [SessionID: (atMs: Int64, lease: Int64)] = [:]
     /// Follower: the places of local sessions waiting in a queue group's line at the
     /// leader, from its QUEUED answers; each is told `DEQUEUED ... reason=failover` when
-    /// the term that kept the line ends (`PanelHost.endWaits`).
+    /// the term that kept the line ends (`ClusterPanel.endWaits`).
     var waitingPlaces: [SessionID: [WaitingPlace]] = [:]
     /// Follower: the name and key a local session pressed a fair group's button under,
     /// for its DEQUEUED line and its DOWN sent again (the connection's belong to its reactor).
@@ -137,15 +138,15 @@ struct InFlight {
     /// `ClusterSetup.answerTimeoutMs`, the panel resynchronises.
     var sentAtMs: Int64 = 0
     /// The session's own JOIN: when the session sent it (ms), kept through every re-send,
-    /// so that it is refused `ClusterSetup.joinWaitMs` after that (`PanelHost.expireJoins`).
+    /// so that it is refused `ClusterSetup.joinWaitMs` after that (`ClusterPanel.expireJoins`).
     var joinSinceMs: Int64 = 0
-    /// A waiter's DOWN this node sent again after a resynchronisation (`PanelHost.rewait`):
+    /// A waiter's DOWN this node sent again after a resynchronisation (`ClusterPanel.rewait`):
     /// the button it waits for; -1 for any other command. Nobody waits for its answer.
     var rewait = -1
     /// A DOWN's button: its `GRANTED` answer is noted in `sessionGrants`; -1 for any other
     /// command.
     var downButton = -1
-    /// A CANCEL this node sent for a hand-off nobody waited for (`PanelHost.
+    /// A CANCEL this node sent for a hand-off nobody waited for (`ClusterPanel.
     /// handOffExpected`): its answer is nobody's.
     var cleanup = false
 
@@ -192,7 +193,7 @@ struct WaitingPlace: Equatable {
     var key: String?
     /// The form its answers take (its QUEUED answer's).
     var format: WireFormat
-    /// The serial of the DOWN last sent again for this place (`PanelHost.rewait`): only
+    /// The serial of the DOWN last sent again for this place (`ClusterPanel.rewait`): only
     /// that DOWN's answer settles it, not a late one meant for an earlier place.
     var resent: UInt64 = 0
 }

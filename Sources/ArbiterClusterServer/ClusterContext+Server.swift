@@ -1,0 +1,65 @@
+import ArbiterCore
+import ArbiterIO
+import ArbiterServer
+import ArbiterWire
+
+/// The node as the server sees it (`ServerCluster`): its start-up checks and what its
+/// answers need from the cluster.
+extension ClusterContext: ServerCluster {
+    var sessionBase: Int { setup.sessionBase }
+
+    var owedReplyLimitMs: Int64 { setup.owedReplyLimitMs }
+
+    func forgetStateQuery(_ id: UInt64) { stateQueries.forget(id) }
+
+    /// Refuses to start a node whose `--advertise` leads elsewhere (`AdvertiseCheck`), before
+    /// it takes part in any election. Returns the clients' connections accepted meanwhile.
+    func checkReachable(listener: (fd: Int32, port: UInt16), host: String) throws -> [(fd: Int32, peer: String)] {
+        guard setup.checksAdvertise else { return [] }
+        guard let address = RelayAddress(setup.advertise) else {
+            Sys.close(listener.fd)
+            throw ClusterStartFailure("--advertise \(setup.advertise) is not a host:port address")
+        }
+        var check = AdvertiseCheck(address: address, listener: listener.fd)
+        let outcome = check.run()
+        guard let refusal = AdvertiseCheck.refusal(outcome, advertise: setup.advertise, port: listener.port) else {
+            log.info("advertised address reaches this node", ["advertise": setup.advertise])
+            if let warning = AdvertiseCheck.loopbackWarning(advertiseHost: address.host, listenHost: host) {
+                log.warning(warning, ["advertise": setup.advertise, "host": host])
+            }
+            return check.others
+        }
+        for connection in check.others { Sys.close(connection.fd) }
+        Sys.close(listener.fd)
+        throw ClusterStartFailure(refusal)
+    }
+
+    func writeMetrics(into p: inout PrometheusText) {
+        p.gauge("arbiter_cluster_panels_led", "Panels this node decides now.", ledPanels())
+        p.gauge("arbiter_cluster_nodes", "Nodes registered in etcd, this one included.", nodes().count)
+        // `/healthz` stays `200 ok` as PROTOCOL.md has it; this says whether the node can
+        // serve presses now, for a balancer that should send kiosks to another node.
+        p.gauge(
+            "arbiter_cluster_lease_lapsed",
+            "Whether this node's etcd lease lapsed (etcd without a majority, or this node cut off from it); while it is 1 the node decides and relays no press.",
+            isLapsed ? 1 : 0)
+        p.gauge(
+            "arbiter_cluster_fence_reservations_failing",
+            "Panels this node leads whose next block of fences etcd refuses now (out of space, say): their presses past the block get ERROR unavailable.",
+            fenceTroubleCount())
+        let stats = runtime?.statistics
+        let reasons = ["leaseDeadline", "leaseLost", "deposed", "rebalance", "shutdown"]
+        p.counters(
+            "arbiter_cluster_step_downs_total", "Times this node stopped deciding a panel, by reason.", label: "reason",
+            reasons.map { ($0, stats?.stepDowns[$0] ?? 0) })
+        p.counter("arbiter_cluster_keepalives_failed_total", "Lease keepalives etcd did not answer.", stats?.keepAlivesFailed ?? 0)
+        p.gauge("arbiter_cluster_relay_links_up", "Relay links to other nodes that are up.", relayLinksUp())
+        p.counter(
+            "arbiter_cluster_relayed_commands_total", "Commands of local sessions sent to a panel's leader on another node.",
+            relayedOut.load(ordering: .relaxed))
+        p.counter("arbiter_cluster_relayed_in_total", "Commands of other nodes' sessions received to decide here.", relayedIn.load(ordering: .relaxed))
+        p.counter(
+            "arbiter_cluster_stale_frames_total", "Relay frames dropped because their term is not the current one.",
+            staleFrames.load(ordering: .relaxed))
+    }
+}
