@@ -39,13 +39,13 @@ package final class PanelHost: @unchecked Sendable {
     /// Read by PANELS from any queue.
     package let memberCount = Atomic<Int>(0)
 
-    private var journal: Journal?
+    private(set) var journal: Journal?
     /// Fences up to this one are durably reserved in the journal.
     private var reservedFence: UInt64 = 0
     /// Journal lines of one command's output, written before any of it is sent.
-    @exclusivity(unchecked) private var journalBuffer: [UInt8] = []
+    @exclusivity(unchecked) var journalBuffer: [UInt8] = []
     /// Wall time read once per visit, for journal and history records.
-    @exclusivity(unchecked) private var wallReading: Int64?
+    @exclusivity(unchecked) var wallReading: Int64?
     /// Where the panel's commands are decided and where its output goes beyond this
     /// node's connections (cluster mode, `PanelRole`); nil on a single node. Set once,
     /// before the panel starts, so one read per command decides which path it takes.
@@ -306,157 +306,6 @@ package final class PanelHost: @unchecked Sendable {
         core.advance(to: now, into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         return core.snapshot(at: now)
-    }
-
-    // MARK: Output
-
-    /// Writes the core's decisions: the reply to its requester, each event to every
-    /// member, in the core's order. With `undoable`, records that cannot be written stop
-    /// it before anything is sent: false, and the caller undoes the decision.
-    @discardableResult
-    package func deliver(
-        replyTo requester: Connection?, format: WireFormat, id: CommandID?, undoable: Bool = false,
-        flush: inout FlushList
-    ) -> Bool {
-        func wall() -> Int64 {
-            if let w = wallReading { return w }
-            let w = clock.wallMilliseconds()
-            wallReading = w
-            return w
-        }
-        // A leader's decisions hold only under its lease: written after it lapsed (a
-        // pause between here and the write), they are dropped instead (`outputStands`).
-        role?.markDecisionOutput(&flush)
-        if let journal {
-            // On disk (in the kernel) before any peer can see it: a connection that is
-            // draining through EPOLLOUT may send what is appended below at once.
-            for event in output.events {
-                if let record = HistoryRecord(event: event, panel: config, at: wall()) {
-                    MessageEncoder.encode(.record(record), format: .json, into: &journalBuffer)
-                }
-            }
-            let written = journal.append(panel: config.id, journalBuffer)
-            journalBuffer.removeAll(keepingCapacity: true)
-            // Anything else stands without its records: a release or a timer's outcome
-            // is never held back (no button may stay stuck), and is counted as unwritten.
-            if !written, undoable { return false }
-        }
-        // A queue's hand-off tells its head apart: that rare case has its own loop, so
-        // the common one stays as small as the optimizer needs to inline what it calls.
-        if !output.notices.isEmpty { return deliverWithNotices(replyTo: requester, format: format, id: id, flush: &flush) }
-        let events = output.events
-        for i in 0..<events.count {
-            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
-            let event = events[i]
-            count(event)
-            if HistoryRecord.isJournaled(event.kind) {
-                history.append(.live(event, at: wall()))
-            }
-            broadcast(event, flush: &flush)
-        }
-        if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
-        if !waiters.isEmpty || role?.hasRemoteWaiters == true { forgetDequeuedWaiters() }
-        return true
-    }
-
-    /// `deliver` for an output with replies to other sessions, each in its place.
-    @inline(never)
-    private func deliverWithNotices(replyTo requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) -> Bool {
-        let events = output.events
-        var notice = 0
-        for i in 0...events.count {
-            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
-            while notice < output.notices.count, output.notices[notice].eventsBefore == i {
-                deliverNotice(output.notices[notice], flush: &flush)
-                notice += 1
-            }
-            guard i < events.count else { break }
-            let event = events[i]
-            count(event)
-            if HistoryRecord.isJournaled(event.kind) {
-                if wallReading == nil { wallReading = clock.wallMilliseconds() }
-                history.append(.live(event, at: wallReading ?? 0))
-            }
-            broadcast(event, flush: &flush)
-        }
-        if !waiters.isEmpty || role?.hasRemoteWaiters == true { forgetDequeuedWaiters() }
-        return true
-    }
-
-    /// Waiters that left their line (DEQUEUED) need no hand-off GRANTED any more.
-    @inline(never)
-    private func forgetDequeuedWaiters() {
-        for event in output.events {
-            if case .dequeued(_, _, let session, _, _) = event.kind { waiters.removeValue(forKey: session) }
-        }
-        if let role, role.hasRemoteWaiters { role.waitersMayHaveLeft(output.events) }
-    }
-
-    /// A reply to a session that did not send the command: a queue's head is told it
-    /// is granted, in its own format, whether it is a member or not.
-    private func deliverNotice(_ notice: PanelOutput.Notice, flush: inout FlushList) {
-        guard
-            let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
-                ?? sessions.withLock({ $0[notice.session] })
-        else { return role?.deliverRemoteNotice(notice) ?? () }
-        flush.append(to: connection, panel: index) { out, format in
-            MessageEncoder.encode(notice.reply, names: names, format: format, id: nil, into: &out)
-        }
-    }
-
-    private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
-        guard let reply = output.reply else { return }
-        guard let requester else { return role?.deliverRemoteReply(reply) ?? () }
-        flush.appendReply(to: requester, panel: index) { out, _ in
-            MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)
-        }
-        // Membership changes at the reply: the joiner's first event is its own JOINED,
-        // and a leaver gets nothing after OK LEAVE.
-        switch reply {
-        case .deniedBusy, .deniedForbidden, .denied:
-            counters.denials += 1
-        case .queued:
-            waiters[requester.session] = requester
-        case .joined:
-            if members.updateValue(requester, forKey: requester.session) == nil {
-                memberCount.add(1, ordering: .relaxed)
-            }
-        case .left:
-            if members.removeValue(forKey: requester.session) != nil {
-                memberCount.subtract(1, ordering: .relaxed)
-            }
-        default:
-            break
-        }
-    }
-
-    private func count(_ event: PanelEvent) {
-        counters.events += 1
-        switch event.kind {
-        case .pressed: counters.grants += 1
-        case .fired: counters.fires += 1
-        case .released(_, let reason, _): counters.releases[reason.index] += 1
-        default: break
-        }
-    }
-
-    private func broadcast(_ event: PanelEvent, flush: inout FlushList) {
-        role?.eventDecided(event)
-        guard !members.isEmpty else { return }
-        var text: [UInt8] = []
-        var json: [UInt8] = []
-        for member in members.values {
-            flush.append(to: member, panel: index) { out, format in
-                switch format {
-                case .text:
-                    if text.isEmpty { MessageEncoder.encode(event, names: names, format: .text, into: &text) }
-                    out.append(contentsOf: text)
-                case .json:
-                    if json.isEmpty { MessageEncoder.encode(event, names: names, format: .json, into: &json) }
-                    out.append(contentsOf: json)
-                }
-            }
-        }
     }
 
     // MARK: Time
