@@ -133,7 +133,9 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
         return (leader, clusterState.leaderAddress)
     }
 
-    var leaderNode: String? { clusterState.leaderNode }
+    /// A node that decides the panel leads it, whether or not etcd's word of its own
+    /// election has been read yet.
+    var leaderNode: String? { clusterState.block != nil ? cluster?.node : clusterState.leaderNode }
 
     /// A leader's decisions hold only under its lease: written after it lapsed (a pause
     /// between here and the write), they are dropped instead (`ClusterContext.outputStands`).

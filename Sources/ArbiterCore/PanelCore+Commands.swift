@@ -93,6 +93,16 @@ extension PanelCore {
             if verb == .down { return out.append(.reply(.deniedForbidden(buttonID: id))) }
             return out.append(.reply(.error(.forbidden, "\(verb.rawValue) needs the press key of panel \(config.id)")))
         }
-        out.append(.reply(.error(.noSuchButton, "no button \(id) on panel \(config.id)")))
+        out.append(.reply(.error(.noSuchButton, "no button \(id) on panel \(config.id); \(buttonList())")))
+    }
+
+    /// The panel's button ids for an unknown button's error, as an unknown panel's points
+    /// to PANELS: the presser sees what it may press without a JOIN. A panel may have a
+    /// thousand buttons, so past `shown` the rest is counted, not listed.
+    func buttonList(shown: Int = 20) -> String {
+        let ids = config.buttons.prefix(shown).map(\.id).joined(separator: ", ")
+        let more = config.buttons.count - shown
+        guard more > 0 else { return "its buttons: \(ids)" }
+        return "its buttons: \(ids) and \(more) more (JOIN \(config.id) lists them all)"
     }
 }

@@ -110,7 +110,7 @@ struct HTTPRouter {
     /// with `askLeaders`, a panel another node leads is left to ask that node, since this
     /// node's view of it is empty. A panel whose view level needs a key the request did not
     /// bring (`Authorization: Bearer <key>`) is only named, as JOIN without the key is
-    /// refused.
+    /// refused. In cluster mode every other panel carries its leader (`withLeader`).
     func panels(_ head: HTTPRequestHead, keepAlive: Bool, peer: String, askLeaders: Bool) -> PanelsResponse {
         let headOnly = head.method == "HEAD"
         let key = bearerKey(head)
@@ -134,13 +134,28 @@ struct HTTPRouter {
             }
             entries.append(
                 host.queue.sync {
-                    let json = host.stateJSON()
-                    guard askLeaders, let role = host.role, !role.decides, let leader = role.leaderElsewhere else { return .ready(json) }
+                    var json = host.stateJSON()
+                    guard let role = host.role else { return .ready(json) }
+                    json = Self.withLeader(role.leaderNode, json)
+                    guard askLeaders, !role.decides, let leader = role.leaderElsewhere else { return .ready(json) }
                     return .leader(leader.node, address: leader.address, panel: host.config.id, local: json)
                 })
         }
         if entries.contains(where: { if case .leader = $0 { true } else { false } }) { return .later(entries) }
         return .now(panelsResponse(entries.map(\.localJSON), keepAlive: keepAlive, headOnly: headOnly))
+    }
+
+    /// A panel's JSON object with `"leader"` added: the node leading it as this node saw it
+    /// when the request came, or null while none is known. Added here rather than by
+    /// `stateJSON`, so that a leader's answer and this node's own view carry the same
+    /// field once, whatever version the leader runs.
+    static func withLeader(_ leader: String?, _ object: [UInt8]) -> [UInt8] {
+        guard object.last == UInt8(ascii: "}") else { return object }
+        var out = Array(object.dropLast())
+        out += Array(#","leader":"#.utf8)
+        if let leader { JSONString.append(leader, to: &out) } else { out += Array("null".utf8) }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     /// The response of `GET /api/panels` with every panel's JSON object, in order.

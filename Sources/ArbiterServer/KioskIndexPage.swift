@@ -15,23 +15,31 @@ struct KioskIndexPage {
     }
 
     /// One `<li>` per panel, the same markup index.js builds. Only the configuration is
-    /// read (no panel queue is entered): a private panel is named as /api/panels names it.
+    /// read, and in cluster mode each panel's leader (its queue entered for that alone): a
+    /// private panel is named as /api/panels names it.
     func items() -> String {
         guard !server.panels.isEmpty else { return "<li>This server has no panels.</li>" }
         var html = ""
         for host in server.panels {
             let config = host.config
             let id = Self.escape(config.id)
-            let meta =
+            var meta =
                 server.access(key: nil, on: config) < .view
                 ? "\(id) · needs a view key"
                 : "\(id) · \(config.buttons.count) button\(config.buttons.count == 1 ? "" : "s")"
+            if server.access(key: nil, on: config) >= .view, let leader = leader(of: host) { meta += " · led by \(Self.escape(leader))" }
             html +=
                 "<li data-panel=\"\(id)\"><a class=\"panel-link\" href=\"/panel/\(id)\">"
                 + "<span class=\"panel-title\">\(Self.escape(config.title))</span>"
                 + "<span class=\"panel-meta\">\(meta)</span></a></li>"
         }
         return html
+    }
+
+    /// The node leading the panel as this node saw it (cluster mode), as /api/panels has it.
+    private func leader(of host: PanelHost) -> String? {
+        guard let role = host.role else { return nil }
+        return host.queue.sync { role.leaderNode }
     }
 
     /// Text for HTML element content and double-quoted attribute values.

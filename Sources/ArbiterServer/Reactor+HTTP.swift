@@ -72,7 +72,12 @@ extension Reactor {
         LeaderStateGather(reactor: self, questions: questions) { [self] answers in
             // Closed meanwhile (the peer hung up, the server is stopping): nothing to write.
             guard connection.machine.answerArrived() else { return }
-            let objects = entries.enumerated().map { answers[$0.offset] ?? $0.element.localJSON }
+            let objects = entries.enumerated().map { index, entry in
+                guard case .leader(let leader, _, _, _) = entry, let answer = answers[index] else { return entry.localJSON }
+                // The answer is the leader's `stateJSON`, which names no leader: it gets the
+                // field as this node's own view of the panel did.
+                return HTTPRouter.withLeader(leader, answer)
+            }
             let response = HTTPRouter(server: server).panelsResponse(objects, keepAlive: keepAlive, headOnly: headOnly)
             var flush = FlushList()
             if keepAlive {

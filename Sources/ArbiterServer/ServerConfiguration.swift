@@ -100,6 +100,10 @@ public struct ServerConfiguration: Sendable {
     package var cluster: (any ServerClusterSetup)?
     /// Minimum level of log lines written to standard error.
     public var logLevel: LogLevel = .info
+    /// Where log lines go instead of standard error; nil (the default): standard error.
+    /// Tests keep them in memory, so a passing run does not print the warnings the
+    /// failures it stages are meant to cause, and a test can read them.
+    public var logSink: (@Sendable (String) -> Void)?
     /// Cluster mode: a connection whose first bytes are `RELAY-` (another node's relay
     /// handshake) is given to this, with the descriptor and the bytes already read; the
     /// server stops watching it and writes nothing to it (no WELCOME). Called on a

@@ -44,7 +44,7 @@ package final class ServerState: @unchecked Sendable {
     init(configuration given: ServerConfiguration, clock: ServerClock = .system) throws {
         var configuration = given
         self.clock = clock
-        let log = ServerLog(level: configuration.logLevel)
+        let log = ServerLog(level: configuration.logLevel, sink: configuration.logSink)
         self.log = log
         var loaded = JournalLoader.Loaded()
         if let path = configuration.journalPath {

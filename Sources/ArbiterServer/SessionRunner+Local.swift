@@ -99,17 +99,20 @@ extension SessionRunner {
     /// 15 s it says it anyway, and what was held goes out first.
     /// `PANELS`. In cluster mode a panel another node leads counts the members of every
     /// node, as its leader has them (`LeaderStateGather`): the answer then takes a reply
-    /// slot, so it keeps its place among the session's answers.
+    /// slot, so it keeps its place among the session's answers. Each line ends with the
+    /// panel's leader as this node saw it, in cluster mode only (`PanelLeader`).
     private func listPanels(format: WireFormat, id: CommandID?, to connection: Connection, flush: inout FlushList) {
         let panels = server.panels
         // This node's own count of each panel's members: its local members, or, for a panel
         // it leads, the members on every node (its core has them all).
         var counts = panels.map { $0.memberCount.load(ordering: .relaxed) }
         var questions: [LeaderStateGather.Question] = []
+        var leaders = [PanelLeader](repeating: .singleNode, count: panels.count)
         if server.cluster != nil {
             for (index, host) in panels.enumerated() {
                 guard let role = host.role else { continue }
                 let seen = host.queue.sync { () -> (members: Int?, leader: String?, address: String?) in
+                    leaders[index] = .cluster(role.leaderNode)
                     if role.decides { return (host.core.memberCount, nil, nil) }
                     guard let leader = role.leaderElsewhere else { return (nil, nil, nil) }
                     return (nil, leader.node, leader.address)
@@ -122,8 +125,8 @@ extension SessionRunner {
             for (index, host) in panels.enumerated() {
                 let members = answers[index].flatMap(SessionRunner.members(inState:)) ?? counts[index]
                 MessageEncoder.encode(
-                    .panel(id: host.config.id, buttons: host.config.buttons.count, members: members, title: host.config.title), format: format, id: id,
-                    into: &out)
+                    .panel(id: host.config.id, buttons: host.config.buttons.count, members: members, title: host.config.title, leader: leaders[index]),
+                    format: format, id: id, into: &out)
             }
             MessageEncoder.encode(.okCount(verb: "PANELS", panel: nil, count: panels.count), format: format, id: id, into: &out)
         }

@@ -46,8 +46,8 @@ enum CommandBuilder {
         case .help:
             guard let topic = args["topic"] else { return .help(topic: nil) }
             guard CommandSyntax.byVerb[topic.uppercased()] != nil else {
-                let hint = CommandSyntax.closest(to: topic)
-                throw fail("HELP has no topic \(topic): it is not a command; did you mean HELP \(hint)? Send HELP alone for the list")
+                let hint = CommandSyntax.closest(to: topic).map { "did you mean HELP \($0)? Send" } ?? "send"
+                throw fail("HELP has no topic \(topic): it is not a command; \(hint) HELP alone for the list")
             }
             return .help(topic: topic.uppercased())
         case .panels: return .panels

@@ -73,34 +73,20 @@ public struct CommandSyntax: Sendable {
     /// Keyed by the verb uppercased.
     static let byVerb: [String: CommandSyntax] = Dictionary(uniqueKeysWithValues: all.map { ($0.verb.rawValue, $0) })
 
-    /// The verb nearest to a mistyped one, for `unknown-command`.
-    public static func closest(to word: String) -> String {
+    /// The verb a mistyped one was probably meant to be, for `unknown-command` and an
+    /// unknown HELP topic; nil when none is close. Before, the nearest verb was named
+    /// however far it was: `FOO` got "did you mean JOIN?", which only misleads. Close is
+    /// one edit for a word of up to four letters (`dwon`, `jion`, `KIK`), two for a
+    /// longer one (`HISTROY`, `CANSLE`): more than that and a short word could be
+    /// turned into almost any verb.
+    public static func closest(to word: String) -> String? {
         let w = Array(word.uppercased().utf8)
-        var best = "HELP"
-        var bestDistance = Int.max
+        let limit = w.count <= 4 ? 1 : 2
+        var best: (verb: String, distance: Int)?
         for syntax in all {
-            let d = editDistance(w, Array(syntax.verb.rawValue.utf8))
-            if d < bestDistance {
-                best = syntax.verb.rawValue
-                bestDistance = d
-            }
+            guard let d = EditDistance.bounded(w, Array(syntax.verb.rawValue.utf8), limit: limit) else { continue }
+            if best.map({ d < $0.distance }) ?? true { best = (syntax.verb.rawValue, d) }
         }
-        return best
-    }
-
-    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = Array(repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-            }
-            swap(&previous, &current)
-        }
-        return previous[b.count]
+        return best?.verb
     }
 }

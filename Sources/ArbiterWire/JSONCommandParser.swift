@@ -41,8 +41,8 @@ public enum JSONCommandParser {
         }
         guard case .string(let word) = cmd else { throw fail(.badSyntax, "\"cmd\" must be a string") }
         guard let syntax = CommandSyntax.byVerb[word.uppercased()] else {
-            let hint = CommandSyntax.closest(to: word).lowercased()
-            throw fail(.unknownCommand, "\(word) is not a command; did you mean \(hint)? Send {\"cmd\":\"help\"} for the list")
+            let hint = CommandSyntax.closest(to: word).map { "did you mean \($0.lowercased())? Send" } ?? "send"
+            throw fail(.unknownCommand, "\(word) is not a command; \(hint) {\"cmd\":\"help\"} for the list")
         }
         let allowed = Set(syntax.required + syntax.optional + syntax.options)
         var args: CommandBuilder.Args = [:]

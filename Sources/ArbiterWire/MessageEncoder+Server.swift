@@ -26,12 +26,13 @@ extension MessageEncoder {
         case .okKick(let session):
             s.beginOK("KICK", "kick")
             s.arg("session", session.description)
-        case .panel(let id, let buttons, let members, let title):
+        case .panel(let id, let buttons, let members, let title, let leader):
             s.begin("PANEL", "panel")
             s.arg("panel", id)
             s.int("buttons", buttons)
             s.int("members", members)
             s.quoted("title", title)
+            if case .cluster(let node) = leader { s.optionalName("leader", node) }
         case .record(let r):
             s.begin("RECORD", "record")
             s.arg("panel", r.panel)

@@ -11,7 +11,7 @@ public enum ServerMessage: Sendable, Equatable {
     /// `OK PANELS count=<n>` / `OK HISTORY <p> count=<n>`.
     case okCount(verb: String, panel: String?, count: Int)
     case okKick(SessionID)
-    case panel(id: String, buttons: Int, members: Int, title: String)
+    case panel(id: String, buttons: Int, members: Int, title: String, leader: PanelLeader = .singleNode)
     case record(HistoryRecord)
     case pong(token: String?)
     case error(ErrorCode, String)

@@ -61,8 +61,8 @@ public enum TextCommandParser {
         let word = tokens[0].key.map { "\($0)=\(tokens[0].value)" } ?? tokens[0].value
         let verb = word.uppercased()
         guard let syntax = CommandSyntax.byVerb[verb] else {
-            let hint = CommandSyntax.closest(to: word)
-            throw RequestError(.unknownCommand, "\(word) is not a command; did you mean \(hint)? Send HELP for the list")
+            let hint = CommandSyntax.closest(to: word).map { "did you mean \($0)? Send" } ?? "send"
+            throw RequestError(.unknownCommand, "\(word) is not a command; \(hint) HELP for the list")
         }
         var args: CommandBuilder.Args = [:]
         var positional = 0

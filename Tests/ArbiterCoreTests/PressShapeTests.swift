@@ -39,11 +39,25 @@ import Testing
             Issue.record("got \(out.items)")
             return
         }
-        #expect(message == "no button #99 on panel \(h.core.config.id)")
+        #expect(message == "no button #99 on panel \(h.core.config.id); its buttons: b1, b2, b3, sos, talk")
         out.removeAll()
         h.core.handle(
             .press(.down(panel: 0, button: -1)), session: SessionID(1), name: "u1", access: .view,
             now: h.now, into: &out)
         #expect(out.items.first == .reply(.deniedForbidden(buttonID: "#-1")))
+    }
+
+    /// A panel with many buttons names the first twenty and counts the rest.
+    @Test func anUnknownButtonOnABigPanelListsTwentyAndCountsTheRest() {
+        let buttons = (0..<25).map { ButtonConfig(id: "k\($0)", label: "K\($0)", kind: .tap) }
+        var h = CoreHarness(PanelConfig(id: "big", buttons: buttons))
+        var out = PanelOutput()
+        h.core.handle(.unknownButton(.down, id: "nope"), session: SessionID(1), name: "u1", access: .press, now: h.now, into: &out)
+        guard case .reply(.error(.noSuchButton, let message)) = out.items.first else {
+            Issue.record("got \(out.items)")
+            return
+        }
+        let twenty = (0..<20).map { "k\($0)" }.joined(separator: ", ")
+        #expect(message == "no button nope on panel big; its buttons: \(twenty) and 5 more (JOIN big lists them all)")
     }
 }

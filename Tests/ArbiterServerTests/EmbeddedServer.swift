@@ -1,6 +1,7 @@
 import ArbiterCore
 import ArbiterIO
 @testable import ArbiterServer
+import ArbiterTestSupport
 
 /// A server with no listener and no sockets, on a manual clock: connections are fed
 /// bytes by hand and their output is read back, and time moves only by `advance`
@@ -9,6 +10,8 @@ import ArbiterIO
 final class EmbeddedServer: @unchecked Sendable {
     let clock = ManualClock()
     let state: ServerState
+    /// What the server logged (`LogCapture`), instead of standard error.
+    let log = LogCapture()
     private var nextPort = 40_000
 
     init(panels: [PanelConfig] = [.demo], configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
@@ -16,6 +19,7 @@ final class EmbeddedServer: @unchecked Sendable {
         configuration.port = 0
         configuration.panels = panels
         configuration.logLevel = .warning
+        configuration.logSink = log.sink()
         configuration.reactorCount = 1
         configure(&configuration)
         state = try ServerState(configuration: configuration, clock: .manual(clock))

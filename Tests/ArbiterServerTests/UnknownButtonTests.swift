@@ -16,7 +16,7 @@ import Testing
         let c = try server.client(name: "presser")
         disk.failWrites(ENOSPC)
         c.send("DOWN demo nope")
-        #expect(try c.readLine() == "ERROR no-such-button no button nope on panel demo")
+        #expect(try c.readLine() == "ERROR no-such-button no button nope on panel demo; its buttons: b1, b2, b3, sos, talk")
         c.send(#"{"cmd":"up","panel":"demo","button":"nope","id":3}"#)
         #expect(try c.readLine().contains(#""code":"no-such-button""#))
         c.send("DOWN demo b1")

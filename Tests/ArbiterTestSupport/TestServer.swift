@@ -5,12 +5,15 @@ import ArbiterServer
 public final class TestServer: @unchecked Sendable {
     public let server: ArbiterServer
     public let port: UInt16
+    /// What the server logged (`LogCapture`), instead of standard error.
+    public let log = LogCapture()
 
     public init(panels: [PanelConfig] = [.demo], configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.panels = panels
         configuration.logLevel = .warning
+        configuration.logSink = log.sink()
         configure(&configuration)
         server = ArbiterServer(configuration: configuration)
         port = try server.start()

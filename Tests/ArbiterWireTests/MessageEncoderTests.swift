@@ -88,6 +88,28 @@ struct MessageEncoderTests {
         #expect(text(.progress(button: 3, permille: 500), .json) == #"{"type":"progress","panel":"demo","button":"sos","value":0.500,"seq":41}"# + "\n")
     }
 
+    /// `leader=` is cluster mode's alone: a single node's PANEL line has no such field.
+    @Test func aPanelLineNamesItsLeaderInClusterModeOnly() {
+        #expect(
+            MessageEncoder.text(.panel(id: "demo", buttons: 5, members: 2, title: "Demo", leader: .singleNode))
+                == "PANEL demo buttons=5 members=2 title=\"Demo\"\n")
+        #expect(
+            MessageEncoder.text(.panel(id: "demo", buttons: 5, members: 2, title: "Demo", leader: .cluster("n2")))
+                == "PANEL demo buttons=5 members=2 title=\"Demo\" leader=n2\n")
+        #expect(
+            MessageEncoder.text(.panel(id: "demo", buttons: 5, members: 2, title: "Demo", leader: .cluster(nil)))
+                == "PANEL demo buttons=5 members=2 title=\"Demo\" leader=-\n")
+        #expect(
+            MessageEncoder.text(.panel(id: "demo", buttons: 5, members: 2, title: "Demo", leader: .cluster("n2")), format: .json)
+                == #"{"type":"panel","panel":"demo","buttons":5,"members":2,"title":"Demo","leader":"n2"}"# + "\n")
+        #expect(
+            MessageEncoder.text(.panel(id: "demo", buttons: 5, members: 2, title: "Demo", leader: .cluster(nil)), format: .json)
+                == #"{"type":"panel","panel":"demo","buttons":5,"members":2,"title":"Demo","leader":null}"# + "\n")
+        #expect(
+            MessageEncoder.text(.panel(id: "demo", buttons: 5, members: 2, title: "Demo"), format: .json)
+                == #"{"type":"panel","panel":"demo","buttons":5,"members":2,"title":"Demo"}"# + "\n")
+    }
+
     @Test func serverMessages() {
         #expect(MessageEncoder.text(.welcome(session: SessionID(1), name: "guest-1")) == "WELCOME session=s1 name=guest-1 proto=1\n")
         #expect(

@@ -1,5 +1,6 @@
 // The panel list at "/": every panel from /api/panels with its member count, each
-// linking to /panel/<id>. Refreshed every few seconds while the page is visible.
+// linking to /panel/<id>, and in cluster mode the node leading it. Refreshed every few
+// seconds while the page is visible.
 "use strict";
 
 (() => {
@@ -56,7 +57,9 @@
     // A private panel still links to its page, which asks for the key.
     setText(entry.meta, panel.private ? `${panel.id} · needs a view key` :
       `${panel.id} · ${plural(panel.members, "member")} · ` +
-      `${plural(panel.buttons.length, "button")}${held ? ` · ${held} held` : ""}`);
+      `${plural(panel.buttons.length, "button")}${held ? ` · ${held} held` : ""}` +
+      // Cluster mode only: the node deciding the panel (null while a failover is under way).
+      `${typeof panel.leader === "string" ? ` · led by ${panel.leader}` : ""}`);
     if (panel.private) {
       entry.meta.removeAttribute("data-members");
     } else if (entry.meta.dataset.members !== String(panel.members)) {

@@ -59,6 +59,8 @@ struct ClusterLeaderAddressTests {
             "\(answer)")
         #expect(answer.contains(#""id":7"#), "\(answer)")
         #expect(waited >= 0.9, "answered after \(waited) s, before the join wait")
+        // Each attempt is logged (kept by the test, not printed): an operator sees why.
+        #expect(!nodes.log.lines(containing: #"n1 level=warn msg="relay dial failed" node=n9"#).isEmpty, "\(nodes.log.lines)")
         // Nothing is left waiting: the next command is answered at once.
         alice.send("PING after")
         #expect(try alice.readLine() == "PONG after")

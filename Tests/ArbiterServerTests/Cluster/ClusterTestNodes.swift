@@ -19,6 +19,9 @@ final class ClusterTestNodes: @unchecked Sendable {
 
     let etcd = SharedEtcd()
     let hub = TestRelayHub()
+    /// Every node's log lines, each after its node's name (`LogCapture`): the tests stage
+    /// unreachable leaders and dead links, whose warnings are expected.
+    let log = LogCapture()
     private(set) var servers: [String: ArbiterServer] = [:]
     private(set) var ports: [String: UInt16] = [:]
     private(set) var leaseViews: [String: SharedEtcd.View] = [:]
@@ -59,6 +62,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         configuration.port = sockets ? try ClusterTestNodes.freePort() : 0
         configuration.panels = panels
         configuration.logLevel = .warning
+        configuration.logSink = log.sink(prefix: "\(name) ")
         // The fence-block tests press a thousand times in one burst.
         configuration.commandsPerSecond = 0
         var setup = ClusterSetup(
@@ -134,7 +138,7 @@ final class ClusterTestNodes: @unchecked Sendable {
             return "\(name): decides=\(context.runtime.canDecide(panel) != nil) lease=\(context.runtime.leaseID.map(String.init) ?? "none")"
                 + " safe=\(context.runtime.leaseIsSafe()) lapsed=\(context.isLapsed) leader=\(leader ?? "none") address=\(address ?? "unknown")"
                 + " \(context.runtime.statistics) \(context.runtime.leadershipDescription())"
-        }.joined(separator: "; ")
+        }.joined(separator: "; ") + "; last log lines: " + log.lines.suffix(20).joined(separator: " | ")
     }
 
     func followers(of leader: String) -> [String] { servers.keys.filter { $0 != leader }.sorted() }
