@@ -143,7 +143,7 @@ public struct ArbiterOptions: Equatable, Sendable {
           --cluster <urls>      Cluster mode: several nodes share the panels through etcd
                                 (comma-separated client URLs, e.g.
                                 http://10.0.0.1:2379,http://10.0.0.2:2379). Needs --node,
-                                --advertise and --cluster-key; see docs/CLUSTER.md.
+                                --advertise and --cluster-key; see docs/GUIDE.md.
           --node <name>         This node's name in the cluster ([A-Za-z0-9._-]{1,64}, unique).
           --advertise <host:port>
                                 How other nodes and kiosks reach this node's port. Checked

@@ -8,7 +8,7 @@ of its group kills that member only, raft timing --heartbeat-interval 50
 registered in PROCESSES and killed by cleanup(), which install_cleanup() runs on every
 exit path: normal end, an exception, SIGINT (Ctrl-C), SIGTERM, SIGHUP.
 
-Nodes are started with the CLI of docs/CLUSTER.md's wiring:
+Nodes are started with the cluster flags of docs/GUIDE.md:
     arbiter --cluster URLS --node n1 --advertise 127.0.0.1:P --port P --host 127.0.0.1
             --cluster-key FILE --cluster-ttl 3 --config panels.json
 and are ready when GET /healthz answers 200.
