@@ -156,17 +156,22 @@ extension ClusterPanel {
                 to: connection, format: format, id: id, flush: &flush)
         }
         // Before the frame can leave: its reply may come back at once.
-        var entry = InFlight(format: format, id: id, slot: connection.reserveReplySlot(), serial: serial, sentAtMs: clock.now().milliseconds)
-        if let press, press.verb == .down { entry.downButton = press.button }
+        let slot = connection.reserveReplySlot()
+        let sentAt = clock.now().milliseconds
+        let kind: InFlight.Kind
+        if isJoin {
+            kind = .join(slot: slot, since: sentAt, attempt: 0)
+        } else if let press, press.verb == .down {
+            kind = .down(slot: slot, button: press.button)
+        } else {
+            kind = .command(slot: slot)
+        }
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
         // could run it for a session it has ended since.
         post(frame, to: leader, cluster, leaseEpoch: cluster.outputEpoch)
-        if isJoin {
-            entry.isJoin = true
-            entry.joinSinceMs = entry.sentAtMs
-            clusterState.pendingJoins[connection.session] = connection
-        }
-        clusterState.inFlight[connection.session, default: []].append(entry)
+        if isJoin { clusterState.pendingJoins[connection.session] = connection }
+        clusterState.inFlight[connection.session, default: []].append(
+            InFlight(format: format, id: id, kind: kind, serial: serial, sentAtMs: sentAt))
     }
 
     /// Hands a command's frame to the relay: after the panel's queue is left when a visit
@@ -307,17 +312,20 @@ extension ClusterPanel {
                     return
                 }
             }
-            if answered?.cleanup == true { return finishVisit() }
-            if let entry = answered, entry.rewait >= 0 {
+            switch answered?.kind {
+            case .cleanup?:
+                return finishVisit()
+            case .rewait(let button)?:
                 // A waiter's DOWN this node sent again: nobody asked, so only what changes
                 // for the waiter reaches it.
-                settleRewait(session, button: entry.rewait, serial: entry.serial, reply: reply, term: replyTerm, on: connection, flush: &flush)
+                settleRewait(session, button: button, serial: answered?.serial ?? 0, reply: reply, term: replyTerm, on: connection, flush: &flush)
                 return finishVisit()
-            }
-            if reply.kind == .joinRefused, answered?.rejoin == true {
+            case .rejoin(let attempt)? where reply.kind == .joinRefused:
                 // A new leader answers before its first fence block is reserved: the member
                 // waits (nobody asked it anything) and is joined again shortly.
-                return retryRejoin(session, attempt: answered?.attempt ?? 0)
+                return retryRejoin(session, attempt: attempt)
+            case .rejoin?, .command?, .down?, .join?, nil:
+                break
             }
             switch reply.kind {
             case .joined:
@@ -352,7 +360,7 @@ extension ClusterPanel {
                 forgetWaits(of: session)
                 noteHandOff(reply.rendered, session: session, term: replyTerm)
             case .plain:
-                if let entry = answered, entry.downButton >= 0 { noteAnswer(reply.rendered, toDownOf: entry.downButton, session: session, term: replyTerm) }
+                if case .down(_, let button)? = answered?.kind { noteAnswer(reply.rendered, toDownOf: button, session: session, term: replyTerm) }
             }
             let bytes = reply.rendered
             flush.answer(answered?.slot, to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
@@ -431,11 +439,15 @@ extension ClusterPanel {
         clusterState.inFlight.values[slot].removeFirst(position + 1)
         let message = "its answer from panel \(config.id)'s leader was lost on the way; it may or may not have been done; try again in a second or two"
         for earlier in lost {
-            // A waiter's DOWN sent again: its place stays as known; the next resync sends it again.
-            if earlier.rewait >= 0 || earlier.cleanup { continue }
-            if earlier.rejoin {
-                retryRejoin(session, attempt: earlier.attempt)
+            switch earlier.kind {
+            case .rewait, .cleanup:
+                // A waiter's DOWN sent again: its place stays as known; the next resync sends it again.
                 continue
+            case .rejoin(let attempt):
+                retryRejoin(session, attempt: attempt)
+                continue
+            case .command, .down, .join:
+                break
             }
             if earlier.isJoin, clusterState.pendingJoins[session] != nil {
                 // The session's own JOIN is sent again and answered in its place.

@@ -60,7 +60,7 @@ extension ClusterPanel {
         var due: Set<SessionID> = []
         for (session, parked) in clusterState.parkedJoins where now - parked.since >= limit { due.insert(session) }
         for (session, entries) in clusterState.inFlight
-        where entries.contains(where: { $0.isJoin && $0.joinSinceMs > 0 && now - $0.joinSinceMs >= limit }) {
+        where entries.contains(where: { if case .join(_, let since, _) = $0.kind { now - since >= limit } else { false } }) {
             due.insert(session)
         }
         // Every JOIN of such a session, parked or sent, is answered (it may have sent JOIN
@@ -69,7 +69,7 @@ extension ClusterPanel {
         var expired: [SessionID: [(format: WireFormat, id: CommandID?, slot: UInt64?)]] = [:]
         for session in due {
             if let parked = clusterState.parkedJoins[session] { expired[session, default: []].append((parked.format, parked.id, parked.slot)) }
-            for entry in clusterState.inFlight[session] ?? [] where entry.isJoin && entry.joinSinceMs > 0 {
+            for entry in clusterState.inFlight[session] ?? [] where entry.isJoin {
                 expired[session, default: []].append((entry.format, entry.id, entry.slot))
             }
         }
@@ -86,7 +86,7 @@ extension ClusterPanel {
         var flush = FlushList()
         for (session, joins) in expired.sorted(by: { $0.key < $1.key }) {
             clusterState.parkedJoins[session] = nil
-            clusterState.inFlight[session]?.removeAll { $0.isJoin && $0.joinSinceMs > 0 }
+            clusterState.inFlight[session]?.removeAll { $0.isJoin }
             guard let connection = clusterState.pendingJoins.removeValue(forKey: session) else { continue }
             if members[session] == nil { clusterState.memberIdentity[session] = nil }
             for waiting in joins.sorted(by: { ($0.slot ?? 0) < ($1.slot ?? 0) }) {
@@ -150,12 +150,9 @@ extension ClusterPanel {
             cluster, session: session, name: identity.name, key: identity.key,
             command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leaderTerm ?? 0))
         if cluster.send(frame, toNode: node, address: address) {
-            var entry = InFlight(
-                format: format, id: parked?.id, rejoin: parked == nil, attempt: attempt, slot: parked?.slot, serial: serial,
-                sentAtMs: clock.now().milliseconds)
-            entry.isJoin = parked != nil
-            entry.joinSinceMs = parked?.since ?? 0
-            clusterState.inFlight[session, default: []].append(entry)
+            let kind: InFlight.Kind = parked.map { .join(slot: $0.slot, since: $0.since, attempt: attempt) } ?? .rejoin(attempt: attempt)
+            clusterState.inFlight[session, default: []].append(
+                InFlight(format: format, id: parked?.id, kind: kind, serial: serial, sentAtMs: clock.now().milliseconds))
             cluster.relayedOut.add(1, ordering: .relaxed)
         } else if let parked {
             // Not sent (no way to the leader yet): the JOIN waits on, and is still answered

@@ -114,7 +114,7 @@ extension ClusterPanel {
             for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
                 parkJoin(entry.parked(now: now), for: session, flush: &flush)
             }
-            let waiting = pending.filter { !$0.rejoin && $0.rewait < 0 && !$0.cleanup && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
+            let waiting = pending.filter { $0.isSessions && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
             guard !waiting.isEmpty, let connection = joiningConnection(session) else { continue }
             for entry in waiting {
                 flush.answer(entry.slot, to: connection, panel: index) { out, _ in

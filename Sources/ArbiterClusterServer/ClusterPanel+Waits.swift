@@ -101,8 +101,7 @@ extension ClusterPanel {
             places[i].resent = serial
             clusterState.waitingPlaces[session] = places
         }
-        var entry = InFlight(format: place.format, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
-        entry.rewait = place.button
+        let entry = InFlight(format: place.format, id: nil, kind: .rewait(button: place.button), serial: serial, sentAtMs: clock.now().milliseconds)
         clusterState.inFlight[session, default: []].append(entry)
         cluster.relayedOut.add(1, ordering: .relaxed)
     }
@@ -199,8 +198,7 @@ extension ClusterPanel {
         let (frame, serial) = commandFrame(cluster, session: session, name: identity?.name ?? "guest", key: identity?.key, command: cancel)
         let address = clusterState.leaderNode == leader ? clusterState.leaderAddress : nil
         guard cluster.send(frame, toNode: leader, address: address, leaseEpoch: cluster.outputEpoch) else { return true }
-        var entry = InFlight(format: .text, id: nil, serial: serial, sentAtMs: clock.now().milliseconds)
-        entry.cleanup = true
+        let entry = InFlight(format: .text, id: nil, kind: .cleanup, serial: serial, sentAtMs: clock.now().milliseconds)
         clusterState.inFlight[session, default: []].append(entry)
         cluster.log.info("a hand-off nobody waited for was let go", ["panel": config.id, "session": "\(session)", "button": id, "fence": "\(fence)"])
         return false

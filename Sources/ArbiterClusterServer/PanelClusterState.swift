@@ -120,39 +120,72 @@ struct PanelClusterState {
 
 /// A relayed command not answered yet: how its session wants the answer.
 struct InFlight {
+    /// What the command is and who waits for its answer.
+    enum Kind {
+        /// The session's own command; its reply fills `slot` in the connection's output
+        /// (`ReplyOrder`).
+        case command(slot: UInt64)
+        /// The session's own DOWN of `button`: its `GRANTED` answer is noted in `sessionGrants`.
+        case down(slot: UInt64, button: Int)
+        /// The session's own JOIN, sent `attempt` times so far: at a leader change it waits
+        /// for the next leader instead of being answered `ERROR unavailable`. `since`: when
+        /// the session sent it (ms), kept through every re-send, so that it is refused
+        /// `ClusterSetup.joinWaitMs` after that (`ClusterPanel.expireJoins`). `slot` is nil
+        /// for a JOIN whose answer has no place to fill.
+        case join(slot: UInt64?, since: Int64, attempt: Int)
+        /// A JOIN this node sent for the session itself after a leader change, refused
+        /// `attempt` times already (a leader not deciding yet): nobody waits.
+        case rejoin(attempt: Int)
+        /// A waiter's DOWN this node sent again after a resynchronisation
+        /// (`ClusterPanel.rewait`), for the button it waits for: nobody waits for its answer.
+        case rewait(button: Int)
+        /// A CANCEL this node sent for a hand-off nobody waited for (`ClusterPanel.
+        /// handOffExpected`): its answer is nobody's.
+        case cleanup
+    }
+
     var format: WireFormat
     var id: CommandID?
-    /// A JOIN this node sent for the session itself, after a leader change: nobody waits.
-    var rejoin = false
-    /// How many times that JOIN was refused already (a leader not deciding yet).
-    var attempt = 0
-    /// The session's own JOIN: at a leader change it waits for the next leader instead of
-    /// being answered `ERROR unavailable`.
-    var isJoin = false
-    /// The slot its reply fills in the connection's output (`ReplyOrder`); nil for a JOIN
-    /// this node sent for the session itself.
-    var slot: UInt64?
+    var kind: Kind
     /// Its `RelayCommand.serial`, which its reply names.
-    var serial: UInt64 = 0
+    var serial: UInt64
     /// When it was sent (the server's clock, ms): unanswered for
     /// `ClusterSetup.answerTimeoutMs`, the panel resynchronises.
-    var sentAtMs: Int64 = 0
-    /// The session's own JOIN: when the session sent it (ms), kept through every re-send,
-    /// so that it is refused `ClusterSetup.joinWaitMs` after that (`ClusterPanel.expireJoins`).
-    var joinSinceMs: Int64 = 0
-    /// A waiter's DOWN this node sent again after a resynchronisation (`ClusterPanel.rewait`):
-    /// the button it waits for; -1 for any other command. Nobody waits for its answer.
-    var rewait = -1
-    /// A DOWN's button: its `GRANTED` answer is noted in `sessionGrants`; -1 for any other
-    /// command.
-    var downButton = -1
-    /// A CANCEL this node sent for a hand-off nobody waited for (`ClusterPanel.
-    /// handOffExpected`): its answer is nobody's.
-    var cleanup = false
+    var sentAtMs: Int64
+
+    /// The slot its reply fills, if a session waits for it.
+    var slot: UInt64? {
+        switch kind {
+        case .command(let slot), .down(let slot, _): slot
+        case .join(let slot, _, _): slot
+        case .rejoin, .rewait, .cleanup: nil
+        }
+    }
+
+    var isJoin: Bool {
+        if case .join = kind { true } else { false }
+    }
+
+    /// How many times a JOIN (the session's own, or one sent for it) was sent again.
+    var attempt: Int {
+        switch kind {
+        case .join(_, _, let attempt), .rejoin(let attempt): attempt
+        case .command, .down, .rewait, .cleanup: 0
+        }
+    }
+
+    /// Whether anyone waits for its answer: not for a rejoin, a rewait or a cleanup.
+    var isSessions: Bool {
+        switch kind {
+        case .command, .down, .join: true
+        case .rejoin, .rewait, .cleanup: false
+        }
+    }
 
     /// The session's own JOIN waiting again, from when the session sent it (or `now`).
     func parked(now: Int64) -> ParkedJoin {
-        ParkedJoin(format: format, id: id, since: joinSinceMs > 0 ? joinSinceMs : now, slot: slot)
+        if case .join(let slot, let since, _) = kind { return ParkedJoin(format: format, id: id, since: since, slot: slot) }
+        return ParkedJoin(format: format, id: id, since: now, slot: slot)
     }
 }
 
