@@ -18,8 +18,12 @@ public enum ClusterFeatures {
     /// timed out, fired or were reset while it had no member of the panel.
     public static let grantEnded = "grant-ended"
 
+    /// `RelayMessage.typedEvent`: events come with what a follower must know of them as
+    /// fields beside their rendered lines. A node that did not announce it gets `event`.
+    public static let typedEvents = "typed-events"
+
     /// What this version announces.
-    public static let all: Set<String> = [panelState, kick, grantEnded]
+    public static let all: Set<String> = [panelState, kick, grantEnded, typedEvents]
 
     /// The key's value for `features`, in a fixed order.
     public static func value(_ features: Set<String>) -> String { features.sorted().joined(separator: " ") }

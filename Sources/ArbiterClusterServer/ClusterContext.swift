@@ -330,7 +330,8 @@ final class ClusterContext: @unchecked Sendable {
                 return host.queue.async { Self.run(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
             }
             Self.enter(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) }
-        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .stateAnswer(let panel, _, _, _), .grantEnded(let panel, _, _, _, _, _):
+        case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .typedEvent(let panel, _, _, _), .stateAnswer(let panel, _, _, _),
+            .grantEnded(let panel, _, _, _, _, _):
             if heardWhileLapsed() {
                 staleFrames.add(1, ordering: .relaxed)
                 return
@@ -621,10 +622,13 @@ final class ClusterContext: @unchecked Sendable {
     /// Notices registrations that vanished since the last call: their sessions are gone.
     func checkNodes() {
         guard let runtime else { return }
-        registrationsSeen(runtime.nodeRegistrations())
+        let registrations = runtime.nodeRegistrations()
+        registrationsSeen(registrations)
         checkLease()
+        let typed = Set(registrations.keys.filter { runtime.node($0, supports: ClusterFeatures.typedEvents) })
         for host in hosts.values {
             host.queue.async {
+                host.clusterState.typedEventNodes = typed
                 host.checkAnswers()
                 host.checkKeptMembers()
                 host.forgetGone()

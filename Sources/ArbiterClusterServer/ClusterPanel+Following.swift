@@ -365,39 +365,9 @@ extension ClusterPanel {
             let bytes = reply.rendered
             flush.answer(answered?.slot, to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
         case .event(_, let eventTerm, let seq, let line):
-            guard var (text, json) = RelayPayload.splitEvent(line) else { return }
-            if seq == 0 {
-                // The old leader's failover notice: its releases are the ones owed, and
-                // the lines it kept are gone. It releases every grant its core held, but
-                // the members here are told only of those they knew of: a grant decided
-                // just before the leader paused may never have reached this node (its
-                // frame dropped as made under a lease that lapsed; nemesis seed 65).
-                sessionGrantsEnded(inTerms: { $0 <= eventTerm })
-                let known = Set(clusterState.knownGrants.values.map(\.fence))
-                text = RelayPayload.keepingFailoverReleases(of: known, in: text)
-                json = RelayPayload.keepingFailoverReleases(of: known, in: json)
-                clusterState.knownGrants = [:]
-                clusterState.nextEventSeq = nil
-                endWaits(flush: &flush)
-            } else {
-                if let expected = clusterState.nextEventSeq, seq != expected, !members.isEmpty {
-                    // Frames were lost: a link closed with them queued and the leader went on
-                    // over another one. Nothing past the hole is shown; members start again
-                    // from a snapshot, as after a dropped link.
-                    cluster?.log.warning(
-                        "relay events lost", ["panel": config.id, "node": node, "expected_seq": "\(expected)", "got_seq": "\(seq)"])
-                    resync(from: node, because: "frames from panel \(config.id)'s leader \(node) were lost on the way before it answered", flush: &flush)
-                    break
-                }
-                clusterState.nextEventSeq = seq + 1
-                track(RelayPayload.ownership(ofTextEvent: text))
-            }
-            for member in members.values {
-                flush.append(to: member, panel: index) { out, format in out.append(contentsOf: format == .text ? text : json) }
-            }
-            if let left = RelayPayload.leftSession(ofTextEvent: text), let connection = members[left] {
-                rejoinDropped(left, connection)
-            }
+            passOnEvent(term: eventTerm, seq: seq, line: line, from: node, flush: &flush)
+        case .typedEvent(_, let eventTerm, let seq, let lines):
+            passOnEvent(term: eventTerm, seq: seq, lines: lines, from: node, flush: &flush)
         case .stateAnswer(_, _, let id, let state):
             cluster?.stateAnswered(id, panel: config.id, state: state, from: node)
         case .grantEnded(_, _, let number, let button, let fence, let reason):
@@ -460,19 +430,5 @@ extension ClusterPanel {
             }
         }
         return .claimed(entry)
-    }
-
-    private func track(_ ownership: RelayPayload.Ownership?) {
-        switch ownership {
-        case .granted(let button, let owner, let fence)?:
-            if let b = buttonIndex[button] { clusterState.knownGrants[b] = (owner, fence) }
-        case .released(let button, let fence, let reason)?:
-            if let b = buttonIndex[button] {
-                clusterState.knownGrants[b] = nil
-                if let fence, !clusterState.sessionGrants.isEmpty { sessionGrantEnded(button: b, fence: fence, reason: reason) }
-            }
-        case nil:
-            break
-        }
     }
 }

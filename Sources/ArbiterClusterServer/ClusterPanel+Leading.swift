@@ -132,16 +132,20 @@ extension ClusterPanel {
         }
         counters.releases[ReleaseReason.failover.index] += grants.count
         if !clusterState.memberNodes.isEmpty {
-            var text: [UInt8] = []
-            var json: [UInt8] = []
+            var lines: [RelayEventLine] = []
             for (button, owner) in grants {
+                var text: [UInt8] = []
+                var json: [UInt8] = []
                 MessageEncoder.encodeFailoverRelease(panel: panel, button: button, owner: owner.name, fence: owner.fence, format: .text, into: &text)
                 MessageEncoder.encodeFailoverRelease(panel: panel, button: button, owner: owner.name, fence: owner.fence, format: .json, into: &json)
+                lines.append(RelayEventLine(fact: .released(button: button, fence: owner.fence, reason: .failover), text: text, json: json))
             }
+            var text: [UInt8] = []
+            var json: [UInt8] = []
             MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .text, id: nil, into: &text)
             MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .json, id: nil, into: &json)
-            let frame = RelayMessage.event(panel: config.id, term: term, seq: 0, line: RelayPayload.event(text: text, json: json))
-            for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node) }
+            lines.append(RelayEventLine(fact: .plain, text: text, json: json))
+            relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
         }
         endLocalWaits(endingGroups, flush: &flush)
         core = fresh
@@ -323,16 +327,36 @@ extension ClusterPanel {
         cluster.send(.stateAnswer(panel: config.id, term: block.term, id: id, state: state), toNode: node, leaseEpoch: cluster.outputEpoch)
     }
 
-    /// Each event once to every node relaying members of the panel, in both forms.
+    /// Each event once to every node relaying members of the panel, in both forms, with
+    /// what a follower tracks of it as fields (`typedEvent`), or as an `event` to a node
+    /// of an earlier version.
     func relayEvent(_ event: PanelEvent) {
         guard let cluster, let block = clusterState.block else { return }
         var text: [UInt8] = []
         var json: [UInt8] = []
         MessageEncoder.encode(event, names: names, format: .text, into: &text)
         MessageEncoder.encode(event, names: names, format: .json, into: &json)
-        let frame = RelayMessage.event(panel: config.id, term: block.term, seq: event.seq, line: RelayPayload.event(text: text, json: json))
         let epoch = cluster.outputEpoch
-        for node in clusterState.memberNodes.keys { cluster.send(frame, toNode: node, leaseEpoch: epoch) }
+        let line = RelayEventLine(fact: RelayPayload.fact(of: event), text: text, json: json)
+        relay(lines: [line], term: block.term, seq: event.seq, cluster, leaseEpoch: epoch)
+    }
+
+    /// `lines` as one event frame to every node with members here, each in the form it reads.
+    func relay(lines: [RelayEventLine], term: Int64, seq: UInt64, _ cluster: ClusterContext, leaseEpoch: UInt64) {
+        var typed: [UInt8] = []
+        var legacy: [UInt8] = []
+        for node in clusterState.memberNodes.keys {
+            if clusterState.typedEventNodes.contains(node) {
+                if typed.isEmpty { typed = RelayFrameEncoder.encode(.typedEvent(panel: config.id, term: term, seq: seq, lines: lines)) }
+                cluster.send(encoded: typed, toNode: node, leaseEpoch: leaseEpoch)
+            } else {
+                if legacy.isEmpty {
+                    let line = RelayPayload.event(text: lines.flatMap(\.text), json: lines.flatMap(\.json))
+                    legacy = RelayFrameEncoder.encode(.event(panel: config.id, term: term, seq: seq, line: line))
+                }
+                cluster.send(encoded: legacy, toNode: node, leaseEpoch: leaseEpoch)
+            }
+        }
     }
 
     /// A relayed session's grant ended here for `reason` without its own release. Its node

@@ -76,6 +76,10 @@ struct PanelClusterState {
     /// to each node in `memberNodes`.
     var remoteMembers: [SessionID: String] = [:]
     var memberNodes: [String: Int] = [:]
+    /// The nodes known to read `typedEvent` frames (`ClusterFeatures.typedEvents`), as the
+    /// node registrations last showed (`ClusterContext.checkNodes`): a leader sends the
+    /// others `event` frames. Kept here so that relaying an event takes no lock.
+    var typedEventNodes: Set<String> = []
     /// Leader: relayed sessions waiting in a queue group's line, for their hand-off GRANTED.
     var remoteWaiters: [SessionID: RemoteRequester] = [:]
     /// Leader: relayed members kept through their node's link drop, each with when (the

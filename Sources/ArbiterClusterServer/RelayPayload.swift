@@ -1,3 +1,4 @@
+import ArbiterCluster
 import ArbiterServer
 import ArbiterCore
 import ArbiterWire
@@ -272,6 +273,20 @@ enum RelayPayload {
     }
 
     // MARK: Events
+
+    /// What a follower tracks of `event` (`RelayEventLine.Fact`).
+    static func fact(of event: PanelEvent) -> RelayEventLine.Fact {
+        switch event.kind {
+        case .pressed(let button, let owner):
+            .granted(button: button, owner: owner.name, session: UInt64(owner.session.number), fence: owner.fence)
+        case .released(let button, let reason, let owner):
+            .released(button: button, fence: owner.fence, reason: reason)
+        case .left(_, let session):
+            .left(session: UInt64(session.number))
+        case .fired, .progress, .midway, .tapped, .started, .stopped, .cancelled, .joined, .queued, .dequeued, .armed, .buzzed, .closed:
+            .plain
+        }
+    }
 
     static func event(text: [UInt8], json: [UInt8]) -> [UInt8] {
         var out = text

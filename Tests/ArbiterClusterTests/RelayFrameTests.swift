@@ -24,6 +24,20 @@ import Testing
         .kickAnswer(id: 8, session: 2, verdict: .kicked, detail: ""),
         .grantEnded(panel: "緊急", term: 17, session: 3_000_000_001, button: "sos", fence: .max, reason: .fired),
         .grantEnded(panel: "lobby", term: .max, session: 0, button: "", fence: 0, reason: .timeout),
+        .typedEvent(
+            panel: "緊急", term: 17, seq: 0,
+            lines: [
+                RelayEventLine(
+                    fact: .released(button: 3, fence: .max, reason: .failover), text: Array("RELEASED 緊急 sos\n".utf8), json: Array("{}\n".utf8)),
+                RelayEventLine(fact: .plain, text: Array("OK JOIN\n".utf8), json: []),
+            ]),
+        .typedEvent(
+            panel: "lobby", term: .max, seq: 9,
+            lines: [
+                RelayEventLine(fact: .granted(button: 0, owner: "ボブ", session: 3_000_000_001, fence: 1001), text: [0x41], json: [0x7B]),
+                RelayEventLine(fact: .left(session: .max), text: [], json: []),
+            ]),
+        .typedEvent(panel: "lobby", term: 1, seq: 1, lines: []),
     ]
 
     static var stream: [UInt8] { messages.flatMap(RelayFrameEncoder.encode) }
@@ -50,6 +64,28 @@ import Testing
             #expect(try decodeAll([stream[..<cut], stream[cut...]]) == Self.messages, "cut at \(cut)")
         }
         #expect(try decodeAll(stream.indices.map { stream[$0...$0] }) == Self.messages)
+    }
+
+    /// A typed event's line count and facts come from a peer: a count its frame cannot
+    /// hold, a fact tag or release reason no version writes, are malformed.
+    @Test func aTypedEventOutOfShapeIsMalformed() throws {
+        let good = RelayFrameEncoder.encode(
+            .typedEvent(panel: "p", term: 1, seq: 2, lines: [RelayEventLine(fact: .left(session: 5), text: [], json: [])]))
+        // length (4), type (1), panel (4 + 1), term (8), seq (8): the count, then the fact tag.
+        let countAt = 4 + 1 + 5 + 8 + 8
+        var tooMany = good
+        tooMany[countAt] = 0x7F
+        #expect(throws: RelayError.self) { try decodeAll([tooMany[...]]) }
+        var badTag = good
+        badTag[countAt + 4] = 9
+        #expect(throws: RelayError.malformedFrame("event fact 9")) { try decodeAll([badTag[...]]) }
+        let reason = RelayFrameEncoder.encode(
+            .typedEvent(panel: "p", term: 1, seq: 2, lines: [RelayEventLine(fact: .released(button: 1, fence: 2, reason: .up), text: [], json: [])]))
+        let spelled = Array(ReleaseReason.up.rawValue.utf8)
+        var badReason = reason
+        let at = try #require(badReason.indices.first { badReason[$0...].starts(with: spelled) })
+        badReason[at] = UInt8(ascii: "x")
+        #expect(throws: RelayError.self) { try decodeAll([badReason[...]]) }
     }
 
     @Test func anOversizeFrameIsRefusedFromItsLengthAlone() throws {

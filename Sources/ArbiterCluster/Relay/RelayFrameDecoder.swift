@@ -98,6 +98,16 @@ public struct RelayFrameDecoder: Sendable {
                 let raw = try string()
                 guard let reason = ReleaseReason(rawValue: raw) else { throw .malformedFrame("release reason \(raw)") }
                 return .grantEnded(panel: panel, term: term, session: session, button: button, fence: fence, reason: reason)
+            case RelayFrameType.typedEvent:
+                let (panel, term, seq) = (try string(), try term(), try integer())
+                let count = try u32()
+                // Each line takes at least 9 bytes: a count past what is left is malformed,
+                // and no array is sized by a peer's word alone.
+                guard count <= left / 9 else { throw .malformedFrame("\(count) event lines in \(left) bytes") }
+                var lines: [RelayEventLine] = []
+                lines.reserveCapacity(count)
+                for _ in 0..<count { lines.append(try eventLine()) }
+                return .typedEvent(panel: panel, term: term, seq: seq, lines: lines)
             default:
                 throw .malformedFrame("unknown frame type \(type)")
             }
@@ -145,6 +155,39 @@ public struct RelayFrameDecoder: Sendable {
 
         mutating func data() throws(RelayError) -> [UInt8] {
             Array(try field())
+        }
+
+        mutating func u32() throws(RelayError) -> Int {
+            guard left >= 4 else { throw .malformedFrame("frame ends inside a field") }
+            var count = 0
+            for i in at..<(at + 4) { count = count << 8 | Int(bytes[i]) }
+            at += 4
+            return count
+        }
+
+        /// A button index: a panel has far fewer than 2^31 buttons.
+        mutating func button() throws(RelayError) -> Int {
+            let value = try integer()
+            guard value <= UInt64(Int32.max) else { throw .malformedFrame("button index \(value)") }
+            return Int(value)
+        }
+
+        mutating func reason() throws(RelayError) -> ReleaseReason {
+            let raw = try string()
+            guard let reason = ReleaseReason(rawValue: raw) else { throw .malformedFrame("release reason \(raw)") }
+            return reason
+        }
+
+        mutating func eventLine() throws(RelayError) -> RelayEventLine {
+            let fact: RelayEventLine.Fact
+            switch try byte() {
+            case 0: fact = .plain
+            case 1: fact = .granted(button: try button(), owner: try string(), session: try integer(), fence: try integer())
+            case 2: fact = .released(button: try button(), fence: try integer(), reason: try reason())
+            case 3: fact = .left(session: try integer())
+            case let other: throw .malformedFrame("event fact \(other)")
+            }
+            return RelayEventLine(fact: fact, text: try data(), json: try data())
         }
 
         mutating func string() throws(RelayError) -> String {

@@ -80,6 +80,34 @@ public enum RelayFrameEncoder {
                 w.string(button)
                 w.integer(fence)
                 w.string(reason.rawValue)
+            case .typedEvent(let panel, let term, let seq, let lines):
+                w.byte(RelayFrameType.typedEvent)
+                w.string(panel)
+                w.integer(UInt64(bitPattern: term))
+                w.integer(seq)
+                w.u32(UInt32(truncatingIfNeeded: lines.count))
+                for line in lines {
+                    switch line.fact {
+                    case .plain:
+                        w.byte(0)
+                    case .granted(let button, let owner, let session, let fence):
+                        w.byte(1)
+                        w.integer(UInt64(button))
+                        w.string(owner)
+                        w.integer(session)
+                        w.integer(fence)
+                    case .released(let button, let fence, let reason):
+                        w.byte(2)
+                        w.integer(UInt64(button))
+                        w.integer(fence)
+                        w.string(reason.rawValue)
+                    case .left(let session):
+                        w.byte(3)
+                        w.integer(session)
+                    }
+                    w.bytes(line.text)
+                    w.bytes(line.json)
+                }
             }
             // Every byte counted above was written: a mismatch would send garbage.
             precondition(w.written == size, "relay frame size miscounted")
@@ -146,7 +174,19 @@ public enum RelayFrameEncoder {
         case .kick(_, _, let key, _): 16 + 1 + (key.map(s) ?? 0) + 8
         case .kickAnswer(_, _, _, let detail): 16 + 1 + s(detail)
         case .grantEnded(let panel, _, _, let button, _, let reason): s(panel) + 16 + s(button) + 8 + s(reason.rawValue)
+        case .typedEvent(let panel, _, _, let lines): s(panel) + 16 + 4 + lines.reduce(0) { $0 + lineSize($1) }
         }
+    }
+
+    private static func lineSize(_ line: RelayEventLine) -> Int {
+        let fact =
+            switch line.fact {
+            case .plain: 1
+            case .granted(_, let owner, _, _): 1 + 8 + s(owner) + 16
+            case .released(_, _, let reason): 1 + 16 + s(reason.rawValue)
+            case .left: 1 + 8
+            }
+        return fact + 4 + line.text.count + 4 + line.json.count
     }
 
     /// A string field's size: its length and its UTF-8.

@@ -14,4 +14,5 @@ enum RelayFrameType {
     static let kick: UInt8 = 11
     static let kickAnswer: UInt8 = 12
     static let grantEnded: UInt8 = 13
+    static let typedEvent: UInt8 = 14
 }

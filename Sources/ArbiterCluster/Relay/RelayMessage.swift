@@ -48,12 +48,16 @@ public enum RelayMessage: Equatable, Sendable {
     /// announced `grant-ended` (`ClusterFeatures`); the fence names the grant, so a frame
     /// meant for an earlier run of that node matches nothing there.
     case grantEnded(panel: String, term: Int64, session: UInt64, button: String, fence: UInt64, reason: ReleaseReason)
+    /// `event` with what a follower must know of each line as fields
+    /// (`ClusterFeatures.typedEvents`): nothing rendered is parsed again. `seq` 0 is a
+    /// failover notice, as for `event`.
+    case typedEvent(panel: String, term: Int64, seq: UInt64, lines: [RelayEventLine])
 
     /// The panel and term of a leader-to-follower message, which receipt is fenced on.
     public var fencedTerm: (panel: String, term: Int64)? {
         switch self {
         case .reply(let panel, let term, _, _, _, _), .event(let panel, let term, _, _), .stateAnswer(let panel, let term, _, _),
-            .grantEnded(let panel, let term, _, _, _, _):
+            .grantEnded(let panel, let term, _, _, _, _), .typedEvent(let panel, let term, _, _):
             (panel, term)
         case .command, .sessionGone, .ping, .stateQuery, .kick, .kickAnswer:
             nil
