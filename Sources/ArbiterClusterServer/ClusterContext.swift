@@ -41,21 +41,37 @@ final class ClusterContext: @unchecked Sendable {
     private let incarnations = Locked(RelayIncarnations())
     /// Panels whose fence reservations etcd stops, while it does (`FenceTrouble`).
     private let fenceTroubles = Locked([String: FenceTrouble]())
-    /// This node's lease lapsed while a leader's frames were arriving: everything a leader
-    /// sends is dropped until the panels this node follows have resynchronised
-    /// (`heardWhileLapsed`).
-    private let lapsed = Atomic<Bool>(false)
-    /// The lease the panels this node follows last synchronised under (0: none yet).
-    private let syncedLease = Atomic<Int64>(0)
-    /// Counts this node's lapses: output made under one epoch is not written in another
-    /// (`outputStands`).
-    private let leaseEpoch = Atomic<UInt64>(1)
+    /// This node's lapses (`NodeLapse`): while lapsed, everything a leader sends is dropped
+    /// and nothing is relayed until the panels this node follows have resynchronised; set
+    /// once in `init`.
+    private(set) var lapse: LeaseLapse!
 
     var node: String { setup.node }
 
     init(setup: ClusterSetup, log: ServerLog, idleSpinNs: Int64 = 0) {
         self.setup = setup
         self.log = log
+        defer {
+            lapse = LeaseLapse(
+                clock: setup.clock, log: log,
+                lapsedPanels: { [weak self] in
+                    guard let self else { return }
+                    for host in hosts.values { host.queue.async { host.leaseLapsed() } }
+                },
+                resyncPanels: { [weak self] done in
+                    // Every panel resynchronises, before any leader's frame is read again;
+                    // then frames are read again; then the members join again, so that
+                    // their answers are not dropped as heard while lapsed.
+                    guard let self else { return }
+                    let panels = hosts.values
+                    let group = DispatchGroup()
+                    for host in panels { host.queue.async(group: group) { host.leaseRegained() } }
+                    group.notify(queue: DispatchQueue.global()) {
+                        done()
+                        for host in panels { host.queue.async { host.rejoinAfterLapse() } }
+                    }
+                })
+        }
         self.relay = setup.relay
         guard setup.relay == nil else { return }
         var options = RelayOptions()
@@ -181,6 +197,7 @@ final class ClusterContext: @unchecked Sendable {
             features: setup.features, callbacks: callbacks())
         self.runtime = runtime
         writableLease = runtime.writableLease
+        lapse.watch(runtime)
         runtime.start()
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "arbiter.cluster.nodes"))
         timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
@@ -366,44 +383,13 @@ final class ClusterContext: @unchecked Sendable {
     /// group that another session holds by now (`bench/nemesis.py` saw exactly that). Such
     /// frames are dropped; once the lease is safe again, every panel this node follows
     /// answers its unanswered commands `ERROR unavailable`, tells its members the grants
-    /// they knew of ended, and joins them again (`ClusterPanel.leaseLapsed`, `leaseRegained`). The panels'
-    /// queues run those before any later frame, which enters the same queues.
-    ///
-    /// A lease that is safe again is not enough: on waking, the lease keeper may renew (with
-    /// a new lease, the old one having expired) before the link reads what waited in its
-    /// socket. So a lease other than the one the panels last synchronised under counts as
-    /// a lapse too; a lease that outlived the pause (the same id) means the registration
-    /// stayed and nothing was ended.
-    private func heardWhileLapsed() -> Bool {
-        if lapsed.load(ordering: .acquiring) { return true }
-        guard let runtime else { return false }
-        let lease = runtime.safeLeaseID()
-        // The first lease: nothing was heard before it.
-        if let lease { _ = syncedLease.compareExchange(expected: 0, desired: lease, ordering: .acquiringAndReleasing) }
-        if agrees(lease, runtime) { return false }
-        beginLapse()
-        return true
-    }
-
-    /// Whether `lease` (the runtime's lease now; nil: not held) is one the panels can go on
-    /// under: the one they synchronised under, or any while none is synchronised yet. With
-    /// no lease, only a node that never had one agrees (a node starting, its first grant
-    /// under way): it was never registered, so nothing of its can have been ended. A TSan
-    /// run of a node restarted at once lapsed without that and refused its first
-    /// session's command.
-    private func agrees(_ lease: Int64?, _ runtime: ClusterRuntime) -> Bool {
-        guard let lease else { return syncedLease.load(ordering: .acquiring) == 0 && runtime.leaseID == nil }
-        return agrees(lease)
-    }
-
-    private func agrees(_ lease: Int64) -> Bool {
-        let synced = syncedLease.load(ordering: .acquiring)
-        return synced == 0 || synced == lease
-    }
+    /// they knew of ended, and joins them again (`ClusterPanel.leaseLapsed`, `leaseRegained`).
+    /// The panels' queues run those before any later frame, which enters the same queues.
+    private func heardWhileLapsed() -> Bool { lapse.heard() }
 
     /// Whether this node's lease lapsed and the panels it follows have not resynchronised
     /// since: it relays nothing meanwhile (`ClusterPanel.relay`), as a node without etcd.
-    var isLapsed: Bool { lapsed.load(ordering: .acquiring) }
+    var isLapsed: Bool { lapse.isLapsed }
 
     /// `isLapsed`, or a lapse not noticed yet (the lease unsafe, or another one than the
     /// panels synchronised under), which it then begins. Asked before relaying a command:
@@ -421,15 +407,12 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// The lease the panels this node follows last synchronised under (0: none yet).
-    var synchronisedLease: Int64 { syncedLease.load(ordering: .acquiring) }
+    var synchronisedLease: Int64 { lapse.syncedLease }
 
     /// The epoch to mark output with that holds only under this node's lease: a leader's
     /// decisions, and what a follower passes on from its leader (`FlushList.outputEpoch`).
     /// 0 while lapsed: what is said then (failover releases, refusals) holds anyway.
-    var outputEpoch: UInt64 {
-        let epoch = leaseEpoch.load(ordering: .acquiring)
-        return lapsed.load(ordering: .acquiring) ? 0 : epoch
-    }
+    var outputEpoch: UInt64 { lapse.isLapsed ? 0 : lapse.epoch }
 
     /// Whether output marked with `epoch` may still be written: this node has not lapsed
     /// since, and its lease is still held (`ClusterRuntime.writableLeaseID`: at most half
@@ -445,65 +428,17 @@ final class ClusterContext: @unchecked Sendable {
     /// silent and ended its sessions' grants, with the lease still fine (a pause shorter
     /// than it): not written either.
     func outputStands(_ epoch: UInt64, markedAtMs: Int64 = 0) -> Bool {
-        guard epoch == leaseEpoch.load(ordering: .acquiring), !lapsed.load(ordering: .acquiring) else { return false }
+        guard epoch == lapse.epoch, !lapse.isLapsed else { return false }
         if markedAtMs != 0, Sys.monotonicMilliseconds() - markedAtMs >= staleAfterMs { return false }
         // Not through `runtime` while the published lease answers (`WritableLease`).
-        if let fast = writableLease?.read(), let lease = fast { return agrees(lease) }
+        if let fast = writableLease?.read(), let lease = fast { return lapse.agrees(lease) }
         guard let runtime else { return true }
-        return agrees(runtime.writableLeaseID(), runtime)
-    }
-
-    /// Once per lapse: every panel this node follows answers its unanswered commands and
-    /// tells its members the grants they knew of ended, at once (to the rest of the
-    /// cluster this node may be gone, or etcd has no majority and every leader stops
-    /// deciding); the re-join waits for a safe lease (`awaitSafeLease`).
-    private func beginLapse() {
-        guard lapsed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
-        leaseEpoch.add(1, ordering: .acquiringAndReleasing)
-        log.warning(
-            "this node's lease lapsed (paused, stalled or cut off from etcd): leaders' frames are dropped and nothing is relayed until it is safe again", [:])
-        for host in hosts.values { host.queue.async { host.leaseLapsed() } }
-        awaitSafeLease(attempt: 0)
+        return lapse.agrees(runtime.writableLeaseID(), holding: runtime.leaseID)
     }
 
     /// From the node timer: a lease that lapsed while no leader's frame came is noticed
-    /// too, within about half a second. Only after a first lease, so a node starting up
-    /// is not taken for a lapsed one.
-    func checkLease() {
-        guard let runtime, !isLapsed else { return }
-        guard let lease = runtime.safeLeaseID() else {
-            if syncedLease.load(ordering: .acquiring) != 0 { beginLapse() }
-            return
-        }
-        // The first lease: nothing was heard before it. Another one: the old expired.
-        if syncedLease.compareExchange(expected: 0, desired: lease, ordering: .acquiringAndReleasing).exchanged { return }
-        if syncedLease.load(ordering: .acquiring) != lease { beginLapse() }
-    }
-
-    /// Every 50 ms until the lease is safe (at most 10 minutes), then the resync.
-    private func awaitSafeLease(attempt: Int) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { [weak self] in
-            guard let self, let runtime else { return }
-            let lease = runtime.safeLeaseID()
-            guard lease != nil || attempt >= 12_000 else { return awaitSafeLease(attempt: attempt + 1) }
-            // The new lease first: the re-joins name it (`RelayCommand.lease`). One sent
-            // under the old lease would be taken by the leader for the old run's last
-            // frame, and the next frame, under the new lease, would end the members it
-            // had just joined again, so they would hear nothing more (`bench/nemesis.py
-            // --faults pause-edge`, seed 26: six seconds of events lost).
-            syncedLease.store(lease ?? 0, ordering: .releasing)
-            // Then every panel resynchronises, before any leader's frame is read again;
-            // then frames are read again; then the members join again, so that their
-            // answers are not dropped as heard while lapsed.
-            let panels = hosts.values
-            let group = DispatchGroup()
-            for host in panels { host.queue.async(group: group) { host.leaseRegained() } }
-            group.notify(queue: DispatchQueue.global()) { [weak self] in
-                self?.lapsed.store(false, ordering: .releasing)
-                for host in panels { host.queue.async { host.rejoinAfterLapse() } }
-            }
-        }
-    }
+    /// too, within about half a second (`NodeLapse.check`).
+    func checkLease() { lapse.check() }
 
     /// Whether a frame of `run` from `node` may go on to the panels. A new run of the node
     /// (a restarted process, or one come back under a new lease after a lapse) ends every

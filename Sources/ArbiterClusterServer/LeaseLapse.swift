@@ -1,0 +1,135 @@
+import ArbiterCluster
+import ArbiterClusterRuntime
+import ArbiterCore
+import ArbiterServer
+import Dispatch
+import Synchronization
+
+/// A node's `NodeLapse`, driven for real: the machine under a lock, what the hot paths
+/// read published in atomics (a write asks `outputStands` at every flush, a relayed
+/// command `heard` before it leaves), and its actions carried out: the panels told, the
+/// safe lease looked for again on the clock the cluster runs by. Any thread.
+final class LeaseLapse: @unchecked Sendable {
+    private let machine = Locked(NodeLapse())
+    private let lapsedFlag = Atomic<Bool>(false)
+    private let syncedLeaseID = Atomic<Int64>(0)
+    private let epochNow = Atomic<UInt64>(1)
+    private let clock: @Sendable () -> Instant
+    private let log: ServerLog
+    /// Every panel this node follows ends what it relayed and what its members knew of.
+    private let lapsedPanels: @Sendable () -> Void
+    /// Every panel resynchronises under the new lease; `done` once all have.
+    private let resyncPanels: @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
+    /// The runtime, once it runs: the safe lease and the one held. Read without a lock on
+    /// every relayed command.
+    private let runtime = AtomicLazyReference<ClusterRuntime>()
+
+    init(
+        clock: @escaping @Sendable () -> Instant, log: ServerLog, lapsedPanels: @escaping @Sendable () -> Void,
+        resyncPanels: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
+    ) {
+        self.clock = clock
+        self.log = log
+        self.lapsedPanels = lapsedPanels
+        self.resyncPanels = resyncPanels
+    }
+
+    /// The runtime is running: its leases can be read.
+    func watch(_ runtime: ClusterRuntime) {
+        _ = self.runtime.storeIfNil(runtime)
+    }
+
+    var isLapsed: Bool { lapsedFlag.load(ordering: .acquiring) }
+
+    /// The lease the panels this node follows last synchronised under (0: none yet).
+    var syncedLease: Int64 { syncedLeaseID.load(ordering: .acquiring) }
+
+    var epoch: UInt64 { epochNow.load(ordering: .acquiring) }
+
+    /// Whether `lease` is one the panels can go on under (`NodeLapse.agrees`), read
+    /// without the lock: the synchronised lease is published.
+    func agrees(_ lease: Int64) -> Bool {
+        let synced = syncedLease
+        return synced == 0 || synced == lease
+    }
+
+    func agrees(_ lease: Int64?, holding held: Int64?) -> Bool {
+        guard let lease else { return syncedLease == 0 && held == nil }
+        return agrees(lease)
+    }
+
+    /// Whether a leader's frame arrives, or a command would be relayed, while lapsed;
+    /// begins a lapse not noticed yet (`NodeLapse.heard`).
+    func heard() -> Bool {
+        if isLapsed { return true }
+        guard let runtime = runtime.load() else { return false }
+        let safe = runtime.safeLeaseID()
+        // The common case, without the lock: the lease the panels follow is still safe.
+        if let safe, safe == syncedLease { return false }
+        let held = runtime.leaseID
+        let now = clock().milliseconds
+        let (lapsed, actions) = machine.withLock { machine in
+            defer { publish(machine) }
+            return machine.heard(safe: safe, held: held, now: now)
+        }
+        perform(actions)
+        return lapsed
+    }
+
+    /// From the node timer (`NodeLapse.check`).
+    func check() {
+        guard !isLapsed, let runtime = runtime.load() else { return }
+        let safe = runtime.safeLeaseID()
+        let now = clock().milliseconds
+        let actions = machine.withLock { machine in
+            defer { publish(machine) }
+            return machine.check(safe: safe, now: now)
+        }
+        perform(actions)
+    }
+
+    /// What the hot paths read, after each transition, under the machine's lock: the
+    /// lease first, the flag last, so that a reader that sees the lapse end sees the new
+    /// lease too.
+    private func publish(_ machine: NodeLapse) {
+        syncedLeaseID.store(machine.syncedLease, ordering: .releasing)
+        epochNow.store(machine.epoch, ordering: .releasing)
+        lapsedFlag.store(machine.isLapsed, ordering: .releasing)
+    }
+
+    private func perform(_ actions: [NodeLapse.Action]) {
+        for action in actions {
+            switch action {
+            case .lapsed:
+                log.warning(
+                    "this node's lease lapsed (paused, stalled or cut off from etcd): leaders' frames are dropped and nothing is relayed until it is safe again",
+                    [:])
+                lapsedPanels()
+            case .lookAgain(let at):
+                let delay = max(0, at - clock().milliseconds)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay))) { [weak self] in self?.look() }
+            case .resync:
+                // Every panel resynchronises before any leader's frame is read again; then
+                // frames are read again (`resynced`).
+                resyncPanels { [weak self] in
+                    guard let self else { return }
+                    machine.withLock { machine in
+                        machine.resynced()
+                        publish(machine)
+                    }
+                }
+            }
+        }
+    }
+
+    private func look() {
+        guard let runtime = runtime.load() else { return }
+        let safe = runtime.safeLeaseID()
+        let now = clock().milliseconds
+        let actions = machine.withLock { machine in
+            defer { publish(machine) }
+            return machine.look(safe: safe, now: now)
+        }
+        perform(actions)
+    }
+}
