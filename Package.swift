@@ -17,9 +17,9 @@ let package = Package(
         // Dispatch, no clock reads.
         .target(name: "ArbiterCluster", dependencies: ["ArbiterCore", "ArbiterWire"]),
         // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
-        .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
+        .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire", "ArbiterIO"]),
         // Drives ClusterNode for real: the lease on its own queue, steps on another.
-        .target(name: "ArbiterClusterRuntime", dependencies: ["ArbiterCluster", "ArbiterEtcd", "ArbiterCore"]),
+        .target(name: "ArbiterClusterRuntime", dependencies: ["ArbiterCluster", "ArbiterEtcd", "ArbiterCore", "ArbiterIO"]),
         // epoll, accept4 and the other calls Swift's Glibc module does not export.
         .target(name: "CSystem"),
         // The system calls, wrapped once for the server and the load generator: EINTR
@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "ArbiterLoadKit", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),
         .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit", "ArbiterCLI"], path: "clients/load/Main"),
         // The arbitration layer alone on 1..n cores (bench/scaling.sh's second part).
-        .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore"], path: "bench/cores"),
+        .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore", "ArbiterIO"], path: "bench/cores"),
         // Depends on the executable too: the integration test starts the real binary.
         .testTarget(name: "ArbiterLoadTests", dependencies: ["ArbiterLoadKit", "ArbiterWire", "ArbiterCore", "arbiter"]),
     ],

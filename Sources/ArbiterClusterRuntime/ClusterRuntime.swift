@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import Dispatch
 import Foundation
 
@@ -24,7 +25,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     private let clock: @Sendable () -> Instant
     private let control = DispatchQueue(label: "arbiter.cluster.control")
     private var keeper: LeaseKeeper!
-    private let lock = NSLock()
+    private let lock = Locked(())
     /// The panels the server was told to decide. Every change bumps `tableChanges`.
     private var deciding = DecisionTable() {
         didSet { tableChanges.bump() }
@@ -336,8 +337,6 @@ public final class ClusterRuntime: @unchecked Sendable {
     }
 
     private func withLock<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
+        lock.withLock { _ in body() }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import ArbiterIO
 
 /// What a node's etcd clients have lately seen of each member, shared by all of them: the
 /// lease's keepalives, the steps' reads and transactions, and the watch.
@@ -22,7 +22,7 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     public static let failureMemoryMilliseconds: Int64 = 5_000
 
     public let members: Int
-    private let lock = NSLock()
+    private let lock = Locked(())
     private let now: @Sendable () -> Int64
     private var startedAt: [Int: (member: Int, at: Int64)] = [:]
     private var nextCall = 0
@@ -44,11 +44,11 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// the token `ended` takes.
     public func began(_ member: Int) -> Int {
         let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        nextCall += 1
-        startedAt[nextCall] = (member, at)
-        return nextCall
+        return lock.withLock { _ in
+            nextCall += 1
+            startedAt[nextCall] = (member, at)
+            return nextCall
+        }
     }
 
     /// The call is over: `answered` when the member answered at all (an error from etcd,
@@ -56,25 +56,21 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// the connection broke.
     public func ended(_ call: Int, answered: Bool) {
         let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        guard let (member, _) = startedAt.removeValue(forKey: call) else { return }
-        failedAt[member] = answered ? nil : at
+        lock.withLock { _ in
+            guard let (member, _) = startedAt.removeValue(forKey: call) else { return }
+            failedAt[member] = answered ? nil : at
+        }
     }
 
     /// A connection to `member` failed: nothing was sent.
     public func unreachable(_ member: Int) {
         let at = now()
-        lock.lock()
-        failedAt[member] = at
-        lock.unlock()
+        lock.withLock { _ in failedAt[member] = at }
     }
 
     public func isSuspect(_ member: Int) -> Bool {
         let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        return rank(member, at: at) > 0
+        return lock.withLock { _ in rank(member, at: at) > 0 }
     }
 
     /// Every member, starting at `preferred` and going round: those not suspect first,
@@ -83,12 +79,12 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// member that is frozen now.
     public func order(from preferred: Int) -> [Int] {
         let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
-        let ranks = ring.map { rank($0, at: at) }
-        // By rank, then by place in the ring (`sorted` is not stable).
-        return ring.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { ring[$0] }
+        return lock.withLock { _ in
+            let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
+            let ranks = ring.map { rank($0, at: at) }
+            // By rank, then by place in the ring (`sorted` is not stable).
+            return ring.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { ring[$0] }
+        }
     }
 
     /// Whether a long-lived call on `member` (the watch) should go elsewhere: it is
@@ -96,11 +92,11 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// leader, or without a majority) moving would gain nothing.
     public func shouldLeave(_ member: Int) -> Bool {
         let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        let own = rank(member, at: at)
-        guard own > 0 else { return false }
-        return (0..<failedAt.count).contains { $0 != member && rank($0, at: at) < own }
+        return lock.withLock { _ in
+            let own = rank(member, at: at)
+            guard own > 0 else { return false }
+            return (0..<failedAt.count).contains { $0 != member && rank($0, at: at) < own }
+        }
     }
 
     /// 0: nothing against it; 1: a call failed lately; 2: a call is stalled on it now.

@@ -1,3 +1,5 @@
+import ArbiterIO
+
 /// This node's questions to other nodes waiting for their answer, by id: a panel's state
 /// asked of its leader (`RelayMessage.stateQuery`, for `LeaderStateGather`), a `KICK` asked
 /// of the node a session is on (`RelayMessage.kick`). Each is settled once: by its

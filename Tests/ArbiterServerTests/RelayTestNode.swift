@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterIO
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Dispatch

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import Dispatch
 import Foundation
 
@@ -28,19 +29,15 @@ final class Panel: @unchecked Sendable {  // `core` is touched only on `queue`
 
 /// The threads' cycle counts, added once each at the end.
 final class Tally: @unchecked Sendable {  // guarded by `lock`
-    private let lock = NSLock()
+    private let lock = Locked(())
     private var sum = 0
 
     func add(_ n: Int) {
-        lock.lock()
-        sum += n
-        lock.unlock()
+        lock.withLock { _ in sum += n }
     }
 
     var total: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return sum
+        lock.withLock { _ in sum }
     }
 }
 

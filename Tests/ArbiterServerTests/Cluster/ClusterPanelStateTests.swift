@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterIO
 import ArbiterCore
 import ArbiterTestSupport
 import ArbiterWire

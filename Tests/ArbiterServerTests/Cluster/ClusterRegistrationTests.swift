@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterIO
 import ArbiterTestSupport
 import Foundation
 import Testing
