@@ -29,14 +29,3 @@ final class Recorder: @unchecked Sendable {
             leaderChanged: { [self] p, n, a, t in add(.leader(p, node: n, address: a, term: t)) })
     }
 }
-
-/// Polls `condition` every 10 ms for at most `seconds`: the only way these tests wait.
-@discardableResult
-func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let limit = Date().addingTimeInterval(seconds)
-    while Date() < limit {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}

@@ -1,5 +1,6 @@
 import ArbiterCluster
 @testable import ArbiterServer
+import ArbiterClusterTestSupport
 import ArbiterTestSupport
 import Dispatch
 import Testing

@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
 @testable import ArbiterServer
+import ArbiterClusterTestSupport
 import ArbiterTestSupport
 import Testing
 

@@ -101,14 +101,3 @@ final class RelayTestNode: @unchecked Sendable {
         }
     }
 }
-
-/// Waits, at most `seconds`, for `condition` to hold; true if it did. Polls every 2 ms:
-/// an event awaited with a bound, not a timing assertion.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-    while DispatchTime.now().uptimeNanoseconds < end {
-        if condition() { return true }
-        usleep(2_000)
-    }
-    return condition()
-}

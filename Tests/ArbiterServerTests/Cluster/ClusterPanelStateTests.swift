@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
 import ArbiterIO
 import ArbiterCore
 import ArbiterTestSupport

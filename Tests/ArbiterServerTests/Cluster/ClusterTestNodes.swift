@@ -176,13 +176,3 @@ final class ClusterTestNodes: @unchecked Sendable {
 struct Failure: Error, CustomStringConvertible {
     var description: String
 }
-
-/// Polls `condition` every 20 ms for at most `seconds`.
-func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
-}
