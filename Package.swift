@@ -49,14 +49,17 @@ let package = Package(
         .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO", "CSystem"]),
         // The shared flag reader, and arbiter's own options through @testable import.
         .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer", "ArbiterEtcd"]),
-        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire"]),
+        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire", "ArbiterIO"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
         .executableTarget(
-            name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore"], path: "Tests/cluster/check"),
+            name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore", "ArbiterIO"],
+            path: "Tests/cluster/check"),
         // The in-memory etcd behind a lock, shared by the runtime's and the server's cluster tests.
-        .target(name: "ArbiterClusterTestSupport", dependencies: ["ArbiterCluster", "ArbiterCore"], path: "Tests/ArbiterClusterTestSupport"),
-        .testTarget(name: "ArbiterClusterRuntimeTests", dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore", "ArbiterClusterTestSupport"]),
-        .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
+        .target(name: "ArbiterClusterTestSupport", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterIO"], path: "Tests/ArbiterClusterTestSupport"),
+        .testTarget(
+            name: "ArbiterClusterRuntimeTests",
+            dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore", "ArbiterClusterTestSupport", "ArbiterIO"]),
+        .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire", "ArbiterIO"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
         .testTarget(

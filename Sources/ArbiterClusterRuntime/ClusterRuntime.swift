@@ -55,11 +55,12 @@ public final class ClusterRuntime: @unchecked Sendable {
     public init(
         name: String, advertise: String, panels: [String], control controlEtcd: any EtcdAPI, lease leaseEtcd: any EtcdAPI,
         watch watchEtcd: (any EtcdAPI)? = nil, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(),
-        stepIntervalMilliseconds: Int = 100, clock: @escaping @Sendable () -> Instant = BootClock.now, features: Set<String> = ClusterFeatures.all,
+        stepIntervalMilliseconds: Int = 100, clock source: any TimeSource = SystemClock.boot, features: Set<String> = ClusterFeatures.all,
         callbacks: ClusterRuntimeCallbacks
     ) {
         self.node = name
         self.callbacks = callbacks
+        let clock: @Sendable () -> Instant = { source.instant() }
         self.clock = clock
         self.timing = timing
         self.stepIntervalMilliseconds = stepIntervalMilliseconds

@@ -50,10 +50,10 @@ final class PanelKeyWatcher: @unchecked Sendable {
                 let opened = try etcd.watch(keys, startRevision: 0)
                 lock.withLock { _ in stream = opened }
                 while !isStopped {
-                    let started = DispatchTime.now().uptimeNanoseconds
+                    let started = SystemClock.monotonic.nanoseconds()
                     if try !opened.next(timeoutMilliseconds: 1000).isEmpty { changed() }
                     // A stream that answers at once (the in-memory one) must not spin.
-                    if DispatchTime.now().uptimeNanoseconds - started < 10_000_000 { usleep(20_000) }
+                    if SystemClock.monotonic.nanoseconds() - started < 10_000_000 { usleep(20_000) }
                 }
             } catch {
                 lock.withLock { _ in stream = nil }

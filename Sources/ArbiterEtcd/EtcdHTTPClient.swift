@@ -67,7 +67,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     }
 
     public func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
-        let deadline = MonotonicClock.milliseconds() + timeoutMilliseconds
+        let deadline = SystemClock.monotonic.milliseconds() + timeoutMilliseconds
         let (socket, index) = try open(deadline: deadline)
         let watch = EtcdHTTPWatch(socket: socket, endpoint: endpoints[index], member: index, health: health)
         // Counted as a call only until etcd confirms it: an open watch is quiet by design.
@@ -88,7 +88,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     // MARK: Private
 
     private func call(_ path: String, _ body: String, streamed: Bool) throws(EtcdError) -> JSONValue {
-        let deadline = MonotonicClock.milliseconds() + timeoutMilliseconds
+        let deadline = SystemClock.monotonic.milliseconds() + timeoutMilliseconds
         let (socket, index) = try open(deadline: deadline)
         defer { socket.close() }
         let endpoint = endpoints[index]
@@ -135,7 +135,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
         // Each endpoint gets a share of the time, so one that swallows SYNs cannot use it all.
         let share = max(200, timeoutMilliseconds / Int64(endpoints.count))
         for index in health.order(from: start) {
-            let now = MonotonicClock.milliseconds()
+            let now = SystemClock.monotonic.milliseconds()
             guard now < deadline else { break }
             do {
                 let socket = try EtcdSocket.connect(to: endpoints[index], deadline: min(deadline, now + share))

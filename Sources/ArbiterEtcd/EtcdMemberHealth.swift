@@ -23,27 +23,23 @@ public final class EtcdMemberHealth: @unchecked Sendable {
 
     public let members: Int
     private let lock = Locked(())
-    private let now: @Sendable () -> Int64
+    private let clock: any TimeSource
     private var startedAt: [Int: (member: Int, at: Int64)] = [:]
     private var nextCall = 0
     private var failedAt: [Int64?]
 
-    public convenience init(members: Int) {
-        self.init(members: members, now: { MonotonicClock.milliseconds() })
-    }
-
-    /// `now`: milliseconds on a monotonic clock (a manual one in tests).
-    init(members: Int, now: @escaping @Sendable () -> Int64) {
+    /// `clock`: a manual one in tests.
+    public init(members: Int, clock: any TimeSource = SystemClock.monotonic) {
         precondition(members > 0, "at least one etcd member")
         self.members = members
-        self.now = now
+        self.clock = clock
         self.failedAt = Array(repeating: nil, count: members)
     }
 
     /// A call to `member` is under way (connected; its request about to be sent). Returns
     /// the token `ended` takes.
     public func began(_ member: Int) -> Int {
-        let at = now()
+        let at = clock.milliseconds()
         return lock.withLock { _ in
             nextCall += 1
             startedAt[nextCall] = (member, at)
@@ -55,7 +51,7 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// such as "no leader", is an answer: the member is alive), false when it timed out or
     /// the connection broke.
     public func ended(_ call: Int, answered: Bool) {
-        let at = now()
+        let at = clock.milliseconds()
         lock.withLock { _ in
             guard let (member, _) = startedAt.removeValue(forKey: call) else { return }
             failedAt[member] = answered ? nil : at
@@ -64,12 +60,12 @@ public final class EtcdMemberHealth: @unchecked Sendable {
 
     /// A connection to `member` failed: nothing was sent.
     public func unreachable(_ member: Int) {
-        let at = now()
+        let at = clock.milliseconds()
         lock.withLock { _ in failedAt[member] = at }
     }
 
     public func isSuspect(_ member: Int) -> Bool {
-        let at = now()
+        let at = clock.milliseconds()
         return lock.withLock { _ in rank(member, at: at) > 0 }
     }
 
@@ -78,7 +74,7 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// failure remembered from an outage that is over must not send calls back to the
     /// member that is frozen now.
     public func order(from preferred: Int) -> [Int] {
-        let at = now()
+        let at = clock.milliseconds()
         return lock.withLock { _ in
             let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
             let ranks = ring.map { rank($0, at: at) }
@@ -91,7 +87,7 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// suspect and some other member is less so. When all are alike (etcd electing a
     /// leader, or without a majority) moving would gain nothing.
     public func shouldLeave(_ member: Int) -> Bool {
-        let at = now()
+        let at = clock.milliseconds()
         return lock.withLock { _ in
             let own = rank(member, at: at)
             guard own > 0 else { return false }

@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
+import ArbiterIO
 import Foundation
 import ArbiterClusterTestSupport
 
@@ -19,7 +20,7 @@ final class Recorder: @unchecked Sendable {
     var events: [Event] { lock.lock(); defer { lock.unlock() }; return recorded.map(\.1) }
     var timed: [(Instant, Event)] { lock.lock(); defer { lock.unlock() }; return recorded }
 
-    private func add(_ e: Event) { lock.lock(); recorded.append((BootClockForTests.now(), e)); lock.unlock() }
+    private func add(_ e: Event) { lock.lock(); recorded.append((SystemClock.boot.instant(), e)); lock.unlock() }
 
     var callbacks: ClusterRuntimeCallbacks {
         ClusterRuntimeCallbacks(

@@ -1,4 +1,4 @@
-import Dispatch
+import ArbiterIO
 import Glibc
 
 /// Waits, at most `seconds`, for `condition` to hold; true if it did. The one way the
@@ -8,8 +8,8 @@ import Glibc
 /// slow the tests, rarely enough not to starve the threads being waited for on 2 cores.
 @discardableResult
 package func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-    while DispatchTime.now().uptimeNanoseconds < end {
+    let end = SystemClock.monotonic.nanoseconds() + Int64(seconds * 1e9)
+    while SystemClock.monotonic.nanoseconds() < end {
         if condition() { return true }
         usleep(5_000)
     }

@@ -18,7 +18,7 @@ final class EmbeddedServer: @unchecked Sendable {
         configuration.logLevel = .warning
         configuration.reactorCount = 1
         configure(&configuration)
-        state = try ServerState(configuration: configuration, clock: .manual(clock))
+        state = try ServerState(configuration: configuration, clock: clock)
         try state.makeReactors()
         for reactor in state.reactors { reactor.markQueue() }
     }

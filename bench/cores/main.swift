@@ -46,7 +46,7 @@ final class Tally: @unchecked Sendable {  // guarded by `lock`
 nonisolated func measure(panels: Int, threads: Int, seconds: Int) -> Int {
     let hosts = (0..<panels).map { Panel($0) }
     let tally = Tally()
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
+    let deadline = SystemClock.monotonic.nanoseconds() + Int64(seconds) * 1_000_000_000
     let group = DispatchGroup()
     for t in 0..<threads {
         group.enter()
@@ -54,12 +54,12 @@ nonisolated func measure(panels: Int, threads: Int, seconds: Int) -> Int {
             let mine = hosts.indices.filter { $0 % threads == t }.map { hosts[$0] }
             var cycles = 0
             var session = 1
-            while DispatchTime.now().uptimeNanoseconds < deadline {
+            while SystemClock.monotonic.nanoseconds() < deadline {
                 for _ in 0..<1000 {
                     for panel in mine {
                         session = session % 64 + 1
                         let b = session % 100
-                        let now = Instant(milliseconds: Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000))
+                        let now = Instant(milliseconds: SystemClock.monotonic.milliseconds())
                         panel.queue.sync {
                             panel.output.removeAll()
                             panel.core.handle(

@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import ArbiterTestSupport
 import Foundation
 import Testing
@@ -63,7 +64,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         var setup = ClusterSetup(
             node: name, advertise: sockets ? "127.0.0.1:\(configuration.port)" : "127.0.0.1:1", key: Array("test cluster key".utf8), control: control,
             lease: lease,
-            endpointsDescription: "in-memory", timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
+            endpointsDescription: "in-memory", timing: timing, stepIntervalMilliseconds: 50, clock: SystemClock.boot)
         setup.answerTimeoutMs = answerTimeoutMs
         setup.memberGraceMs = memberGraceMs
         setup.joinWaitMs = joinWaitMs
