@@ -238,7 +238,7 @@ open class EventLoop: @unchecked Sendable {
     /// `timeoutMs`; the spell adapts the window.
     @inline(__always) private func idleWait(timeoutMs: Int32) -> Int {
         idleSpin.wait(
-            now: SystemClock.monotonic.nanoseconds, look: { epoll.wait(timeoutMs: 0) }, block: { epoll.wait(timeoutMs: timeoutMs) })
+            now: { SystemClock.monotonic.nanoseconds() }, look: { epoll.wait(timeoutMs: 0) }, block: { epoll.wait(timeoutMs: timeoutMs) })
     }
 
     private func acceptConnections() {

@@ -1,24 +1,23 @@
 import Glibc
 
-/// The kernel's clocks, read with `clock_gettime` (a vDSO call, no system call).
-public struct SystemClock: TimeSource {
+/// The kernel's clocks, read with `clock_gettime` (a vDSO call, no system call). One
+/// shared instance per clock (`TimeSource` is a class protocol, see there).
+public final class SystemClock: TimeSource {
     /// CLOCK_MONOTONIC: the server's clock (panels, connections, timeouts).
-    @inlinable public static var monotonic: SystemClock { SystemClock(id: CLOCK_MONOTONIC) }
+    public static let monotonic = SystemClock(id: CLOCK_MONOTONIC)
 
     /// CLOCK_BOOTTIME, the cluster runtime's clock: unlike CLOCK_MONOTONIC it also counts
     /// time the machine spent suspended, so a resumed VM sees the jump and its leaders
     /// step down. CLOCK_MONOTONIC where there is no such clock.
-    @inlinable public static var boot: SystemClock {
-        #if os(Linux)
-            SystemClock(id: CLOCK_BOOTTIME)
-        #else
-            SystemClock(id: CLOCK_MONOTONIC)
-        #endif
-    }
+    #if os(Linux)
+        public static let boot = SystemClock(id: CLOCK_BOOTTIME)
+    #else
+        public static let boot = SystemClock(id: CLOCK_MONOTONIC)
+    #endif
 
     @usableFromInline let id: clockid_t
 
-    @inlinable init(id: clockid_t) { self.id = id }
+    private init(id: clockid_t) { self.id = id }
 
     @inlinable public func nanoseconds() -> Int64 {
         var ts = timespec()

@@ -6,7 +6,13 @@
 /// everything the panels and the cluster decide by. `wallMilliseconds` is the calendar,
 /// which may jump when the clock is set: only for records a person reads (journal and
 /// history timestamps), never to decide.
-public protocol TimeSource: Sendable {
+///
+/// A class protocol: `any TimeSource` is then a reference and a witness table, which a
+/// struct holding it (`ClusterSetup`, inside `ServerConfiguration`) copies as plainly as
+/// any field. A struct conformer made it an opaque box, and every read of one field of
+/// the configuration on the press path copied the whole of it (+6 % per DOWN/UP in
+/// bench/callgrind.sh).
+public protocol TimeSource: AnyObject, Sendable {
     /// Nanoseconds from an origin that means nothing; only differences count.
     func nanoseconds() -> Int64
     /// Milliseconds since the Unix epoch.

@@ -273,7 +273,7 @@ final class RelayLink: @unchecked Sendable {
     private func idleWait(_ ready: inout pollfd) -> Int {
         let events = ready.events
         return idleSpin.wait(
-            now: SystemClock.monotonic.nanoseconds,
+            now: { SystemClock.monotonic.nanoseconds() },
             look: {
                 ready.revents = 0
                 ready.events = events
