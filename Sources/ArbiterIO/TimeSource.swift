@@ -10,7 +10,7 @@
 /// A class protocol: `any TimeSource` is then a reference and a witness table, which a
 /// struct holding it (`ClusterSetup`, inside `ServerConfiguration`) copies as plainly as
 /// any field. A struct conformer made it an opaque box, and every read of one field of
-/// the configuration on the press path copied the whole of it (+6 % per DOWN/UP in
+/// the configuration on the press path copied the whole of it (+5.5 % per DOWN/UP in
 /// bench/callgrind.sh).
 public protocol TimeSource: AnyObject, Sendable {
     /// Nanoseconds from an origin that means nothing; only differences count.
