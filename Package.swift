@@ -17,9 +17,9 @@ let package = Package(
         // Dispatch, no clock reads.
         .target(name: "ArbiterCluster", dependencies: ["ArbiterCore", "ArbiterWire"]),
         // etcd's HTTP/JSON gateway over plain sockets, behind ArbiterCluster's EtcdAPI.
-        .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire"]),
+        .target(name: "ArbiterEtcd", dependencies: ["ArbiterCluster", "ArbiterWire", "ArbiterIO"]),
         // Drives ClusterNode for real: the lease on its own queue, steps on another.
-        .target(name: "ArbiterClusterRuntime", dependencies: ["ArbiterCluster", "ArbiterCore"]),
+        .target(name: "ArbiterClusterRuntime", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterIO"]),
         // epoll, accept4 and the other calls Swift's Glibc module does not export.
         .target(name: "CSystem"),
         // The system calls, wrapped once for the server and the load generator: EINTR
@@ -56,14 +56,17 @@ let package = Package(
         .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO", "CSystem"]),
         // The shared flag reader, and arbiter's own options through @testable import.
         .testTarget(name: "ArbiterCLITests", dependencies: ["ArbiterCLI", "arbiter", "ArbiterServer", "ArbiterEtcd"]),
-        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire"]),
+        .testTarget(name: "ArbiterClusterTests", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterWire", "ArbiterIO"]),
         // Drives the real etcd client against Tests/cluster/etcd3.sh's 3 members (.ci/run).
         .executableTarget(
-            name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore"], path: "Tests/cluster/check"),
+            name: "arbiter-etcd-check", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterCore", "ArbiterIO"],
+            path: "Tests/cluster/check"),
         // The in-memory etcd behind a lock, shared by the runtime's and the server's cluster tests.
-        .target(name: "ArbiterClusterTestSupport", dependencies: ["ArbiterCluster", "ArbiterCore"], path: "Tests/ArbiterClusterTestSupport"),
-        .testTarget(name: "ArbiterClusterRuntimeTests", dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore", "ArbiterClusterTestSupport"]),
-        .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire"]),
+        .target(name: "ArbiterClusterTestSupport", dependencies: ["ArbiterCluster", "ArbiterCore", "ArbiterIO"], path: "Tests/ArbiterClusterTestSupport"),
+        .testTarget(
+            name: "ArbiterClusterRuntimeTests",
+            dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore", "ArbiterClusterTestSupport", "ArbiterIO"]),
+        .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire", "ArbiterIO"]),
         // Loopback clients and a port-0 server for the socket tests.
         .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
         .testTarget(
@@ -79,7 +82,7 @@ let package = Package(
         .target(name: "ArbiterLoadKit", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),
         .executableTarget(name: "arbiter-load", dependencies: ["ArbiterLoadKit", "ArbiterCLI"], path: "clients/load/Main"),
         // The arbitration layer alone on 1..n cores (bench/scaling.sh's second part).
-        .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore"], path: "bench/cores"),
+        .executableTarget(name: "arbiter-cores", dependencies: ["ArbiterCore", "ArbiterIO"], path: "bench/cores"),
         // Depends on the executable too: the integration test starts the real binary.
         .testTarget(name: "ArbiterLoadTests", dependencies: ["ArbiterLoadKit", "ArbiterWire", "ArbiterCore", "arbiter"]),
     ],

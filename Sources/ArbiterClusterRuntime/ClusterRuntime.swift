@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import Dispatch
 import Foundation
 
@@ -24,7 +25,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     private let clock: @Sendable () -> Instant
     private let control = DispatchQueue(label: "arbiter.cluster.control")
     private var keeper: LeaseKeeper!
-    private let lock = NSLock()
+    private let lock = Locked(())
     /// The panels the server was told to decide. Every change bumps `tableChanges`.
     private var deciding = DecisionTable() {
         didSet { tableChanges.bump() }
@@ -54,11 +55,12 @@ public final class ClusterRuntime: @unchecked Sendable {
     public init(
         name: String, advertise: String, panels: [String], control controlEtcd: any EtcdAPI, lease leaseEtcd: any EtcdAPI,
         watch watchEtcd: (any EtcdAPI)? = nil, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(),
-        stepIntervalMilliseconds: Int = 100, clock: @escaping @Sendable () -> Instant = BootClock.now, features: Set<String> = ClusterFeatures.all,
+        stepIntervalMilliseconds: Int = 100, clock source: any TimeSource = SystemClock.boot, features: Set<String> = ClusterFeatures.all,
         callbacks: ClusterRuntimeCallbacks
     ) {
         self.node = name
         self.callbacks = callbacks
+        let clock: @Sendable () -> Instant = { source.instant() }
         self.clock = clock
         self.timing = timing
         self.stepIntervalMilliseconds = stepIntervalMilliseconds
@@ -336,8 +338,6 @@ public final class ClusterRuntime: @unchecked Sendable {
     }
 
     private func withLock<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
+        lock.withLock { _ in body() }
     }
 }

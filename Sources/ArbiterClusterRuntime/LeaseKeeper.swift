@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import Dispatch
 import Foundation
 
@@ -16,7 +17,7 @@ final class LeaseKeeper: @unchecked Sendable {
     private let clock: @Sendable () -> Instant
     private let queue = DispatchQueue(label: "arbiter.cluster.lease")
     private let calls = DispatchQueue(label: "arbiter.cluster.lease.calls", attributes: .concurrent)
-    private let lock = NSLock()
+    private let lock = Locked(())
     private var machine: NodeLeaseStateMachine
     private var inFlight = 0
     private var lastSent: Instant?
@@ -49,23 +50,17 @@ final class LeaseKeeper: @unchecked Sendable {
     }
 
     var snapshot: NodeLeaseStateMachine {
-        lock.lock()
-        defer { lock.unlock() }
-        return machine
+        lock.withLock { _ in machine }
     }
 
     /// The lease, and since when it has been safe without a break, read together
     /// (`ClusterNode.externalLease`).
     var current: (lease: NodeLeaseStateMachine, safeSince: Instant?) {
-        lock.lock()
-        defer { lock.unlock() }
-        return (machine, safeSince)
+        lock.withLock { _ in (machine, safeSince) }
     }
 
     var counters: ClusterRuntimeStats {
-        lock.lock()
-        defer { lock.unlock() }
-        return stats
+        lock.withLock { _ in stats }
     }
 
     /// Ticks every `intervalMilliseconds`: small against the keepalive interval, so a
@@ -88,28 +83,29 @@ final class LeaseKeeper: @unchecked Sendable {
 
     private func tick() {
         let now = clock()
-        lock.lock()
-        let action = machine.tick(now: now)
-        var call: (@Sendable () -> Void)?
-        switch action {
-        case .grant:
-            machine.grantSent(now: now)
-            call = { [self] in grant(sentAt: now) }
-        case .keepAlive(let id) where inFlight < Self.maxInFlight:
-            machine.keepAliveSent(now: now)
-            inFlight += 1
-            stats.keepAlivesSent += 1
-            if let lastSent { stats.longestKeepAliveGapMilliseconds = max(stats.longestKeepAliveGapMilliseconds, now.since(lastSent)) }
-            lastSent = now
-            call = { [self] in keepAlive(id, sentAt: now) }
-        case .keepAlive, .none, .renewed, .lost:
-            break
+        let call = lock.withLock { _ -> (@Sendable () -> Void)? in
+            let action = machine.tick(now: now)
+            var call: (@Sendable () -> Void)?
+            switch action {
+            case .grant:
+                machine.grantSent(now: now)
+                call = { [self] in grant(sentAt: now) }
+            case .keepAlive(let id) where inFlight < Self.maxInFlight:
+                machine.keepAliveSent(now: now)
+                inFlight += 1
+                stats.keepAlivesSent += 1
+                if let lastSent { stats.longestKeepAliveGapMilliseconds = max(stats.longestKeepAliveGapMilliseconds, now.since(lastSent)) }
+                lastSent = now
+                call = { [self] in keepAlive(id, sentAt: now) }
+            case .keepAlive, .none, .renewed, .lost:
+                break
+            }
+            if call != nil {
+                published.publish(machine)
+                changes.bump()
+            }
+            return call
         }
-        if call != nil {
-            published.publish(machine)
-            changes.bump()
-        }
-        lock.unlock()
         if let call { calls.async(execute: call) }
         ticked(now)
     }
@@ -117,52 +113,52 @@ final class LeaseKeeper: @unchecked Sendable {
     private func grant(sentAt: Instant) {
         let result: Result<EtcdLease, EtcdError>
         do { result = .success(try etcd.grantLease(ttlSeconds: ttlSeconds)) } catch { result = .failure(error) }
-        lock.lock()
-        switch result {
-        case .success(let lease):
-            _ = machine.granted(lease)
-            lastRenewedSentAt = sentAt
-            safeSince = clock()
-        case .failure: machine.grantFailed()
+        let after = lock.withLock { _ in
+            switch result {
+            case .success(let lease):
+                _ = machine.granted(lease)
+                lastRenewedSentAt = sentAt
+                safeSince = clock()
+            case .failure: machine.grantFailed()
+            }
+            lastSent = nil
+            published.publish(machine)
+            changes.bump()
+            return machine
         }
-        lastSent = nil
-        let after = machine
-        published.publish(machine)
-        changes.bump()
-        lock.unlock()
         changed(after)
     }
 
     private func keepAlive(_ id: Int64, sentAt: Instant) {
         let result: Result<EtcdLease, EtcdError>
         do { result = .success(try etcd.keepAlive(lease: id)) } catch { result = .failure(error) }
-        lock.lock()
-        inFlight -= 1
-        let now = clock()
-        let wasSafe = machine.isSafe(at: now)
-        let action: NodeLeaseStateMachine.Action
-        switch result {
-        case .success(let lease):
-            stats.keepAlivesAnswered += 1
-            if let previous = lastRenewedSentAt {
-                stats.longestRenewalGapMilliseconds = max(stats.longestRenewalGapMilliseconds, sentAt.since(previous))
+        let (action, after) = lock.withLock { _ in
+            inFlight -= 1
+            let now = clock()
+            let wasSafe = machine.isSafe(at: now)
+            let action: NodeLeaseStateMachine.Action
+            switch result {
+            case .success(let lease):
+                stats.keepAlivesAnswered += 1
+                if let previous = lastRenewedSentAt {
+                    stats.longestRenewalGapMilliseconds = max(stats.longestRenewalGapMilliseconds, sentAt.since(previous))
+                }
+                lastRenewedSentAt = max(lastRenewedSentAt ?? sentAt, sentAt)
+                action = machine.keepAliveAnswered(lease, sentAt: sentAt)
+            case .failure(let error):
+                stats.keepAlivesFailed += 1
+                action = machine.keepAliveFailed(error)
             }
-            lastRenewedSentAt = max(lastRenewedSentAt ?? sentAt, sentAt)
-            action = machine.keepAliveAnswered(lease, sentAt: sentAt)
-        case .failure(let error):
-            stats.keepAlivesFailed += 1
-            action = machine.keepAliveFailed(error)
+            if case .lost = action { lastSent = nil }
+            switch action {
+            case .renewed: if !wasSafe { safeSince = now }
+            case .lost: safeSince = nil
+            case .none, .grant, .keepAlive: break
+            }
+            published.publish(machine)
+            changes.bump()
+            return (action, machine)
         }
-        if case .lost = action { lastSent = nil }
-        switch action {
-        case .renewed: if !wasSafe { safeSince = now }
-        case .lost: safeSince = nil
-        case .none, .grant, .keepAlive: break
-        }
-        let after = machine
-        published.publish(machine)
-        changes.bump()
-        lock.unlock()
         switch action {
         case .renewed, .lost: changed(after)
         case .none, .grant, .keepAlive: break

@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterIO
 import Dispatch
 import Foundation
 
@@ -11,7 +12,7 @@ final class PanelKeyWatcher: @unchecked Sendable {
     private let keys: EtcdKeyRange
     private let changed: @Sendable () -> Void
     private let queue = DispatchQueue(label: "arbiter.cluster.watch")
-    private let lock = NSLock()
+    private let lock = Locked(())
     private var stopped = false
     private var stream: (any EtcdWatchStream)?
 
@@ -26,44 +27,36 @@ final class PanelKeyWatcher: @unchecked Sendable {
     }
 
     func stop() {
-        lock.lock()
-        stopped = true
-        let open = stream
-        lock.unlock()
+        let open = lock.withLock { _ in
+            stopped = true
+            return stream
+        }
         open?.cancel()
     }
 
     /// Whether a watch is open now: changes made from here on are seen (a watch opened
     /// later starts at the revision it is opened at, and misses what came before).
     var isOpen: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stream != nil && !stopped
+        lock.withLock { _ in stream != nil && !stopped }
     }
 
     private var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
+        lock.withLock { _ in stopped }
     }
 
     private func run() {
         while !isStopped {
             do throws(EtcdError) {
                 let opened = try etcd.watch(keys, startRevision: 0)
-                lock.lock()
-                stream = opened
-                lock.unlock()
+                lock.withLock { _ in stream = opened }
                 while !isStopped {
-                    let started = DispatchTime.now().uptimeNanoseconds
+                    let started = SystemClock.monotonic.nanoseconds()
                     if try !opened.next(timeoutMilliseconds: 1000).isEmpty { changed() }
                     // A stream that answers at once (the in-memory one) must not spin.
-                    if DispatchTime.now().uptimeNanoseconds - started < 10_000_000 { usleep(20_000) }
+                    if SystemClock.monotonic.nanoseconds() - started < 10_000_000 { usleep(20_000) }
                 }
             } catch {
-                lock.lock()
-                stream = nil
-                lock.unlock()
+                lock.withLock { _ in stream = nil }
                 // Opened again after a pause; the timed steps cover the gap.
                 if !isStopped { usleep(500_000) }
             }

@@ -49,7 +49,7 @@ struct AdvertiseCheck {
         case .success(let fd): probe = fd
         }
         defer { Sys.close(probe) }
-        let deadline = Sys.monotonicMilliseconds() + Int64(timeoutMs)
+        let deadline = SystemClock.monotonic.milliseconds() + Int64(timeoutMs)
         guard wait(for: probe, Int16(POLLOUT), until: deadline) else {
             return .unreachable("connect \(address.host):\(address.port): no answer within \(timeoutMs) ms")
         }
@@ -61,10 +61,10 @@ struct AdvertiseCheck {
         }
         var pending: [(fd: Int32, peer: String)] = []
         defer { others += pending }
-        while Sys.monotonicMilliseconds() < deadline {
+        while SystemClock.monotonic.milliseconds() < deadline {
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: probe, events: Int16(POLLIN), revents: 0)]
             fds += pending.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            let left = Int32(clamping: max(1, deadline - Sys.monotonicMilliseconds()))
+            let left = Int32(clamping: max(1, deadline - SystemClock.monotonic.milliseconds()))
             guard Glibc.poll(&fds, nfds_t(fds.count), min(left, 50)) >= 0 || errno == EINTR else { break }
             if fds[1].revents != 0 {
                 // This node serves nobody yet: whatever answered the probe is not it.
@@ -121,7 +121,7 @@ struct AdvertiseCheck {
 
     private func wait(for fd: Int32, _ events: Int16, until deadline: Int64) -> Bool {
         while true {
-            let left = deadline - Sys.monotonicMilliseconds()
+            let left = deadline - SystemClock.monotonic.milliseconds()
             guard left > 0 else { return false }
             var ready = pollfd(fd: fd, events: events, revents: 0)
             let n = Glibc.poll(&ready, 1, Int32(clamping: left))

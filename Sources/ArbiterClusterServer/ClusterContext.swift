@@ -162,7 +162,7 @@ final class ClusterContext: @unchecked Sendable {
     /// most the TTL and a second, for a dead process's registration at another address to
     /// lapse.
     private func claimName() throws(ClusterStartFailure) {
-        let started = setup.clock()
+        let started = setup.clock.instant()
         var logged = false
         // Bounded: the verdict is `.wait` only until the lapse time has passed.
         while true {
@@ -172,7 +172,7 @@ final class ClusterContext: @unchecked Sendable {
             } catch {
                 throw etcdDidNotAnswer(error)
             }
-            let waited = setup.clock().since(started)
+            let waited = setup.clock.instant().since(started)
             switch NodeNameCheck.verdict(registered: registered, advertise: setup.advertise, waitedMilliseconds: waited, ttlSeconds: setup.timing.ttlSeconds) {
             case .free:
                 return
@@ -250,7 +250,7 @@ final class ClusterContext: @unchecked Sendable {
     /// One fence reservation's outcome: logged when etcd starts stopping them (and every
     /// 30 s while it goes on), and when one goes through again.
     func fenceReservation(_ panel: String, failure: EtcdError?) {
-        let now = Sys.monotonicMilliseconds()
+        let now = SystemClock.monotonic.milliseconds()
         let refused = failure.map(FenceTrouble.isRefusal) ?? false
         let saying = fenceTroubles.withLock { table in
             var known = table[panel]
@@ -332,7 +332,7 @@ final class ClusterContext: @unchecked Sendable {
         let epoch = outputEpoch
         // When the frame was read, near enough: what it makes must be written within
         // `RelayOptions.staleAfterMs` of it.
-        let heardAt = Sys.monotonicMilliseconds()
+        let heardAt = SystemClock.monotonic.milliseconds()
         switch message {
         case .command(let command):
             relayedIn.add(1, ordering: .relaxed)
@@ -429,7 +429,7 @@ final class ClusterContext: @unchecked Sendable {
     /// than it): not written either.
     func outputStands(_ epoch: UInt64, markedAtMs: Int64 = 0) -> Bool {
         guard epoch == lapse.epoch, !lapse.isLapsed else { return false }
-        if markedAtMs != 0, Sys.monotonicMilliseconds() - markedAtMs >= staleAfterMs { return false }
+        if markedAtMs != 0, SystemClock.monotonic.milliseconds() - markedAtMs >= staleAfterMs { return false }
         // Not through `runtime` while the published lease answers (`WritableLease`).
         if let fast = writableLease?.read(), let lease = fast { return lapse.agrees(lease) }
         guard let runtime else { return true }

@@ -31,7 +31,7 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
     var queue: DispatchQueue { host.queue }
     var names: PanelNames { host.names }
     var buttonIndex: IDTable<Int> { host.buttonIndex }
-    var clock: ServerClock { host.clock }
+    var clock: any TimeSource { host.clock }
     var core: PanelCore {
         get { host.core }
         _modify { yield &host.core }

@@ -2,6 +2,7 @@ import ArbiterServer
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
+import ArbiterIO
 
 /// What a server in cluster mode is started with (`--cluster` and its flags). The etcd
 /// clients are given, not made here, so tests run the same wiring on an in-memory etcd.
@@ -26,7 +27,7 @@ public struct ClusterSetup: ServerClusterSetup, @unchecked Sendable {
     public var endpointsDescription: String
     public var stepIntervalMilliseconds: Int
     /// The clock leadership is judged by: CLOCK_BOOTTIME unless a test passes another.
-    public var clock: @Sendable () -> Instant
+    public var clock: any TimeSource
     /// This run of the node's process, drawn at random when the setup is made: sent with
     /// every relayed command and `sessionGone`, so a leader tells this run's sessions from
     /// those of a process of the same node that died (`RelayIncarnations`).
@@ -63,7 +64,7 @@ public struct ClusterSetup: ServerClusterSetup, @unchecked Sendable {
     public init(
         node: String, advertise: String, key: [UInt8], control: any EtcdAPI, lease: any EtcdAPI, endpointsDescription: String,
         watch: (any EtcdAPI)? = nil, timing: ClusterTiming = .standard, keys: ClusterKeys = ClusterKeys(), stepIntervalMilliseconds: Int = 100,
-        clock: @escaping @Sendable () -> Instant = BootClock.now
+        clock: any TimeSource = SystemClock.boot
     ) {
         self.watch = watch
         self.node = node

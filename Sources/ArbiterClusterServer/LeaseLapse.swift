@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
+import ArbiterIO
 import ArbiterServer
 import Dispatch
 import Synchronization
@@ -14,7 +15,7 @@ final class LeaseLapse: @unchecked Sendable {
     private let lapsedFlag = Atomic<Bool>(false)
     private let syncedLeaseID = Atomic<Int64>(0)
     private let epochNow = Atomic<UInt64>(1)
-    private let clock: @Sendable () -> Instant
+    private let clock: any TimeSource
     private let log: ServerLog
     /// Every panel this node follows ends what it relayed and what its members knew of.
     private let lapsedPanels: @Sendable () -> Void
@@ -25,7 +26,7 @@ final class LeaseLapse: @unchecked Sendable {
     private let runtime = AtomicLazyReference<ClusterRuntime>()
 
     init(
-        clock: @escaping @Sendable () -> Instant, log: ServerLog, lapsedPanels: @escaping @Sendable () -> Void,
+        clock: any TimeSource, log: ServerLog, lapsedPanels: @escaping @Sendable () -> Void,
         resyncPanels: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
     ) {
         self.clock = clock
@@ -67,7 +68,7 @@ final class LeaseLapse: @unchecked Sendable {
         // The common case, without the lock: the lease the panels follow is still safe.
         if let safe, safe == syncedLease { return false }
         let held = runtime.leaseID
-        let now = clock().milliseconds
+        let now = clock.milliseconds()
         let (lapsed, actions) = machine.withLock { machine in
             defer { publish(machine) }
             return machine.heard(safe: safe, held: held, now: now)
@@ -80,7 +81,7 @@ final class LeaseLapse: @unchecked Sendable {
     func check() {
         guard !isLapsed, let runtime = runtime.load() else { return }
         let safe = runtime.safeLeaseID()
-        let now = clock().milliseconds
+        let now = clock.milliseconds()
         let actions = machine.withLock { machine in
             defer { publish(machine) }
             return machine.check(safe: safe, now: now)
@@ -106,7 +107,7 @@ final class LeaseLapse: @unchecked Sendable {
                     [:])
                 lapsedPanels()
             case .lookAgain(let at):
-                let delay = max(0, at - clock().milliseconds)
+                let delay = max(0, at - clock.milliseconds())
                 DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay))) { [weak self] in self?.look() }
             case .resync:
                 // Every panel resynchronises before any leader's frame is read again; then
@@ -125,7 +126,7 @@ final class LeaseLapse: @unchecked Sendable {
     private func look() {
         guard let runtime = runtime.load() else { return }
         let safe = runtime.safeLeaseID()
-        let now = clock().milliseconds
+        let now = clock.milliseconds()
         let actions = machine.withLock { machine in
             defer { publish(machine) }
             return machine.look(safe: safe, now: now)

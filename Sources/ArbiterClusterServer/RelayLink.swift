@@ -214,7 +214,7 @@ final class RelayLink: @unchecked Sendable {
         if case .connecting = phase {
             guard connected() else { return }
         }
-        let started = Sys.monotonicNanoseconds()
+        let started = SystemClock.monotonic.nanoseconds()
         // A bounded number of reads per wake-up, so one busy link cannot keep its queue.
         var reads = 0
         while reads < 16 {
@@ -252,7 +252,7 @@ final class RelayLink: @unchecked Sendable {
     /// once the link is up (the handshake is short and has its own timer). Writes the link
     /// still owes go out when the socket takes them meanwhile.
     private func awaitNextFrame(since started: Int64) -> Lingering {
-        guard isUp, Sys.monotonicNanoseconds() - started < RelayLink.maxBusyNs else { return .notNow }
+        guard isUp, SystemClock.monotonic.nanoseconds() - started < RelayLink.maxBusyNs else { return .notNow }
         var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         if writeArmed { ready.events |= Int16(POLLOUT) }
         guard idleWait(&ready) > 0 else { return .quiet }
@@ -274,7 +274,7 @@ final class RelayLink: @unchecked Sendable {
     private func idleWait(_ ready: inout pollfd) -> Int {
         let events = ready.events
         return idleSpin.wait(
-            now: Sys.monotonicNanoseconds,
+            now: { SystemClock.monotonic.nanoseconds() },
             look: {
                 ready.revents = 0
                 ready.events = events
@@ -299,7 +299,7 @@ final class RelayLink: @unchecked Sendable {
     static let maxBusyNs: Int64 = 5_000_000
 
     private func received(_ bytes: UnsafeBufferPointer<UInt8>) {
-        let now = Sys.monotonicMilliseconds()
+        let now = SystemClock.monotonic.milliseconds()
         let gap = now - lastHeardMs
         lastHeardMs = now
         switch phase {
@@ -381,7 +381,7 @@ final class RelayLink: @unchecked Sendable {
     // MARK: Liveness
 
     private func startLiveness() {
-        lastHeardMs = Sys.monotonicMilliseconds()
+        lastHeardMs = SystemClock.monotonic.milliseconds()
         let every = network.options.pingIntervalMs
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + .milliseconds(every), repeating: .milliseconds(every), leeway: .milliseconds(every / 10))
@@ -397,7 +397,7 @@ final class RelayLink: @unchecked Sendable {
     private func checkLiveness() {
         guard isUp else { return }
         let silence = network.options.silenceTimeoutMs
-        if Sys.monotonicMilliseconds() - lastHeardMs > Int64(silence) {
+        if SystemClock.monotonic.milliseconds() - lastHeardMs > Int64(silence) {
             return close(because: .silent(ms: silence))
         }
         if let peer = sendingPeer, peer.ping(on: self) { return }

@@ -165,7 +165,7 @@ final class RelayPeer: @unchecked Sendable {
             case connect(String)
         }
         let inbound = network.upInbound(from: node)
-        let now = Sys.monotonicMilliseconds()
+        let now = SystemClock.monotonic.milliseconds()
         let step = outbox.withLock { o -> Step in
             guard o.link == nil, !o.sizes.isEmpty, !network.isStopped else {
                 o.dialScheduled = false
@@ -214,7 +214,7 @@ final class RelayPeer: @unchecked Sendable {
 
     /// A dial that failed before it had a socket: what was queued is dropped. On `queue`.
     private func dialFailed(network: RelayNetwork, address: String, reason: String) {
-        let now = Sys.monotonicMilliseconds()
+        let now = SystemClock.monotonic.milliseconds()
         let dropped = outbox.withLock { o -> Int in
             defer {
                 o.bytes = []
@@ -268,7 +268,7 @@ final class RelayPeer: @unchecked Sendable {
     /// `link` closed: if it was this peer's, everything queued and unwritten is dropped
     /// (returned as a count) and the next frame finds a new link. On the link's queue.
     func linkGone(_ link: RelayLink, unwrittenFrames: Int) -> Int {
-        let now = Sys.monotonicMilliseconds()
+        let now = SystemClock.monotonic.milliseconds()
         return outbox.withLock { o in
             guard o.link === link else { return 0 }
             let dropped = o.sizes.count + unwrittenFrames

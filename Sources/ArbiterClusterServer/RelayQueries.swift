@@ -1,4 +1,4 @@
-import ArbiterServer
+import ArbiterIO
 
 /// This node's questions to other nodes waiting for their answer, by id: a panel's state
 /// asked of its leader (`RelayMessage.stateQuery`, for `LeaderStateGather`), a `KICK` asked

@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterIO
 import ArbiterWire
 import Foundation
 
@@ -16,7 +17,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     public let endpoints: [EtcdEndpoint]
     public let timeoutMilliseconds: Int64
     public let health: EtcdMemberHealth
-    private let lock = NSLock()
+    private let lock = Locked(())
     private var preferred = 0
 
     /// `health`: shared by every client of one node, so that what one call learns about a
@@ -31,9 +32,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
 
     /// The endpoint the next call tries first.
     public var currentEndpoint: EtcdEndpoint {
-        lock.lock()
-        defer { lock.unlock() }
-        return endpoints[preferred]
+        lock.withLock { _ in endpoints[preferred] }
     }
 
     public func grantLease(ttlSeconds: Int64) throws(EtcdError) -> EtcdLease {
@@ -68,7 +67,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     }
 
     public func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
-        let deadline = MonotonicClock.milliseconds() + timeoutMilliseconds
+        let deadline = SystemClock.monotonic.milliseconds() + timeoutMilliseconds
         let (socket, index) = try open(deadline: deadline)
         let watch = EtcdHTTPWatch(socket: socket, endpoint: endpoints[index], member: index, health: health)
         // Counted as a call only until etcd confirms it: an open watch is quiet by design.
@@ -89,7 +88,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     // MARK: Private
 
     private func call(_ path: String, _ body: String, streamed: Bool) throws(EtcdError) -> JSONValue {
-        let deadline = MonotonicClock.milliseconds() + timeoutMilliseconds
+        let deadline = SystemClock.monotonic.milliseconds() + timeoutMilliseconds
         let (socket, index) = try open(deadline: deadline)
         defer { socket.close() }
         let endpoint = endpoints[index]
@@ -131,21 +130,16 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     /// A connection to the first endpoint that accepts one: from the preferred one on,
     /// the suspect ones last.
     private func open(deadline: Int64) throws(EtcdError) -> (EtcdSocket, Int) {
-        let start: Int
-        lock.lock()
-        start = preferred
-        lock.unlock()
+        let start = lock.withLock { _ in preferred }
         var reasons: [String] = []
         // Each endpoint gets a share of the time, so one that swallows SYNs cannot use it all.
         let share = max(200, timeoutMilliseconds / Int64(endpoints.count))
         for index in health.order(from: start) {
-            let now = MonotonicClock.milliseconds()
+            let now = SystemClock.monotonic.milliseconds()
             guard now < deadline else { break }
             do {
                 let socket = try EtcdSocket.connect(to: endpoints[index], deadline: min(deadline, now + share))
-                lock.lock()
-                preferred = index
-                lock.unlock()
+                lock.withLock { _ in preferred = index }
                 return (socket, index)
             } catch {
                 health.unreachable(index)
@@ -156,9 +150,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     }
 
     private func demote(_ index: Int) {
-        lock.lock()
-        if preferred == index { preferred = (index + 1) % endpoints.count }
-        lock.unlock()
+        lock.withLock { _ in if preferred == index { preferred = (index + 1) % endpoints.count } }
     }
 
     private func request(_ path: String, _ body: String, endpoint: EtcdEndpoint) -> [UInt8] {

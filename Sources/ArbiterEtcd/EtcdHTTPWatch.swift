@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterIO
 import ArbiterWire
 
 /// A watch held open as one streamed gateway response: one JSON message per line.
@@ -37,7 +38,7 @@ final class EtcdHTTPWatch: EtcdWatchStream {
             cancel()
             throw .unavailable("\(endpoint) stopped answering the node's other calls; watching from another member")
         }
-        let deadline = MonotonicClock.milliseconds() + Int64(timeoutMilliseconds)
+        let deadline = SystemClock.monotonic.milliseconds() + Int64(timeoutMilliseconds)
         var events: [EtcdWatchEvent] = []
         while true {
             let failure: EtcdClientFailure

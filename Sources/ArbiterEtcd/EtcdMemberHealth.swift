@@ -1,4 +1,4 @@
-import Foundation
+import ArbiterIO
 
 /// What a node's etcd clients have lately seen of each member, shared by all of them: the
 /// lease's keepalives, the steps' reads and transactions, and the watch.
@@ -22,59 +22,51 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     public static let failureMemoryMilliseconds: Int64 = 5_000
 
     public let members: Int
-    private let lock = NSLock()
-    private let now: @Sendable () -> Int64
+    private let lock = Locked(())
+    private let clock: any TimeSource
     private var startedAt: [Int: (member: Int, at: Int64)] = [:]
     private var nextCall = 0
     private var failedAt: [Int64?]
 
-    public convenience init(members: Int) {
-        self.init(members: members, now: { MonotonicClock.milliseconds() })
-    }
-
-    /// `now`: milliseconds on a monotonic clock (a manual one in tests).
-    init(members: Int, now: @escaping @Sendable () -> Int64) {
+    /// `clock`: a manual one in tests.
+    public init(members: Int, clock: any TimeSource = SystemClock.monotonic) {
         precondition(members > 0, "at least one etcd member")
         self.members = members
-        self.now = now
+        self.clock = clock
         self.failedAt = Array(repeating: nil, count: members)
     }
 
     /// A call to `member` is under way (connected; its request about to be sent). Returns
     /// the token `ended` takes.
     public func began(_ member: Int) -> Int {
-        let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        nextCall += 1
-        startedAt[nextCall] = (member, at)
-        return nextCall
+        let at = clock.milliseconds()
+        return lock.withLock { _ in
+            nextCall += 1
+            startedAt[nextCall] = (member, at)
+            return nextCall
+        }
     }
 
     /// The call is over: `answered` when the member answered at all (an error from etcd,
     /// such as "no leader", is an answer: the member is alive), false when it timed out or
     /// the connection broke.
     public func ended(_ call: Int, answered: Bool) {
-        let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        guard let (member, _) = startedAt.removeValue(forKey: call) else { return }
-        failedAt[member] = answered ? nil : at
+        let at = clock.milliseconds()
+        lock.withLock { _ in
+            guard let (member, _) = startedAt.removeValue(forKey: call) else { return }
+            failedAt[member] = answered ? nil : at
+        }
     }
 
     /// A connection to `member` failed: nothing was sent.
     public func unreachable(_ member: Int) {
-        let at = now()
-        lock.lock()
-        failedAt[member] = at
-        lock.unlock()
+        let at = clock.milliseconds()
+        lock.withLock { _ in failedAt[member] = at }
     }
 
     public func isSuspect(_ member: Int) -> Bool {
-        let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        return rank(member, at: at) > 0
+        let at = clock.milliseconds()
+        return lock.withLock { _ in rank(member, at: at) > 0 }
     }
 
     /// Every member, starting at `preferred` and going round: those not suspect first,
@@ -82,25 +74,25 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// failure remembered from an outage that is over must not send calls back to the
     /// member that is frozen now.
     public func order(from preferred: Int) -> [Int] {
-        let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
-        let ranks = ring.map { rank($0, at: at) }
-        // By rank, then by place in the ring (`sorted` is not stable).
-        return ring.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { ring[$0] }
+        let at = clock.milliseconds()
+        return lock.withLock { _ in
+            let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
+            let ranks = ring.map { rank($0, at: at) }
+            // By rank, then by place in the ring (`sorted` is not stable).
+            return ring.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { ring[$0] }
+        }
     }
 
     /// Whether a long-lived call on `member` (the watch) should go elsewhere: it is
     /// suspect and some other member is less so. When all are alike (etcd electing a
     /// leader, or without a majority) moving would gain nothing.
     public func shouldLeave(_ member: Int) -> Bool {
-        let at = now()
-        lock.lock()
-        defer { lock.unlock() }
-        let own = rank(member, at: at)
-        guard own > 0 else { return false }
-        return (0..<failedAt.count).contains { $0 != member && rank($0, at: at) < own }
+        let at = clock.milliseconds()
+        return lock.withLock { _ in
+            let own = rank(member, at: at)
+            guard own > 0 else { return false }
+            return (0..<failedAt.count).contains { $0 != member && rank($0, at: at) < own }
+        }
     }
 
     /// 0: nothing against it; 1: a call failed lately; 2: a call is stalled on it now.

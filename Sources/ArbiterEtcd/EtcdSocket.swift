@@ -1,3 +1,5 @@
+import ArbiterIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -92,7 +94,7 @@ final class EtcdSocket {
 
     private func wait(for events: Int16, deadline: Int64) throws(Failure) {
         while true {
-            let left = deadline - MonotonicClock.milliseconds()
+            let left = deadline - SystemClock.monotonic.milliseconds()
             guard left > 0 else { throw .timeout }
             var pfd = pollfd(fd: fd, events: events, revents: 0)
             let rc = poll(&pfd, 1, Int32(min(left, Int64(Int32.max))))

@@ -1,5 +1,3 @@
-import Glibc
-
 /// One socket of an `EventLoop`: its descriptor, its place in the loop's table, and its
 /// bounded output. What the bytes mean is a subclass's (ArbiterServer's `Connection`).
 ///
@@ -35,7 +33,7 @@ open class Channel: @unchecked Sendable {
 
     // MARK: Guarded by `withLock`
 
-    @usableFromInline final let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline final let lock = Locked(())
     /// Unsent output and the socket's EPOLLOUT interest.
     @exclusivity(unchecked) public final var output = OutputBuffer()
     /// Whether output is accepted, and whether the socket closes once it is written.
@@ -63,24 +61,13 @@ open class Channel: @unchecked Sendable {
         self.outboundLimit = outboundLimit
         self.budget = budget
         self.sink = sink
-        // A pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer sees into it.
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     /// Runs `body` holding the channel's lock. Inlinable: every append of the press path
     /// takes it from ArbiterServer.
     @inlinable @inline(__always)
     public final func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        try lock.withLock { _ in try body() }
     }
 
     /// Lets `body` add to the unsent bytes. Under the lock. Subclasses append through it:

@@ -1,10 +1,8 @@
-import Synchronization
-
 /// Where an embedded connection's output goes instead of a socket: the seam that lets
 /// tests feed a connection bytes and read what it would have written (in the spirit of
 /// swift-nio's `NIOEmbedded`). Production connections have none.
 public final class EmbeddedSink: Sendable {
-    private let written = Mutex<[UInt8]>([])
+    private let written = Locked<[UInt8]>([])
 
     public init() {}
 

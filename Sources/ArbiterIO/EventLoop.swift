@@ -173,7 +173,7 @@ open class EventLoop: @unchecked Sendable {
     /// On `queue`.
     package final func deliverForTesting(_ bytes: [UInt8], to channel: Channel) {
         assertOnQueue()
-        batchStamp = batchTime(givenSystem: Sys.monotonicNanoseconds())
+        batchStamp = batchTime(givenSystem: SystemClock.monotonic.nanoseconds())
         var flush = FlushList()
         bytes.withUnsafeBufferPointer { received($0, on: channel, flush: &flush) }
         batchEnded(flush: &flush)
@@ -197,12 +197,12 @@ open class EventLoop: @unchecked Sendable {
     private func drainReadyEvents() {
         assertOnQueue()
         var flush = FlushList()
-        let started = Sys.monotonicNanoseconds()
+        let started = SystemClock.monotonic.nanoseconds()
         drainedAt = started
         var timeout: Int32 = 0
         for _ in 0..<1_000_000 {
             let n = timeout > 0 ? idleWait(timeoutMs: timeout) : epoll.wait(timeoutMs: 0)
-            let real = Sys.monotonicNanoseconds()
+            let real = SystemClock.monotonic.nanoseconds()
             batchStamp = batchTime(givenSystem: real)
             if n <= 0 {
                 if timeout > 0 { break }
@@ -241,7 +241,7 @@ open class EventLoop: @unchecked Sendable {
     /// `timeoutMs`; the spell adapts the window.
     @inline(__always) private func idleWait(timeoutMs: Int32) -> Int {
         idleSpin.wait(
-            now: Sys.monotonicNanoseconds, look: { epoll.wait(timeoutMs: 0) }, block: { epoll.wait(timeoutMs: timeoutMs) })
+            now: { SystemClock.monotonic.nanoseconds() }, look: { epoll.wait(timeoutMs: 0) }, block: { epoll.wait(timeoutMs: timeoutMs) })
     }
 
     private func acceptConnections() {
@@ -296,7 +296,7 @@ open class EventLoop: @unchecked Sendable {
     private func readable(_ channel: Channel, flush: inout FlushList) {
         switch epoll.read(channel.fd) {
         case .bytes(let bytes):
-            batchStamp = batchTime(givenSystem: Sys.monotonicNanoseconds())
+            batchStamp = batchTime(givenSystem: SystemClock.monotonic.nanoseconds())
             received(bytes, on: channel, flush: &flush)
         case .wouldBlock:
             return
@@ -384,6 +384,6 @@ open class EventLoop: @unchecked Sendable {
 
     /// Sockets are ready but the source has not run for half a second. On `queue`.
     private func isStale() -> Bool {
-        Sys.monotonicNanoseconds() - drainedAt > 500_000_000 && epoll.hasReady()
+        SystemClock.monotonic.nanoseconds() - drainedAt > 500_000_000 && epoll.hasReady()
     }
 }

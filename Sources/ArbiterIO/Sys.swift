@@ -163,29 +163,6 @@ public enum Sys {
         guard fd >= 0 else { throw Failure(call: "epoll_create1", errno: -fd) }
         return fd
     }
-
-    /// Milliseconds since the Unix epoch, for journal records.
-    @inlinable
-    public static func wallClockMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
-
-    @inlinable
-    public static func monotonicNanoseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-
-    /// The monotonic clock the cores run on, in milliseconds.
-    @inlinable
-    public static func monotonicMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
 }
 
 extension Sys {

@@ -9,11 +9,11 @@ import Synchronization
 public final class ArbiterServer: Sendable {
     public let configuration: ServerConfiguration
     /// The clock the server decides by: the system's unless a test passes a manual one.
-    public let clock: ServerClock
+    public let clock: any TimeSource
     private let running = Locked<ServerState?>(nil)
     private let boundPort = Atomic<Int>(0)
 
-    public init(configuration: ServerConfiguration, clock: ServerClock = .system) {
+    public init(configuration: ServerConfiguration, clock: any TimeSource = SystemClock.monotonic) {
         self.configuration = configuration
         self.clock = clock
     }
@@ -91,8 +91,8 @@ public final class ArbiterServer: Sendable {
         state.cluster?.stop(resign: true)
         for panel in state.panels { panel.queue.sync { panel.releaseAllForShutdown() } }
         for reactor in state.reactors { reactor.queue.sync { reactor.sayGoodbye() } }
-        let deadline = Sys.monotonicMilliseconds() + state.configuration.shutdownGraceMs
-        while Sys.monotonicMilliseconds() < deadline {
+        let deadline = SystemClock.monotonic.milliseconds() + state.configuration.shutdownGraceMs
+        while SystemClock.monotonic.milliseconds() < deadline {
             let open = state.reactors.reduce(0) { sum, r in sum + r.queue.sync { r.connectionCount } }
             if open == 0 { break }
             usleep(5000)

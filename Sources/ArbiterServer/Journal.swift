@@ -225,7 +225,7 @@ final class Journal: @unchecked Sendable {
     }
 
     private func fail(_ e: Int32, sync: Bool, in s: inout State) {
-        if s.health.fail(errno: e, sync: sync, nowMs: Sys.monotonicMilliseconds()) {
+        if s.health.fail(errno: e, sync: sync, nowMs: SystemClock.monotonic.milliseconds()) {
             log.error(
                 "journal unavailable; refusing presses until it can be written again",
                 ["path": path, "error": String(cString: strerror(e)), "call": sync ? "fdatasync" : "write"])
@@ -240,7 +240,7 @@ final class Journal: @unchecked Sendable {
                 "journal available again",
                 [
                     "path": path, "refused": "\(refused)",
-                    "lasted_ms": "\(Sys.monotonicMilliseconds() - started)",
+                    "lasted_ms": "\(SystemClock.monotonic.milliseconds() - started)",
                 ])
         }
     }

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 
 /// The names open sessions go by, and from which client address. A name in use from
 /// another address is marked when taken again (`alice` becomes `alice-2`), so no other

@@ -27,7 +27,7 @@ package final class PanelHost: @unchecked Sendable {
     @exclusivity(unchecked) package var output = PanelOutput()
     private var timer: DispatchSourceTimer?
     /// The clock the core decides by (the server's).
-    package let clock: ServerClock
+    package let clock: any TimeSource
     @exclusivity(unchecked) private var timerDeadline: Instant?
     @exclusivity(unchecked) package var history = HistoryRing(capacity: Request.maxHistoryCount)
     /// Open connections by session (the server's registry), to reach a waiter that left
@@ -53,7 +53,7 @@ package final class PanelHost: @unchecked Sendable {
 
     init(
         index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,
-        clock: ServerClock = .system, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true
+        clock: any TimeSource = SystemClock.monotonic, sessions: Locked<[SessionID: Connection]> = Locked([:]), hasKeys: Bool = true
     ) {
         self.clock = clock
         self.sessions = sessions
@@ -191,7 +191,7 @@ package final class PanelHost: @unchecked Sendable {
                 + "nothing was done. A new journal (or none) starts its fences again at 1"
         }
         guard let journal else { return nil }
-        guard journal.admitsPress(nowMs: Sys.monotonicMilliseconds()) else {
+        guard journal.admitsPress(nowMs: SystemClock.monotonic.milliseconds()) else {
             journal.noteRefusal()
             return unavailable(journal)
         }
@@ -228,7 +228,7 @@ package final class PanelHost: @unchecked Sendable {
         let highest = core.highestFence
         let groups = UInt64(core.groupCount)
         if highest > UInt64.max - groups || highest + groups > reservedFence,
-            highest < UInt64.max, journal.admitsPress(nowMs: Sys.monotonicMilliseconds())
+            highest < UInt64.max, journal.admitsPress(nowMs: SystemClock.monotonic.milliseconds())
         {
             let upTo = highest + min(Journal.reservationBlock, UInt64.max - highest)
             if journal.reserve(panel: config.id, upTo: upTo) { reservedFence = upTo } else { journal.noteRefusal() }

@@ -90,7 +90,7 @@ package final class Reactor: EventLoop, @unchecked Sendable {
     }
 
     package override func batchTime(givenSystem nanoseconds: Int64) -> Int64 {
-        server.clock.reading(givenSystem: nanoseconds)
+        server.clock.reading(givenMonotonic: nanoseconds)
     }
 
     package override func received(_ bytes: UnsafeBufferPointer<UInt8>, on channel: Channel, flush: inout FlushList) {

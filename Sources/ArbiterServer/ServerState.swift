@@ -39,9 +39,9 @@ package final class ServerState: @unchecked Sendable {
     private let shuttingDownFlag = Atomic<Bool>(false)
 
     /// The clock every decision reads: the system's, or a manual one in tests.
-    let clock: ServerClock
+    let clock: any TimeSource
 
-    init(configuration given: ServerConfiguration, clock: ServerClock = .system) throws {
+    init(configuration given: ServerConfiguration, clock: any TimeSource = SystemClock.monotonic) throws {
         var configuration = given
         self.clock = clock
         let log = ServerLog(level: configuration.logLevel, sink: configuration.logSink)

@@ -1,8 +1,8 @@
 import ArbiterCluster
 @testable import ArbiterClusterRuntime
 import ArbiterCore
+import ArbiterIO
 import Foundation
-import Synchronization
 import Testing
 import ArbiterClusterTestSupport
 
@@ -19,7 +19,7 @@ import ArbiterClusterTestSupport
         ClusterRuntime(
             name: name, advertise: "127.0.0.1:\(17000 + name.count)", panels: ["demo"],
             control: control ?? shared.view(), lease: lease ?? shared.view(), timing: timing ?? self.timing,
-            stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: recorder.callbacks)
+            stepIntervalMilliseconds: 50, clock: SystemClock.boot, callbacks: recorder.callbacks)
     }
 
     @Test func aNodeLeadsAndTellsTheServerWithTheFenceFloor() throws {
@@ -53,9 +53,9 @@ import ArbiterClusterTestSupport
         #expect(eventually(seconds: 5) { node.canDecide("demo") != nil })
         let before = node.statistics.keepAlivesAnswered
         control.hold()
-        let heldAt = BootClockForTests.now()
+        let heldAt = SystemClock.boot.instant()
         // Longer than the whole window (1.8 s) with every range and txn stuck.
-        #expect(eventually(seconds: 5) { BootClockForTests.now().since(heldAt) >= 2_200 })
+        #expect(eventually(seconds: 5) { SystemClock.boot.instant().since(heldAt) >= 2_200 })
         #expect(node.canDecide("demo") != nil, "the leader lost its panel while only the control queue was stuck")
         #expect(node.statistics.keepAlivesAnswered >= before + 8)
         #expect(!recorder.events.contains { if case .stopped = $0 { true } else { false } })
@@ -168,7 +168,7 @@ import ArbiterClusterTestSupport
         })
         let node = ClusterRuntime(
             name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: shared.view(),
-            timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: callbacks)
+            timing: timing, stepIntervalMilliseconds: 50, clock: SystemClock.boot, callbacks: callbacks)
         box.lock.lock()
         box.runtime = node
         box.lock.unlock()
@@ -186,27 +186,27 @@ import ArbiterClusterTestSupport
 @Suite struct WritableLeaseTests {
     @Test func writesMayTrailTheSafeDeadlineByHalfTheMarginOnly() throws {
         let timing = ClusterTiming(ttlSeconds: 1, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 200)
-        let start = BootClockForTests.now()
-        let now = Mutex(start)
+        let start = SystemClock.boot.instant()
+        let now = ManualClock(nanoseconds: start.nanoseconds)
         let shared = SharedEtcd()
         let lease = shared.view()
         let node = ClusterRuntime(
             name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: lease, timing: timing,
-            stepIntervalMilliseconds: 50, clock: { now.withLock { $0 } }, callbacks: Recorder().callbacks)
+            stepIntervalMilliseconds: 50, clock: now, callbacks: Recorder().callbacks)
         node.start()
         defer { lease.setFailing(false); node.stop(resign: false) }
         #expect(eventually(seconds: 5) { node.safeLeaseID() != nil })
         let id = node.safeLeaseID()
         // No renewal from here on: the clock never moved, so the deadline is start + 800 ms.
         lease.setFailing(true)
-        now.withLock { $0 = start + 799 }
+        now.advance(milliseconds: 799)
         #expect(node.safeLeaseID() == id && node.writableLeaseID() == id)
-        now.withLock { $0 = start + 800 }
+        now.advance(milliseconds: 1)
         #expect(node.safeLeaseID() == nil, "no deciding from the deadline on")
         #expect(node.writableLeaseID() == id, "a decision of just before may still be written")
-        now.withLock { $0 = start + 899 }
+        now.advance(milliseconds: 99)
         #expect(node.writableLeaseID() == id)
-        now.withLock { $0 = start + 900 }
+        now.advance(milliseconds: 1)
         #expect(node.writableLeaseID() == nil, "past half the margin nothing decided under it is written")
     }
 }

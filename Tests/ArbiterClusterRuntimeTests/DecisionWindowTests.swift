@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
+import ArbiterIO
 import Foundation
 import Testing
 import ArbiterClusterTestSupport
@@ -15,7 +16,7 @@ import ArbiterClusterTestSupport
     func runtime(_ shared: SharedEtcd, lease: SharedEtcd.View? = nil, recorder: Recorder) -> ClusterRuntime {
         ClusterRuntime(
             name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: lease ?? shared.view(),
-            timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: recorder.callbacks)
+            timing: timing, stepIntervalMilliseconds: 50, clock: SystemClock.boot, callbacks: recorder.callbacks)
     }
 
     @Test func aWindowGivesCanDecidesAnswerAndClosesWhenTheBlockGrows() throws {
@@ -26,7 +27,7 @@ import ArbiterClusterTestSupport
         #expect(eventually(seconds: 5) { node.decisionWindow("demo") != nil })
         let window = try #require(node.decisionWindow("demo"))
         #expect(window.block == node.canDecide("demo"))
-        #expect(window.safeUntil > BootClockForTests.now())
+        #expect(window.safeUntil > SystemClock.boot.instant())
         node.reserveMoreFences("demo")
         #expect(eventually(seconds: 5) { node.canDecide("demo")?.last == 2000 })
         #expect(!node.stillDecides(window), "the block changed, so the window must close")
@@ -44,7 +45,7 @@ import ArbiterClusterTestSupport
         #expect(node.stillDecides(window))
         node.stop(resign: true)
         #expect(node.canDecide("demo") == nil)
-        #expect(BootClockForTests.now() < window.safeUntil, "the deadline is seconds away: only the change can close the window")
+        #expect(SystemClock.boot.instant() < window.safeUntil, "the deadline is seconds away: only the change can close the window")
         #expect(!node.stillDecides(window))
     }
 

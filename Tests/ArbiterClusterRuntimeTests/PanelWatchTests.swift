@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
+import ArbiterIO
 import Foundation
 import Testing
 import ArbiterClusterTestSupport
@@ -17,12 +18,12 @@ import ArbiterClusterTestSupport
         let r2 = Recorder()
         let n1 = ClusterRuntime(
             name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: shared.view(), timing: timing,
-            stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: r1.callbacks)
+            stepIntervalMilliseconds: 50, clock: SystemClock.boot, callbacks: r1.callbacks)
         n1.start()
         #expect(eventually(seconds: 5) { n1.canDecide("demo") != nil })
         let n2 = ClusterRuntime(
             name: "n2", advertise: "127.0.0.1:17002", panels: ["demo"], control: shared.view(), lease: shared.view(), watch: shared.view(),
-            timing: timing, stepIntervalMilliseconds: 60_000, clock: BootClockForTests.now, callbacks: r2.callbacks)
+            timing: timing, stepIntervalMilliseconds: 60_000, clock: SystemClock.boot, callbacks: r2.callbacks)
         n2.start()
         defer { n2.stop(resign: true) }
         // Its lease first (the keeper is not a step), and its watch open (one opened after
@@ -40,14 +41,14 @@ import ArbiterClusterTestSupport
         let shared = SharedEtcd()
         let n1 = ClusterRuntime(
             name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: shared.view(), lease: shared.view(), timing: timing,
-            stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: Recorder().callbacks)
+            stepIntervalMilliseconds: 50, clock: SystemClock.boot, callbacks: Recorder().callbacks)
         n1.start()
         #expect(eventually(seconds: 5) { n1.canDecide("demo") != nil })
         let r2 = Recorder()
         let lease = shared.view()
         let n2 = ClusterRuntime(
             name: "n2", advertise: "127.0.0.1:17002", panels: ["demo"], control: shared.view(), lease: lease, watch: shared.view(),
-            timing: timing, stepIntervalMilliseconds: 60_000, clock: BootClockForTests.now, callbacks: r2.callbacks)
+            timing: timing, stepIntervalMilliseconds: 60_000, clock: SystemClock.boot, callbacks: r2.callbacks)
         n2.start()
         defer { n2.stop(resign: true) }
         #expect(eventually(seconds: 5) { n2.leaseIsSafe() && n2.isWatching })
@@ -69,15 +70,15 @@ import ArbiterClusterTestSupport
         let control = shared.view()
         let node = ClusterRuntime(
             name: "n1", advertise: "127.0.0.1:17001", panels: ["demo"], control: control, lease: shared.view(), watch: shared.view(),
-            timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now, callbacks: Recorder().callbacks)
+            timing: timing, stepIntervalMilliseconds: 50, clock: SystemClock.boot, callbacks: Recorder().callbacks)
         node.start()
         defer { node.stop(resign: true) }
         #expect(eventually(seconds: 5) { node.canDecide("demo") != nil && node.isWatching })
         let before = control.callCount
-        let from = BootClockForTests.now()
+        let from = SystemClock.boot.instant()
         Thread.sleep(forTimeInterval: 1.5)
         let calls = control.callCount - before
-        let steps = Int(BootClockForTests.now().since(from) / 50)
+        let steps = Int(SystemClock.boot.instant().since(from) / 50)
         #expect(calls <= 12, "\(calls) etcd calls in \(steps) steps: the keys are still read on every step")
         #expect(node.canDecide("demo") != nil)
     }

@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
+import ArbiterIO
 import Foundation
 import ArbiterClusterTestSupport
 
@@ -19,7 +20,7 @@ final class Recorder: @unchecked Sendable {
     var events: [Event] { lock.lock(); defer { lock.unlock() }; return recorded.map(\.1) }
     var timed: [(Instant, Event)] { lock.lock(); defer { lock.unlock() }; return recorded }
 
-    private func add(_ e: Event) { lock.lock(); recorded.append((BootClockForTests.now(), e)); lock.unlock() }
+    private func add(_ e: Event) { lock.lock(); recorded.append((SystemClock.boot.instant(), e)); lock.unlock() }
 
     var callbacks: ClusterRuntimeCallbacks {
         ClusterRuntimeCallbacks(
@@ -28,15 +29,4 @@ final class Recorder: @unchecked Sendable {
             stopDeciding: { [self] p, t, r in add(.stopped(p, term: t, r)) },
             leaderChanged: { [self] p, n, a, t in add(.leader(p, node: n, address: a, term: t)) })
     }
-}
-
-/// Polls `condition` every 10 ms for at most `seconds`: the only way these tests wait.
-@discardableResult
-func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let limit = Date().addingTimeInterval(seconds)
-    while Date() < limit {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
 }

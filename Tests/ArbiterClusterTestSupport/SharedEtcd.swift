@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import Foundation
 
 /// `InMemoryEtcd` behind a lock, on the real clock, so several runtimes' (or in-process
@@ -10,7 +11,7 @@ package final class SharedEtcd: @unchecked Sendable {
     package let etcd: InMemoryEtcd
 
     package init() {
-        etcd = InMemoryEtcd(clock: BootClockForTests.now)
+        etcd = InMemoryEtcd(clock: { Instant(milliseconds: SystemClock.boot.milliseconds()) })
         etcd.minimumTTLSeconds = 1
     }
 
@@ -113,11 +114,5 @@ package final class SharedEtcd: @unchecked Sendable {
             defer { shared.lock.unlock() }
             stream.cancel()
         }
-    }
-}
-
-package enum BootClockForTests {
-    @Sendable package static func now() -> Instant {
-        Instant(milliseconds: Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000))
     }
 }

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import Testing
 @testable import ArbiterCluster
 
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func theFirstNodePublishesAndALaterOneIsComparedThroughEtcd() throws {
-        let clock = ManualClock()
+        let clock = ManualClock.forCluster()
         let etcd = InMemoryEtcd(clock: clock.read)
         let keys = ClusterKeys()
         let first = ClusterConfig(panels: panels(), clusterKey: key)
@@ -79,7 +80,7 @@ import Testing
     }
 
     @Test func aStoredTextOfAnotherShapeIsRefused() throws {
-        let clock = ManualClock()
+        let clock = ManualClock.forCluster()
         let etcd = InMemoryEtcd(clock: clock.read)
         let keys = ClusterKeys()
         try etcd.put(keys.config, "something else")
@@ -129,7 +130,7 @@ import Testing
     }
 
     @Test func theKeyIsComparedThroughEtcdBeforeAnyField() throws {
-        let etcd = InMemoryEtcd(clock: ManualClock().read)
+        let etcd = InMemoryEtcd(clock: ManualClock.forCluster().read)
         let keys = ClusterKeys()
         let first = ClusterConfig(panels: panels(), clusterKey: key)
         #expect(first.verdict(on: try etcd.txn(first.publishTxn(keys: keys)), node: "n1") == nil)

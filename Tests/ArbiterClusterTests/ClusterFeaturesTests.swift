@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import Testing
 @testable import ArbiterCluster
 
@@ -6,7 +7,7 @@ import Testing
 /// its lease, and reads the others' announcements with their registrations. Older nodes
 /// read `/arbiter/nodes/` too: the announcement must not look like a node to them.
 @Suite struct ClusterFeaturesTests {
-    let clock = ManualClock()
+    let clock = ManualClock.forCluster()
     let etcd: InMemoryEtcd
 
     init() {

@@ -1,11 +1,12 @@
 import ArbiterCore
+import ArbiterIO
 import Testing
 @testable import ArbiterCluster
 
 /// Several `ClusterNode`s against one `InMemoryEtcd` and one manual clock. Every round
 /// steps the live nodes and checks, at that instant, that no panel has two deciders.
 @Suite struct ClusterNodeTests {
-    let clock = ManualClock()
+    let clock = ManualClock.forCluster()
     let etcd: InMemoryEtcd
 
     init() {

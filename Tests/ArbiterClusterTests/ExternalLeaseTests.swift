@@ -1,10 +1,11 @@
 import ArbiterCore
+import ArbiterIO
 import Testing
 @testable import ArbiterCluster
 
 /// `ClusterNode` with its lease kept by someone else (the runtime's lease thread).
 @Suite struct ExternalLeaseTests {
-    let clock = ManualClock()
+    let clock = ManualClock.forCluster()
 
     /// A node whose lease is kept by someone else, and a lease granted by `etcd` now.
     private func externalNode(_ etcd: InMemoryEtcd) throws -> (ClusterNode, NodeLeaseStateMachine) {

@@ -1,9 +1,10 @@
 import ArbiterCore
+import ArbiterIO
 import Testing
 @testable import ArbiterCluster
 
 @Suite struct FenceSeedTests {
-    let clock = ManualClock()
+    let clock = ManualClock.forCluster()
     let keys = ClusterKeys()
 
     @Test func anAbsentKeyIsCreatedAtTheJournalsReservation() throws {

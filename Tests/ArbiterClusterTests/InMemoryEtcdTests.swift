@@ -1,9 +1,10 @@
 import ArbiterCore
+import ArbiterIO
 import Testing
 @testable import ArbiterCluster
 
 @Suite struct InMemoryEtcdTests {
-    let clock = ManualClock()
+    let clock = ManualClock.forCluster()
 
     @Test func createIffAbsentWinsOnceAndTheTermIsTheCreateRevision() throws {
         let etcd = InMemoryEtcd(clock: clock.read)

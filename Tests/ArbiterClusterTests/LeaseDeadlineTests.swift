@@ -1,9 +1,10 @@
 import ArbiterCore
+import ArbiterIO
 import Testing
 @testable import ArbiterCluster
 
 @Suite struct LeaseDeadlineTests {
-    let clock = ManualClock()
+    let clock = ManualClock.forCluster()
 
     @Test func theDeadlineCountsFromWhenTheKeepaliveWasSentNotAnswered() {
         var lease = NodeLeaseStateMachine(timing: .standard)

@@ -1,34 +1,20 @@
-import Foundation
+import ArbiterIO
 import Testing
+
 @testable import ArbiterEtcd
 
 /// Which members the node's etcd calls try first, on a manual clock.
 @Suite struct EtcdMemberHealthTests {
-    final class Clock: @unchecked Sendable {
-        private let lock = NSLock()
-        private var ms: Int64 = 1_000
-        func read() -> Int64 {
-            lock.lock()
-            defer { lock.unlock() }
-            return ms
-        }
-        func advance(_ by: Int64) {
-            lock.lock()
-            ms += by
-            lock.unlock()
-        }
-    }
-
-    let clock = Clock()
-    var health: EtcdMemberHealth { EtcdMemberHealth(members: 3, now: { [clock] in clock.read() }) }
+    let clock = ManualClock(nanoseconds: 1_000_000_000)
+    var health: EtcdMemberHealth { EtcdMemberHealth(members: 3, clock: clock) }
 
     @Test func aCallUnansweredForTheStallTimePutsItsMemberLast() {
         let health = self.health
         #expect(health.order(from: 0) == [0, 1, 2])
         let call = health.began(0)
-        clock.advance(EtcdMemberHealth.stallMilliseconds - 1)
+        clock.advance(milliseconds: EtcdMemberHealth.stallMilliseconds - 1)
         #expect(health.order(from: 0) == [0, 1, 2], "a call still within an answer's time")
-        clock.advance(1)
+        clock.advance(milliseconds: 1)
         #expect(health.isSuspect(0))
         #expect(health.order(from: 0) == [1, 2, 0])
         #expect(health.order(from: 2) == [2, 1, 0])
@@ -40,12 +26,12 @@ import Testing
     @Test func aFailedCallIsRememberedForAWhileThenForgiven() {
         let health = self.health
         let call = health.began(1)
-        clock.advance(2_000)
+        clock.advance(milliseconds: 2_000)
         health.ended(call, answered: false)
         #expect(health.order(from: 1) == [2, 0, 1])
-        clock.advance(EtcdMemberHealth.failureMemoryMilliseconds - 1)
+        clock.advance(milliseconds: EtcdMemberHealth.failureMemoryMilliseconds - 1)
         #expect(health.isSuspect(1))
-        clock.advance(1)
+        clock.advance(milliseconds: 1)
         #expect(!health.isSuspect(1))
         #expect(health.order(from: 1) == [1, 2, 0])
     }
@@ -62,7 +48,7 @@ import Testing
         // etcd electing a leader: every member slow at once.
         let health = self.health
         let calls = [health.began(0), health.began(1), health.began(2)]
-        clock.advance(EtcdMemberHealth.stallMilliseconds)
+        clock.advance(milliseconds: EtcdMemberHealth.stallMilliseconds)
         #expect(health.order(from: 1) == [1, 2, 0])
         #expect(!health.shouldLeave(0), "nowhere better to go")
         health.ended(calls[2], answered: true)
@@ -85,9 +71,9 @@ import Testing
         let health = self.health
         health.unreachable(1)
         health.unreachable(2)
-        clock.advance(1_000)
+        clock.advance(milliseconds: 1_000)
         _ = health.began(0)
-        clock.advance(EtcdMemberHealth.stallMilliseconds)
+        clock.advance(milliseconds: EtcdMemberHealth.stallMilliseconds)
         #expect(health.order(from: 0) == [1, 2, 0])
         #expect(health.shouldLeave(0))
         #expect(!health.shouldLeave(1))

@@ -204,7 +204,7 @@ import Testing
             guard !sentLate, let other = peerOf[channel.fd] else { return }
             sentLate = true
             // The other socket, already in this batch, gets more bytes at 10 s.
-            loop.nanoseconds.store(late, ordering: .relaxed)
+            loop.clock.advance(nanoseconds: late)
             let result = Array("DOWN demo sos\n".utf8).withUnsafeBytes { Sys.write(other, $0) }
             wrote.withLock { $0 = "fd \(other) after a read on fd \(channel.fd): \(result)" }
         }

@@ -10,7 +10,7 @@ final class ManualClockLoop: EventLoop, @unchecked Sendable {
         var stamp: Int64
     }
 
-    let nanoseconds = Atomic<Int64>(0)
+    let clock = ManualClock(nanoseconds: 0)
     let reads = Mutex<[Read]>([])
     var onRead: ((Channel) -> Void)?
 
@@ -23,7 +23,7 @@ final class ManualClockLoop: EventLoop, @unchecked Sendable {
     }
 
     override func batchTime(givenSystem nanoseconds: Int64) -> Int64 {
-        self.nanoseconds.load(ordering: .relaxed)
+        clock.nanoseconds()
     }
 
     override func received(_ bytes: UnsafeBufferPointer<UInt8>, on channel: Channel, flush: inout FlushList) {

@@ -22,7 +22,7 @@ final class EmbeddedServer: @unchecked Sendable {
         configuration.logSink = log.sink()
         configuration.reactorCount = 1
         configure(&configuration)
-        state = try ServerState(configuration: configuration, clock: .manual(clock))
+        state = try ServerState(configuration: configuration, clock: clock)
         try state.makeReactors()
         for reactor in state.reactors { reactor.markQueue() }
     }

@@ -1,6 +1,7 @@
 import ArbiterCluster
 @testable import ArbiterClusterServer
 @testable import ArbiterServer
+import ArbiterClusterTestSupport
 import ArbiterTestSupport
 import Dispatch
 import Testing

@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterClusterRuntime
 @testable import ArbiterClusterServer
 @testable import ArbiterServer
+import ArbiterClusterTestSupport
 import ArbiterTestSupport
 import Testing
 
@@ -39,7 +40,7 @@ struct RelayLivenessTests {
         a.send(.sessionGone(origin: "n1", session: 1), to: b)
         #expect(eventually { b.received.count == 1 })
         // Three silence timeouts with nothing to say: the pings keep the link.
-        #expect(!eventually(within: 1.2) { !a.seen.withLock { $0.downs }.isEmpty || !b.seen.withLock { $0.downs }.isEmpty })
+        #expect(!eventually(seconds: 1.2) { !a.seen.withLock { $0.downs }.isEmpty || !b.seen.withLock { $0.downs }.isEmpty })
         a.send(.sessionGone(origin: "n1", session: 2), to: b)
         #expect(eventually { b.received.count == 2 })
         #expect(a.seen.withLock { $0.downs }.isEmpty && b.seen.withLock { $0.downs }.isEmpty)

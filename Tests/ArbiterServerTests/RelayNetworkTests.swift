@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
 import ArbiterIO
 @testable import ArbiterClusterServer
 @testable import ArbiterServer
@@ -85,7 +86,7 @@ struct RelayNetworkTests {
         let back = eventually {
             a.network.send(.sessionGone(origin: "n1", session: request), toNode: "n2", address: "127.0.0.1:\(port)")
             request += 1
-            return eventually(within: 0.2) { !b.received.isEmpty }
+            return eventually(seconds: 0.2) { !b.received.isEmpty }
         }
         #expect(back)
         #expect(a.seen.withLock { $0.downs } == ["n2"])

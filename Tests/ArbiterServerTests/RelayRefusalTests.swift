@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterClusterRuntime
 @testable import ArbiterClusterServer
 @testable import ArbiterServer
+import ArbiterClusterTestSupport
 import ArbiterTestSupport
 import Testing
 

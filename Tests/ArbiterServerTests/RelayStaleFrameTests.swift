@@ -1,6 +1,7 @@
 import ArbiterCluster
 @testable import ArbiterClusterServer
 @testable import ArbiterServer
+import ArbiterClusterTestSupport
 import ArbiterTestSupport
 import Dispatch
 import Glibc
@@ -36,7 +37,7 @@ import Testing
         let back = eventually {
             a.network.send(event(seq), toNode: "n2", address: b.address, leaseEpoch: seq % 2 == 0 ? 2 : 0)
             seq += 1
-            return eventually(within: 0.2) { seqs(b).count > 1 }
+            return eventually(seconds: 0.2) { seqs(b).count > 1 }
         }
         #expect(back)
         #expect(!seqs(b).contains(2), "the stale frame arrived: \(seqs(b))")

@@ -1,5 +1,6 @@
 import ArbiterCluster
 @testable import ArbiterClusterServer
+import ArbiterIO
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Dispatch
@@ -100,15 +101,4 @@ final class RelayTestNode: @unchecked Sendable {
             }
         }
     }
-}
-
-/// Waits, at most `seconds`, for `condition` to hold; true if it did. Polls every 2 ms:
-/// an event awaited with a bound, not a timing assertion.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-    while DispatchTime.now().uptimeNanoseconds < end {
-        if condition() { return true }
-        usleep(2_000)
-    }
-    return condition()
 }

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import Dispatch
 import Foundation
 
@@ -28,19 +29,15 @@ final class Panel: @unchecked Sendable {  // `core` is touched only on `queue`
 
 /// The threads' cycle counts, added once each at the end.
 final class Tally: @unchecked Sendable {  // guarded by `lock`
-    private let lock = NSLock()
+    private let lock = Locked(())
     private var sum = 0
 
     func add(_ n: Int) {
-        lock.lock()
-        sum += n
-        lock.unlock()
+        lock.withLock { _ in sum += n }
     }
 
     var total: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return sum
+        lock.withLock { _ in sum }
     }
 }
 
@@ -49,7 +46,7 @@ final class Tally: @unchecked Sendable {  // guarded by `lock`
 nonisolated func measure(panels: Int, threads: Int, seconds: Int) -> Int {
     let hosts = (0..<panels).map { Panel($0) }
     let tally = Tally()
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
+    let deadline = SystemClock.monotonic.nanoseconds() + Int64(seconds) * 1_000_000_000
     let group = DispatchGroup()
     for t in 0..<threads {
         group.enter()
@@ -57,12 +54,12 @@ nonisolated func measure(panels: Int, threads: Int, seconds: Int) -> Int {
             let mine = hosts.indices.filter { $0 % threads == t }.map { hosts[$0] }
             var cycles = 0
             var session = 1
-            while DispatchTime.now().uptimeNanoseconds < deadline {
+            while SystemClock.monotonic.nanoseconds() < deadline {
                 for _ in 0..<1000 {
                     for panel in mine {
                         session = session % 64 + 1
                         let b = session % 100
-                        let now = Instant(milliseconds: Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000))
+                        let now = Instant(milliseconds: SystemClock.monotonic.milliseconds())
                         panel.queue.sync {
                             panel.output.removeAll()
                             panel.core.handle(

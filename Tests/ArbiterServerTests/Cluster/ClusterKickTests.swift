@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
 import ArbiterCore
 import ArbiterTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import ArbiterCluster
 import ArbiterClusterTestSupport
 import ArbiterCore
+import ArbiterIO
 import ArbiterTestSupport
 import Testing
 
@@ -18,7 +19,7 @@ struct ClusterNodeNameTests {
         configuration.logLevel = .off
         configuration.cluster = ClusterSetup(
             node: name, advertise: advertise, key: Array("k".utf8), control: etcd.view(), lease: etcd.view(), endpointsDescription: "in-memory",
-            timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
+            timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: SystemClock.boot)
         return ArbiterServer(configuration: configuration)
     }
 

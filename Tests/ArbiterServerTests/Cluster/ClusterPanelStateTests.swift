@@ -1,4 +1,6 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
+import ArbiterIO
 import ArbiterCore
 import ArbiterTestSupport
 import ArbiterWire

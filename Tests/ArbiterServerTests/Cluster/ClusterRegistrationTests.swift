@@ -1,4 +1,6 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
+import ArbiterIO
 import ArbiterTestSupport
 import Foundation
 import Testing

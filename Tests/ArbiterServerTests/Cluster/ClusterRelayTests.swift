@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterIO
 import ArbiterCore
 import ArbiterTestSupport
 import Foundation
@@ -798,7 +799,7 @@ struct ClusterJournalSeedTests {
         configuration.journalPath = path
         configuration.cluster = ClusterSetup(
             node: "n1", advertise: "127.0.0.1:1", key: Array("k".utf8), control: etcd.view(), lease: etcd.view(), endpointsDescription: "in-memory",
-            timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
+            timing: ClusterTestNodes.timing, stepIntervalMilliseconds: 50, clock: SystemClock.boot)
         let server = ArbiterServer(configuration: configuration)
         let port = try server.start()
         defer { server.stop() }

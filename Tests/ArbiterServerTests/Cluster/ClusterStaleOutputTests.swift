@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
 import ArbiterTestSupport
 import Dispatch
 import Foundation

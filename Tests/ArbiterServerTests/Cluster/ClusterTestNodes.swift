@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import ArbiterTestSupport
 import Foundation
 import Testing
@@ -68,7 +69,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         var setup = ClusterSetup(
             node: name, advertise: sockets ? "127.0.0.1:\(configuration.port)" : "127.0.0.1:1", key: Array("test cluster key".utf8), control: control,
             lease: lease,
-            endpointsDescription: "in-memory", timing: timing, stepIntervalMilliseconds: 50, clock: BootClockForTests.now)
+            endpointsDescription: "in-memory", timing: timing, stepIntervalMilliseconds: 50, clock: SystemClock.boot)
         setup.answerTimeoutMs = answerTimeoutMs
         setup.memberGraceMs = memberGraceMs
         setup.joinWaitMs = joinWaitMs
@@ -180,16 +181,6 @@ final class ClusterTestNodes: @unchecked Sendable {
 
 struct Failure: Error, CustomStringConvertible {
     var description: String
-}
-
-/// Polls `condition` every 20 ms for at most `seconds`.
-func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
 }
 
 extension PanelHost {

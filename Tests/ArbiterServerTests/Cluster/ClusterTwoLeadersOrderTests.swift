@@ -1,3 +1,4 @@
+import ArbiterClusterTestSupport
 import ArbiterCore
 import ArbiterTestSupport
 import Foundation

@@ -1,5 +1,7 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
 import ArbiterCore
+import ArbiterIO
 import ArbiterTestSupport
 import Foundation
 import Testing

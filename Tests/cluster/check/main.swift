@@ -2,6 +2,7 @@ import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterCore
 import ArbiterEtcd
+import ArbiterIO
 import Foundation
 
 // Runs the real etcd client and the cluster logic against the 3-member etcd that
@@ -27,7 +28,7 @@ func env(_ name: String) -> String {
 }
 
 func now() -> Instant {
-    Instant(milliseconds: Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000))
+    SystemClock.boot.instant()
 }
 
 func sleep(milliseconds: Int) {
@@ -257,7 +258,7 @@ let r1 = ClusterRuntime(
     name: "r1", advertise: "127.0.0.1:17005", panels: ["rt"],
     control: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
     lease: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
-    clock: now, callbacks: ClusterRuntimeCallbacks(stopDeciding: { _, _, reason in runtimeStops.add("\(reason)") }))
+    clock: SystemClock.boot, callbacks: ClusterRuntimeCallbacks(stopDeciding: { _, _, reason in runtimeStops.add("\(reason)") }))
 r1.start()
 /// s1 lives on its own queue; the check only reads what the loop publishes.
 final class SyncDriver: @unchecked Sendable {

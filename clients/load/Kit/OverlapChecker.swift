@@ -1,3 +1,4 @@
+import ArbiterIO
 import Synchronization
 
 /// Exclusivity checked from the pressers alone, with no member receiving events: the
@@ -37,7 +38,7 @@ public final class OverlapChecker: Sendable {
     let origin: UInt64
     let maxViolations: Int
     let checked = Atomic<Int>(0)
-    let found = Mutex<(count: Int, kept: [Violation])>((0, []))
+    let found = Locked<(count: Int, kept: [Violation])>((0, []))
 
     public init(
         labels: [String], groups: [Int], panels: [Int], groupLabels: [String] = [], grantWord: String = "GRANTED", releaseWord: String = "UP",

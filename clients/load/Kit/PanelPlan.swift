@@ -1,4 +1,4 @@
-import Synchronization
+import ArbiterIO
 
 /// One panel under load (one Redis key space with `--redis`): its buttons, the command
 /// bytes naming it, its fence->send-time table and its event checker. Fences and seqs
@@ -14,7 +14,7 @@ final class PanelPlan: Sendable {
     let commands: CommandBook
     let presses = PressTable()
     /// Guarded by its lock; engines feed it in batches. nil without a watching member.
-    let checker: Mutex<SafetyChecker>?
+    let checker: Locked<SafetyChecker>?
     /// Where this panel's buttons start in the run's global button numbering (the
     /// overlap checker's).
     let buttonOffset: Int
@@ -27,7 +27,7 @@ final class PanelPlan: Sendable {
         self.commands = CommandBook(panel: id, buttons: table?.ids ?? [], lockTTLms: lockTTLms)
         self.buttonOffset = buttonOffset
         if checks, let table {
-            checker = Mutex(SafetyChecker(buttons: table))
+            checker = Locked(SafetyChecker(buttons: table))
         } else {
             checker = nil
         }

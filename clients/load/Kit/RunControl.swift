@@ -1,3 +1,4 @@
+import ArbiterIO
 import Dispatch
 import Synchronization
 
@@ -21,13 +22,13 @@ final class RunControl: Sendable {
     let measureStart = Atomic<UInt64>(.max)
     let runDeadline = Atomic<UInt64>(.max)
     let measureEnd = Atomic<UInt64>(0)
-    let failure = Mutex<String?>(nil)
+    let failure = Locked<String?>(nil)
     /// The server whose CPU time is sampled with ours at the measure start and end.
     let serverPID: Int32?
     /// CPU seconds (generator, server) when measuring started and when it ended.
-    let cpuAtStart = Mutex<(Double, Double?)?>(nil)
-    let cpuAtEnd = Mutex<(Double, Double?)?>(nil)
-    let progress: Mutex<[ProgressSlot]>
+    let cpuAtStart = Locked<(Double, Double?)?>(nil)
+    let cpuAtEnd = Locked<(Double, Double?)?>(nil)
+    let progress: Locked<[ProgressSlot]>
     /// Signalled at every phase change, for the thread waiting on the run.
     let wake = DispatchSemaphore(value: 0)
 
@@ -43,7 +44,7 @@ final class RunControl: Sendable {
         // With a cycle budget the run ends when the budget is spent, not by the clock.
         self.durationNanos = cycleBudget == nil ? UInt64(duration * 1e9) : .max / 4
         self.showsProgress = showsProgress
-        self.progress = Mutex(Array(repeating: ProgressSlot(), count: engineCount))
+        self.progress = Locked(Array(repeating: ProgressSlot(), count: engineCount))
     }
 
     var phase: RunPhase { RunPhase(rawValue: phaseValue.load(ordering: .acquiring)) ?? .aborted }
@@ -73,7 +74,7 @@ final class RunControl: Sendable {
 
     /// Records CPU times once; the first engine to see the measure start calls it
     /// with `cpuAtStart`, the winner of the drain with `cpuAtEnd`.
-    func sampleCPU(into slot: borrowing Mutex<(Double, Double?)?>) {
+    func sampleCPU(into slot: Locked<(Double, Double?)?>) {
         let sample = (CPUClock.ownSeconds(), serverPID.flatMap { CPUClock.processSeconds(pid: $0) })
         slot.withLock { if $0 == nil { $0 = sample } }
     }

@@ -1,0 +1,40 @@
+import Glibc
+
+/// A value guarded by a pthread mutex: the one lock of the package (every module that
+/// needs one depends on ArbiterIO for it).
+///
+/// Not `Synchronization.Mutex`: its lock lives in a precompiled runtime that
+/// ThreadSanitizer cannot see into, so every access it guards was reported as a race.
+/// A pthread mutex is intercepted by the sanitizers and costs the same uncontended.
+/// Not `NSLock` either: Foundation's lock is a class around the same pthread mutex, with
+/// an Objective-C style `lock()`/`unlock()` that lets a return slip past the unlock.
+///
+/// `state` is `@exclusivity(unchecked)`: the mutex is the exclusivity. That holds for
+/// code compiled in this module or inlined from it, hence `@inlinable`: the press path
+/// takes a channel's lock from ArbiterServer.
+///
+/// `State` may be `Void` when the guarded fields live in the owner (`Channel`, whose
+/// subclasses add fields under the same lock): `withLock { _ in ... }`.
+public final class Locked<State>: @unchecked Sendable {
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline @exclusivity(unchecked) var state: State
+
+    public init(_ state: State) {
+        self.state = state
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inlinable @inline(__always)
+    public func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
+    }
+}
