@@ -50,6 +50,11 @@ package final class EpollSet: @unchecked Sendable {
         cs_epoll_ctl(fd, cs_EPOLL_CTL_ADD, socket, events, data)
     }
 
+    /// Changes what `socket`, already added, is watched for; 0 or the errno.
+    @discardableResult package func modify(_ socket: Int32, events: UInt32, data: UInt64) -> Int32 {
+        cs_epoll_ctl(fd, cs_EPOLL_CTL_MOD, socket, events, data)
+    }
+
     /// Stops watching `socket`.
     package func remove(_ socket: Int32) {
         _ = cs_epoll_ctl(fd, cs_EPOLL_CTL_DEL, socket, 0, 0)

@@ -1,5 +1,6 @@
 import ArbiterCluster
 import Foundation
+import Synchronization
 import Testing
 @testable import ArbiterEtcd
 
@@ -105,11 +106,17 @@ import Testing
 
     @Test func whileOneCallHangsOnAFrozenMemberTheNodesOtherCallsGoElsewhere() throws {
         // Frozen (SIGSTOP): it accepts connections and never answers.
-        let frozen = try FakeGateway { _, _ in nil }
+        let asked = DispatchSemaphore(value: 0)
+        let frozen = try FakeGateway { _, _ in
+            asked.signal()
+            return nil
+        }
         let good = try FakeGateway { _, _ in Self.rangeAnswer }
         defer { frozen.stop(); good.stop() }
         let list = try endpoints([frozen.endpoint, good.endpoint])
-        let health = EtcdMemberHealth(members: 2)
+        // Health on a clock the test moves: the stall is stepped over, not waited out.
+        let milliseconds = Atomic<Int64>(1_000)
+        let health = EtcdMemberHealth(members: 2, now: { milliseconds.load(ordering: .relaxed) })
         let lease = EtcdHTTPClient(endpoints: list, timeoutMilliseconds: 10_000, health: health)
         let control = EtcdHTTPClient(endpoints: list, timeoutMilliseconds: 10_000, health: health)
         let hung = DispatchGroup()
@@ -118,9 +125,11 @@ import Testing
             _ = try? lease.range(.key("a"))
             hung.leave()
         }
-        // Bounded: the stall time, then the member is suspect.
-        let deadline = Date().addingTimeInterval(5)
-        while !health.isSuspect(0), Date() < deadline { usleep(10_000) }
+        // The request reached the frozen member, so its call began: past the stall time,
+        // the member is suspect.
+        #expect(asked.wait(timeout: .now() + 5) == .success)
+        #expect(!health.isSuspect(0))
+        milliseconds.add(EtcdMemberHealth.stallMilliseconds, ordering: .relaxed)
         #expect(health.isSuspect(0))
         let began = Date()
         #expect(try control.range(.key("a")).revision == 7)

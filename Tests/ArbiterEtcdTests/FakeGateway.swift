@@ -44,6 +44,9 @@ final class FakeGateway: @unchecked Sendable {
 
     func stop() {
         lock.lock()
+        // Once only: by a second call serve() may have closed the listener, and its number
+        // may be another test's listener by then, which this shutdown would end.
+        guard !stopped else { return lock.unlock() }
         stopped = true
         for fd in held { close(fd) }
         held = []

@@ -57,6 +57,23 @@ import Testing
         #expect(epoll.add(pair.0, events: cs_EPOLLIN, data: 1) != 0)
     }
 
+    @Test func aModifiedSocketIsReportedForItsNewEventsAndData() throws {
+        let pair = try socketPair()
+        defer { Sys.close(pair.0); Sys.close(pair.1) }
+        let epoll = try EpollSet()
+        // An empty socket pair is writable at once: EPOLLOUT shows whether the change took.
+        epoll.add(pair.0, events: cs_EPOLLIN, data: 1)
+        #expect(epoll.wait(timeoutMs: 0) == 0)
+        #expect(epoll.modify(pair.0, events: cs_EPOLLIN | cs_EPOLLOUT, data: 2) == 0)
+        #expect(epoll.wait(timeoutMs: 0) == 1)
+        #expect(epoll.ready(0).data == 2)
+        #expect(epoll.ready(0).events & cs_EPOLLOUT != 0)
+        #expect(epoll.modify(pair.0, events: cs_EPOLLIN, data: 3) == 0)
+        #expect(epoll.wait(timeoutMs: 0) == 0)
+        // A socket never added is refused with the errno, not hidden.
+        #expect(epoll.modify(pair.1, events: cs_EPOLLIN, data: 4) == ENOENT)
+    }
+
     private func socketPair() throws -> (Int32, Int32) {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0 else {

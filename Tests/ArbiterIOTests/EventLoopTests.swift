@@ -219,9 +219,10 @@ import Testing
         defer { loop.queue.sync { loop.stop() } }
 
         var lateRead: ManualClockLoop.Read?
-        for _ in 0..<10_000 where lateRead == nil {
+        // Each recorded read wakes this wait once; 10 s bounds it if the late one never comes.
+        let deadline = DispatchTime.now() + .seconds(10)
+        while lateRead == nil, loop.readRecorded.wait(timeout: deadline) == .success {
             lateRead = loop.reads.withLock { $0.first { String(decoding: $0.bytes, as: UTF8.self).contains("DOWN") } }
-            if lateRead == nil { usleep(1000) }
         }
         let read = try #require(
             lateRead, "the late bytes were read (the write: \(wrote.withLock { $0 }); reads: \(loop.reads.withLock { $0.map { ($0.fd, $0.bytes.count) } }))")

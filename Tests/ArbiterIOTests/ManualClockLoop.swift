@@ -1,4 +1,5 @@
 import ArbiterIO
+import Dispatch
 import Synchronization
 
 /// An `EventLoop` on a clock the test sets, recording the stamp each read was handled
@@ -13,6 +14,8 @@ final class ManualClockLoop: EventLoop, @unchecked Sendable {
     let clock = ManualClock(nanoseconds: 0)
     let reads = Mutex<[Read]>([])
     var onRead: ((Channel) -> Void)?
+    /// Signalled after each read is recorded, so a test waits on the read itself.
+    let readRecorded = DispatchSemaphore(value: 0)
 
     init() throws {
         try super.init(index: 0, label: "test.clock-loop", sendBufferBytes: nil)
@@ -30,5 +33,6 @@ final class ManualClockLoop: EventLoop, @unchecked Sendable {
         let stamp = batchNanos
         onRead?(channel)
         reads.withLock { $0.append(Read(fd: channel.fd, bytes: Array(bytes), stamp: stamp)) }
+        readRecorded.signal()
     }
 }

@@ -41,6 +41,8 @@ import Testing
             "--buttons", "4", "--duration", "2.5", "--no-check",
         ])
         o.seed = 7
+        // Real time on purpose: the node goes away 1 s into a 2.5 s run of the real binary,
+        // with connections mid-cycle on both nodes; no event of the run marks that moment.
         let signalAt = DispatchTime.now() + .milliseconds(1_000)
         let victim = a.pid
         DispatchQueue.global().asyncAfter(deadline: signalAt) { kill(victim, signal) }

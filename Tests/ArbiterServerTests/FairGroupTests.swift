@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterServer
 import ArbiterTestSupport
 import Foundation
 import Testing
@@ -68,7 +69,8 @@ struct FairGroupTests {
     }
 
     @Test func buzzerRoundRanksByArrivalAndTellsMembers() throws {
-        let server = try TestServer(panels: [Panels.fair])
+        let clock = ManualClock()
+        let server = try TestServer(panels: [Panels.fair], clock: .manual(clock))
         let host = try server.member("host", panel: "f")
         let red = try server.client(name: "red")
         let blue = try server.client(name: "blue")
@@ -81,7 +83,7 @@ struct FairGroupTests {
         #expect(try host.readLine().hasPrefix("ARMED f quiz seq="))
         blue.send("DOWN f blue")
         #expect(try blue.readLine() == "GRANTED f blue fence=1")
-        Thread.sleep(forTimeInterval: 0.25)  // red's lockout runs out
+        clock.advance(milliseconds: 250)  // red's lockout runs out
         red.send("DOWN f red")
         let ranked = try red.readLine()
         #expect(ranked.hasPrefix("RANKED f red rank=2 after_us="))

@@ -125,16 +125,21 @@ struct JournalDamageTests {
         // The lock is dropped when shutdown returns, but an flock belongs to the open file,
         // and a test elsewhere in this process that spawns a binary shares every open file
         // with its child between fork and exec; on a loaded machine that window once
-        // outlasted shutdown. So the start is tried again for up to 5 s, never forever.
-        var next: TestServer?
-        for _ in 0..<100 where next == nil {
-            do {
-                next = try TestServer { $0.journalPath = path }
-            } catch is JournalInUse {
-                usleep(50_000)
-            }
+        // outlasted shutdown. So the test waits, up to 5 s, for the kernel to give the lock
+        // to a blocking flock of its own (the moment the last copy is closed), drops it,
+        // and then starts the next server.
+        let released = DispatchSemaphore(value: 0)
+        let lockFD = open(path + ".lock", O_RDWR | O_CLOEXEC)
+        #expect(lockFD >= 0)
+        Thread.detachNewThread {
+            while flock(lockFD, LOCK_EX) != 0 && errno == EINTR {}
+            flock(lockFD, LOCK_UN)
+            close(lockFD)
+            released.signal()
         }
-        #expect(next != nil, "the journal stayed locked 5 s after its server shut down")
+        #expect(released.wait(timeout: .now() + 5) == .success, "the journal stayed locked 5 s after its server shut down")
+        let next = try? TestServer { $0.journalPath = path }
+        #expect(next != nil, "the journal was locked again after its server shut down")
         next?.server.stop()
     }
 }

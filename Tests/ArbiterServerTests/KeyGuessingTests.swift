@@ -90,7 +90,8 @@ struct KeyGuessingServerTests {
     }
 
     @Test func wrongBearerKeysCountAndTheLockoutEnds() throws {
-        let server = try TestServer(panels: [Self.keyed]) {
+        let clock = ManualClock()
+        let server = try TestServer(panels: [Self.keyed], clock: .manual(clock)) {
             $0.keyFailures = KeyFailureBudget.Policy(allowance: 1, baseLockoutMs: 300)
         }
         func status(_ key: String) throws -> String {
@@ -101,7 +102,7 @@ struct KeyGuessingServerTests {
         #expect(try status("wrong-1") == "HTTP/1.1 200")
         #expect(try status("wrong-2") == "HTTP/1.1 200")  // the second wrong key starts the lockout
         #expect(try status("right-key") == "HTTP/1.1 429")
-        usleep(400_000)
+        clock.advance(milliseconds: 400)
         #expect(try status("right-key") == "HTTP/1.1 200")
         let c = try LineClient(port: server.port)
         c.send("HELLO x key=right-key")

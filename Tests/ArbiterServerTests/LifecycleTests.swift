@@ -19,6 +19,7 @@ struct LifecycleTests {
         weak var reactor: Reactor?
         weak var panel: PanelHost?
         weak var connection: Connection?
+        var queues: [DispatchQueue] = []
         do {
             let server = quietServer()
             let port = try server.start()
@@ -29,9 +30,14 @@ struct LifecycleTests {
             reactor = state?.reactors.first
             panel = state?.panels.first
             connection = state?.registry.withLock { $0.values.first }
+            queues = (state?.reactors.map(\.queue) ?? []) + (state?.panels.map(\.queue) ?? [])
             server.stop()
         }
-        for _ in 0..<200 where state != nil || reactor != nil || panel != nil || connection != nil { usleep(10_000) }
+        // The last references go with the blocks still queued on the server's queues: the
+        // wait is for those queues to drain, each round behind what the one before queued.
+        for _ in 0..<5 where state != nil || reactor != nil || panel != nil || connection != nil {
+            for queue in queues { queue.sync {} }
+        }
         // Booleans, not the objects: reflecting a half-torn-down object would crash.
         let alive = (connection: connection != nil, panel: panel != nil, reactor: reactor != nil, state: state != nil)
         #expect(!alive.connection, "connection leaked")

@@ -9,8 +9,12 @@ public final class ArbiterProcess: @unchecked Sendable {
     public let process = Process()
     private let errPipe = Pipe()
     private let outPipe = Pipe()
-    private let lock = NSLock()
+    /// Guards what the reader thread and the termination handler write; broadcast at each
+    /// change, so a wait wakes on the event itself and never polls.
+    private let changed = NSCondition()
     private var stderrText = ""
+    private var stderrClosed = false
+    private let exited = DispatchSemaphore(value: 0)
     public private(set) var port: UInt16 = 0
 
     /// The binary next to the test bundle (`swift test` builds it: the end-to-end
@@ -31,56 +35,87 @@ public final class ArbiterProcess: @unchecked Sendable {
         process.arguments = arguments
         process.standardError = errPipe
         process.standardOutput = outPipe
+        // Foundation reaps the child itself, so its handler, not a waitpid of ours, says
+        // when it is gone.
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
         // A thread of its own reads standard error until the process closes it, holding the
         // handle until then. Not `readabilityHandler`: on Linux it is a Dispatch source,
         // and a pipe closed while that source was being torn down crashed the whole test
         // process inside libdispatch's manager thread (`_dispatch_event_loop_drain`, seen
         // once in CI; swift-subprocess hit the same and moved to plain reads).
         let handle = errPipe.fileHandleForReading
+        let changed = self.changed
         let reader = Thread { [weak self] in
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0, let self else { break }
-                self.lock.lock()
+                changed.lock()
                 self.stderrText += String(decoding: buffer[..<n], as: UTF8.self)
-                self.lock.unlock()
+                changed.broadcast()
+                changed.unlock()
             }
+            changed.lock()
+            self?.stderrClosed = true
+            changed.broadcast()
+            changed.unlock()
             withExtendedLifetime(handle) {}
         }
         try process.run()
         // `run` closed this process's copy of the write end: EOF comes when the child exits.
         reader.start()
         guard waitForPort else { return }
-        let deadline = Deadline(after: 10)
-        while !deadline.hasPassed {
-            if let line = stderr.split(separator: "\n").first(where: { $0.contains("msg=listening") }),
-                let p = line.split(separator: " ").first(where: { $0.hasPrefix("port=") }), let port = UInt16(p.dropFirst(5))
-            {
-                self.port = port
-                return
-            }
-            if !process.isRunning { throw Failure(description: "arbiter exited: \(stderr)") }
-            usleep(10_000)
+        let port = waitForStderr(timeout: 10) { text -> UInt16? in
+            guard let line = text.split(separator: "\n").first(where: { $0.contains("msg=listening") }),
+                let p = line.split(separator: " ").first(where: { $0.hasPrefix("port=") })
+            else { return nil }
+            return UInt16(p.dropFirst(5))
         }
-        throw Failure(description: "arbiter did not log its port: \(stderr)")
+        guard let port else {
+            if waitForStderrClosed(timeout: 0) { throw Failure(description: "arbiter exited: \(stderr)") }
+            throw Failure(description: "arbiter did not log its port: \(stderr)")
+        }
+        self.port = port
     }
 
     public var stderr: String {
-        lock.lock()
-        defer { lock.unlock() }
+        changed.lock()
+        defer { changed.unlock() }
         return stderrText
+    }
+
+    /// What `find` makes of standard error once it finds something there, waiting at most
+    /// `timeout` seconds for the text it needs (it is read asynchronously); nil if it
+    /// never did, or the process closed standard error first.
+    public func waitForStderr<T>(timeout: Double, _ find: (String) -> T?) -> T? {
+        let deadline = Deadline(after: timeout)
+        changed.lock()
+        defer { changed.unlock() }
+        while true {
+            if let found = find(stderrText) { return found }
+            // Each wait ends at the next change, at EOF, or at the deadline, taken again
+            // from the monotonic clock every time round.
+            guard !stderrClosed, !deadline.hasPassed else { return nil }
+            _ = changed.wait(until: Date(timeIntervalSinceNow: deadline.remaining))
+        }
     }
 
     /// Whether standard error contains `text` within `timeout` (it is read asynchronously).
     public func stderrContains(_ text: String, timeout: Double = 3) -> Bool {
+        waitForStderr(timeout: timeout) { $0.contains(text) ? true : nil } ?? false
+    }
+
+    /// Whether the process closed standard error (it exited) within `timeout`.
+    private func waitForStderrClosed(timeout: Double) -> Bool {
         let deadline = Deadline(after: timeout)
-        while !deadline.hasPassed {
-            if stderr.contains(text) { return true }
-            usleep(10_000)
+        changed.lock()
+        defer { changed.unlock() }
+        while !stderrClosed, !deadline.hasPassed {
+            _ = changed.wait(until: Date(timeIntervalSinceNow: deadline.remaining))
         }
-        return stderr.contains(text)
+        return stderrClosed
     }
 
     /// Runs the binary to completion and returns its exit status, stdout and stderr.
@@ -88,20 +123,19 @@ public final class ArbiterProcess: @unchecked Sendable {
         let p = try ArbiterProcess(arguments, waitForPort: false)
         let status = try p.waitForExit(timeout: timeout)
         let out = String(decoding: p.outPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        usleep(50_000)
+        // All of standard error, not just what the reader thread had when the process ended.
+        _ = p.waitForStderrClosed(timeout: 5)
         return (status, out, p.stderr)
     }
 
     /// Waits for the process to end; its exit status.
     public func waitForExit(timeout: Double) throws -> Int32 {
-        let deadline = Deadline(after: timeout)
-        while process.isRunning {
-            guard !deadline.hasPassed else {
-                process.interrupt()
-                throw Failure(description: "still running after \(timeout)s")
-            }
-            usleep(10_000)
+        guard exited.wait(timeout: .now() + timeout) == .success else {
+            process.interrupt()
+            throw Failure(description: "still running after \(timeout)s")
         }
+        // Signalled once: the next wait must find it ended too.
+        exited.signal()
         return process.terminationStatus
     }
 

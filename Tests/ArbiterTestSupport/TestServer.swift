@@ -8,14 +8,18 @@ public final class TestServer: @unchecked Sendable {
     /// What the server logged (`LogCapture`), instead of standard error.
     public let log = LogCapture()
 
-    public init(panels: [PanelConfig] = [.demo], configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// `clock`: a manual one lets a test move time past a lockout or a timer instead of
+    /// waiting it out.
+    public init(
+        panels: [PanelConfig] = [.demo], clock: ServerClock = .system, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.panels = panels
         configuration.logLevel = .warning
         configuration.logSink = log.sink()
         configure(&configuration)
-        server = ArbiterServer(configuration: configuration)
+        server = ArbiterServer(configuration: configuration, clock: clock)
         port = try server.start()
     }
 

@@ -8,13 +8,9 @@ import Testing
 struct ConnectionLogTests {
     func closedLine(_ arbiter: ArbiterProcess, session: String) -> String? {
         // Standard error is read asynchronously: look for up to 5 s.
-        for _ in 0..<500 {
-            if let line = arbiter.stderr.split(separator: "\n").first(where: { $0.contains("msg=\"connection closed\" session=\(session) ") }) {
-                return String(line)
-            }
-            usleep(10_000)
+        arbiter.waitForStderr(timeout: 5) { text in
+            text.split(separator: "\n").first { $0.contains("msg=\"connection closed\" session=\(session) ") }.map(String.init)
         }
-        return nil
     }
 
     @Test func closedConnectionsSayTheirKindAndName() throws {

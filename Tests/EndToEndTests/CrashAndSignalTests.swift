@@ -52,7 +52,7 @@ struct CrashAndSignalTests {
             }
         }
         // Let the load run, then kill the server without warning.
-        for _ in 0..<200 where highest.value < 3000 { usleep(10_000) }
+        highest.wait(forAtLeast: 3000, timeout: 2)
         kill(arbiter.process.processIdentifier, SIGKILL)
         _ = try arbiter.waitForExit(timeout: 5)
         #expect(group.wait(timeout: .now() + 10) == .success)
@@ -72,13 +72,23 @@ struct CrashAndSignalTests {
 
 /// The highest fence seen by any worker thread.
 final class ManagedHighest: @unchecked Sendable {
-    private let lock = NSLock()
+    /// Broadcast at every fence, so a waiter wakes on the fence itself.
+    private let lock = NSCondition()
     private var highest = 0
 
     func note(_ fence: Int) {
         lock.lock()
         highest = max(highest, fence)
+        lock.broadcast()
         lock.unlock()
+    }
+
+    /// Returns once a worker saw `fence` or above, or after `timeout` seconds.
+    func wait(forAtLeast fence: Int, timeout: Double) {
+        let end = Date(timeIntervalSinceNow: timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while highest < fence, lock.wait(until: end) {}
     }
 
     var value: Int {

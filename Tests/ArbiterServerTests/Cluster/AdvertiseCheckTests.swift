@@ -72,7 +72,14 @@ struct AdvertiseCheckTests {
             guard Glibc.poll(&ready, 1, 3_000) > 0, case .accepted(let fd, _) = Sys.accept(other.fd) else { return }
             let greeting = Array("WELCOME session=s9 name=guest-9 proto=1\n".utf8)
             _ = greeting.withUnsafeBytes { Sys.write(fd, $0) }
-            Thread.sleep(forTimeInterval: 1)
+            // Open until the probe hangs up (3 s at most), so it reads the greeting before
+            // any end of file; whatever it sends is read, since closing on unread bytes
+            // would reset the connection and could lose the greeting on its side.
+            var scratch = [UInt8](repeating: 0, count: 512)
+            for _ in 0..<16 {
+                var gone = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard Glibc.poll(&gone, 1, 3_000) > 0, Glibc.read(fd, &scratch, scratch.count) > 0 else { break }
+            }
             Sys.close(fd)
         }
         greeter.start()

@@ -1,11 +1,12 @@
 import ArbiterIO
 import CSystem
+import Glibc
 
 extension Engine {
     /// Peers handed over already connected and greeted (the setup observer).
     func adoptPreconnected() {
         for peer in peers where peer.fd >= 0 {
-            _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
+            epoll?.add(peer.fd, events: cs_EPOLLIN | cs_EPOLLRDHUP, data: UInt64(peer.slot))
             if !peer.input.isEmpty {
                 // Bytes the setup read past its last line: the first events.
                 let leftover = peer.input
@@ -35,7 +36,7 @@ extension Engine {
                 peer.fd = fd
                 peer.state = .connecting
                 settingUp += 1
-                let err = cs_epoll_ctl(epfd, cs_EPOLL_CTL_ADD, fd, cs_EPOLLOUT | cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
+                let err = epoll?.add(fd, events: cs_EPOLLOUT | cs_EPOLLIN | cs_EPOLLRDHUP, data: UInt64(peer.slot)) ?? EBADF
                 if err != 0 { return control.abort("epoll_ctl: errno \(err)") }
             case .failure(let error):
                 return control.abort("\(peer.name): \(error)\(error.errno == 24 ? " (raise ulimit -n)" : "")")
@@ -51,7 +52,7 @@ extension Engine {
             if tryAnotherNode(peer) { return }
             return control.abort("cannot connect to \(HostLiteral.authority(host, port: port)): \(Sys.Failure(call: "connect", errno: err).reason)")
         }
-        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
+        epoll?.modify(peer.fd, events: cs_EPOLLIN | cs_EPOLLRDHUP, data: UInt64(peer.slot))
         switch peer.transport {
         case .line:
             peer.state = .greeting
@@ -83,10 +84,10 @@ extension Engine {
     }
 
     func readable(_ peer: Peer) {
-        switch Sys.read(peer.fd, into: scratch) {
-        case .bytes(let n):
+        guard let epoll else { return }
+        switch epoll.read(peer.fd) {
+        case .bytes(let bytes):
             if stampsReads { readAt = LoadClock.now() }
-            let bytes = UnsafeBufferPointer(start: scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)
             consume(peer, bytes)
         case .wouldBlock:
             return
@@ -215,7 +216,7 @@ extension Engine {
         peer.writeBlocked = false
         write(peer)
         if !peer.writeBlocked, peer.fd >= 0 {
-            _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLRDHUP, UInt64(peer.slot))
+            epoll?.modify(peer.fd, events: cs_EPOLLIN | cs_EPOLLRDHUP, data: UInt64(peer.slot))
         }
     }
 
@@ -236,7 +237,7 @@ extension Engine {
                 peer.outputStart += n
             case .wouldBlock:
                 peer.writeBlocked = true
-                _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_MOD, peer.fd, cs_EPOLLIN | cs_EPOLLOUT | cs_EPOLLRDHUP, UInt64(peer.slot))
+                epoll?.modify(peer.fd, events: cs_EPOLLIN | cs_EPOLLOUT | cs_EPOLLRDHUP, data: UInt64(peer.slot))
                 return
             case .eof, .failed:
                 return lost(peer, "write failed")
@@ -248,7 +249,7 @@ extension Engine {
 
     func close(_ peer: Peer) {
         guard peer.fd >= 0 else { return }
-        _ = cs_epoll_ctl(epfd, cs_EPOLL_CTL_DEL, peer.fd, 0, 0)
+        epoll?.remove(peer.fd)
         Sys.close(peer.fd)
         peer.fd = -1
         peer.state = .closed

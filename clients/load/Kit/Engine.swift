@@ -14,10 +14,8 @@ final class Engine: @unchecked Sendable {
     let plan: RunPlan
     var control: RunControl { plan.control }
     var peers: [Peer] = []
-    var epfd: Int32 = -1
-    let scratch: UnsafeMutableRawBufferPointer
-    let readyEvents: UnsafeMutablePointer<UInt32>
-    let readyData: UnsafeMutablePointer<UInt64>
+    /// Made when the thread starts (`run()`), which ends the run if it cannot be.
+    var epoll: EpollSet?
     var stats = RunStats()
     /// Samples are recorded only between measure start and the drain.
     var measuring = false
@@ -46,23 +44,12 @@ final class Engine: @unchecked Sendable {
     var lastProgress: UInt64 = 0
     var progressReplies = 0
     var progressInterval = LatencyHistogram()
-    static let batch: Int32 = 256
 
     init(index: Int, plan: RunPlan) {
         self.index = index
         self.plan = plan
         checkBatches = Array(repeating: [], count: plan.panels.count)
         stampsReads = plan.overlap != nil
-        scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
-        readyEvents = .allocate(capacity: Int(Engine.batch))
-        readyData = .allocate(capacity: Int(Engine.batch))
-    }
-
-    deinit {
-        scratch.deallocate()
-        readyEvents.deallocate()
-        readyData.deallocate()
-        if epfd >= 0 { Sys.close(epfd) }
     }
 
     func add(id: Int, role: PeerRole, transport: PeerTransport) -> Peer {
@@ -75,8 +62,11 @@ final class Engine: @unchecked Sendable {
 
     /// The thread's body: returns when the run is done or aborted.
     func run() {
-        epfd = cs_epoll_create()
-        guard epfd >= 0 else { return control.abort("epoll_create1 failed: errno \(-epfd)") }
+        do {
+            epoll = try EpollSet(readBufferBytes: 64 * 1024)
+        } catch {
+            return control.abort("epoll_create1 failed: errno \(error.errno)")
+        }
         adoptPreconnected()
         var entered: RunPhase?
         while true {
@@ -168,14 +158,15 @@ final class Engine: @unchecked Sendable {
         if let next = timers.nextDeadline {
             timeout = next <= now ? 0 : Int32(min(20, (next - now) / LoadClock.millisecond))
         }
-        let n = Int(cs_epoll_wait(epfd, readyEvents, readyData, Engine.batch, timeout))
+        guard let epoll else { return }
+        let n = epoll.wait(timeoutMs: timeout)
         guard n > 0 else { return }
         now = LoadClock.now()
         for i in 0..<n {
-            let slot = Int(readyData[i])
+            let (data, events) = epoll.ready(i)
+            let slot = Int(data)
             guard slot < peers.count else { continue }
             let peer = peers[slot]
-            let events = readyEvents[i]
             if events & cs_EPOLLOUT != 0 {
                 if peer.state == .connecting { connected(peer) } else { writable(peer) }
             }
