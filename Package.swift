@@ -68,7 +68,7 @@ let package = Package(
             dependencies: ["ArbiterClusterRuntime", "ArbiterCluster", "ArbiterCore", "ArbiterClusterTestSupport", "ArbiterIO"]),
         .testTarget(name: "ArbiterEtcdTests", dependencies: ["ArbiterEtcd", "ArbiterCluster", "ArbiterWire", "ArbiterIO"]),
         // Loopback clients and a port-0 server for the socket tests.
-        .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire"], path: "Tests/ArbiterTestSupport"),
+        .target(name: "ArbiterTestSupport", dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire", "ArbiterIO"], path: "Tests/ArbiterTestSupport"),
         .testTarget(
             name: "ArbiterServerTests",
             dependencies: [

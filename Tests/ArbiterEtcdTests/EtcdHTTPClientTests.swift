@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterIO
 import Foundation
 import Synchronization
 import Testing
@@ -115,8 +116,8 @@ import Testing
         defer { frozen.stop(); good.stop() }
         let list = try endpoints([frozen.endpoint, good.endpoint])
         // Health on a clock the test moves: the stall is stepped over, not waited out.
-        let milliseconds = Atomic<Int64>(1_000)
-        let health = EtcdMemberHealth(members: 2, now: { milliseconds.load(ordering: .relaxed) })
+        let clock = ManualClock()
+        let health = EtcdMemberHealth(members: 2, clock: clock)
         let lease = EtcdHTTPClient(endpoints: list, timeoutMilliseconds: 10_000, health: health)
         let control = EtcdHTTPClient(endpoints: list, timeoutMilliseconds: 10_000, health: health)
         let hung = DispatchGroup()
@@ -129,7 +130,7 @@ import Testing
         // the member is suspect.
         #expect(asked.wait(timeout: .now() + 5) == .success)
         #expect(!health.isSuspect(0))
-        milliseconds.add(EtcdMemberHealth.stallMilliseconds, ordering: .relaxed)
+        clock.advance(milliseconds: EtcdMemberHealth.stallMilliseconds)
         #expect(health.isSuspect(0))
         let began = Date()
         #expect(try control.range(.key("a")).revision == 7)

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import ArbiterServer
 import ArbiterTestSupport
 import Foundation
@@ -70,7 +71,7 @@ struct FairGroupTests {
 
     @Test func buzzerRoundRanksByArrivalAndTellsMembers() throws {
         let clock = ManualClock()
-        let server = try TestServer(panels: [Panels.fair], clock: .manual(clock))
+        let server = try TestServer(panels: [Panels.fair], clock: clock)
         let host = try server.member("host", panel: "f")
         let red = try server.client(name: "red")
         let blue = try server.client(name: "blue")

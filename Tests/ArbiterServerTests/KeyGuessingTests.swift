@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import ArbiterServer
 import ArbiterTestSupport
 import Foundation
@@ -91,7 +92,7 @@ struct KeyGuessingServerTests {
 
     @Test func wrongBearerKeysCountAndTheLockoutEnds() throws {
         let clock = ManualClock()
-        let server = try TestServer(panels: [Self.keyed], clock: .manual(clock)) {
+        let server = try TestServer(panels: [Self.keyed], clock: clock) {
             $0.keyFailures = KeyFailureBudget.Policy(allowance: 1, baseLockoutMs: 300)
         }
         func status(_ key: String) throws -> String {

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterIO
 import ArbiterServer
 
 /// A real server on 127.0.0.1 and a free port, stopped when the test is done.
@@ -11,7 +12,7 @@ public final class TestServer: @unchecked Sendable {
     /// `clock`: a manual one lets a test move time past a lockout or a timer instead of
     /// waiting it out.
     public init(
-        panels: [PanelConfig] = [.demo], clock: ServerClock = .system, configure: (inout ServerConfiguration) -> Void = { _ in }
+        panels: [PanelConfig] = [.demo], clock: any TimeSource = SystemClock.monotonic, configure: (inout ServerConfiguration) -> Void = { _ in }
     ) throws {
         var configuration = ServerConfiguration()
         configuration.port = 0
