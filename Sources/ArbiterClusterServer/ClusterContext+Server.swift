@@ -53,7 +53,7 @@ extension ClusterContext: ServerCluster {
             "arbiter_cluster_step_downs_total", "Times this node stopped deciding a panel, by reason.", label: "reason",
             reasons.map { ($0, stats?.stepDowns[$0] ?? 0) })
         p.counter("arbiter_cluster_keepalives_failed_total", "Lease keepalives etcd did not answer.", stats?.keepAlivesFailed ?? 0)
-        p.gauge("arbiter_cluster_relay_links_up", "Relay links to other nodes that are up.", relayLinksUp())
+        p.gauge("arbiter_cluster_relay_links_up", "Relay links to other nodes that are up.", nodeWatch.linksUpCount)
         p.counter(
             "arbiter_cluster_relayed_commands_total", "Commands of local sessions sent to a panel's leader on another node.",
             relayedOut.load(ordering: .relaxed))

@@ -32,45 +32,44 @@ final class ClusterContext: @unchecked Sendable {
     /// The server's `KICK` of one of its own sessions for another node's admin: the
     /// session, the key the admin presented, the admin's session. Set once at start.
     private(set) var onKick: (@Sendable (SessionID, String?, SessionID) -> KickOutcome)?
-    /// Nodes whose registration was seen, with the lease it is under, to notice one that
-    /// vanishes or is replaced.
-    private let knownNodes = Locked<[String: Int64]>([:])
     private var nodeTimer: DispatchSourceTimer?
-    private let linksUp = Locked<[String: Int]>([:])
+    /// The relay links up and the registrations seen, to notice a node that is gone.
+    let nodeWatch: NodeWatch
     /// The runs of other nodes' processes heard from (`RelayIncarnations`).
     private let incarnations = Locked(RelayIncarnations())
     /// Panels whose fence reservations etcd stops, while it does (`FenceTrouble`).
-    private let fenceTroubles = Locked([String: FenceTrouble]())
+    private let fenceTroubles: FenceTroubles
     /// This node's lapses (`NodeLapse`): while lapsed, everything a leader sends is dropped
-    /// and nothing is relayed until the panels this node follows have resynchronised; set
-    /// once in `init`.
-    private(set) var lapse: LeaseLapse!
+    /// and nothing is relayed until the panels this node follows have resynchronised.
+    let lapse: LeaseLapse
 
     var node: String { setup.node }
 
     init(setup: ClusterSetup, log: ServerLog, idleSpinNs: Int64 = 0) {
         self.setup = setup
         self.log = log
+        self.lapse = LeaseLapse(clock: setup.clock, log: log)
+        self.fenceTroubles = FenceTroubles(log: log)
+        self.nodeWatch = NodeWatch(node: setup.node)
         defer {
-            lapse = LeaseLapse(
-                clock: setup.clock, log: log,
-                lapsedPanels: { [weak self] in
-                    guard let self else { return }
-                    for host in hosts.values { host.queue.async { host.leaseLapsed() } }
-                },
-                resyncPanels: { [weak self] done in
-                    // Every panel resynchronises, before any leader's frame is read again;
-                    // then frames are read again; then the members join again, so that
-                    // their answers are not dropped as heard while lapsed.
-                    guard let self else { return }
-                    let panels = hosts.values
-                    let group = DispatchGroup()
-                    for host in panels { host.queue.async(group: group) { host.leaseRegained() } }
-                    group.notify(queue: DispatchQueue.global()) {
-                        done()
-                        for host in panels { host.queue.async { host.rejoinAfterLapse() } }
-                    }
-                })
+            nodeWatch.gone = { [weak self] node, lease in self?.linkDown(node, lease: lease) }
+            lapse.lapsedPanels = { [weak self] in
+                guard let self else { return }
+                for host in hosts.values { host.queue.async { host.leaseLapsed() } }
+            }
+            lapse.resyncPanels = { [weak self] done in
+                // Every panel resynchronises, before any leader's frame is read again; then
+                // frames are read again; then the members join again, so that their answers
+                // are not dropped as heard while lapsed.
+                guard let self else { return }
+                let panels = hosts.values
+                let group = DispatchGroup()
+                for host in panels { host.queue.async(group: group) { host.leaseRegained() } }
+                group.notify(queue: DispatchQueue.global()) {
+                    done()
+                    for host in panels { host.queue.async { host.rejoinAfterLapse() } }
+                }
+            }
         }
         self.relay = setup.relay
         guard setup.relay == nil else { return }
@@ -79,8 +78,8 @@ final class ClusterContext: @unchecked Sendable {
         let network = RelayNetwork(
             node: setup.node, key: setup.key, log: log, options: options,
             onMessage: { [weak self] from, message in self?.receive(message, from: from, onLinkQueue: true) },
-            onLinkUp: { [weak self] node in self?.relayLinkUp(node) },
-            onLinkDown: { [weak self] node in self?.relayLinkDown(node) },
+            onLinkUp: { [weak self] node in self?.nodeWatch.linkUp(node) },
+            onLinkDown: { [weak self] node in self?.nodeWatch.linkDown(node) },
             onUndelivered: { [weak self] node, count in self?.undelivered(count, to: node) },
             outputStands: { [weak self] epoch in self?.outputStands(epoch) ?? true })
         self.network = network
@@ -128,66 +127,9 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// Before listening: publish this node's config or compare it with the cluster's, and
-    /// raise the fence keys to what a journal handed out. Throws what the operator must read.
+    /// raise the fence keys to what a journal handed out (`ClusterStartup`).
     func prepare(panels: [PanelConfig], journalFences: [String: UInt64]) throws(ClusterStartFailure) {
-        let config = ClusterConfig(panels: panels, clusterKey: setup.key)
-        let answer: EtcdTxnResponse
-        do {
-            answer = try setup.control.txn(config.publishTxn(keys: setup.keys))
-        } catch {
-            throw etcdDidNotAnswer(error)
-        }
-        if let refusal = config.verdict(on: answer, node: setup.node) { throw ClusterStartFailure(refusal) }
-        log.info("cluster config agreed", ["node": setup.node, "digest": config.digest])
-        try claimName()
-        guard !journalFences.isEmpty else { return }
-        do {
-            let raised = try FenceSeed.seed(journalFences, etcd: setup.control, keys: setup.keys)
-            log.info("fences seeded from the journal", ["panels": raised.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ",")])
-        } catch {
-            throw ClusterStartFailure("could not seed the fences from the journal in etcd at \(setup.endpointsDescription) (\(error))")
-        }
-    }
-
-    private func etcdDidNotAnswer(_ error: any Error) -> ClusterStartFailure {
-        // An error etcd answered with is no "did not answer": it is up and refuses.
-        if let error = error as? EtcdError, case .server = error {
-            let next = EtcdRefusal.whatToDo("\(error)").map { "; \($0)" } ?? ""
-            return ClusterStartFailure("etcd at \(setup.endpointsDescription) refused this node's first write (\(error))\(next)")
-        }
-        return ClusterStartFailure("etcd did not answer at \(setup.endpointsDescription) (\(error)); is etcd running, and is --cluster right?")
-    }
-
-    /// Refuses to start under a name another live node uses (`NodeNameCheck`); waits, at
-    /// most the TTL and a second, for a dead process's registration at another address to
-    /// lapse.
-    private func claimName() throws(ClusterStartFailure) {
-        let started = setup.clock.instant()
-        var logged = false
-        // Bounded: the verdict is `.wait` only until the lapse time has passed.
-        while true {
-            let registered: String?
-            do {
-                registered = try setup.control.range(.key(setup.keys.node(setup.node))).kvs.first?.valueText
-            } catch {
-                throw etcdDidNotAnswer(error)
-            }
-            let waited = setup.clock.instant().since(started)
-            switch NodeNameCheck.verdict(registered: registered, advertise: setup.advertise, waitedMilliseconds: waited, ttlSeconds: setup.timing.ttlSeconds) {
-            case .free:
-                return
-            case .inUse(let address):
-                throw ClusterStartFailure(
-                    "node name \(setup.node) is in use by a live node at \(address): its registration was kept alive for \(waited) ms "
-                        + "(longer than the \(setup.timing.ttlSeconds) s lease TTL); give this node another --node, or stop that one")
-            case .wait:
-                if !logged {
-                    log.info("waiting for an earlier registration of this node name to lapse", ["node": setup.node, "address": registered ?? "-"])
-                    logged = true
-                }
-                usleep(100_000)
-            }
-        }
+        try ClusterStartup(setup: setup, log: log).prepare(panels: panels, journalFences: journalFences)
     }
 
     func start() {
@@ -247,36 +189,14 @@ final class ClusterContext: @unchecked Sendable {
             fenceReservation: { [weak self] panel, failure in self?.fenceReservation(panel, failure: failure) })
     }
 
-    /// One fence reservation's outcome: logged when etcd starts stopping them (and every
-    /// 30 s while it goes on), and when one goes through again.
-    func fenceReservation(_ panel: String, failure: EtcdError?) {
-        let now = SystemClock.monotonic.milliseconds()
-        let refused = failure.map(FenceTrouble.isRefusal) ?? false
-        let saying = fenceTroubles.withLock { table in
-            var known = table[panel]
-            defer { table[panel] = known }
-            return FenceTrouble.note(failure.map { "\($0)" }, refused: refused, now: now, in: &known)
-        }
-        switch saying {
-        case .nothing:
-            break
-        case .trouble(let problem, let severity):
-            let message = "this panel cannot reserve its next block of fences in etcd: its presses are refused ERROR unavailable until it can"
-            let fields: KeyValuePairs<String, String> = ["panel": panel, "etcd": problem, "what_to_do": FenceTrouble.hint(problem)]
-            switch severity {
-            case .warning: log.warning(message, fields)
-            case .error: log.error(message, fields)
-            }
-        case .recovered(let afterMs):
-            log.info("fences reserved again; presses are taken again", ["panel": panel, "after_ms": "\(afterMs)"])
-        }
-    }
+    /// One fence reservation's outcome (`FenceTroubles`).
+    func fenceReservation(_ panel: String, failure: EtcdError?) { fenceTroubles.note(panel, failure: failure) }
 
     /// What etcd said when it last stopped `panel`'s fence reservation, while it goes on.
-    func fenceTrouble(of panel: String) -> String? { fenceTroubles.withLock { $0[panel]?.problem } }
+    func fenceTrouble(of panel: String) -> String? { fenceTroubles.problem(of: panel) }
 
     /// How many panels' fence reservations etcd stops now (`/metrics`).
-    func fenceTroubleCount() -> Int { fenceTroubles.withLock { $0.count } }
+    func fenceTroubleCount() -> Int { fenceTroubles.count }
 
     private func host(of panel: String) -> ClusterPanel? { hostTable.withLock { $0[panel] } }
 
@@ -474,27 +394,6 @@ final class ClusterContext: @unchecked Sendable {
         incarnations.withLock { $0.isRetired(run, of: node) }
     }
 
-    /// A relay link to or from `node` came up (a pair of nodes may have two).
-    func relayLinkUp(_ node: String) {
-        linksUp.withLock { $0[node, default: 0] += 1 }
-    }
-
-    /// A relay link to or from `node` went down; when it was the last one, the node is
-    /// treated as gone, unless another link is up 100 ms later (a link replaced by a newer
-    /// one from the same node may be reported down before the new one is reported up).
-    func relayLinkDown(_ node: String) {
-        let last = linksUp.withLock { counts -> Bool in
-            let left = (counts[node] ?? 1) - 1
-            counts[node] = left > 0 ? left : nil
-            return left <= 0
-        }
-        guard last else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
-            guard let self, linksUp.withLock({ $0[node] == nil }) else { return }
-            linkDown(node)
-        }
-    }
-
     /// No link to `node` is left, or its registration under `lease` vanished: its
     /// sessions' grants end for every panel led here (with the registration, its members
     /// leave too; with only the link, they are kept for the node to join them again:
@@ -558,7 +457,7 @@ final class ClusterContext: @unchecked Sendable {
     func checkNodes() {
         guard let runtime else { return }
         let registrations = runtime.nodeRegistrations()
-        registrationsSeen(registrations)
+        nodeWatch.registrationsSeen(registrations)
         checkLease()
         let typed = Set(registrations.keys.filter { runtime.node($0, supports: ClusterFeatures.typedEvents) })
         for host in hosts.values {
@@ -570,19 +469,6 @@ final class ClusterContext: @unchecked Sendable {
             }
         }
     }
-
-    /// `now`: every live node's registration and its lease, as just read. One that is
-    /// gone, or under another lease now (its node lapsed and registered again), ended.
-    func registrationsSeen(_ now: [String: Int64]) {
-        let ended = knownNodes.withLock { known -> [(String, Int64)] in
-            defer { known = now }
-            return known.filter { now[$0.key] != $0.value }.map { ($0.key, $0.value) }
-        }
-        for (node, lease) in ended where node != setup.node { linkDown(node, lease: lease) }
-    }
-
-    /// Relay links up (for /metrics).
-    func relayLinksUp() -> Int { linksUp.withLock { $0.values.reduce(0, +) } }
 
     /// Panels this node decides now (for /metrics).
     func ledPanels() -> Int {

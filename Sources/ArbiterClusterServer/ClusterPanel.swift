@@ -33,26 +33,26 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
     var buttonIndex: IDTable<Int> { host.buttonIndex }
     var clock: any TimeSource { host.clock }
     var core: PanelCore {
-        get { host.core }
-        _modify { yield &host.core }
+        _read { yield host.roleCore }
+        _modify { yield &host.roleCore }
     }
     var members: [SessionID: Connection] {
-        get { host.members }
-        _modify { yield &host.members }
+        _read { yield host.roleMembers }
+        _modify { yield &host.roleMembers }
     }
     var waiters: [SessionID: Connection] {
-        get { host.waiters }
-        _modify { yield &host.waiters }
+        _read { yield host.roleWaiters }
+        _modify { yield &host.roleWaiters }
     }
     var output: PanelOutput {
-        get { host.output }
-        _modify { yield &host.output }
+        _read { yield host.roleOutput }
+        _modify { yield &host.roleOutput }
     }
     var counters: PanelCounters {
-        get { host.counters }
-        _modify { yield &host.counters }
+        _read { yield host.roleCounters }
+        _modify { yield &host.roleCounters }
     }
-    var history: HistoryRing { host.history }
+    var history: HistoryRing { _read { yield host.roleHistory } }
     var sessions: Locked<[SessionID: Connection]> { host.sessions }
 
     @inline(__always) func assertOnQueue() { host.assertOnQueue() }

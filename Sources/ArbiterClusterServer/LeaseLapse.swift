@@ -18,21 +18,18 @@ final class LeaseLapse: @unchecked Sendable {
     private let clock: any TimeSource
     private let log: ServerLog
     /// Every panel this node follows ends what it relayed and what its members knew of.
-    private let lapsedPanels: @Sendable () -> Void
-    /// Every panel resynchronises under the new lease; `done` once all have.
-    private let resyncPanels: @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
+    /// Set once, by the owner's init, before anything can lapse.
+    var lapsedPanels: @Sendable () -> Void = {}
+    /// Every panel resynchronises under the new lease; `done` once all have. Set once, by
+    /// the owner's init.
+    var resyncPanels: @Sendable (_ done: @escaping @Sendable () -> Void) -> Void = { $0() }
     /// The runtime, once it runs: the safe lease and the one held. Read without a lock on
     /// every relayed command.
     private let runtime = AtomicLazyReference<ClusterRuntime>()
 
-    init(
-        clock: any TimeSource, log: ServerLog, lapsedPanels: @escaping @Sendable () -> Void,
-        resyncPanels: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
-    ) {
+    init(clock: any TimeSource, log: ServerLog) {
         self.clock = clock
         self.log = log
-        self.lapsedPanels = lapsedPanels
-        self.resyncPanels = resyncPanels
     }
 
     /// The runtime is running: its leases can be read.

@@ -19,23 +19,23 @@ package final class PanelHost: @unchecked Sendable {
     package let names: PanelNames
     /// Button ids to indexes; immutable, so reactors read it without the queue.
     package let buttonIndex: IDTable<Int>
-    @exclusivity(unchecked) package var core: PanelCore
-    @exclusivity(unchecked) package var members: [SessionID: Connection] = [:]
+    @exclusivity(unchecked) var core: PanelCore
+    @exclusivity(unchecked) var members: [SessionID: Connection] = [:]
     /// Connections waiting in a queue group's line, for their hand-off GRANTED: a waiter
     /// need not be a member. Dropped at the hand-off, at DEQUEUED and at disconnect.
-    @exclusivity(unchecked) package var waiters: [SessionID: Connection] = [:]
-    @exclusivity(unchecked) package var output = PanelOutput()
+    @exclusivity(unchecked) var waiters: [SessionID: Connection] = [:]
+    @exclusivity(unchecked) var output = PanelOutput()
     private var timer: DispatchSourceTimer?
     /// The clock the core decides by (the server's).
     package let clock: any TimeSource
     @exclusivity(unchecked) private var timerDeadline: Instant?
-    @exclusivity(unchecked) package var history = HistoryRing(capacity: Request.maxHistoryCount)
+    @exclusivity(unchecked) var history = HistoryRing(capacity: Request.maxHistoryCount)
     /// Open connections by session (the server's registry), to reach a waiter that left
     /// this panel's table.
     package let sessions: Locked<[SessionID: Connection]>
     /// Whether any panel has keys at all: if none, every session is admin everywhere.
     private let hasKeys: Bool
-    @exclusivity(unchecked) package var counters = PanelCounters()
+    @exclusivity(unchecked) var counters = PanelCounters()
     /// Read by PANELS from any queue.
     package let memberCount = Atomic<Int>(0)
 
@@ -69,7 +69,34 @@ package final class PanelHost: @unchecked Sendable {
         for record in history.suffix(Request.maxHistoryCount) { self.history.append(.loaded(record)) }
     }
 
-    /// Gives the panel its role, before it starts (`ServerCluster.attach`).
+    // MARK: The panel's state as its role (another module) reaches it
+
+    // Accessors compiled here, where `@exclusivity(unchecked)` holds: the role's module
+    // reaching the stored properties itself paid the runtime's exclusivity check at each
+    // access, and a plain getter copied the whole value (its buffers retained and released).
+    package var roleCore: PanelCore {
+        _read { yield core }
+        _modify { yield &core }
+    }
+    package var roleMembers: [SessionID: Connection] {
+        _read { yield members }
+        _modify { yield &members }
+    }
+    package var roleWaiters: [SessionID: Connection] {
+        _read { yield waiters }
+        _modify { yield &waiters }
+    }
+    package var roleOutput: PanelOutput {
+        _read { yield output }
+        _modify { yield &output }
+    }
+    package var roleCounters: PanelCounters {
+        _read { yield counters }
+        _modify { yield &counters }
+    }
+    package var roleHistory: HistoryRing { _read { yield history } }
+
+    /// Gives the panel its role (`ServerCluster.attach`).
     package func adopt(_ role: any PanelRole) {
         precondition(timer == nil, "a panel's role is set before it starts")
         self.role = role

@@ -58,3 +58,10 @@ package protocol ServerClusterSetup: Sendable {
     var owedReplyLimitMs: Int64 { get }
     func makeCluster(log: ServerLog, idleSpinNs: Int64) -> any ServerCluster
 }
+
+/// `ServerConfiguration.cluster`'s storage.
+final class ClusterSetupBox: Sendable {
+    let setup: any ServerClusterSetup
+
+    init(_ setup: any ServerClusterSetup) { self.setup = setup }
+}

@@ -44,10 +44,11 @@ struct JournalEndToEndTests {
         c.send("DOWN demo b1")
         #expect(try c.expect("GRANTED") == "GRANTED demo b1 fence=1")
         kill(first.process.processIdentifier, SIGKILL)
-        _ = try first.waitForExit(timeout: 5)
+        // Generous: a deadline for a loaded machine (the suite runs in parallel), not a target.
+        _ = try first.waitForExit(timeout: 20)
         let next = try ArbiterProcess(["--port", "0", "--journal", journal])
         next.terminate()
-        _ = try next.waitForExit(timeout: 5)
+        _ = try next.waitForExit(timeout: 20)
     }
 
     /// The reproduction on a real 200 KB tmpfs: grants, a full disk, presses

@@ -50,7 +50,7 @@ struct ClusterRegistrationTests {
         let (nodes, leader, follower, alice, bob) = try twoNodes()
         defer { withExtendedLifetime(nodes) {} }
         let old = follower.synchronisedLease
-        leader.registrationsSeen(try registrations(leader, follower: follower, followerLease: old))
+        leader.nodeWatch.registrationsSeen(try registrations(leader, follower: follower, followerLease: old))
 
         try nodes.etcd.with { (etcd) throws(EtcdError) in try etcd.revokeLease(old) }
         let back = eventually(seconds: 5) { !follower.isLapsed && follower.synchronisedLease != old && follower.synchronisedLease != 0 }
@@ -61,7 +61,7 @@ struct ClusterRegistrationTests {
 
         // The leader reads the old registration gone only now: a view of etcd from
         // before the node registered again.
-        leader.registrationsSeen(try registrations(leader, follower: follower, followerLease: nil))
+        leader.nodeWatch.registrationsSeen(try registrations(leader, follower: follower, followerLease: nil))
         let heard = alice.drain(for: 1)
         #expect(!heard.contains { $0.hasPrefix("RELEASED demo b1") }, "the new run's grant was ended: \(heard)")
         bob.send("UP demo b1")
@@ -72,12 +72,12 @@ struct ClusterRegistrationTests {
     @Test func theRegistrationOfTheRunBeingServedEndingEndsItsGrants() throws {
         let (nodes, leader, follower, alice, bob) = try twoNodes()
         defer { withExtendedLifetime(nodes) {} }
-        leader.registrationsSeen(try registrations(leader, follower: follower, followerLease: follower.synchronisedLease))
+        leader.nodeWatch.registrationsSeen(try registrations(leader, follower: follower, followerLease: follower.synchronisedLease))
         bob.send("DOWN demo b1")
         _ = try bob.expect("GRANTED demo b1")
         _ = try alice.expect("PRESSED demo b1 owner=bob")
 
-        leader.registrationsSeen(try registrations(leader, follower: follower, followerLease: nil))
+        leader.nodeWatch.registrationsSeen(try registrations(leader, follower: follower, followerLease: nil))
         _ = try alice.expect("RELEASED demo b1 reason=disconnect")
     }
 

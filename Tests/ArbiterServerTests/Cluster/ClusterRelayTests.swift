@@ -716,7 +716,7 @@ struct ClusterRelaySocketTests {
         let pressed = try alice.expect("PRESSED demo b1 owner=bob")
         #expect(try carol.expect("PRESSED demo b1 owner=bob") == pressed)
         #expect(field("fence", of: pressed) == field("fence", of: granted))
-        #expect(eventually(seconds: 5) { (nodes.context(leader)?.relayLinksUp() ?? 0) >= 2 })
+        #expect(eventually(seconds: 5) { (nodes.context(leader)?.nodeWatch.linksUpCount ?? 0) >= 2 })
         nodes.crash(leader)
         for member in [bob, carol] {
             #expect(try member.expect("RELEASED demo b1", timeout: 10).hasPrefix("RELEASED demo b1 reason=failover owner=bob"))
