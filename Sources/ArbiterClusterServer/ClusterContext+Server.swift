@@ -12,6 +12,21 @@ extension ClusterContext: ServerCluster {
 
     func forgetStateQuery(_ id: UInt64) { stateQueries.forget(id) }
 
+    /// The panels, once made: each gets its `ClusterPanel` as its role (which holds this
+    /// context). `kick` is the server's KICK of one of its sessions for another node's admin.
+    func attach(_ panels: [PanelHost], kick: @escaping @Sendable (SessionID, String?, SessionID) -> KickOutcome) {
+        onKick = kick
+        let roles = panels.map { ClusterPanel(host: $0, cluster: self) }
+        for role in roles { role.host.adopt(role) }
+        hostTable.withLock { $0 = Dictionary(uniqueKeysWithValues: roles.map { ($0.config.id, $0) }) }
+    }
+
+    /// Before listening: publish this node's config or compare it with the cluster's, and
+    /// raise the fence keys to what a journal handed out (`ClusterStartup`).
+    func prepare(panels: [PanelConfig], journalFences: [String: UInt64]) throws(ClusterStartFailure) {
+        try ClusterStartup(setup: setup, log: log).prepare(panels: panels, journalFences: journalFences)
+    }
+
     /// Refuses to start a node whose `--advertise` leads elsewhere (`AdvertiseCheck`), before
     /// it takes part in any election. Returns the clients' connections accepted meanwhile.
     func checkReachable(listener: (fd: Int32, port: UInt16), host: String) throws -> [(fd: Int32, peer: String)] {
@@ -61,5 +76,27 @@ extension ClusterContext: ServerCluster {
         p.counter(
             "arbiter_cluster_stale_frames_total", "Relay frames dropped because their term is not the current one.",
             staleFrames.load(ordering: .relaxed))
+    }
+
+    /// The reactor's hand-off of a connection that began with `RELAY-`.
+    func adoptRelay(fd: Int32, peer: String, firstBytes: [UInt8]) {
+        guard let network else {
+            Sys.close(fd)
+            return
+        }
+        network.adopt(fd: fd, peer: peer, firstBytes: firstBytes)
+    }
+
+    /// Every live node, sorted by name (GET /api/nodes).
+    func nodes() -> [(node: String, address: String)] {
+        var addresses = runtime?.nodeAddresses() ?? [:]
+        addresses[setup.node] = setup.advertise
+        return addresses.map { ($0.key, $0.value) }.sorted { $0.node < $1.node }
+    }
+
+    /// Panels this node decides now (for /metrics).
+    func ledPanels() -> Int {
+        guard let runtime else { return 0 }
+        return hosts.keys.filter { runtime.canDecide($0) != nil }.count
     }
 }

@@ -15,13 +15,11 @@ final class ClusterContext: @unchecked Sendable {
     let setup: ClusterSetup
     let log: ServerLog
     private(set) var runtime: ClusterRuntime!
-    /// The runtime's `writableLease`, set with it: `outputStands` reads it at every write.
-    private var writableLease: WritableLease?
     /// Set once before the runtime starts.
     private(set) var relay: (any RelaySender)?
     /// The panels by id; emptied when the server stops, as they hold this context too.
-    private let hostTable = Locked<[String: ClusterPanel]>([:])
-    private var hosts: [String: ClusterPanel] { hostTable.withLock { $0 } }
+    let hostTable = Locked<[String: ClusterPanel]>([:])
+    var hosts: [String: ClusterPanel] { hostTable.withLock { $0 } }
     let relayedOut = Atomic<Int>(0)
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
@@ -31,12 +29,12 @@ final class ClusterContext: @unchecked Sendable {
     let kickQueries = RelayQueries<(RelayKickVerdict, String)>()
     /// The server's `KICK` of one of its own sessions for another node's admin: the
     /// session, the key the admin presented, the admin's session. Set once at start.
-    private(set) var onKick: (@Sendable (SessionID, String?, SessionID) -> KickOutcome)?
+    var onKick: (@Sendable (SessionID, String?, SessionID) -> KickOutcome)?
     private var nodeTimer: DispatchSourceTimer?
     /// The relay links up and the registrations seen, to notice a node that is gone.
     let nodeWatch: NodeWatch
-    /// The runs of other nodes' processes heard from (`RelayIncarnations`).
-    private let incarnations = Locked(RelayIncarnations())
+    /// The runs of other nodes' processes heard from.
+    private let runs: NodeRuns
     /// Panels whose fence reservations etcd stops, while it does (`FenceTrouble`).
     private let fenceTroubles: FenceTroubles
     /// This node's lapses (`NodeLapse`): while lapsed, everything a leader sends is dropped
@@ -48,11 +46,16 @@ final class ClusterContext: @unchecked Sendable {
     init(setup: ClusterSetup, log: ServerLog, idleSpinNs: Int64 = 0) {
         self.setup = setup
         self.log = log
-        self.lapse = LeaseLapse(clock: setup.clock, log: log)
+        self.lapse = LeaseLapse(clock: setup.clock, log: log, staleAfterMs: RelayOptions().staleAfterMs)
         self.fenceTroubles = FenceTroubles(log: log)
         self.nodeWatch = NodeWatch(node: setup.node)
+        self.runs = NodeRuns(log: log)
         defer {
             nodeWatch.gone = { [weak self] node, lease in self?.linkDown(node, lease: lease) }
+            runs.replaced = { [weak self] node in
+                guard let self else { return }
+                for host in hosts.values { host.queue.async { host.remoteNodeGone(node) } }
+            }
             lapse.lapsedPanels = { [weak self] in
                 guard let self else { return }
                 for host in hosts.values { host.queue.async { host.leaseLapsed() } }
@@ -89,18 +92,6 @@ final class ClusterContext: @unchecked Sendable {
     /// The relay transport on sockets; nil when a test put its own relay in the setup.
     private(set) var network: RelayNetwork?
 
-    /// How long after a leader's frame was read what it makes may still be written.
-    private var staleAfterMs: Int64 { network?.options.staleAfterMs ?? RelayOptions().staleAfterMs }
-
-    /// The reactor's hand-off of a connection that began with `RELAY-`.
-    func adoptRelay(fd: Int32, peer: String, firstBytes: [UInt8]) {
-        guard let network else {
-            Sys.close(fd)
-            return
-        }
-        network.adopt(fd: fd, peer: peer, firstBytes: firstBytes)
-    }
-
     /// Frames to `node` were dropped unsent (its link went down, a dial failed): what this
     /// node's sessions sent a panel it leads may be lost, so those panels re-sync.
     func undelivered(_ count: Int, to node: String) {
@@ -113,23 +104,8 @@ final class ClusterContext: @unchecked Sendable {
         }
     }
 
-    /// The panels, once made: each gets its `ClusterPanel` as its role (which holds this
-    /// context). `kick` is the server's KICK of one of its sessions for another node's admin.
-    func attach(_ panels: [PanelHost], kick: @escaping @Sendable (SessionID, String?, SessionID) -> KickOutcome) {
-        onKick = kick
-        let roles = panels.map { ClusterPanel(host: $0, cluster: self) }
-        for role in roles { role.host.adopt(role) }
-        hostTable.withLock { $0 = Dictionary(uniqueKeysWithValues: roles.map { ($0.config.id, $0) }) }
-    }
-
     func use(relay: any RelaySender) {
         self.relay = relay
-    }
-
-    /// Before listening: publish this node's config or compare it with the cluster's, and
-    /// raise the fence keys to what a journal handed out (`ClusterStartup`).
-    func prepare(panels: [PanelConfig], journalFences: [String: UInt64]) throws(ClusterStartFailure) {
-        try ClusterStartup(setup: setup, log: log).prepare(panels: panels, journalFences: journalFences)
     }
 
     func start() {
@@ -138,7 +114,6 @@ final class ClusterContext: @unchecked Sendable {
             watch: setup.watch, timing: setup.timing, keys: setup.keys, stepIntervalMilliseconds: setup.stepIntervalMilliseconds, clock: setup.clock,
             features: setup.features, callbacks: callbacks())
         self.runtime = runtime
-        writableLease = runtime.writableLease
         lapse.watch(runtime)
         runtime.start()
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "arbiter.cluster.nodes"))
@@ -297,25 +272,17 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// Whether a leader's frame arrives while this node's lease has lapsed, or before the
-    /// panels it follows have resynchronised since. A node paused (SIGSTOP, a stall) past
-    /// its lease wakes with replies and events in its sockets that were sent before its
-    /// sessions were declared gone: a `GRANTED` among them would tell a session it holds a
-    /// group that another session holds by now (`bench/nemesis.py` saw exactly that). Such
-    /// frames are dropped; once the lease is safe again, every panel this node follows
-    /// answers its unanswered commands `ERROR unavailable`, tells its members the grants
-    /// they knew of ended, and joins them again (`ClusterPanel.leaseLapsed`, `leaseRegained`).
-    /// The panels' queues run those before any later frame, which enters the same queues.
+    /// panels it follows have resynchronised since (`LeaseLapse.heard`): it is dropped.
     private func heardWhileLapsed() -> Bool { lapse.heard() }
 
     /// Whether this node's lease lapsed and the panels it follows have not resynchronised
     /// since: it relays nothing meanwhile (`ClusterPanel.relay`), as a node without etcd.
     var isLapsed: Bool { lapse.isLapsed }
 
-    /// `isLapsed`, or a lapse not noticed yet (the lease unsafe, or another one than the
-    /// panels synchronised under), which it then begins. Asked before relaying a command:
-    /// a node woken from a pause past its lease reads its clients' commands before its
-    /// timer notices; relayed, the leader would grant them, then end them when it sees
-    /// the node's registration gone, while the client reads its GRANTED
+    /// `isLapsed`, or a lapse not noticed yet, which it then begins. Asked before relaying
+    /// a command: a node woken from a pause past its lease reads its clients' commands
+    /// before its timer notices; relayed, the leader would grant them, then end them when
+    /// it sees the node's registration gone, while the client reads its GRANTED
     /// (`bench/nemesis.py --faults pause-edge`, seed 26).
     func mayNotRelay() -> Bool { heardWhileLapsed() }
 
@@ -329,70 +296,27 @@ final class ClusterContext: @unchecked Sendable {
     /// The lease the panels this node follows last synchronised under (0: none yet).
     var synchronisedLease: Int64 { lapse.syncedLease }
 
-    /// The epoch to mark output with that holds only under this node's lease: a leader's
-    /// decisions, and what a follower passes on from its leader (`FlushList.outputEpoch`).
-    /// 0 while lapsed: what is said then (failover releases, refusals) holds anyway.
-    var outputEpoch: UInt64 { lapse.isLapsed ? 0 : lapse.epoch }
+    /// The epoch to mark output with that holds only under this node's lease
+    /// (`LeaseLapse.outputEpoch`).
+    var outputEpoch: UInt64 { lapse.outputEpoch }
 
-    /// Whether output marked with `epoch` may still be written: this node has not lapsed
-    /// since, and its lease is still held (`ClusterRuntime.writableLeaseID`: at most half
-    /// the safety margin past its safe deadline) and the one its panels synchronised under. A
-    /// process paused (SIGSTOP, a VM freeze) between deciding a grant and writing it wakes
-    /// with the write still to do; by then another node may lead the panel and have
-    /// granted the group again at a higher fence, so the stale GRANTED must not reach the
-    /// client (`bench/nemesis.py`, seed 21, saw one). Called at each write, under the
-    /// connection's lock: it only reads atomics and the lease's snapshot.
-    ///
-    /// `markedAtMs` (0: none): when output passed on from a leader's frame was made. Past
-    /// `RelayOptions.staleAfterMs` the leader may have closed the link to this node as
-    /// silent and ended its sessions' grants, with the lease still fine (a pause shorter
-    /// than it): not written either.
-    func outputStands(_ epoch: UInt64, markedAtMs: Int64 = 0) -> Bool {
-        guard epoch == lapse.epoch, !lapse.isLapsed else { return false }
-        if markedAtMs != 0, SystemClock.monotonic.milliseconds() - markedAtMs >= staleAfterMs { return false }
-        // Not through `runtime` while the published lease answers (`WritableLease`).
-        if let fast = writableLease?.read(), let lease = fast { return lapse.agrees(lease) }
-        guard let runtime else { return true }
-        return lapse.agrees(runtime.writableLeaseID(), holding: runtime.leaseID)
-    }
+    /// Whether output marked with `epoch` may still be written (`LeaseLapse.outputStands`).
+    func outputStands(_ epoch: UInt64, markedAtMs: Int64 = 0) -> Bool { lapse.outputStands(epoch, markedAtMs: markedAtMs) }
 
     /// From the node timer: a lease that lapsed while no leader's frame came is noticed
     /// too, within about half a second (`NodeLapse.check`).
     func checkLease() { lapse.check() }
 
-    /// Whether a frame of `run` from `node` may go on to the panels. A new run of the node
-    /// (a restarted process, or one come back under a new lease after a lapse) ends every
-    /// session of the old one (`reason=disconnect`, as a dead node's) on every panel,
-    /// handed to each panel's queue before this frame can be: the queues run in order, so
-    /// the new run's sessions, which may reuse the old numbers, start clean. A retired
-    /// run's frame is dropped.
+    /// Whether a frame of `run` from `node` may go on to the panels (`NodeRuns.admit`); a
+    /// retired run's frame is dropped and counted.
     private func admit(_ run: RelayIncarnations.Run, of node: String) -> Bool {
-        let verdict = incarnations.withLock { table -> RelayIncarnations.Verdict in
-            let verdict = table.admit(run, of: node)
-            // Under the lock: a frame of the new run on another link cannot overtake it.
-            if case .replaced = verdict {
-                for host in hosts.values { host.queue.async { host.remoteNodeGone(node) } }
-            }
-            return verdict
-        }
-        switch verdict {
-        case .first, .current:
-            return true
-        case .replaced(let previous):
-            log.info(
-                "node restarted or lapsed: its old sessions end",
-                ["node": node, "old": "\(previous.incarnation)/\(previous.lease)", "new": "\(run.incarnation)/\(run.lease)"])
-            return true
-        case .retired:
-            staleFrames.add(1, ordering: .relaxed)
-            return false
-        }
+        if runs.admit(run, of: node) { return true }
+        staleFrames.add(1, ordering: .relaxed)
+        return false
     }
 
     /// Whether `run` of `node` was replaced by a newer run (its frames are dropped).
-    func isRetired(_ run: RelayIncarnations.Run, of node: String) -> Bool {
-        incarnations.withLock { $0.isRetired(run, of: node) }
-    }
+    func isRetired(_ run: RelayIncarnations.Run, of node: String) -> Bool { runs.isRetired(run, of: node) }
 
     /// No link to `node` is left, or its registration under `lease` vanished: its
     /// sessions' grants end for every panel led here (with the registration, its members
@@ -409,7 +333,7 @@ final class ClusterContext: @unchecked Sendable {
         }
         for host in hosts.values {
             host.queue.async {
-                if let lease, !self.incarnations.withLock({ $0.isCurrent(lease: lease, of: node) }) {
+                if let lease, !self.runs.isCurrent(lease: lease, of: node) {
                     self.log.info("an earlier registration of a node ended: its new run's sessions stay", ["node": node, "panel": host.config.id])
                 } else if lease == nil {
                     host.remoteLinkLost(node)
@@ -446,13 +370,6 @@ final class ClusterContext: @unchecked Sendable {
     /// Whether a frame for `node` leaves without dialling it: a link to it is up.
     func hasLinkUp(to node: String) -> Bool { relay?.hasLinkUp(to: node) ?? false }
 
-    /// Every live node, sorted by name (GET /api/nodes).
-    func nodes() -> [(node: String, address: String)] {
-        var addresses = runtime?.nodeAddresses() ?? [:]
-        addresses[setup.node] = setup.advertise
-        return addresses.map { ($0.key, $0.value) }.sorted { $0.node < $1.node }
-    }
-
     /// Notices registrations that vanished since the last call: their sessions are gone.
     func checkNodes() {
         guard let runtime else { return }
@@ -468,11 +385,5 @@ final class ClusterContext: @unchecked Sendable {
                 host.forgetGone()
             }
         }
-    }
-
-    /// Panels this node decides now (for /metrics).
-    func ledPanels() -> Int {
-        guard let runtime else { return 0 }
-        return hosts.keys.filter { runtime.canDecide($0) != nil }.count
     }
 }

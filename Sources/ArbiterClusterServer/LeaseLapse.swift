@@ -27,14 +27,49 @@ final class LeaseLapse: @unchecked Sendable {
     /// every relayed command.
     private let runtime = AtomicLazyReference<ClusterRuntime>()
 
-    init(clock: any TimeSource, log: ServerLog) {
+    /// The runtime's `writableLease`, set with it: `outputStands` reads it at every write.
+    private let writable = AtomicLazyReference<WritableLease>()
+    /// How long after a leader's frame was read what it makes may still be written
+    /// (`RelayOptions.staleAfterMs`).
+    private let staleAfterMs: Int64
+
+    init(clock: any TimeSource, log: ServerLog, staleAfterMs: Int64) {
         self.clock = clock
         self.log = log
+        self.staleAfterMs = staleAfterMs
     }
 
     /// The runtime is running: its leases can be read.
     func watch(_ runtime: ClusterRuntime) {
         _ = self.runtime.storeIfNil(runtime)
+        _ = writable.storeIfNil(runtime.writableLease)
+    }
+
+    /// The epoch to mark output with that holds only under this node's lease: a leader's
+    /// decisions, and what a follower passes on from its leader (`FlushList.outputEpoch`).
+    /// 0 while lapsed: what is said then (failover releases, refusals) holds anyway.
+    var outputEpoch: UInt64 { isLapsed ? 0 : epoch }
+
+    /// Whether output marked with `epoch` may still be written: this node has not lapsed
+    /// since, and its lease is still held (`ClusterRuntime.writableLeaseID`: at most half
+    /// the safety margin past its safe deadline) and the one its panels synchronised under. A
+    /// process paused (SIGSTOP, a VM freeze) between deciding a grant and writing it wakes
+    /// with the write still to do; by then another node may lead the panel and have
+    /// granted the group again at a higher fence, so the stale GRANTED must not reach the
+    /// client (`bench/nemesis.py`, seed 21, saw one). Called at each write, under the
+    /// connection's lock: it only reads atomics and the lease's snapshot.
+    ///
+    /// `markedAtMs` (0: none): when output passed on from a leader's frame was made. Past
+    /// `staleAfterMs` the leader may have closed the link to this node as silent and ended
+    /// its sessions' grants, with the lease still fine (a pause shorter than it): not
+    /// written either.
+    func outputStands(_ epoch: UInt64, markedAtMs: Int64) -> Bool {
+        guard epoch == self.epoch, !isLapsed else { return false }
+        if markedAtMs != 0, SystemClock.monotonic.milliseconds() - markedAtMs >= staleAfterMs { return false }
+        // Not through the runtime while the published lease answers (`WritableLease`).
+        if let fast = writable.load()?.read(), let lease = fast { return agrees(lease) }
+        guard let runtime = runtime.load() else { return true }
+        return agrees(runtime.writableLeaseID(), holding: runtime.leaseID)
     }
 
     var isLapsed: Bool { lapsedFlag.load(ordering: .acquiring) }
