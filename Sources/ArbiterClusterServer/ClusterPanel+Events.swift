@@ -14,11 +14,11 @@ extension ClusterPanel {
         if seq == 0 {
             // The old leader's failover notice: see `passOnEvent(term:seq:line:from:flush:)`.
             failoverNoticeArrived(term: eventTerm, flush: &flush)
-            let known = Set(clusterState.knownGrants.values.map(\.fence))
+            let known = Set(clusterState.following.knownGrants.values.map(\.fence))
             lines.removeAll { line in
                 if case .released(_, let fence, _) = line.fact { !known.contains(fence) } else { false }
             }
-            clusterState.knownGrants = [:]
+            clusterState.following.knownGrants = [:]
         } else {
             guard inOrder(seq, from: node, flush: &flush) else { return }
             for line in lines { track(line.fact) }
@@ -46,10 +46,10 @@ extension ClusterPanel {
             // just before the leader paused may never have reached this node (its
             // frame dropped as made under a lease that lapsed; nemesis seed 65).
             failoverNoticeArrived(term: eventTerm, flush: &flush)
-            let known = Set(clusterState.knownGrants.values.map(\.fence))
+            let known = Set(clusterState.following.knownGrants.values.map(\.fence))
             text = RelayPayload.keepingFailoverReleases(of: known, in: text)
             json = RelayPayload.keepingFailoverReleases(of: known, in: json)
-            clusterState.knownGrants = [:]
+            clusterState.following.knownGrants = [:]
         } else {
             guard inOrder(seq, from: node, flush: &flush) else { return }
             trackLegacy(RelayPayload.ownership(ofTextEvent: text))
@@ -66,7 +66,7 @@ extension ClusterPanel {
     /// with the next leader's snapshot, and queue lines are gone.
     private func failoverNoticeArrived(term: Int64, flush: inout FlushList) {
         sessionGrantsEnded(inTerms: { $0 <= term })
-        clusterState.nextEventSeq = nil
+        clusterState.following.nextEventSeq = nil
         endWaits(flush: &flush)
     }
 
@@ -74,12 +74,12 @@ extension ClusterPanel {
     /// link closed with them queued and the leader went on over another one. Nothing past
     /// the hole is shown; members start again from a snapshot, as after a dropped link.
     private func inOrder(_ seq: UInt64, from node: String, flush: inout FlushList) -> Bool {
-        if let expected = clusterState.nextEventSeq, seq != expected, !members.isEmpty {
+        if let expected = clusterState.following.nextEventSeq, seq != expected, !members.isEmpty {
             cluster?.log.warning("relay events lost", ["panel": config.id, "node": node, "expected_seq": "\(expected)", "got_seq": "\(seq)"])
             resync(from: node, because: "frames from panel \(config.id)'s leader \(node) were lost on the way before it answered", flush: &flush)
             return false
         }
-        clusterState.nextEventSeq = seq + 1
+        clusterState.following.nextEventSeq = seq + 1
         return true
     }
 
@@ -87,11 +87,11 @@ extension ClusterPanel {
         switch fact {
         case .granted(let button, let owner, _, let fence):
             guard button < config.buttons.count else { return }
-            clusterState.knownGrants[button] = (owner, fence)
+            clusterState.following.knownGrants[button] = (owner, fence)
         case .released(let button, let fence, let reason):
             guard button < config.buttons.count else { return }
-            clusterState.knownGrants[button] = nil
-            if !clusterState.sessionGrants.isEmpty { sessionGrantEnded(button: button, fence: fence, reason: reason) }
+            clusterState.following.knownGrants[button] = nil
+            if !clusterState.grants.sessionGrants.isEmpty { sessionGrantEnded(button: button, fence: fence, reason: reason) }
         case .left, .plain:
             break
         }
@@ -99,11 +99,11 @@ extension ClusterPanel {
     private func trackLegacy(_ ownership: RelayPayload.Ownership?) {
         switch ownership {
         case .granted(let button, let owner, let fence)?:
-            if let b = buttonIndex[button] { clusterState.knownGrants[b] = (owner, fence) }
+            if let b = buttonIndex[button] { clusterState.following.knownGrants[b] = (owner, fence) }
         case .released(let button, let fence, let reason)?:
             if let b = buttonIndex[button] {
-                clusterState.knownGrants[b] = nil
-                if let fence, !clusterState.sessionGrants.isEmpty { sessionGrantEnded(button: b, fence: fence, reason: reason) }
+                clusterState.following.knownGrants[b] = nil
+                if let fence, !clusterState.grants.sessionGrants.isEmpty { sessionGrantEnded(button: b, fence: fence, reason: reason) }
             }
         case nil:
             break

@@ -12,10 +12,10 @@ extension ClusterPanel {
     /// A local session's command in cluster mode: decided here if this node leads the
     /// panel, else relayed to the leader, else `ERROR unavailable`. On `queue`.
     func executeInCluster(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
-        if case .join = command.request { clusterState.memberIdentity[connection.session] = (connection.name, connection.key) }
+        if case .join = command.request { clusterState.following.memberIdentity[connection.session] = (connection.name, connection.key) }
         var press: Press<Int>?
         if case .press(let p) = command.request, let button = buttonIndex[p.button] { press = p.resolved(panel: index, button: button) }
-        if let press, !clusterState.failoverEnded.isEmpty,
+        if let press, !clusterState.grants.failoverEnded.isEmpty,
             answerReleaseOfFailoverEnded(press, from: connection, format: command.format, id: command.id, flush: &flush)
         {
             return
@@ -33,7 +33,7 @@ extension ClusterPanel {
     }
 
     func executePressInCluster(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
-        if !clusterState.failoverEnded.isEmpty, answerReleaseOfFailoverEnded(press, from: connection, format: format, id: nil, flush: &flush) {
+        if !clusterState.grants.failoverEnded.isEmpty, answerReleaseOfFailoverEnded(press, from: connection, format: format, id: nil, flush: &flush) {
             return
         }
         if clusterState.block != nil, mayDecideNow() {
@@ -53,7 +53,7 @@ extension ClusterPanel {
         let serial = nextSerial()
         let frame = RelayFrameEncoder.encodePress(
             origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key, panel: config.id,
-            json: format == .json, term: clusterState.leaderTerm ?? 0, verb: press.verb.rawValue, button: config.buttons[press.button].id,
+            json: format == .json, term: clusterState.leader.term ?? 0, verb: press.verb.rawValue, button: config.buttons[press.button].id,
             fence: press.fence, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
             lease: cluster.synchronisedLease)
         send(
@@ -76,7 +76,7 @@ extension ClusterPanel {
         if let press { notePress(press.verb, button: press.button, connection) }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
-            command: RelayPayload.command(request, format: format, id: id, term: clusterState.leaderTerm ?? 0))
+            command: RelayPayload.command(request, format: format, id: id, term: clusterState.leader.term ?? 0))
         send(
             RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, unanswered: unanswered, to: leader, cluster, format: format, id: id,
             from: connection, press: press, flush: &flush)
@@ -100,7 +100,7 @@ extension ClusterPanel {
         // (`heardWhileLapsed`). The one answer decides both whether a release goes and
         // that it goes unanswered; asked twice, a lapse between the two could send a DOWN
         // unanswered.
-        guard let cluster, let leader = clusterState.leaderNode, leader != cluster.node, clusterState.leaderTerm != nil,
+        guard let cluster, let leader = clusterState.leader.node, leader != cluster.node, clusterState.leader.term != nil,
             case let unsafe = cluster.mayNotRelay(), isRelease || !unsafe
         else {
             if isJoin {
@@ -129,8 +129,8 @@ extension ClusterPanel {
         // just started. Sent before, the frame would be dropped at the dial and the press
         // answered "may or may not have been done" when nothing was. A JOIN is sent: a
         // lost one waits and is sent again (`failInFlight`).
-        if clusterState.leaderAddress == nil { clusterState.leaderAddress = cluster.address(ofNode: leader) }
-        if clusterState.leaderAddress == nil, !isJoin, !cluster.hasLinkUp(to: leader) {
+        if clusterState.leader.address == nil { clusterState.leader.address = cluster.address(ofNode: leader) }
+        if clusterState.leader.address == nil, !isJoin, !cluster.hasLinkUp(to: leader) {
             refuse(
                 "panel \(config.id)'s leader \(leader) is not known to this node yet (its address is read from etcd within a second); \(ClusterPanel.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
@@ -169,18 +169,18 @@ extension ClusterPanel {
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
         // could run it for a session it has ended since.
         post(frame, to: leader, cluster, leaseEpoch: cluster.outputEpoch)
-        if isJoin { clusterState.pendingJoins[connection.session] = connection }
-        clusterState.inFlight[connection.session, default: []].append(
+        if isJoin { clusterState.following.pendingJoins[connection.session] = connection }
+        clusterState.following.inFlight[connection.session, default: []].append(
             InFlight(format: format, id: id, kind: kind, serial: serial, sentAtMs: sentAt))
     }
 
     /// Hands a command's frame to the relay: after the panel's queue is left when a visit
     /// defers its sends (`SessionRunner.visit`), else now.
     private func post(_ frame: [UInt8], to leader: String, _ cluster: ClusterContext, leaseEpoch: UInt64) {
-        if clusterState.deferredSends != nil {
-            clusterState.deferredSends?.append((frame, leader, clusterState.leaderAddress, leaseEpoch))
+        if clusterState.following.deferredSends != nil {
+            clusterState.following.deferredSends?.append((frame, leader, clusterState.leader.address, leaseEpoch))
         } else {
-            _ = cluster.send(encoded: frame, toNode: leader, address: clusterState.leaderAddress, leaseEpoch: leaseEpoch)
+            _ = cluster.send(encoded: frame, toNode: leader, address: clusterState.leader.address, leaseEpoch: leaseEpoch)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
     }
@@ -194,17 +194,17 @@ extension ClusterPanel {
             wasMember = true
         }
         waiters.removeValue(forKey: connection.session)
-        clusterState.waitingPlaces.removeValue(forKey: connection.session)
-        clusterState.waitNames.removeValue(forKey: connection.session)
+        clusterState.following.waitingPlaces.removeValue(forKey: connection.session)
+        clusterState.following.waitNames.removeValue(forKey: connection.session)
         // One waiting for its re-join's snapshot is a member to the leader all the same.
-        if clusterState.pendingJoins.removeValue(forKey: connection.session) != nil { wasMember = true }
-        clusterState.memberIdentity.removeValue(forKey: connection.session)
-        clusterState.inFlight.removeValue(forKey: connection.session)
-        clusterState.parkedJoins.removeValue(forKey: connection.session)
-        clusterState.owedReleases.removeValue(forKey: connection.session)
-        clusterState.sessionGrants.removeValue(forKey: connection.session)
-        clusterState.failoverEnded.removeValue(forKey: connection.session)
-        clusterState.leaderEnded.removeValue(forKey: connection.session)
+        if clusterState.following.pendingJoins.removeValue(forKey: connection.session) != nil { wasMember = true }
+        clusterState.following.memberIdentity.removeValue(forKey: connection.session)
+        clusterState.following.inFlight.removeValue(forKey: connection.session)
+        clusterState.following.parkedJoins.removeValue(forKey: connection.session)
+        clusterState.following.owedReleases.removeValue(forKey: connection.session)
+        clusterState.grants.sessionGrants.removeValue(forKey: connection.session)
+        clusterState.grants.failoverEnded.removeValue(forKey: connection.session)
+        clusterState.grants.leaderEnded.removeValue(forKey: connection.session)
         guard let cluster else { return }
         if clusterState.block != nil {
             guard mayDecideNow() else { return }
@@ -213,10 +213,10 @@ extension ClusterPanel {
             deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
             return
         }
-        if let leader = clusterState.leaderNode, leader != cluster.node {
+        if let leader = clusterState.leader.node, leader != cluster.node {
             let lease = cluster.synchronisedLease
             tellGone(connection.session, lease: lease, to: leader, cluster)
-            if wasMember { clusterState.goneMembers[connection.session] = (clock.now().milliseconds, lease) }
+            if wasMember { clusterState.following.goneMembers[connection.session] = (clock.now().milliseconds, lease) }
         }
     }
 
@@ -229,19 +229,19 @@ extension ClusterPanel {
         guard let cluster else { return }
         if node == cluster.node {
             // This node's own key: `becameLeader`, once its fences are reserved, starts it.
-            clusterState.leaderNode = node
-            clusterState.leaderAddress = cluster.setup.advertise
-            clusterState.leaderTerm = term
+            clusterState.leader.node = node
+            clusterState.leader.address = cluster.setup.advertise
+            clusterState.leader.term = term
             return
         }
         // etcd shows another holder while this node still decides (the runtime's step-down
         // may come after this news): stop first, so members here get their failover
         // releases before they are joined to the new leader.
         if let block = clusterState.block { stopDeciding(term: block.term, reason: .deposed) }
-        let termChanged = term != clusterState.leaderTerm || node != clusterState.leaderNode
-        clusterState.leaderNode = node
-        clusterState.leaderAddress = address
-        clusterState.leaderTerm = term
+        let termChanged = term != clusterState.leader.term || node != clusterState.leader.node
+        clusterState.leader.node = node
+        clusterState.leader.address = address
+        clusterState.leader.term = term
         guard termChanged else { return }
         var flush = FlushList()
         failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
@@ -264,8 +264,8 @@ extension ClusterPanel {
     }
 
     private func nextSerial() -> UInt64 {
-        clusterState.lastSerial += 1
-        return clusterState.lastSerial
+        clusterState.following.lastSerial += 1
+        return clusterState.following.lastSerial
     }
 
     /// Ends, for the local members, the grants of the term that just ended that they were

@@ -18,13 +18,13 @@ extension ClusterPanel {
         // The last answer holds while neither the lease nor the runtime's table changed and
         // the deadline is ahead: every press batch would otherwise pay two locks and a
         // lookup by name (about 1,000 of a leader's ~7,000 instructions per DOWN/UP).
-        if let window = clusterState.window, window.block.term == block.term, runtime.stillDecides(window) { return true }
+        if let window = clusterState.deciding?.window, window.block.term == block.term, runtime.stillDecides(window) { return true }
         guard let window = runtime.decisionWindow(config.id), window.block.term == block.term else {
-            clusterState.window = nil
+            clusterState.deciding?.window = nil
             stopDeciding(term: block.term, reason: .leaseDeadline)
             return false
         }
-        clusterState.window = window
+        clusterState.deciding?.window = window
         if window.block.last != block.last { adopt(window.block) }
         return true
     }
@@ -43,31 +43,28 @@ extension ClusterPanel {
         fresh.term = term
         fresh.fenceLimit = block.last
         core = fresh
-        clusterState.block = block
-        clusterState.window = nil
-        clusterState.extensionAskedAt = nil
-        clusterState.rateMark = (at: clock.now().milliseconds, fence: fenceFloor)
-        clusterState.leaderNode = cluster.node
-        clusterState.leaderAddress = cluster.setup.advertise
-        clusterState.leaderTerm = term
-        clusterState.forgetRemoteSessions()
+        clusterState.standing = .leading(Deciding(block: block, rateMark: (at: clock.now().milliseconds, fence: fenceFloor)))
+        clusterState.leader.node = cluster.node
+        clusterState.leader.address = cluster.setup.advertise
+        clusterState.leader.term = term
+        clusterState.relayed.forgetRemoteSessions()
         waiters = [:]
         var joiners = members
-        for (session, connection) in clusterState.pendingJoins { joiners[session] = connection }
-        clusterState.pendingJoins = [:]
+        for (session, connection) in clusterState.following.pendingJoins { joiners[session] = connection }
+        clusterState.following.pendingJoins = [:]
         // Each member is a member again only from its own snapshot on: nothing of the new
         // term may reach it before that.
         members = [:]
         host.memberCount.store(0, ordering: .relaxed)
         let now = clock.now()
         for (session, connection) in joiners.sorted(by: { $0.key < $1.key }) {
-            guard let identity = clusterState.memberIdentity[session] else { continue }
+            guard let identity = clusterState.following.memberIdentity[session] else { continue }
             members[session] = connection
             host.memberCount.add(1, ordering: .relaxed)
             output.removeAll()
             core.handle(.join, session: session, name: identity.name, access: access(key: identity.key), now: now, into: &output)
             // A session's own JOIN that waited for a leader is answered in its form and id.
-            let parked = clusterState.parkedJoins.removeValue(forKey: session)
+            let parked = clusterState.following.parkedJoins.removeValue(forKey: session)
             if let reply = output.reply {
                 flush.answer(parked?.slot, to: connection, panel: index) { [names] out, format in
                     MessageEncoder.encode(reply, names: names, format: parked?.format ?? format, id: parked?.id, into: &out)
@@ -86,8 +83,8 @@ extension ClusterPanel {
     }
 
     private func adopt(_ block: FenceBlock) {
-        clusterState.block = block
-        clusterState.extensionAskedAt = nil
+        clusterState.deciding?.block = block
+        clusterState.deciding?.extensionAskedAt = nil
         core.fenceLimit = block.last
         // A queue's hand-off that waited for a fence may go on now.
         if core.hasFairGroups {
@@ -106,8 +103,7 @@ extension ClusterPanel {
     func stopDeciding(term: Int64, reason: StepDownReason) {
         assertOnQueue()
         guard let cluster, let block = clusterState.block, block.term == term else { return }
-        clusterState.block = nil
-        clusterState.window = nil
+        clusterState.standing = .following
         let now = clock.now()
         let grants = core.liveGrants
         localGrantsEndedWithTerm(grants, node: cluster.node)
@@ -131,7 +127,7 @@ extension ClusterPanel {
             }
         }
         counters.releases[ReleaseReason.failover.index] += grants.count
-        if !clusterState.memberNodes.isEmpty {
+        if !clusterState.relayed.memberNodes.isEmpty {
             var lines: [RelayEventLine] = []
             for (button, owner) in grants {
                 var text: [UInt8] = []
@@ -149,12 +145,12 @@ extension ClusterPanel {
         }
         endLocalWaits(endingGroups, flush: &flush)
         core = fresh
-        clusterState.forgetRemoteSessions()
+        clusterState.relayed.forgetRemoteSessions()
         waiters = [:]
-        if clusterState.leaderNode == cluster.node {
-            clusterState.leaderNode = nil
-            clusterState.leaderAddress = nil
-            clusterState.leaderTerm = nil
+        if clusterState.leader.node == cluster.node {
+            clusterState.leader.node = nil
+            clusterState.leader.address = nil
+            clusterState.leader.term = nil
         }
         cluster.log.info("panel stopped deciding", ["panel": config.id, "term": "\(term)", "reason": "\(reason)", "failover_releases": "\(grants.count)"])
         finishBatch(&flush)
@@ -185,11 +181,12 @@ extension ClusterPanel {
     private func askForFences() {
         guard let runtime = cluster?.runtime else { return }
         let now = clock.now().milliseconds
-        if let asked = clusterState.extensionAskedAt, now - asked < 500 { return }
-        clusterState.extensionAskedAt = now
+        guard let deciding = clusterState.deciding else { return }
+        if let asked = deciding.extensionAskedAt, now - asked < 500 { return }
+        clusterState.deciding?.extensionAskedAt = now
         let highest = core.highestFence
-        let mark = clusterState.rateMark ?? (at: now, fence: highest)
-        clusterState.rateMark = (at: now, fence: highest)
+        let mark = deciding.rateMark
+        clusterState.deciding?.rateMark = (at: now, fence: highest)
         let size = FenceBlockSizing.next(used: highest >= mark.fence ? highest - mark.fence : 0, elapsedMilliseconds: now - mark.at)
         runtime.reserveMoreFences(config.id, size: size)
     }

@@ -52,7 +52,7 @@ extension ClusterPanel {
         if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
             return replyRemotely(.error(.unavailable, refusal))
         }
-        clusterState.remoteSessions[session] = node
+        clusterState.relayed.remoteSessions[session] = node
         executeHere(command, receivedAt: arrived, session: session, name: relayed.sessionName, key: relayed.key, from: nil, flush: &flush)
         afterDecision()
         finishVisit()
@@ -68,16 +68,16 @@ extension ClusterPanel {
         let kind: RelayPayload.ReplyKind
         switch reply {
         case .joined(let snapshot):
-            clusterState.addRemoteMember(remote.session, node: remote.node)
-            clusterState.keptMembers[remote.session] = nil
+            clusterState.relayed.addRemoteMember(remote.session, node: remote.node)
+            clusterState.relayed.keptMembers[remote.session] = nil
             var rendered: [UInt8] = []
             MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
             return sendReply(RelayPayload.reply(.joined, grants: core.liveGrants, seq: snapshot.seq, rendered: rendered), to: remote)
         case .left:
-            clusterState.removeRemoteMember(remote.session)
+            clusterState.relayed.removeRemoteMember(remote.session)
             kind = .left
         case .queued:
-            clusterState.remoteWaiters[remote.session] = remote
+            clusterState.relayed.remoteWaiters[remote.session] = remote
             kind = .queued
         case .deniedBusy, .deniedForbidden, .denied:
             counters.denials += 1
@@ -90,7 +90,7 @@ extension ClusterPanel {
 
     /// A queue's hand-off GRANTED for a relayed session that waited in the line.
     func deliverRemoteNotice(_ notice: PanelOutput.Notice) {
-        guard let waiter = clusterState.remoteWaiters.removeValue(forKey: notice.session) else { return }
+        guard let waiter = clusterState.relayed.remoteWaiters.removeValue(forKey: notice.session) else { return }
         sendReply(.notice, notice.reply, to: waiter, id: nil)
     }
 
@@ -157,7 +157,7 @@ extension ClusterPanel {
     func relay(lines: [RelayEventLine], term: Int64, seq: UInt64, _ cluster: ClusterContext, leaseEpoch: UInt64) {
         var typed: [UInt8] = []
         var legacy: [UInt8] = []
-        for node in clusterState.memberNodes.keys {
+        for node in clusterState.relayed.memberNodes.keys {
             if clusterState.typedEventNodes.contains(node) {
                 if typed.isEmpty { typed = RelayFrameEncoder.encode(.typedEvent(panel: config.id, term: term, seq: seq, lines: lines)) }
                 cluster.send(encoded: typed, toNode: node, leaseEpoch: leaseEpoch)
@@ -180,8 +180,8 @@ extension ClusterPanel {
         case .timeout, .fired, .reset: break
         case .up, .cancel, .disconnect, .shutdown, .failover: return
         }
-        guard let cluster, let block = clusterState.block, let node = clusterState.remoteSessions[owner.session],
-            clusterState.memberNodes[node] == nil, cluster.runtime?.node(node, supports: ClusterFeatures.grantEnded) == true
+        guard let cluster, let block = clusterState.block, let node = clusterState.relayed.remoteSessions[owner.session],
+            clusterState.relayed.memberNodes[node] == nil, cluster.runtime?.node(node, supports: ClusterFeatures.grantEnded) == true
         else { return }
         let frame = RelayMessage.grantEnded(
             panel: config.id, term: block.term, session: UInt64(owner.session.number), button: config.buttons[button].id, fence: owner.fence,
@@ -193,7 +193,7 @@ extension ClusterPanel {
     func remoteSessionGone(_ session: SessionID, of node: String, run: RelayIncarnations.Run) {
         assertOnQueue()
         if let cluster, cluster.isRetired(run, of: node) { return }
-        guard clusterState.remoteSessions[session] == node || clusterState.remoteMembers[session] == node else { return }
+        guard clusterState.relayed.remoteSessions[session] == node || clusterState.relayed.remoteMembers[session] == node else { return }
         endRemoteSessions([session])
     }
 
@@ -218,9 +218,9 @@ extension ClusterPanel {
     /// `sessionGone` lost with it), so they leave now. On `queue` (the node timer).
     func checkKeptMembers() {
         assertOnQueue()
-        guard !clusterState.keptMembers.isEmpty, let cluster else { return }
+        guard !clusterState.relayed.keptMembers.isEmpty, let cluster else { return }
         let limit = clock.now().milliseconds - cluster.setup.memberGraceMs
-        let gone = clusterState.keptMembers.filter { $0.value <= limit }.keys.sorted()
+        let gone = clusterState.relayed.keptMembers.filter { $0.value <= limit }.keys.sorted()
         guard !gone.isEmpty else { return }
         endRemoteSessions(gone)
     }
@@ -236,7 +236,7 @@ extension ClusterPanel {
     /// Every session of `node` this panel knows of: those that ran a command here, and its
     /// members.
     private func remoteSessions(of node: String) -> [SessionID] {
-        Set(clusterState.remoteSessions.filter { $0.value == node }.keys).union(clusterState.remoteMembers.filter { $0.value == node }.keys)
+        Set(clusterState.relayed.remoteSessions.filter { $0.value == node }.keys).union(clusterState.relayed.remoteMembers.filter { $0.value == node }.keys)
             .sorted()
     }
 
@@ -246,14 +246,14 @@ extension ClusterPanel {
         let list = Array(sessions)
         let now = clock.now()
         for session in list {
-            clusterState.remoteSessions[session] = nil
-            clusterState.remoteWaiters[session] = nil
-            if keepingMembers, clusterState.remoteMembers[session] != nil { clusterState.keptMembers[session] = now.milliseconds }
+            clusterState.relayed.remoteSessions[session] = nil
+            clusterState.relayed.remoteWaiters[session] = nil
+            if keepingMembers, clusterState.relayed.remoteMembers[session] != nil { clusterState.relayed.keptMembers[session] = now.milliseconds }
         }
         // A member leaves the relay's list only after its LEFT went out: its node hears of
         // it even when it was that node's last member, and joins it again if it still has
         // it (`ClusterPanel.rejoinDropped`) instead of leaving it to hear nothing more.
-        defer { if !keepingMembers { for session in list { clusterState.removeRemoteMember(session) } } }
+        defer { if !keepingMembers { for session in list { clusterState.relayed.removeRemoteMember(session) } } }
         guard clusterState.block != nil, mayDecideNow() else { return }
         var flush = FlushList()
         for session in list {

@@ -22,30 +22,30 @@ extension ClusterPanel {
         // out of it, or handed the group unheard: their DOWNs go again (`ClusterPanel+Waits`).
         if rejoin {
             resendGone(to: node)
-            rewait(at: node, address: clusterState.leaderAddress)
+            rewait(at: node, address: clusterState.leader.address)
         }
-        guard rejoin, !members.isEmpty || !clusterState.pendingJoins.isEmpty else {
-            return owedFailover(newTerm: clusterState.leaderTerm, flush: &flush)
+        guard rejoin, !members.isEmpty || !clusterState.following.pendingJoins.isEmpty else {
+            return owedFailover(newTerm: clusterState.leader.term, flush: &flush)
         }
         // A member still waiting for the snapshot of an earlier resync has waited long
         // enough (this one may be the answer deadline of its re-join): its grants end now.
-        let grants = restartStream(term: clusterState.leaderTerm, flush: &flush)
+        let grants = restartStream(term: clusterState.leader.term, flush: &flush)
         if !grants.isEmpty {
-            for session in members.keys { clusterState.owedReleases[session] = grants }
-            clusterState.owedUncounted.formUnion(grants.map(\.fence))
+            for session in members.keys { clusterState.following.owedReleases[session] = grants }
+            clusterState.following.owedUncounted.formUnion(grants.map(\.fence))
         }
-        self.rejoin(at: node, address: clusterState.leaderAddress)
+        self.rejoin(at: node, address: clusterState.leader.address)
     }
 
     /// The leader's stream starts again (a new term, or the same after a loss): its term
     /// gate moves, any next event is taken, members still owed releases read them, and
     /// the grants the members knew of are handed back (by button) for the caller to end.
-    func restartStream(term: Int64?, flush: inout FlushList) -> [PanelClusterState.OwedRelease] {
-        _ = clusterState.inbox.leaderChanged(panel: config.id, term: term)
-        clusterState.nextEventSeq = nil
+    func restartStream(term: Int64?, flush: inout FlushList) -> [FollowerBooks.OwedRelease] {
+        _ = clusterState.following.inbox.leaderChanged(panel: config.id, term: term)
+        clusterState.following.nextEventSeq = nil
         releaseOwed(flush: &flush)
-        let grants = clusterState.knownGrants.sorted { $0.key < $1.key }.map { (button: $0.key, owner: $0.value.owner, fence: $0.value.fence) }
-        clusterState.knownGrants = [:]
+        let grants = clusterState.following.knownGrants.sorted { $0.key < $1.key }.map { (button: $0.key, owner: $0.value.owner, fence: $0.value.fence) }
+        clusterState.following.knownGrants = [:]
         return grants
     }
 
@@ -54,7 +54,7 @@ extension ClusterPanel {
     /// it could not hear; it is told so before the snapshot. The fence alone names a grant
     /// (each grant gets a higher one), so owners' names are not compared. On `queue`.
     func settleOwed(_ session: SessionID, on connection: Connection, by grants: [Int: (owner: String, fence: UInt64)], flush: inout FlushList) {
-        guard let owed = clusterState.owedReleases.removeValue(forKey: session) else { return }
+        guard let owed = clusterState.following.owedReleases.removeValue(forKey: session) else { return }
         let ended = owed.filter { known in grants[known.button]?.fence != known.fence }
         writeFailoverReleases(ended, to: connection, flush: &flush)
         countOwed(ended)
@@ -63,24 +63,24 @@ extension ClusterPanel {
     /// Every member still owed releases from a same-term resync reads them now (the term
     /// ended, another resync began, or the lease lapsed). On `queue`.
     func releaseOwed(flush: inout FlushList) {
-        guard !clusterState.owedReleases.isEmpty else { return }
-        for session in clusterState.owedReleases.keys.sorted() {
-            guard let connection = clusterState.pendingJoins[session] ?? members[session] else { continue }
+        guard !clusterState.following.owedReleases.isEmpty else { return }
+        for session in clusterState.following.owedReleases.keys.sorted() {
+            guard let connection = clusterState.following.pendingJoins[session] ?? members[session] else { continue }
             releaseOwed(to: session, on: connection, flush: &flush)
         }
-        clusterState.owedReleases = [:]
-        clusterState.owedUncounted = []
+        clusterState.following.owedReleases = [:]
+        clusterState.following.owedUncounted = []
     }
 
     /// One member's owed releases, now (it will get no snapshot to settle them by).
     func releaseOwed(to session: SessionID, on connection: Connection, flush: inout FlushList) {
-        guard let owed = clusterState.owedReleases.removeValue(forKey: session) else { return }
+        guard let owed = clusterState.following.owedReleases.removeValue(forKey: session) else { return }
         writeFailoverReleases(owed, to: connection, flush: &flush)
         countOwed(owed)
     }
 
     /// `RELEASED <p> <b> reason=failover ...` for each of `grants`, to one connection.
-    func writeFailoverReleases(_ grants: [PanelClusterState.OwedRelease], to connection: Connection, flush: inout FlushList) {
+    func writeFailoverReleases(_ grants: [FollowerBooks.OwedRelease], to connection: Connection, flush: inout FlushList) {
         guard !grants.isEmpty else { return }
         let panel = config
         flush.append(to: connection, panel: index) { out, format in
@@ -91,8 +91,8 @@ extension ClusterPanel {
     }
 
     /// Owed releases written: each grant counts once, however many members were told.
-    private func countOwed(_ grants: [PanelClusterState.OwedRelease]) {
-        for grant in grants where clusterState.owedUncounted.remove(grant.fence) != nil {
+    private func countOwed(_ grants: [FollowerBooks.OwedRelease]) {
+        for grant in grants where clusterState.following.owedUncounted.remove(grant.fence) != nil {
             counters.releases[ReleaseReason.failover.index] += 1
         }
     }
@@ -105,16 +105,16 @@ extension ClusterPanel {
     /// (a dropped link, lost frames, a lapsed lease) it may still stand, as the snapshot
     /// that follows shows.
     func failInFlight(because why: String, termEnded: Bool = true, flush: inout FlushList) {
-        guard !clusterState.inFlight.isEmpty else { return }
+        guard !clusterState.following.inFlight.isEmpty else { return }
         let grant = termEnded ? " (a grant it got ended with the failover)" : " (a grant it got may still be held: the panel's snapshot shows it)"
         let message = "\(why); it may or may not have been done\(grant); try again in a second or two"
         let now = clock.now().milliseconds
-        for (session, pending) in clusterState.inFlight.sorted(by: { $0.key < $1.key }) {
+        for (session, pending) in clusterState.following.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
-            for entry in pending where entry.isJoin && clusterState.pendingJoins[session] != nil {
+            for entry in pending where entry.isJoin && clusterState.following.pendingJoins[session] != nil {
                 parkJoin(entry.parked(now: now), for: session, flush: &flush)
             }
-            let waiting = pending.filter { $0.isSessions && !($0.isJoin && clusterState.pendingJoins[session] != nil) }
+            let waiting = pending.filter { $0.isSessions && !($0.isJoin && clusterState.following.pendingJoins[session] != nil) }
             guard !waiting.isEmpty, let connection = joiningConnection(session) else { continue }
             for entry in waiting {
                 flush.answer(entry.slot, to: connection, panel: index) { out, _ in
@@ -122,7 +122,7 @@ extension ClusterPanel {
                 }
             }
         }
-        clusterState.inFlight = [:]
+        clusterState.following.inFlight = [:]
     }
 
     /// A relayed command unanswered for `ClusterSetup.answerTimeoutMs`: its answer was lost
@@ -139,7 +139,7 @@ extension ClusterPanel {
         guard let cluster, let leader = followedLeader else { return }
         let limit = cluster.setup.answerTimeoutMs
         let now = clock.now().milliseconds
-        guard clusterState.inFlight.values.contains(where: { $0.contains { now - $0.sentAtMs >= limit } }) else { return }
+        guard clusterState.following.inFlight.values.contains(where: { $0.contains { now - $0.sentAtMs >= limit } }) else { return }
         cluster.log.warning("no answer from a panel's leader in time: the panel resynchronises", ["panel": config.id, "leader": leader, "ms": "\(limit)"])
         var flush = FlushList()
         resync(from: leader, because: "panel \(config.id)'s leader \(leader) did not answer within \(limit) ms", flush: &flush)
@@ -152,7 +152,7 @@ extension ClusterPanel {
     /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
     func leaderLinkDown(_ node: String) {
         assertOnQueue()
-        guard clusterState.leaderNode == node, clusterState.block == nil else { return }
+        guard clusterState.leader.node == node, clusterState.block == nil else { return }
         var flush = FlushList()
         resync(from: node, because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
         finishBatch(&flush)
@@ -187,7 +187,7 @@ extension ClusterPanel {
     /// Every member waits for its re-join's snapshot: nothing the leader sends reaches it
     /// before that.
     func holdMembersForRejoin() {
-        for (session, connection) in members { clusterState.pendingJoins[session] = connection }
+        for (session, connection) in members { clusterState.following.pendingJoins[session] = connection }
         members = [:]
         host.memberCount.store(0, ordering: .relaxed)
     }
@@ -198,14 +198,14 @@ extension ClusterPanel {
         assertOnQueue()
         guard let cluster, !cluster.isLapsed, let leader = followedLeader else { return }
         resendGone(to: leader)
-        rewait(at: leader, address: clusterState.leaderAddress)
-        guard !clusterState.pendingJoins.isEmpty else { return }
-        rejoin(at: leader, address: clusterState.leaderAddress)
+        rewait(at: leader, address: clusterState.leader.address)
+        guard !clusterState.following.pendingJoins.isEmpty else { return }
+        rejoin(at: leader, address: clusterState.leader.address)
     }
 
     /// The leader of this panel when it is another node.
     var followedLeader: String? {
-        guard let leader = clusterState.leaderNode, leader != cluster?.node, clusterState.block == nil else { return nil }
+        guard let leader = clusterState.leader.node, leader != cluster?.node, clusterState.block == nil else { return nil }
         return leader
     }
 
@@ -223,7 +223,7 @@ extension ClusterPanel {
         guard let cluster else { return }
         forgetGone()
         let lease = cluster.synchronisedLease
-        for (session, gone) in clusterState.goneMembers.sorted(by: { $0.key < $1.key }) where gone.lease == lease {
+        for (session, gone) in clusterState.following.goneMembers.sorted(by: { $0.key < $1.key }) where gone.lease == lease {
             tellGone(session, lease: gone.lease, to: node, cluster)
         }
     }
@@ -232,14 +232,14 @@ extension ClusterPanel {
     func tellGone(_ session: SessionID, lease: Int64, to node: String, _ cluster: ClusterContext) {
         cluster.send(
             .sessionGone(origin: cluster.node, session: UInt64(session.number), incarnation: cluster.setup.incarnation, lease: lease),
-            toNode: node, address: clusterState.leaderAddress)
+            toNode: node, address: clusterState.leader.address)
     }
 
     /// Forgets the closed members older than the grace, which the leader has let go of by
     /// itself. On `queue`, every half second (the node timer) and before a resend.
     func forgetGone() {
-        guard let cluster, !clusterState.goneMembers.isEmpty else { return }
+        guard let cluster, !clusterState.following.goneMembers.isEmpty else { return }
         let since = clock.now().milliseconds - cluster.setup.memberGraceMs
-        clusterState.goneMembers = clusterState.goneMembers.filter { $0.value.atMs >= since }
+        clusterState.following.goneMembers = clusterState.following.goneMembers.filter { $0.value.atMs >= since }
     }
 }

@@ -31,39 +31,39 @@ extension ClusterPanel {
     func notePress(_ verb: Verb, button: Int, _ connection: Connection) {
         guard core.hasFairGroups else { return }
         if verb == .down {
-            clusterState.waitNames[connection.session] = (connection.name, connection.key)
-        } else if var places = clusterState.waitingPlaces[connection.session] {
+            clusterState.following.waitNames[connection.session] = (connection.name, connection.key)
+        } else if var places = clusterState.following.waitingPlaces[connection.session] {
             places.removeAll { $0.button == button }
-            clusterState.waitingPlaces[connection.session] = places.isEmpty ? nil : places
+            clusterState.following.waitingPlaces[connection.session] = places.isEmpty ? nil : places
         }
     }
 
     /// Follower: the leader's QUEUED answer to a local session's DOWN (in `format`).
     func noteQueued(_ session: SessionID, rendered: ArraySlice<UInt8>, format: WireFormat) {
         guard let (id, position) = RelayPayload.queuedPlace(rendered), let button = buttonIndex[id] else { return }
-        let identity = clusterState.waitNames[session]
+        let identity = clusterState.following.waitNames[session]
         let place = WaitingPlace(button: button, position: position, name: identity?.name ?? "guest", key: identity?.key, format: format)
-        var places = clusterState.waitingPlaces[session] ?? []
+        var places = clusterState.following.waitingPlaces[session] ?? []
         // A DOWN again on the same button keeps its place (and is answered QUEUED again).
         places.removeAll { $0.button == button }
         places.append(place)
-        clusterState.waitingPlaces[session] = places
+        clusterState.following.waitingPlaces[session] = places
     }
 
     /// Follower: the session's wait ended at the leader (its hand-off, or it left the line).
     func forgetWaits(of session: SessionID) {
         waiters[session] = nil
-        clusterState.waitingPlaces[session] = nil
+        clusterState.following.waitingPlaces[session] = nil
     }
 
     /// Follower: the term that kept the line ended (a new leader, the old one's step-down
     /// notice): every local waiter is told its place is gone. On `queue`.
     func endWaits(flush: inout FlushList) {
-        guard !clusterState.waitingPlaces.isEmpty else { return }
-        for (session, places) in clusterState.waitingPlaces.sorted(by: { $0.key < $1.key }) {
+        guard !clusterState.following.waitingPlaces.isEmpty else { return }
+        for (session, places) in clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
             for place in places { tellPlaceLost(session, place, flush: &flush) }
         }
-        clusterState.waitingPlaces = [:]
+        clusterState.following.waitingPlaces = [:]
         waiters = [:]
     }
 
@@ -85,8 +85,8 @@ extension ClusterPanel {
     /// to the leader again (see above). Not while this node's lease is unsafe: a lapse
     /// sends them once it is safe again (`rejoinAfterLapse`). On `queue`.
     func rewait(at node: String, address: String?) {
-        guard !clusterState.waitingPlaces.isEmpty else { return }
-        for (session, places) in clusterState.waitingPlaces.sorted(by: { $0.key < $1.key }) {
+        guard !clusterState.following.waitingPlaces.isEmpty else { return }
+        for (session, places) in clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
             for place in places { sendWait(session, place, to: node, address: address) }
         }
     }
@@ -94,15 +94,15 @@ extension ClusterPanel {
     private func sendWait(_ session: SessionID, _ place: WaitingPlace, to node: String, address: String?) {
         guard let cluster, !cluster.mayNotRelay() else { return }
         let down = RelayPayload.command(
-            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: clusterState.leaderTerm ?? 0)
+            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: clusterState.leader.term ?? 0)
         let (frame, serial) = commandFrame(cluster, session: session, name: place.name, key: place.key, command: down)
         guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
-        if var places = clusterState.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
+        if var places = clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
             places[i].resent = serial
-            clusterState.waitingPlaces[session] = places
+            clusterState.following.waitingPlaces[session] = places
         }
         let entry = InFlight(format: place.format, id: nil, kind: .rewait(button: place.button), serial: serial, sentAtMs: clock.now().milliseconds)
-        clusterState.inFlight[session, default: []].append(entry)
+        clusterState.following.inFlight[session, default: []].append(entry)
         cluster.relayedOut.add(1, ordering: .relaxed)
     }
 
@@ -111,13 +111,13 @@ extension ClusterPanel {
     /// its line, so it is not told its place is lost; the DOWN goes again shortly, while
     /// the leader stays the same. A new leader or a resync settles it otherwise.
     private func retryWait(_ session: SessionID, button: Int) {
-        let leader = clusterState.leaderNode
-        let term = clusterState.leaderTerm
+        let leader = clusterState.leader.node
+        let term = clusterState.leader.term
         queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(150)) { [weak self] in
-            guard let self, let leader, clusterState.leaderNode == leader, clusterState.leaderTerm == term, leader != cluster?.node,
-                let place = clusterState.waitingPlaces[session]?.first(where: { $0.button == button })
+            guard let self, let leader, clusterState.leader.node == leader, clusterState.leader.term == term, leader != cluster?.node,
+                let place = clusterState.following.waitingPlaces[session]?.first(where: { $0.button == button })
             else { return }
-            sendWait(session, place, to: leader, address: clusterState.leaderAddress)
+            sendWait(session, place, to: leader, address: clusterState.leader.address)
         }
     }
 
@@ -132,11 +132,11 @@ extension ClusterPanel {
         // A late answer: the session's hand-off came meanwhile, and it may wait again
         // since, in a place this answer knows nothing of (nemesis seed 62: a GRANTED of the
         // earlier wait, forwarded for the new one, reached a session already past it).
-        guard var places = clusterState.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button && $0.resent == serial })
+        guard var places = clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button && $0.resent == serial })
         else { return }
         if reply.kind == .queued {
             if let (_, position) = RelayPayload.queuedPlace(reply.rendered) { places[i].position = position }
-            clusterState.waitingPlaces[session] = places
+            clusterState.following.waitingPlaces[session] = places
             return
         }
         if RelayPayload.isUnavailable(reply.rendered) { return retryWait(session, button: button) }
@@ -149,7 +149,7 @@ extension ClusterPanel {
         } else {
             tellPlaceLost(session, place, flush: &flush)
         }
-        clusterState.waitingPlaces[session] = places.isEmpty ? nil : places
+        clusterState.following.waitingPlaces[session] = places.isEmpty ? nil : places
         if places.isEmpty { waiters[session] = nil }
     }
 
@@ -174,7 +174,7 @@ extension ClusterPanel {
     func tellNodesOfDequeuedWaiters(_ events: [PanelEvent]) {
         for event in events {
             guard case .dequeued(_, _, let session, _, _) = event.kind,
-                let waiter = clusterState.remoteWaiters.removeValue(forKey: session)
+                let waiter = clusterState.relayed.remoteWaiters.removeValue(forKey: session)
             else { continue }
             sendReply(RelayPayload.reply(.notice, rendered: []), to: waiter)
         }
@@ -190,16 +190,16 @@ extension ClusterPanel {
     /// `leader`: the node that sent it. A grant that cannot be let go is passed on after all.
     func handOffExpected(_ session: SessionID, _ rendered: ArraySlice<UInt8>, from leader: String) -> Bool {
         guard let (id, fence) = RelayPayload.grantedButtonAndFence(rendered), let button = buttonIndex[id] else { return true }
-        if clusterState.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
+        if clusterState.following.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
         guard let cluster, leader != cluster.node else { return true }
-        let identity = clusterState.waitNames[session]
+        let identity = clusterState.following.waitNames[session]
         let cancel = RelayPayload.command(
-            .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: clusterState.leaderTerm ?? 0)
+            .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: clusterState.leader.term ?? 0)
         let (frame, serial) = commandFrame(cluster, session: session, name: identity?.name ?? "guest", key: identity?.key, command: cancel)
-        let address = clusterState.leaderNode == leader ? clusterState.leaderAddress : nil
+        let address = clusterState.leader.node == leader ? clusterState.leader.address : nil
         guard cluster.send(frame, toNode: leader, address: address, leaseEpoch: cluster.outputEpoch) else { return true }
         let entry = InFlight(format: .text, id: nil, kind: .cleanup, serial: serial, sentAtMs: clock.now().milliseconds)
-        clusterState.inFlight[session, default: []].append(entry)
+        clusterState.following.inFlight[session, default: []].append(entry)
         cluster.log.info("a hand-off nobody waited for was let go", ["panel": config.id, "session": "\(session)", "button": id, "fence": "\(fence)"])
         return false
     }

@@ -115,12 +115,12 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
     func visit(_ body: () -> Void) {
         // The non-generic `sync`: the generic one costs about 1,400 instructions more per
         // visit on Linux (its rethrowing helper's closures), on every relayed press.
-        var sends: [PanelClusterState.DeferredSend] = []
+        var sends: [FollowerBooks.DeferredSend] = []
         host.queue.sync {
-            clusterState.deferredSends = []
+            clusterState.following.deferredSends = []
             body()
-            sends = clusterState.deferredSends ?? []
-            clusterState.deferredSends = nil
+            sends = clusterState.following.deferredSends ?? []
+            clusterState.following.deferredSends = nil
         }
         guard let cluster else { return }
         for send in sends { cluster.send(encoded: send.frame, toNode: send.node, address: send.address, leaseEpoch: send.leaseEpoch) }
@@ -129,13 +129,13 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
     var decides: Bool { clusterState.block != nil }
 
     var leaderElsewhere: (node: String, address: String?)? {
-        guard let leader = clusterState.leaderNode, leader != cluster?.node else { return nil }
-        return (leader, clusterState.leaderAddress)
+        guard let leader = clusterState.leader.node, leader != cluster?.node else { return nil }
+        return (leader, clusterState.leader.address)
     }
 
     /// A node that decides the panel leads it, whether or not etcd's word of its own
     /// election has been read yet.
-    var leaderNode: String? { clusterState.block != nil ? cluster?.node : clusterState.leaderNode }
+    var leaderNode: String? { clusterState.block != nil ? cluster?.node : clusterState.leader.node }
 
     /// A leader's decisions hold only under its lease: written after it lapsed (a pause
     /// between here and the write), they are dropped instead (`ClusterContext.outputStands`).
@@ -144,13 +144,13 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
     }
 
     func eventDecided(_ event: PanelEvent) {
-        if !clusterState.memberNodes.isEmpty { relayEvent(event) }
-        if case .released(let button, let reason, let owner) = event.kind, !clusterState.remoteSessions.isEmpty {
+        if !clusterState.relayed.memberNodes.isEmpty { relayEvent(event) }
+        if case .released(let button, let reason, let owner) = event.kind, !clusterState.relayed.remoteSessions.isEmpty {
             tellNodeOfGrantEnded(button: button, reason: reason, owner: owner)
         }
     }
 
-    var hasRemoteWaiters: Bool { !clusterState.remoteWaiters.isEmpty }
+    var hasRemoteWaiters: Bool { !clusterState.relayed.remoteWaiters.isEmpty }
 
     func waitersMayHaveLeft(_ events: [PanelEvent]) { tellNodesOfDequeuedWaiters(events) }
 

@@ -4,23 +4,69 @@ import ArbiterClusterRuntime
 import ArbiterCore
 import ArbiterWire
 
-/// One panel's cluster-mode state, owned by the panel's queue. On a single node it stays
-/// empty and only `memberNodes.isEmpty` is ever read (once per event).
+/// One panel's cluster-mode state, owned by the panel's queue: whether this node decides
+/// it (`standing`), who leads it, and the books each side keeps.
 struct PanelClusterState {
+    /// Leading (with the fences it decides with) or following.
+    var standing = Standing.following
+    /// Who leads the panel as etcd last showed it (this node included), and in which term.
+    var leader = KnownLeader()
+    /// What a node that follows the panel keeps of its own sessions' relayed commands and
+    /// of the leader's stream.
+    var following = FollowerBooks()
+    /// What a node that leads the panel keeps of other nodes' sessions.
+    var relayed = RelayedSessions()
+    /// The grants this node's sessions got through a leader, and how they ended.
+    var grants = SessionGrantBooks()
+    /// The nodes known to read `typedEvent` frames (`ClusterFeatures.typedEvents`), as the
+    /// node registrations last showed (`ClusterContext.checkNodes`): a leader sends the
+    /// others `event` frames. Kept here so that relaying an event takes no lock.
+    var typedEventNodes: Set<String> = []
+
     /// The fence block this node decides the panel with; nil while it follows.
-    var block: FenceBlock?
+    var block: FenceBlock? { deciding?.block }
+
+    /// The leading state, to read or change in place; nil while following.
+    var deciding: Deciding? {
+        get {
+            switch standing {
+            case .leading(let deciding): deciding
+            case .following: nil
+            }
+        }
+        set { standing = newValue.map(Standing.leading) ?? .following }
+    }
+}
+
+/// Whether this node decides a panel.
+enum Standing {
+    case following
+    case leading(Deciding)
+}
+
+/// What a leading node decides a panel with.
+struct Deciding {
+    /// The fence block of this term it hands fences out of.
+    var block: FenceBlock
     /// The runtime's last yes to deciding it (`ClusterPanel.mayDecideNow`).
-    var window: DecisionWindow?
+    var window: DecisionWindow? = nil
     /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
     /// clock: asked again only after 500 ms, in case the reservation failed.
-    var extensionAskedAt: Int64?
+    var extensionAskedAt: Int64? = nil
     /// When this term's fences started being counted, and the highest fence then: the
     /// rate the next block is sized by (`FenceBlockSizing`).
-    var rateMark: (at: Int64, fence: UInt64)?
-    /// Who leads the panel as etcd last showed it (this node included), and in which term.
-    var leaderNode: String?
-    var leaderAddress: String?
-    var leaderTerm: Int64?
+    var rateMark: (at: Int64, fence: UInt64)
+}
+
+/// Who leads a panel as etcd last showed it (this node included), and in which term.
+struct KnownLeader {
+    var node: String?
+    var address: String?
+    var term: Int64?
+}
+
+/// A following node's books of its own sessions' relayed commands and the leader's stream.
+struct FollowerBooks {
     /// Term fencing of what the leader's node sends (follower side).
     var inbox = RelayInbox()
     /// Follower, while a reactor visits the queue with a session's commands: the commands
@@ -47,19 +93,6 @@ struct PanelClusterState {
     /// counts once, however many members are told.
     var owedUncounted: Set<UInt64> = []
     typealias OwedRelease = (button: Int, owner: String, fence: UInt64)
-    /// Follower: the grants each local session was answered `GRANTED` for through a leader
-    /// (button: fence and term), until it lets go or the term ends (`ClusterPanel+FailoverEnded`).
-    var sessionGrants: [SessionID: [Int: (fence: UInt64, term: Int64)]] = [:]
-    /// Local sessions' grants whose term a failover ended (button: fence, and how the
-    /// grant ended: `failover` if it stood until then, else its own earlier end): their
-    /// `UP` or `CANCEL` is answered `ended=<reason>` here, as a single node answers a grant
-    /// that fired, since the new leader never knew them.
-    var failoverEnded: [SessionID: [Int: (fence: UInt64, reason: ReleaseReason)]] = [:]
-    /// Follower: local sessions' relayed grants the leader ended itself (timed out, fired,
-    /// reset; button: fence, term and reason), from its `RELEASED` event or, on a node with
-    /// no member of the panel, its `grantEnded` frame. While the term stands the leader
-    /// answers their `UP`; once it ends they move to `failoverEnded` with their reason.
-    var leaderEnded: [SessionID: [Int: (fence: UInt64, term: Int64, reason: ReleaseReason)]] = [:]
     /// Follower: what each local session sent the leader and has no answer to yet, in
     /// order (every relayed command gets exactly one reply). If the leader changes or its
     /// link drops first, each gets `ERROR unavailable` instead of waiting forever.
@@ -70,22 +103,6 @@ struct PanelClusterState {
     var pendingJoins: [SessionID: Connection] = [:]
     /// The name and key a local member joined with, to join it again with a new leader.
     var memberIdentity: [SessionID: (name: String, key: String?)] = [:]
-    /// Leader: every session relayed from another node that ran a command here, by node.
-    var remoteSessions: [SessionID: String] = [:]
-    /// Leader: relayed members, by node, and how many each node has: each event goes once
-    /// to each node in `memberNodes`.
-    var remoteMembers: [SessionID: String] = [:]
-    var memberNodes: [String: Int] = [:]
-    /// The nodes known to read `typedEvent` frames (`ClusterFeatures.typedEvents`), as the
-    /// node registrations last showed (`ClusterContext.checkNodes`): a leader sends the
-    /// others `event` frames. Kept here so that relaying an event takes no lock.
-    var typedEventNodes: Set<String> = []
-    /// Leader: relayed sessions waiting in a queue group's line, for their hand-off GRANTED.
-    var remoteWaiters: [SessionID: RemoteRequester] = [:]
-    /// Leader: relayed members kept through their node's link drop, each with when (the
-    /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
-    /// memberGraceMs` leaves (`ClusterPanel.checkKeptMembers`).
-    var keptMembers: [SessionID: Int64] = [:]
     /// Follower: local members that closed lately (when, on the panel's clock, ms, and the
     /// lease their `sessionGone` went under). That frame may have been lost with a link
     /// that dropped, and the leader keeps a member of a node whose link dropped for
@@ -99,6 +116,40 @@ struct PanelClusterState {
     /// Follower: the name and key a local session pressed a fair group's button under,
     /// for its DEQUEUED line and its DOWN sent again (the connection's belong to its reactor).
     var waitNames: [SessionID: (name: String, key: String?)] = [:]
+}
+
+/// The grants this node's sessions were answered `GRANTED` for through a leader, and how
+/// they ended (`ClusterPanel+FailoverEnded`).
+struct SessionGrantBooks {
+    /// Follower: the grants each local session was answered `GRANTED` for through a leader
+    /// (button: fence and term), until it lets go or the term ends (`ClusterPanel+FailoverEnded`).
+    var sessionGrants: [SessionID: [Int: (fence: UInt64, term: Int64)]] = [:]
+    /// Local sessions' grants whose term a failover ended (button: fence, and how the
+    /// grant ended: `failover` if it stood until then, else its own earlier end): their
+    /// `UP` or `CANCEL` is answered `ended=<reason>` here, as a single node answers a grant
+    /// that fired, since the new leader never knew them.
+    var failoverEnded: [SessionID: [Int: (fence: UInt64, reason: ReleaseReason)]] = [:]
+    /// Follower: local sessions' relayed grants the leader ended itself (timed out, fired,
+    /// reset; button: fence, term and reason), from its `RELEASED` event or, on a node with
+    /// no member of the panel, its `grantEnded` frame. While the term stands the leader
+    /// answers their `UP`; once it ends they move to `failoverEnded` with their reason.
+    var leaderEnded: [SessionID: [Int: (fence: UInt64, term: Int64, reason: ReleaseReason)]] = [:]
+}
+
+/// A leading node's books of other nodes' sessions.
+struct RelayedSessions {
+    /// Leader: every session relayed from another node that ran a command here, by node.
+    var remoteSessions: [SessionID: String] = [:]
+    /// Leader: relayed members, by node, and how many each node has: each event goes once
+    /// to each node in `memberNodes`.
+    var remoteMembers: [SessionID: String] = [:]
+    var memberNodes: [String: Int] = [:]
+    /// Leader: relayed sessions waiting in a queue group's line, for their hand-off GRANTED.
+    var remoteWaiters: [SessionID: RemoteRequester] = [:]
+    /// Leader: relayed members kept through their node's link drop, each with when (the
+    /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
+    /// memberGraceMs` leaves (`ClusterPanel.checkKeptMembers`).
+    var keptMembers: [SessionID: Int64] = [:]
 
     mutating func addRemoteMember(_ session: SessionID, node: String) {
         guard remoteMembers.updateValue(node, forKey: session) == nil else { return }

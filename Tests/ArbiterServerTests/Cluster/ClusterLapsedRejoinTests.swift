@@ -27,7 +27,7 @@ struct ClusterLapsedRejoinTests {
 
         nodes.leaseViews[leader]?.setFailing(true)
         #expect(eventually(seconds: 10) { context.isLapsed }, "the leader's lease never lapsed")
-        let learned = eventually(seconds: 10) { host.queue.sync { host.clusterState.leaderNode } == follower }
+        let learned = eventually(seconds: 10) { host.queue.sync { host.clusterState.leader.node } == follower }
         #expect(learned, "the old leader never learned the new one: \(nodes.describe("demo"))")
         // While lapsed, nothing of dave's reaches the new leader.
         let lapsed = carol.drain(for: 0.5)

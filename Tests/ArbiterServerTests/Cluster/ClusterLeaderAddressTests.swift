@@ -24,7 +24,7 @@ struct ClusterLeaderAddressTests {
         }
         try nodes.start("n1")
         let host = try #require(nodes.servers["n1"]?.stateForTesting?.panelsByID["demo"])
-        #expect(eventually(seconds: 5) { host.queue.sync { host.clusterState.leaderNode == "n9" } })
+        #expect(eventually(seconds: 5) { host.queue.sync { host.clusterState.leader.node == "n9" } })
         return nodes
     }
 

@@ -54,7 +54,7 @@ struct ClusterPanelLeaderTests {
     @Test func aPanelWithNoLeaderKnownSaysSo() throws {
         let (nodes, _, follower) = try ClusterPanelStateTests.nodes()
         let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["demo"])
-        host.queue.sync { host.clusterState.leaderNode = nil }
+        host.queue.sync { host.clusterState.leader.node = nil }
         let carol = try nodes.client(follower, name: "carol")
         carol.send("PANELS")
         #expect(try carol.readLines(through: "OK PANELS").first == "PANEL demo buttons=5 members=0 title=\"Demo\" leader=-")

@@ -122,7 +122,7 @@ struct ClusterQueueFailoverTests {
         let setup = try aliceHoldsBobWaits(aliceJoins: true)
         let (nodes, follower, alice, bob) = (setup.nodes, setup.follower, setup.alice, setup.bob)
         let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["f"])
-        host.queue.sync { host.clusterState.waitingPlaces = [:] }
+        host.queue.sync { host.clusterState.following.waitingPlaces = [:] }
         alice.send("UP f a")
         let pressed = try alice.expect("PRESSED f a owner=bob")
         let fence = try #require(field("fence", of: pressed))

@@ -134,7 +134,7 @@ struct ClusterRelayedSessionTests {
         viewer.send("DOWN vault open")
         #expect(try viewer.expect("DENIED vault open") == "DENIED vault open reason=forbidden")
         let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["vault"])
-        #expect(host.queue.sync { host.members.count == 1 && host.clusterState.pendingJoins.isEmpty })
+        #expect(host.queue.sync { host.members.count == 1 && host.clusterState.following.pendingJoins.isEmpty })
     }
 
     /// A relayed session waiting in a queue group's line gets its hand-off GRANTED

@@ -51,7 +51,7 @@ struct ClusterRestartTests {
         let carol = try nodes.client(follower, name: "carol")
         let context = try #require(nodes.context(follower))
         let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["demo"])
-        let term = try #require(host.queue.sync { host.clusterState.leaderTerm })
+        let term = try #require(host.queue.sync { host.clusterState.leader.term })
         // carol's number is the first of this node's range, as a dead run's first was.
         let number = UInt64(context.setup.sessionBase + 1)
         func reply(_ text: String, run: UInt64) -> RelayMessage {
@@ -60,7 +60,7 @@ struct ClusterRestartTests {
         // carol waits for b2, as after a QUEUED answer: a hand-off for a place nobody
         // waits in is let go instead of written (`PanelHost.handOffExpected`).
         host.queue.sync {
-            host.clusterState.waitingPlaces[SessionID(Int(number))] = [WaitingPlace(button: 1, position: 1, name: "carol", format: .text)]
+            host.clusterState.following.waitingPlaces[SessionID(Int(number))] = [WaitingPlace(button: 1, position: 1, name: "carol", format: .text)]
         }
         // A queue's hand-off the leader sent to the dead run, then one for this run.
         context.receive(reply("GRANTED demo b1 fence=7", run: context.setup.incarnation &+ 1), from: leader)

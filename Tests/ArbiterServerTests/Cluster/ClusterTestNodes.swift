@@ -121,7 +121,7 @@ final class ClusterTestNodes: @unchecked Sendable {
                 let known = servers.keys.filter { $0 != leader }.allSatisfy { name in
                     guard let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return false }
                     guard context(name)?.address(ofNode: leader) != nil else { return false }
-                    return host.queue.sync { host.clusterState.leaderNode == leader }
+                    return host.queue.sync { host.clusterState.leader.node == leader }
                 }
                 if known { return leader }
             }
@@ -134,7 +134,7 @@ final class ClusterTestNodes: @unchecked Sendable {
     func describe(_ panel: String) -> String {
         servers.keys.sorted().map { name in
             guard let context = context(name), let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return "\(name): gone" }
-            let leader = host.queue.sync { host.clusterState.leaderNode }
+            let leader = host.queue.sync { host.clusterState.leader.node }
             let address = leader.flatMap { context.address(ofNode: $0) }
             return "\(name): decides=\(context.runtime.canDecide(panel) != nil) lease=\(context.runtime.leaseID.map(String.init) ?? "none")"
                 + " safe=\(context.runtime.leaseIsSafe()) lapsed=\(context.isLapsed) leader=\(leader ?? "none") address=\(address ?? "unknown")"
