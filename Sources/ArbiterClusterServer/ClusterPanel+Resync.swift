@@ -238,6 +238,7 @@ extension ClusterPanel {
     /// Forgets the closed members older than the grace, which the leader has let go of by
     /// itself. On `queue`, every half second (the node timer) and before a resend.
     func forgetGone() {
+        assertOnQueue()
         guard let cluster, !clusterState.following.goneMembers.isEmpty else { return }
         let since = clock.now().milliseconds - cluster.setup.memberGraceMs
         clusterState.following.goneMembers = clusterState.following.goneMembers.filter { $0.value.atMs >= since }

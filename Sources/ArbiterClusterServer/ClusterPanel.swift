@@ -55,7 +55,11 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
     var history: HistoryRing { _read { yield host.roleHistory } }
     var sessions: Locked<[SessionID: Connection]> { host.sessions }
 
-    @inline(__always) func assertOnQueue() { host.assertOnQueue() }
+    /// Traps when the caller is not on the panel's queue, in release builds too: asked once
+    /// where work enters from another thread (a runtime callback, a relay frame, a timer, a
+    /// reactor's visit), not at each access, so it costs a few dozen instructions against
+    /// the thousands of a relayed command.
+    @inline(__always) func assertOnQueue() { dispatchPrecondition(condition: .onQueue(host.queue)) }
 
     func access(key: String?) -> Access { host.access(key: key) }
 
@@ -97,14 +101,17 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
     // MARK: PanelRole
 
     func execute(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         executeInCluster(command, receivedAt: receivedAt, from: connection, flush: &flush)
     }
 
     func executePress(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         executePressInCluster(press, receivedAt: receivedAt, format: format, from: connection, flush: &flush)
     }
 
     func disconnect(_ connection: Connection, flush: inout FlushList) {
+        assertOnQueue()
         disconnectInCluster(connection, flush: &flush)
     }
 
