@@ -11,7 +11,8 @@ import ArbiterClusterTestSupport
 
 /// Two or three real servers on 127.0.0.1 port 0, in cluster mode on one in-memory etcd,
 /// their relay links in process. The lease is short (TTL 2 s, keepalives every 100 ms,
-/// margin 300 ms) so a failover takes about two seconds; every wait is a bounded poll.
+/// margin 300 ms) so a failover takes about two seconds; every wait is bounded, on events
+/// (`Changes`).
 /// It was 1 s with a 200 ms margin, but a leader starved of CPU for 800 ms while the
 /// whole suite ran in parallel then lapsed, and its failover broke tests that watch one
 /// leader (CI at 8a3ea6e); now it takes 1.7 s, for 4 s more over the whole suite.
@@ -63,7 +64,11 @@ final class ClusterTestNodes: @unchecked Sendable {
         configuration.port = sockets ? try ClusterTestNodes.freePort() : 0
         configuration.panels = panels
         configuration.logLevel = .warning
-        configuration.logSink = log.sink(prefix: "\(name) ")
+        let sink = log.sink(prefix: "\(name) ")
+        configuration.logSink = { line in
+            sink(line)
+            Changes.bump()
+        }
         // The fence-block tests press a thousand times in one burst.
         configuration.commandsPerSecond = 0
         var setup = ClusterSetup(
@@ -114,20 +119,23 @@ final class ClusterTestNodes: @unchecked Sendable {
     /// The node deciding `panel`, once one does and every other node knows it and where
     /// it is (a node refuses to relay to a leader whose registration it has not read).
     func leader(of panel: String = "demo", seconds: Double = 10) -> String? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let deciding = servers.keys.filter { context($0)?.runtime.canDecide(panel) != nil }
-            if deciding.count == 1, let leader = deciding.first {
-                let known = servers.keys.filter { $0 != leader }.allSatisfy { name in
-                    guard let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return false }
-                    guard context(name)?.address(ofNode: leader) != nil else { return false }
-                    return host.queue.sync { host.clusterState.leaderNode == leader }
-                }
-                if known { return leader }
-            }
-            usleep(20_000)
+        var settled: String?
+        eventually(seconds: seconds) {
+            settled = settledLeader(of: panel)
+            return settled != nil
         }
-        return nil
+        return settled
+    }
+
+    private func settledLeader(of panel: String) -> String? {
+        let deciding = servers.keys.filter { context($0)?.runtime.canDecide(panel) != nil }
+        guard deciding.count == 1, let leader = deciding.first else { return nil }
+        let known = servers.keys.filter { $0 != leader }.allSatisfy { name in
+            guard let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return false }
+            guard context(name)?.address(ofNode: leader) != nil else { return false }
+            return host.queue.sync { host.clusterState.leaderNode == leader }
+        }
+        return known ? leader : nil
     }
 
     /// What each node sees of `panel`, for a test that found no settled leader.
