@@ -37,11 +37,16 @@ final class ClusterTestNodes: @unchecked Sendable {
     let joinWaitMs: Int64
     /// Nodes that announce other relay features than this version's (an older version: none).
     let features: [String: Set<String>]
+    /// The clock the servers decide by (their panels', not the cluster's leases): the
+    /// system's unless a test drives one by hand.
+    let clock: (any TimeSource)?
 
     init(
         _ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false, timing: ClusterTiming = ClusterTestNodes.timing,
-        answerTimeoutMs: Int64 = 5_000, memberGraceMs: Int64 = 15_000, joinWaitMs: Int64 = 10_000, features: [String: Set<String>] = [:]
+        answerTimeoutMs: Int64 = 5_000, memberGraceMs: Int64 = 15_000, joinWaitMs: Int64 = 10_000, features: [String: Set<String>] = [:],
+        clock: (any TimeSource)? = nil
     ) throws {
+        self.clock = clock
         self.joinWaitMs = joinWaitMs
         self.features = features
         self.panels = panels
@@ -81,7 +86,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         if let features = features[name] { setup.features = features }
         if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
-        let server = ArbiterServer(configuration: configuration)
+        let server = clock.map { ArbiterServer(configuration: configuration, clock: $0) } ?? ArbiterServer(configuration: configuration)
         let port = try server.start()
         guard let context = server.stateForTesting?.cluster as? ClusterContext else { throw Failure(description: "no cluster context") }
         hub.register(name, context)
@@ -185,6 +190,27 @@ final class ClusterTestNodes: @unchecked Sendable {
         servers[name]?.stop()
         servers[name] = nil
     }
+}
+
+/// `line`'s answer once `accepted` takes it (10 s at most): sent again after each change
+/// in the cluster (`Changes`), not on a timer, while the answer is one the cluster gives
+/// until it has settled (a panel whose core has not started yet, a node that does not
+/// follow the new leader yet).
+func answer(_ client: LineClient, _ line: String, until accepted: (String) -> Bool) throws -> String {
+    var answer = ""
+    var failure: (any Error)?
+    eventually {
+        client.send(line)
+        do {
+            answer = try client.expect("", timeout: 5)
+        } catch {
+            failure = error
+            return true
+        }
+        return accepted(answer)
+    }
+    if let failure { throw failure }
+    return answer
 }
 
 struct Failure: Error, CustomStringConvertible {
