@@ -20,7 +20,13 @@ final class Recorder: @unchecked Sendable {
     var events: [Event] { lock.lock(); defer { lock.unlock() }; return recorded.map(\.1) }
     var timed: [(Instant, Event)] { lock.lock(); defer { lock.unlock() }; return recorded }
 
-    private func add(_ e: Event) { lock.lock(); recorded.append((SystemClock.boot.instant(), e)); lock.unlock() }
+    private func add(_ e: Event) {
+        lock.lock()
+        recorded.append((SystemClock.boot.instant(), e))
+        lock.unlock()
+        // The runtime changed its state just before it called back.
+        Changes.bump()
+    }
 
     var callbacks: ClusterRuntimeCallbacks {
         ClusterRuntimeCallbacks(

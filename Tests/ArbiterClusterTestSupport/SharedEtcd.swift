@@ -48,6 +48,16 @@ package final class SharedEtcd: @unchecked Sendable {
 
         package var callCount: Int { state.lock(); defer { state.unlock() }; return calls }
 
+        /// Every call bumps `Changes` as it starts and as it ends. At its start: the
+        /// caller is done with what its last call answered (a runtime's state and the
+        /// callbacks it made); at its end: etcd's state, or a refusal, is there to be read.
+        private func call<T>(_ body: () throws(EtcdError) -> T) throws(EtcdError) -> T {
+            Changes.bump()
+            defer { Changes.bump() }
+            try enter()
+            return try body()
+        }
+
         private func enter() throws(EtcdError) {
             state.lock()
             defer { state.unlock() }
@@ -60,38 +70,36 @@ package final class SharedEtcd: @unchecked Sendable {
         }
 
         package func grantLease(ttlSeconds: Int64) throws(EtcdError) -> EtcdLease {
-            try enter()
-            return try shared.with { e throws(EtcdError) in try e.grantLease(ttlSeconds: ttlSeconds) }
+            try call { () throws(EtcdError) in try shared.with { e throws(EtcdError) in try e.grantLease(ttlSeconds: ttlSeconds) } }
         }
 
         package func keepAlive(lease: Int64) throws(EtcdError) -> EtcdLease {
-            try enter()
-            return try shared.with { e throws(EtcdError) in try e.keepAlive(lease: lease) }
+            try call { () throws(EtcdError) in try shared.with { e throws(EtcdError) in try e.keepAlive(lease: lease) } }
         }
 
         package func revokeLease(_ id: Int64) throws(EtcdError) {
-            try enter()
-            try shared.with { e throws(EtcdError) in try e.revokeLease(id) }
+            try call { () throws(EtcdError) in try shared.with { e throws(EtcdError) in try e.revokeLease(id) } }
         }
 
         package func range(_ keys: EtcdKeyRange) throws(EtcdError) -> EtcdRangeResponse {
-            try enter()
-            return try shared.with { e throws(EtcdError) in try e.range(keys) }
+            try call { () throws(EtcdError) in try shared.with { e throws(EtcdError) in try e.range(keys) } }
         }
 
         package func txn(_ txn: EtcdTxn) throws(EtcdError) -> EtcdTxnResponse {
-            try enter()
-            state.lock()
-            let refusal = refusingWrites
-            state.unlock()
-            if let refusal, (txn.success + txn.failure).contains(where: { if case .range = $0 { false } else { true } }) { throw refusal }
-            return try shared.with { e throws(EtcdError) in try e.txn(txn) }
+            try call { () throws(EtcdError) in
+                state.lock()
+                let refusal = refusingWrites
+                state.unlock()
+                if let refusal, (txn.success + txn.failure).contains(where: { if case .range = $0 { false } else { true } }) { throw refusal }
+                return try shared.with { e throws(EtcdError) in try e.txn(txn) }
+            }
         }
 
         package func watch(_ keys: EtcdKeyRange, startRevision: Int64) throws(EtcdError) -> any EtcdWatchStream {
-            try enter()
-            let stream = try shared.with { e throws(EtcdError) in try e.watch(keys, startRevision: startRevision) }
-            return LockedWatch(shared: shared, stream: stream)
+            try call { () throws(EtcdError) in
+                let stream = try shared.with { e throws(EtcdError) in try e.watch(keys, startRevision: startRevision) }
+                return LockedWatch(shared: shared, stream: stream)
+            }
         }
     }
 
@@ -106,7 +114,12 @@ package final class SharedEtcd: @unchecked Sendable {
         }
 
         package func next(timeoutMilliseconds: Int) throws(EtcdError) -> [EtcdWatchEvent] {
-            try shared.with { _ throws(EtcdError) in try stream.next(timeoutMilliseconds: timeoutMilliseconds) }
+            // At its start, as a view's call: the watcher is done with the last pull (and
+            // with opening the watch: `isWatching`).
+            Changes.bump()
+            let events = try shared.with { _ throws(EtcdError) in try stream.next(timeoutMilliseconds: timeoutMilliseconds) }
+            if !events.isEmpty { Changes.bump() }
+            return events
         }
 
         package func cancel() {

@@ -56,7 +56,9 @@ import Testing
         reader.silenceTimeoutMs = 1_000
         let a = try RelayTestNode("n1", options: patient)
         // n2's link thread stalls 1.2 s on the first event, as a paused process would;
-        // the second is sent meanwhile and waits in the socket.
+        // the second is sent meanwhile and waits in the socket. Real time on purpose: the
+        // gap is measured on the monotonic clock against the 1 s silence timeout, and the
+        // stall is the thread that would notice anything, so no event can end it.
         let stalled = DispatchSemaphore(value: 0)
         let b = try RelayTestNode("n2", options: reader) { message in
             guard case .event(_, _, 1, _) = message else { return }
@@ -67,7 +69,8 @@ import Testing
         #expect(stalled.wait(timeout: .now() + 10) == .success)
         a.network.send(.event(panel: "demo", term: 7, seq: 2, line: []), toNode: "n2", address: b.address)
         #expect(eventually { !b.logLines(containing: "nothing heard for").isEmpty }, "the link was not closed after the gap")
-        usleep(200_000)
+        // Reported down once closed, on the queue that passes its frames on: none comes after.
+        #expect(eventually { b.seen.withLock { $0.downs } == ["n1"] }, "the link was never reported down")
         let seqs = b.received.compactMap { m -> UInt64? in if case .event(_, _, let seq, _) = m { seq } else { nil } }
         #expect(seqs == [1], "what waited in the socket was passed on: \(seqs)")
     }

@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
 @testable import ArbiterClusterServer
 import ArbiterIO
 @testable import ArbiterServer
@@ -33,26 +34,36 @@ final class RelayTestNode: @unchecked Sendable {
     ) throws {
         self.name = name
         let seen = self.seen
-        let log = ServerLog(level: .info) { line in seen.withLock { $0.log.append(line) } }
+        // Everything seen bumps `Changes`, after it is recorded: the tests wait on it.
+        let log = ServerLog(level: .info) { line in
+            seen.withLock { $0.log.append(line) }
+            Changes.bump()
+        }
         let network = RelayNetwork(
             node: name, key: key, log: log, options: options,
             onMessage: { from, message in
                 whileReceiving?(message)
                 seen.withLock { $0.messages.append((from, message)) }
+                Changes.bump()
             },
             onLinkUp: { node in
                 seen.withLock {
                     $0.ups.append(node)
                     $0.links.append("up \(node)")
                 }
+                Changes.bump()
             },
             onLinkDown: { node in
                 seen.withLock {
                     $0.downs.append(node)
                     $0.links.append("down \(node)")
                 }
+                Changes.bump()
             },
-            onUndelivered: { node, count in seen.withLock { $0.undelivered.append((node, count)) } },
+            onUndelivered: { node, count in
+                seen.withLock { $0.undelivered.append((node, count)) }
+                Changes.bump()
+            },
             outputStands: outputStands)
         self.network = network
         let server = try TestServer { configuration in

@@ -126,6 +126,9 @@ struct JournalEndToEndTests {
                 break
             }
             #expect(reply.hasPrefix("ERROR unavailable"))
+            // Real time on purpose: a failed journal lets one press try the disk per retry
+            // interval (1 s, not an option of the binary), on the process's own clock;
+            // nothing but a press shows it has passed.
             usleep(50_000)
         }
         let fence = try #require(granted.flatMap { field("fence", of: $0) }.flatMap { UInt64($0) }, "presses work again")

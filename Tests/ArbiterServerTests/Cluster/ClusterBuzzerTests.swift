@@ -1,5 +1,6 @@
 import ArbiterClusterTestSupport
 import ArbiterCore
+import ArbiterIO
 import ArbiterTestSupport
 import Dispatch
 import Foundation
@@ -16,7 +17,10 @@ import Testing
 struct ClusterBuzzerTests {
     @Test(arguments: [false, true])
     func aRelayedPressIsRankedByItsArrivalNotByItsWaitForThePanel(sockets: Bool) throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair], sockets: sockets)
+        // The panels' clock, moved by hand: the time the relayed DOWN waits for the panel
+        // passes on it without the test sleeping.
+        let clock = ManualClock(nanoseconds: SystemClock.monotonic.nanoseconds())
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair], sockets: sockets, clock: clock)
         let (leader, follower) = try nodes.leaderAndFollower(of: "f")
         let host = try nodes.client(leader, name: "host")
         host.send("ARM f quiz")
@@ -29,7 +33,8 @@ struct ClusterBuzzerTests {
         let panel = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["f"])
         let context = try #require(nodes.context(leader))
         let relayed = context.relayedIn.load(ordering: .relaxed)
-        // The leader's panel is busy for 300 ms from before the relayed DOWN is read.
+        // The leader's panel is busy for 300 ms (on its clock) from before the relayed DOWN
+        // is read.
         let busy = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
         panel.queue.async {
@@ -39,7 +44,7 @@ struct ClusterBuzzerTests {
         busy.wait()
         red.send("DOWN f red")
         let read = eventually(seconds: 5) { context.relayedIn.load(ordering: .relaxed) > relayed }
-        Thread.sleep(forTimeInterval: 0.3)
+        clock.advance(milliseconds: 300)
         done.signal()
         #expect(read, "the leader's node never read the relayed DOWN")
 

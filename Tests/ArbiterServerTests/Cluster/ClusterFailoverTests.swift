@@ -127,15 +127,11 @@ struct ClusterFailoverTests {
         // A node reads the others' registrations at its steps (about once a second while
         // its watch is open): a loaded sanitizer run asked before it had read n2's.
         let expected = #"{"self":"\#(follower)","nodes":[{"node":"n1","address":"127.0.0.1:1"},{"node":"n2","address":"127.0.0.1:1"}]}"#
-        var body = ""
-        for _ in 0..<50 {
-            let http = try RawSocket(port: try #require(nodes.ports[follower]))
-            http.send("GET /api/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            body = try http.readResponse().body
-            if body == expected { break }
-            usleep(100_000)
-        }
-        #expect(body == expected)
+        let runtime = try #require(nodes.context(follower)?.runtime)
+        #expect(eventually { runtime.nodeAddresses().count == 2 })
+        let http = try RawSocket(port: try #require(nodes.ports[follower]))
+        http.send("GET /api/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(try http.readResponse().body == expected)
         let metrics = try RawSocket(port: try #require(nodes.ports[follower]))
         metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let page = try metrics.readResponse().body
@@ -198,13 +194,7 @@ struct ClusterFenceBlockTests {
                 == "ERROR unavailable panel demo cannot reserve its next block of fences in etcd (etcd unavailable: failing on purpose); nothing was done, and presses work again once etcd takes it (this node's log says more)"
         )
         nodes.controlViews["n1"]?.setFailing(false)
-        var granted: String?
-        for _ in 0..<100 where granted == nil {
-            c.send("DOWN demo b1")
-            let line = try c.readLine()
-            if line.hasPrefix("GRANTED") { granted = line } else { usleep(100_000) }
-        }
-        #expect(granted == "GRANTED demo b1 fence=1001")
+        #expect(try answer(c, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") }) == "GRANTED demo b1 fence=1001")
     }
 }
 

@@ -15,25 +15,13 @@ import Testing
 struct ClusterFenceTroubleTests {
     static let noSpace = EtcdError.server(code: 8, message: "etcdserver: mvcc: database space exceeded")
 
-    /// `line`'s answer once it is one `until` accepts, sent again every 100 ms (5 s at most).
-    static func answer(_ client: LineClient, _ line: String, until accepted: (String) -> Bool) throws -> String {
-        var answer = ""
-        for _ in 0..<50 {
-            client.send(line)
-            answer = try client.expect("")
-            if accepted(answer) { break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        return answer
-    }
-
     @Test func pressesPastTheBlockSayWhyAndWorkAgainOnceEtcdTakesWrites() throws {
         let nodes = try ClusterTestNodes(["n1"])
         #expect(try #require(nodes.leader()) == "n1")
         let alice = try nodes.client("n1", name: "alice")
         // The panel's core starts in its queue just after the runtime decides: until then
         // a press is refused `unavailable`, nothing done.
-        #expect(try Self.answer(alice, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") }) == "GRANTED demo b1 fence=1")
+        #expect(try answer(alice, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") }) == "GRANTED demo b1 fence=1")
         alice.send("UP demo b1")
         _ = try alice.expect("OK UP")
         nodes.controlViews["n1"]?.refuseWrites(Self.noSpace)
@@ -49,12 +37,12 @@ struct ClusterFenceTroubleTests {
         // The reservation asked for at 800 may still be under way: "is reserving" until it
         // has failed once.
         #expect(
-            try Self.answer(alice, "DOWN demo b1", until: { $0.contains("cannot reserve") })
+            try answer(alice, "DOWN demo b1", until: { $0.contains("cannot reserve") })
                 == "ERROR unavailable panel demo cannot reserve its next block of fences in etcd (etcd error 8: etcdserver: mvcc: database space exceeded); nothing was done, and presses work again once etcd takes it (this node's log says more)"
         )
         #expect(try Self.metric(nodes, "arbiter_cluster_fence_reservations_failing") == "1")
         nodes.controlViews["n1"]?.refuseWrites(nil)
-        let granted = try Self.answer(alice, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") })
+        let granted = try answer(alice, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") })
         #expect(granted.hasPrefix("GRANTED demo b1 fence="))
         #expect((field("fence", of: granted).flatMap(UInt64.init) ?? 0) > 1000)
         #expect(try Self.metric(nodes, "arbiter_cluster_fence_reservations_failing") == "0")

@@ -823,8 +823,14 @@ struct ClusterUndeliveredTests {
         // The leader's answers reach bob's node 50 ms late; meanwhile that node hears
         // that some of its frames to the leader were dropped.
         nodes.hub.delay(framesTo: follower, milliseconds: 50)
+        let answered = Locked(false)
+        nodes.hub.observeSends { message in
+            guard case .reply = message else { return }
+            answered.withLock { $0 = true }
+            Changes.bump()
+        }
         bob.send("DOWN demo b1")
-        usleep(10_000)
+        #expect(eventually { answered.withLock { $0 } }, "the leader never answered")
         nodes.context(follower)?.undelivered(1, to: leader)
         #expect(try bob.readLine() == "GRANTED demo b1 fence=1")
         let after = bob.drain(for: 0.4)

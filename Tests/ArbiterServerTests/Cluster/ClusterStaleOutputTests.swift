@@ -69,18 +69,23 @@ struct ClusterStaleOutputTests {
         return (nodes, leader, alice, bob, release)
     }
 
-    /// True once a probe sent to `host`'s queue does not run within 100 ms; probes every
-    /// 50 ms for at most 10 s (a probe that runs at once must not end the wait early: the
-    /// DOWN may not have been read yet on a loaded machine, CI at 1be625b).
+    /// True once a probe sent to `host`'s queue does not run within 100 ms; probes again
+    /// after each change in the cluster (`Changes`), for at most 10 s (a probe that runs at
+    /// once must not end the wait early: the DOWN may not have been read yet on a loaded
+    /// machine, CI at 1be625b).
     private func queueIsHeld(_ host: PanelHost) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
+        eventually {
             let ran = DispatchSemaphore(value: 0)
             host.queue.async { ran.signal() }
-            if ran.wait(timeout: .now() + .milliseconds(100)) == .timedOut { return true }
-            usleep(50_000)
+            return ran.wait(timeout: .now() + .milliseconds(100)) == .timedOut
         }
-        return false
+    }
+
+    /// `panel` on `node`, stuck at a stalled member's write: what the leader's event brought
+    /// was heard before the test goes on.
+    private func heldAtTheStall(_ node: String, of nodes: ClusterTestNodes, panel: String = "demo") throws {
+        let host = try #require(nodes.servers[node]?.stateForTesting?.panelsByID[panel])
+        #expect(queueIsHeld(host), "the leader's event never reached the stalled write: \(nodes.describe(panel))")
     }
 
     @Test func aDecisionWrittenAfterTheLeaseLapsedIsDroppedAndItsConnectionsClose() throws {
@@ -105,7 +110,7 @@ struct ClusterStaleOutputTests {
         let release = try stall("carol", on: follower, of: nodes)
         bob.send("DOWN demo b1")
         _ = try bob.expect("GRANTED demo b1")
-        usleep(200_000)
+        try heldAtTheStall(follower, of: nodes)
         try lapse(follower, of: nodes, thenRelease: release)
 
         let heard = carol.drain(for: 1.5)
@@ -125,6 +130,10 @@ struct ClusterStaleOutputTests {
         let release = try stall("carol", on: follower, of: nodes)
         bob.send("DOWN demo b1")
         _ = try bob.expect("GRANTED demo b1")
+        try heldAtTheStall(follower, of: nodes)
+        // Real time on purpose: the limit is on the monotonic clock the frame was stamped
+        // with when heard (`ClusterContext.receive`), which no test can move; and the lease
+        // must stay fine meanwhile, so nothing else marks the moment.
         usleep(UInt32(RelayOptions().staleAfterMs + 200) * 1000)
         #expect(context.runtime.safeLeaseID() != nil, "the lease is meant to stay fine here")
         release.signal()

@@ -11,7 +11,8 @@ import ArbiterClusterTestSupport
 
 /// Two or three real servers on 127.0.0.1 port 0, in cluster mode on one in-memory etcd,
 /// their relay links in process. The lease is short (TTL 2 s, keepalives every 100 ms,
-/// margin 300 ms) so a failover takes about two seconds; every wait is a bounded poll.
+/// margin 300 ms) so a failover takes about two seconds; every wait is bounded, on events
+/// (`Changes`).
 /// It was 1 s with a 200 ms margin, but a leader starved of CPU for 800 ms while the
 /// whole suite ran in parallel then lapsed, and its failover broke tests that watch one
 /// leader (CI at 8a3ea6e); now it takes 1.7 s, for 4 s more over the whole suite.
@@ -36,11 +37,16 @@ final class ClusterTestNodes: @unchecked Sendable {
     let joinWaitMs: Int64
     /// Nodes that announce other relay features than this version's (an older version: none).
     let features: [String: Set<String>]
+    /// The clock the servers decide by (their panels', not the cluster's leases): the
+    /// system's unless a test drives one by hand.
+    let clock: (any TimeSource)?
 
     init(
         _ names: [String], panels: [PanelConfig] = [.demo], sockets: Bool = false, timing: ClusterTiming = ClusterTestNodes.timing,
-        answerTimeoutMs: Int64 = 5_000, memberGraceMs: Int64 = 15_000, joinWaitMs: Int64 = 10_000, features: [String: Set<String>] = [:]
+        answerTimeoutMs: Int64 = 5_000, memberGraceMs: Int64 = 15_000, joinWaitMs: Int64 = 10_000, features: [String: Set<String>] = [:],
+        clock: (any TimeSource)? = nil
     ) throws {
+        self.clock = clock
         self.joinWaitMs = joinWaitMs
         self.features = features
         self.panels = panels
@@ -63,7 +69,11 @@ final class ClusterTestNodes: @unchecked Sendable {
         configuration.port = sockets ? try ClusterTestNodes.freePort() : 0
         configuration.panels = panels
         configuration.logLevel = .warning
-        configuration.logSink = log.sink(prefix: "\(name) ")
+        let sink = log.sink(prefix: "\(name) ")
+        configuration.logSink = { line in
+            sink(line)
+            Changes.bump()
+        }
         // The fence-block tests press a thousand times in one burst.
         configuration.commandsPerSecond = 0
         var setup = ClusterSetup(
@@ -76,7 +86,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         if let features = features[name] { setup.features = features }
         if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
-        let server = ArbiterServer(configuration: configuration)
+        let server = clock.map { ArbiterServer(configuration: configuration, clock: $0) } ?? ArbiterServer(configuration: configuration)
         let port = try server.start()
         guard let context = server.stateForTesting?.cluster as? ClusterContext else { throw Failure(description: "no cluster context") }
         hub.register(name, context)
@@ -114,20 +124,23 @@ final class ClusterTestNodes: @unchecked Sendable {
     /// The node deciding `panel`, once one does and every other node knows it and where
     /// it is (a node refuses to relay to a leader whose registration it has not read).
     func leader(of panel: String = "demo", seconds: Double = 10) -> String? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let deciding = servers.keys.filter { context($0)?.runtime.canDecide(panel) != nil }
-            if deciding.count == 1, let leader = deciding.first {
-                let known = servers.keys.filter { $0 != leader }.allSatisfy { name in
-                    guard let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return false }
-                    guard context(name)?.address(ofNode: leader) != nil else { return false }
-                    return host.queue.sync { host.clusterState.leader.node == leader }
-                }
-                if known { return leader }
-            }
-            usleep(20_000)
+        var settled: String?
+        eventually(seconds: seconds) {
+            settled = settledLeader(of: panel)
+            return settled != nil
         }
-        return nil
+        return settled
+    }
+
+    private func settledLeader(of panel: String) -> String? {
+        let deciding = servers.keys.filter { context($0)?.runtime.canDecide(panel) != nil }
+        guard deciding.count == 1, let leader = deciding.first else { return nil }
+        let known = servers.keys.filter { $0 != leader }.allSatisfy { name in
+            guard let host = servers[name]?.stateForTesting?.panelsByID[panel] else { return false }
+            guard context(name)?.address(ofNode: leader) != nil else { return false }
+            return host.queue.sync { host.clusterState.leader.node == leader }
+        }
+        return known ? leader : nil
     }
 
     /// What each node sees of `panel`, for a test that found no settled leader.
@@ -177,6 +190,27 @@ final class ClusterTestNodes: @unchecked Sendable {
         servers[name]?.stop()
         servers[name] = nil
     }
+}
+
+/// `line`'s answer once `accepted` takes it (10 s at most): sent again after each change
+/// in the cluster (`Changes`), not on a timer, while the answer is one the cluster gives
+/// until it has settled (a panel whose core has not started yet, a node that does not
+/// follow the new leader yet).
+func answer(_ client: LineClient, _ line: String, until accepted: (String) -> Bool) throws -> String {
+    var answer = ""
+    var failure: (any Error)?
+    eventually {
+        client.send(line)
+        do {
+            answer = try client.expect("", timeout: 5)
+        } catch {
+            failure = error
+            return true
+        }
+        return accepted(answer)
+    }
+    if let failure { throw failure }
+    return answer
 }
 
 struct Failure: Error, CustomStringConvertible {

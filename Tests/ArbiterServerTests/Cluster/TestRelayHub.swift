@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
 import Foundation
 
 @testable import ArbiterClusterServer
@@ -115,6 +116,7 @@ final class TestRelayHub: @unchecked Sendable {
             let target = contexts[node]
             lock.unlock()
             target?.receive(first.message, from: first.from)
+            Changes.bump()
         }
     }
 
@@ -135,14 +137,24 @@ final class TestRelayHub: @unchecked Sendable {
             held[to]?.append((message, from))
             lock.unlock()
             observer?(message)
+            Changes.bump()
             return
         }
         lock.unlock()
         observer?(message)
         guard let target else { return }
-        guard let delay else { return target.receive(message, from: from) }
-        // One serial queue per hub keeps the delayed frames in order.
-        delayQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) { target.receive(message, from: from) }
+        guard let delay else {
+            target.receive(message, from: from)
+            // After: the frame's work is in its panel's queue, where a check that enters
+            // the queue finds it done.
+            return Changes.bump()
+        }
+        // One serial queue per hub keeps the delayed frames in order. A slow link's
+        // latency, scheduled: nothing waits here, and a test waits for the frame's effect.
+        delayQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) {
+            target.receive(message, from: from)
+            Changes.bump()
+        }
     }
 
     private final class Sender: RelaySender, @unchecked Sendable {

@@ -31,20 +31,65 @@ func now() -> Instant {
     SystemClock.boot.instant()
 }
 
-func sleep(milliseconds: Int) {
-    usleep(UInt32(milliseconds) * 1000)
+/// Something a wait of the check's thread may be for has changed: set by the nodes' timers
+/// and callbacks, so that the check waits for them, not for a fixed time.
+let changed = DispatchSemaphore(value: 0)
+
+/// Waits, at most `seconds`, for `done` to hold, checking it again at each `changed`.
+func waitUntil(seconds: Double, _ done: () -> Bool) -> Bool {
+    let deadline = DispatchTime.now() + seconds
+    // Bounded: each turn waits for a change, none past the deadline.
+    while !done() {
+        if changed.wait(timeout: deadline) == .timedOut { return done() }
+    }
+    return true
 }
 
-/// Steps `nodes` every 100 ms until `done` holds, for at most `seconds`; the time it took.
+/// Steps `nodes` every 100 ms (a timer, as the server's runtime steps them) until `done`
+/// holds, for at most `seconds`; the time it took. `done` runs on the timer's queue, between
+/// steps.
 @discardableResult
-func stepUntil(_ nodes: [ClusterNode], seconds: Double, _ what: String, _ done: () -> Bool) -> Int64 {
+func stepUntil(_ nodes: [ClusterNode], seconds: Double, _ what: String, _ done: @escaping () -> Bool) -> Int64 {
     let start = now()
-    while now().since(start) < Int64(seconds * 1000) {
-        for node in nodes { node.step() }
-        if done() { return now().since(start) }
-        sleep(milliseconds: 100)
+    let stepper = Stepper(nodes, done)
+    let held = stepper.run(seconds: seconds)
+    guard held else {
+        fail("\(what) within \(seconds) s (last etcd error: \(nodes.map { $0.lastError.map(String.init(describing:)) ?? "none" }))")
     }
-    fail("\(what) within \(seconds) s (last etcd error: \(nodes.map { $0.lastError.map(String.init(describing:)) ?? "none" }))")
+    return now().since(start)
+}
+
+/// `stepUntil`'s timer: the nodes are touched on its queue only, until `run` returns.
+final class Stepper: @unchecked Sendable {
+    let nodes: [ClusterNode]
+    let done: () -> Bool
+    let queue = DispatchQueue(label: "check.step")
+    let reached = DispatchSemaphore(value: 0)
+    var finished = false
+
+    init(_ nodes: [ClusterNode], _ done: @escaping () -> Bool) {
+        self.nodes = nodes
+        self.done = done
+    }
+
+    func run(seconds: Double) -> Bool {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(100))
+        timer.setEventHandler { [self] in
+            guard !finished else { return }
+            for node in nodes { node.step() }
+            if done() {
+                finished = true
+                reached.signal()
+            }
+        }
+        timer.resume()
+        let held = reached.wait(timeout: .now() + seconds) == .success
+        timer.cancel()
+        // After the last step has ended: the nodes are the caller's again.
+        queue.sync { finished = true }
+        return held
+    }
 }
 
 /// Runs `etcd3.sh VERB DIR N` and waits for it. posix_spawn and waitpid, not Foundation's
@@ -258,16 +303,23 @@ let r1 = ClusterRuntime(
     name: "r1", advertise: "127.0.0.1:17005", panels: ["rt"],
     control: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
     lease: EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: timeout),
-    clock: SystemClock.boot, callbacks: ClusterRuntimeCallbacks(stopDeciding: { _, _, reason in runtimeStops.add("\(reason)") }))
+    clock: SystemClock.boot,
+    callbacks: ClusterRuntimeCallbacks(
+        becameLeader: { _, _, _, _ in changed.signal() },
+        stopDeciding: { _, _, reason in
+            runtimeStops.add("\(reason)")
+            changed.signal()
+        }))
 r1.start()
-/// s1 lives on its own queue; the check only reads what the loop publishes.
+/// s1 is stepped every 100 ms by a timer on its own queue, as the server's runtime steps
+/// its node; the check only reads what the steps publish.
 final class SyncDriver: @unchecked Sendable {
     let node: ClusterNode
     let stops = Counter()
     private let lock = NSLock()
     private var leadingNow = false
-    private var stopping = false
     private let queue = DispatchQueue(label: "check.sync")
+    private var timer: DispatchSourceTimer?
 
     init(_ node: ClusterNode) {
         self.node = node
@@ -277,26 +329,24 @@ final class SyncDriver: @unchecked Sendable {
     var leading: Bool { lock.lock(); defer { lock.unlock() }; return leadingNow }
 
     func start() {
-        queue.async { [self] in
-            while true {
-                lock.lock()
-                let done = stopping
-                lock.unlock()
-                if done { return }
-                node.step()
-                let leads = node.canDecide("sync") != nil
-                lock.lock()
-                leadingNow = leads
-                lock.unlock()
-                usleep(100_000)
-            }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(100))
+        timer.setEventHandler { [self] in
+            node.step()
+            let leads = node.canDecide("sync") != nil
+            lock.lock()
+            let turned = leadingNow != leads
+            leadingNow = leads
+            lock.unlock()
+            if turned { changed.signal() }
         }
+        self.timer = timer
+        timer.resume()
     }
 
     func stop() {
-        lock.lock()
-        stopping = true
-        lock.unlock()
+        timer?.cancel()
+        // After the last step has ended.
         queue.sync {}
         node.shutdown()
     }
@@ -310,8 +360,7 @@ var runtimeRounds = 0
 var syncRounds = 0
 var elections: [Int64] = []
 for round in 1...rounds {
-    let start = now()
-    while now().since(start) < 15_000 && (r1.canDecide("rt") == nil || !s1.leading) { sleep(milliseconds: 100) }
+    _ = waitUntil(seconds: 15) { r1.canDecide("rt") != nil && s1.leading }
     guard r1.canDecide("rt") != nil else { fail("round \(round): r1 does not lead rt") }
     let (leader, termBefore) = leaderMember()
     guard leader != 0 else { fail("round \(round): no etcd leader found") }
@@ -319,13 +368,16 @@ for round in 1...rounds {
     member("stop", leader)
     let killed = now()
     var elected: Int64?
+    // Bounded: 5 s of real time, what the leaders must ride out.
     while now().since(killed) < 5_000 {
         if elected == nil {
             let (now_, term) = leaderMember()
             // A leader in a higher raft term: an election happened after the kill.
             if now_ != 0, term > termBefore { elected = now().since(killed) }
         }
-        sleep(milliseconds: 100)
+        // Real time on purpose: the round watches the leaders ride out 5 s of etcd's
+        // election, and etcd tells of a new raft leader only when asked (etcdctl).
+        usleep(100_000)
     }
     let (rStops, sStops) = (runtimeStops.count - r0, syncStops.count - s0)
     let reasons =
@@ -337,7 +389,10 @@ for round in 1...rounds {
         "round \(round): killed etcd leader m\(leader); raft term \(termBefore) -> new leader in a later term seen after \(elected.map { "\($0) ms" } ?? "none within 5 s"); step-downs: runtime \(rStops), synchronous \(sStops) (\(reasons))"
     )
     member("start", leader)
-    sleep(milliseconds: 3_000)
+    // Real time on purpose: the restarted member rejoins raft and catches up on its own
+    // time, of which etcd tells nothing; killing the next leader before that would leave
+    // no majority, which is not what a round tests.
+    usleep(3_000_000)
 }
 let stats = r1.statistics
 r1.stop(resign: true)
