@@ -380,6 +380,7 @@ final class ClusterContext: @unchecked Sendable {
         for host in hosts.values {
             host.queue.async {
                 host.clusterState.typedEventNodes = typed
+                host.clusterState.relayed.typedEventNodes(typed)
                 host.checkAnswers()
                 host.checkKeptMembers()
                 host.forgetGone()

@@ -68,7 +68,7 @@ extension ClusterPanel {
         let kind: RelayPayload.ReplyKind
         switch reply {
         case .joined(let snapshot):
-            clusterState.relayed.addRemoteMember(remote.session, node: remote.node)
+            clusterState.relayed.addRemoteMember(remote.session, node: remote.node, typedEvents: clusterState.typedEventNodes.contains(remote.node))
             clusterState.relayed.keptMembers[remote.session] = nil
             var rendered: [UInt8] = []
             MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
@@ -157,8 +157,8 @@ extension ClusterPanel {
     func relay(lines: [RelayEventLine], term: Int64, seq: UInt64, _ cluster: ClusterContext, leaseEpoch: UInt64) {
         var typed: [UInt8] = []
         var legacy: [UInt8] = []
-        for node in clusterState.relayed.memberNodes.keys {
-            if clusterState.typedEventNodes.contains(node) {
+        for (node, entry) in clusterState.relayed.memberNodes {
+            if entry.typedEvents {
                 if typed.isEmpty { typed = RelayFrameEncoder.encode(.typedEvent(panel: config.id, term: term, seq: seq, lines: lines)) }
                 cluster.send(encoded: typed, toNode: node, leaseEpoch: leaseEpoch)
             } else {

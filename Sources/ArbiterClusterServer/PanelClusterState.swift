@@ -141,9 +141,9 @@ struct RelayedSessions {
     /// Leader: every session relayed from another node that ran a command here, by node.
     var remoteSessions: [SessionID: String] = [:]
     /// Leader: relayed members, by node, and how many each node has: each event goes once
-    /// to each node in `memberNodes`.
+    /// to each node in `memberNodes`, in the frame it reads.
     var remoteMembers: [SessionID: String] = [:]
-    var memberNodes: [String: Int] = [:]
+    var memberNodes: [String: MemberNode] = [:]
     /// Leader: relayed sessions waiting in a queue group's line, for their hand-off GRANTED.
     var remoteWaiters: [SessionID: RemoteRequester] = [:]
     /// Leader: relayed members kept through their node's link drop, each with when (the
@@ -151,16 +151,24 @@ struct RelayedSessions {
     /// memberGraceMs` leaves (`ClusterPanel.checkKeptMembers`).
     var keptMembers: [SessionID: Int64] = [:]
 
-    mutating func addRemoteMember(_ session: SessionID, node: String) {
+    /// `typedEvents`: whether `node` reads `typedEvent` frames, as last known.
+    mutating func addRemoteMember(_ session: SessionID, node: String, typedEvents: Bool) {
         guard remoteMembers.updateValue(node, forKey: session) == nil else { return }
-        memberNodes[node, default: 0] += 1
+        memberNodes[node, default: MemberNode(typedEvents: typedEvents)].members += 1
     }
 
     mutating func removeRemoteMember(_ session: SessionID) {
         keptMembers[session] = nil
-        guard let node = remoteMembers.removeValue(forKey: session) else { return }
-        let left = (memberNodes[node] ?? 1) - 1
-        memberNodes[node] = left > 0 ? left : nil
+        guard let node = remoteMembers.removeValue(forKey: session), var entry = memberNodes[node] else { return }
+        entry.members -= 1
+        memberNodes[node] = entry.members > 0 ? entry : nil
+    }
+
+    /// The nodes that read `typedEvent` frames, newly read from their registrations.
+    mutating func typedEventNodes(_ nodes: Set<String>) {
+        for (node, entry) in memberNodes where entry.typedEvents != nodes.contains(node) {
+            memberNodes[node]?.typedEvents.toggle()
+        }
     }
 
     /// Forgets everything relayed to this node as a leader (its core was dropped).
@@ -171,6 +179,14 @@ struct RelayedSessions {
         remoteWaiters = [:]
         keptMembers = [:]
     }
+}
+
+/// A node with members of a panel this node leads.
+struct MemberNode {
+    var members = 0
+    /// Whether it reads `typedEvent` frames (`ClusterFeatures.typedEvents`): known per node
+    /// here so that relaying an event looks nothing up.
+    var typedEvents: Bool
 }
 
 /// A relayed command not answered yet: how its session wants the answer.
