@@ -116,9 +116,14 @@ final class LeaseLapse: @unchecked Sendable {
         guard !isLapsed, let runtime else { return }
         let safe = runtime.safeLeaseID()
         let now = clock.milliseconds()
+        step { $0.check(safe: safe, now: now) }
+    }
+
+    /// One transition under the machine's lock, published, then its actions carried out.
+    private func step(_ transition: (inout NodeLapse) -> [NodeLapse.Action]) {
         let actions = machine.withLock { machine in
             defer { publish(machine) }
-            return machine.check(safe: safe, now: now)
+            return transition(&machine)
         }
         perform(actions)
     }
@@ -161,10 +166,6 @@ final class LeaseLapse: @unchecked Sendable {
         guard let runtime else { return }
         let safe = runtime.safeLeaseID()
         let now = clock.milliseconds()
-        let actions = machine.withLock { machine in
-            defer { publish(machine) }
-            return machine.look(safe: safe, now: now)
-        }
-        perform(actions)
+        step { $0.look(safe: safe, now: now) }
     }
 }
