@@ -135,6 +135,7 @@ public final class ArbiterProcess: @unchecked Sendable {
         // parallel) may reach late: every 100 ms the process is asked as well.
         while exited.wait(timeout: .now() + 0.1) != .success {
             if !process.isRunning { return process.terminationStatus }
+            if let status = Self.zombieStatus(of: process.processIdentifier) { return status }
             guard !deadline.hasPassed else {
                 process.interrupt()
                 throw Failure(description: "still running after \(timeout)s")
@@ -143,6 +144,22 @@ public final class ArbiterProcess: @unchecked Sendable {
         // Signalled once: the next wait must find it ended too.
         exited.signal()
         return process.terminationStatus
+    }
+
+    /// The exit status of a child that has ended but that Foundation has not reaped yet
+    /// (its reaping runs on a Dispatch queue, which a loaded suite may reach late): the
+    /// kernel keeps it in `/proc/<pid>/stat` (state `Z`, field 52). As `terminationStatus`
+    /// has it: the exit code, or the signal that ended it.
+    static func zombieStatus(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After the command name in parentheses: field 3 (state) onwards.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.first == "Z", fields.count >= 50, let raw = Int32(fields[49].trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            return nil
+        }
+        return raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
     }
 
     public func terminate() {
