@@ -63,8 +63,6 @@ extension PanelHost {
         }
         // A leader's decisions hold only under its lease: written after it lapsed (a
         // pause between here and the write), they are dropped instead (`outputStands`).
-        // Loaded once for the whole output: each load of the existential is a retain.
-        let role = self.role
         role?.markDecisionOutput(&flush)
         if let journal {
             // On disk (in the kernel) before any peer can see it: a connection that is
@@ -82,31 +80,29 @@ extension PanelHost {
         }
         // A queue's hand-off tells its head apart: that rare case has its own loop, so
         // the common one stays as small as the optimizer needs to inline what it calls.
-        if !output.notices.isEmpty { return deliverWithNotices(replyTo: requester, format: format, id: id, role: role, flush: &flush) }
+        if !output.notices.isEmpty { return deliverWithNotices(replyTo: requester, format: format, id: id, flush: &flush) }
         let events = output.events
         for i in 0..<events.count {
-            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, role: role, flush: &flush) }
+            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
             let event = events[i]
             count(event)
             if HistoryRecord.isJournaled(event.kind) {
                 history.append(.live(event, at: wall()))
             }
-            broadcast(event, role: role, flush: &flush)
+            broadcast(event, flush: &flush)
         }
-        if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, role: role, flush: &flush) }
+        if output.eventsBeforeReply == events.count { deliverReply(to: requester, format: format, id: id, flush: &flush) }
         if !waiters.isEmpty || role?.hasRemoteWaiters == true { forgetDequeuedWaiters() }
         return true
     }
 
     /// `deliver` for an output with replies to other sessions, each in its place.
     @inline(never)
-    private func deliverWithNotices(
-        replyTo requester: Connection?, format: WireFormat, id: CommandID?, role: (any PanelRole)?, flush: inout FlushList
-    ) -> Bool {
+    private func deliverWithNotices(replyTo requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) -> Bool {
         let events = output.events
         var notice = 0
         for i in 0...events.count {
-            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, role: role, flush: &flush) }
+            if i == output.eventsBeforeReply { deliverReply(to: requester, format: format, id: id, flush: &flush) }
             while notice < output.notices.count, output.notices[notice].eventsBefore == i {
                 deliverNotice(output.notices[notice], flush: &flush)
                 notice += 1
@@ -118,7 +114,7 @@ extension PanelHost {
                 if wallReading == nil { wallReading = clock.wallMilliseconds() }
                 history.append(.live(event, at: wallReading ?? 0))
             }
-            broadcast(event, role: role, flush: &flush)
+            broadcast(event, flush: &flush)
         }
         if !waiters.isEmpty || role?.hasRemoteWaiters == true { forgetDequeuedWaiters() }
         return true
@@ -145,7 +141,7 @@ extension PanelHost {
         }
     }
 
-    private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, role: (any PanelRole)?, flush: inout FlushList) {
+    private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
         guard let reply = output.reply else { return }
         guard let requester else { return role?.deliverRemoteReply(reply) ?? () }
         flush.appendReply(to: requester, panel: index) { out, _ in
@@ -181,7 +177,7 @@ extension PanelHost {
         }
     }
 
-    private func broadcast(_ event: PanelEvent, role: (any PanelRole)?, flush: inout FlushList) {
+    private func broadcast(_ event: PanelEvent, flush: inout FlushList) {
         role?.eventDecided(event)
         guard !members.isEmpty else { return }
         var text: [UInt8] = []
