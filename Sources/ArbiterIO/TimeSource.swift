@@ -1,5 +1,5 @@
 /// Where every module reads the time: `SystemClock` in production, `ManualClock` in
-/// tests, so timeouts, leases and timers are tested without waiting. Passed in when
+/// tests, so timeouts, deadlines and timers are tested without waiting. Passed in when
 /// something is made, never read from a global, so a test can swap it.
 ///
 /// Two readings, for two uses. `nanoseconds` never goes back: deadlines, timeouts and

@@ -137,8 +137,10 @@ public final class ArbiterProcess: @unchecked Sendable {
             if !process.isRunning { return process.terminationStatus }
             if let status = Self.zombieStatus(of: process.processIdentifier) { return status }
             guard !deadline.hasPassed else {
+                let pid = process.processIdentifier
+                let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "gone"
                 process.interrupt()
-                throw Failure(description: "still running after \(timeout)s")
+                throw Failure(description: "still running after \(timeout)s (pid \(pid): \(state.prefix(60))); stderr: \(stderr.suffix(400))")
             }
         }
         // Signalled once: the next wait must find it ended too.
