@@ -54,7 +54,7 @@ import Testing
         reader.pingIntervalMs = 100
         reader.silenceTimeoutMs = 1_000
         let a = try RelayTestNode("n1", options: patient)
-        // n2's link thread stalls 1.2 s on the first event, as a paused process would;
+        // n2's relay loop stalls 1.2 s on the first event, as a paused process would;
         // the second is sent meanwhile and waits in the socket.
         let stalled = DispatchSemaphore(value: 0)
         let b = try RelayTestNode("n2", options: reader) { message in
