@@ -139,9 +139,14 @@ final class RelayLink: Channel, @unchecked Sendable {
     }
 
     /// In the loop's table: the handshake's deadline starts, and an accepted link handles
-    /// `firstBytes`. On the loop's queue.
-    func started(firstBytes: [UInt8] = []) {
+    /// `firstBytes`; unless a close came first (`stopped`, or one asked for before the
+    /// link was in the table). On the loop's queue.
+    func started(firstBytes: [UInt8] = [], stopped: Bool) {
         guard loop.holds(self) else { return }
+        if let early = stopped ? .stopped : closingBecause {
+            closingBecause = nil
+            return close(because: early)
+        }
         let timeout = network.options.handshakeTimeoutMs
         loop.queue.asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak self] in
             guard let self else { return }
@@ -342,7 +347,13 @@ final class RelayLink: Channel, @unchecked Sendable {
     /// Closes the link once: a refused handshake first gets its `RELAY-REFUSED` line.
     /// On the loop's queue.
     func close(because closing: Closing) {
-        guard closingBecause == nil, loop.holds(self) else { return }
+        guard closingBecause == nil else { return }
+        guard loop.holds(self) else {
+            // Not in the table yet (the peer's sends may overtake `RelayNetwork.begin`):
+            // `started` closes it once it is.
+            if slot < 0 { closingBecause = closing }
+            return
+        }
         closingBecause = closing
         if case .accepting = phase {
             switch closing {

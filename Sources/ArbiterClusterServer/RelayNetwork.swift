@@ -150,8 +150,7 @@ public final class RelayNetwork: @unchecked Sendable {
     private func begin(_ link: RelayLink, firstBytes: [UInt8]) {
         if link.dialed { link.loop.registerConnecting(link) } else { link.loop.register(link) }
         // Stopped while it was on its way here: `stop` closed the links of the table.
-        if isStopped { return link.close(because: .stopped) }
-        link.started(firstBytes: firstBytes)
+        link.started(firstBytes: firstBytes, stopped: isStopped)
     }
 
     /// Closes every link (each that was up is reported down) and drops what is queued.
