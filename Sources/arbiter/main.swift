@@ -69,6 +69,12 @@ if let endpoints = options.clusterEndpoints, let node = options.node, let advert
 }
 
 let server = ArbiterServer(configuration: configuration)
+// Before the start, not after: a signal source on Linux is registered asynchronously, and
+// between `signal(SIG_IGN)` and that registration a SIGTERM is dropped. Installed after
+// the start, a SIGTERM sent as soon as "listening" was logged could be lost and the
+// server would run on (an end-to-end test caught it under load). A signal during the
+// start ends the process at once: `shutdown` has nothing to stop yet.
+SignalShutdown.install(for: server, log: log)
 do {
     try server.start()
 } catch let damaged as JournalDamaged {
@@ -83,8 +89,6 @@ do {
     FileHandle.standardError.write(Data("error: cannot start: \(error)\n".utf8))
     exit(1)
 }
-
-SignalShutdown.install(for: server, log: log)
 
 // The main thread only waits: everything runs on Dispatch queues. (Not dispatchMain():
 // it ends the main thread in a way valgrind cannot follow, and callgrind is how the
