@@ -3,18 +3,15 @@ import ArbiterCluster
 import ArbiterClusterRuntime
 import ArbiterIO
 import Dispatch
+import Glibc
+import Synchronization
 
-/// One relay socket, dialled or accepted, as a channel of the node's `RelayLoop`: its
-/// handshake, then frames both ways.
+/// One relay socket, dialled or accepted: its handshake, then frames both ways.
 ///
-/// Reading, the handshake and the liveness checks run on the loop's queue, and so do
-/// `onMessage` calls, in frame order. Output is the channel's, under its lock: the
-/// sending `RelayPeer` appends a frame from its own thread and writes it at once when
-/// nothing waits ahead of it (a wake-up of another thread costs tens of us, and a relayed
-/// press crosses four); what the socket does not take leaves on EPOLLOUT. Each write first
-/// asks whether frames that hold only under this node's lease still stand
-/// (`Channel.outputEpoch`, `RelayNetwork.outputStands`).
-final class RelayLink: Channel, @unchecked Sendable {
+/// Everything here belongs to `queue`, a serial queue of its own: a read source and a
+/// write source on the non-blocking socket run there, and so do `onMessage` calls, in
+/// frame order. No reactor thread and no panel queue ever waits for it.
+final class RelayLink: @unchecked Sendable {
     enum Phase {
         /// Dialled: the non-blocking connect is under way.
         case connecting(RelayDialer)
@@ -53,83 +50,81 @@ final class RelayLink: Channel, @unchecked Sendable {
             case .staleOutput: "frames decided before this node's lease lapsed (a pause or a stall) were dropped unsent"
             }
         }
-
-        /// A close the loop made for the socket's sake (`EventLoop.close`'s reasons).
-        init(loopReason reason: String) {
-            switch reason {
-            case "eof": self = .peerClosed
-            case "server stopped": self = .stopped
-            case Closing.staleOutput.description: self = .staleOutput
-            default:
-                if reason.hasPrefix("errno "), let e = Int32(reason.dropFirst(6)) {
-                    self = .socket("read: \(Sys.Failure(call: "read", errno: e).reason)")
-                } else {
-                    self = .socket(reason)
-                }
-            }
-        }
     }
 
+    let fd: Int32
     /// The peer's address: `host:port` dialled, or as accepted.
     let address: String
     let dialed: Bool
     /// The node dialled (nil for an accepted link, whose node the handshake names).
     let dialingNode: String?
-    /// The peer that dialled this link and writes to it (nil for an accepted link, which a
-    /// peer may take up later: `RelayPeer.dialIfNeeded`).
-    let dialingPeer: RelayPeer?
+    let queue: DispatchQueue
     let network: RelayNetwork
+    /// Set by the sending peer when it queued frames for `pull` (and woke `queue` for
+    /// them): a link lingering in poll, which holds `queue`, pulls them at its next
+    /// wake-up instead of after the linger. Read without the peer's lock, which the
+    /// reactors' sends take: looking for frames after every poll met them on it.
+    let pullWanted = Atomic<Bool>(false)
 
-    // MARK: Owned by the loop's queue
+    // MARK: Owned by `queue`
 
     private(set) var phase: Phase {
         didSet {
             if case .up = phase { isUp = true } else { isUp = false }
         }
     }
-    /// Kept beside `phase`: asked for every frame, where matching the enum copied it.
+    /// Kept beside `phase`: asked twice per frame, where matching the enum copied it.
     private(set) var isUp = false
+    /// The peer whose frames this link writes (a dialled link's from the start; an
+    /// accepted one's once chosen, `attach`).
+    private var sendingPeer: RelayPeer?
     private var decoder: RelayFrameDecoder
+    private var out: [UInt8] = []
+    private var outStart = 0
+    /// Where each frame in `out` ends, to count frames written and frames lost.
+    private var frameEnds: [Int] = []
+    /// The lease epoch of the oldest frame in `out` that holds only under this node's
+    /// lease (0: none): checked before each write (`RelayNetwork.outputStands`).
+    private var outEpoch: UInt64 = 0
+    private var frameHead = 0
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var writeArmed = false
+    private var liveSources = 0
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// How long the linger looks before it blocks in poll (`RelayOptions.idleSpinNs`).
+    private var idleSpin: IdleSpin
+    /// Pings and the silence check, once the link is up (`RelayOptions.pingIntervalMs`).
+    private var liveness: DispatchSourceTimer?
     /// When bytes last came in, any bytes: ms of the monotonic clock.
     private var lastHeardMs: Int64 = 0
-    /// Why the relay closed the link itself (nil: the loop closed it for its socket).
-    private var closingBecause: Closing?
-
-    // MARK: Guarded by the channel's lock
-
-    /// Bytes ever appended, and where each frame among them ends: what the socket took
-    /// (appended less pending) counts frames written, and what is left frames lost.
-    private var appendedBytes = 0
-    private var frameEnds: [Int] = []
-    private var frameHead = 0
 
     /// A dialled link: `fd` is connecting to `address`, where `node` should answer.
-    init(network: RelayNetwork, loop: RelayLoop, fd: Int32, address: String, dialingNode node: String, sending peer: RelayPeer) {
+    init(network: RelayNetwork, fd: Int32, address: String, dialingNode node: String, sending peer: RelayPeer) {
         self.network = network
+        self.fd = fd
         self.address = address
         self.dialed = true
         self.dialingNode = node
-        self.dialingPeer = peer
+        self.sendingPeer = peer
         self.decoder = RelayFrameDecoder(limits: network.limits)
+        self.idleSpin = IdleSpin(maxNs: network.options.idleSpinNs)
         self.phase = .connecting(
             RelayDialer(node: network.node, key: network.key, nonce: RelayNonce.draw(), expectedPeer: node, limits: network.limits))
-        super.init(
-            fd: fd, generation: loop.nextGeneration(), loop: loop, outboundLimit: network.options.maxOutboundBytes, budget: loop.budget,
-            sink: nil)
+        self.queue = DispatchQueue(label: "arbiter.relay.link")
     }
 
     /// An accepted link, its first bytes already read by the reactor.
-    init(network: RelayNetwork, loop: RelayLoop, fd: Int32, address: String) {
+    init(network: RelayNetwork, fd: Int32, address: String) {
         self.network = network
+        self.fd = fd
         self.address = address
         self.dialed = false
         self.dialingNode = nil
-        self.dialingPeer = nil
         self.decoder = RelayFrameDecoder(limits: network.limits)
+        self.idleSpin = IdleSpin(maxNs: network.options.idleSpinNs)
         self.phase = .accepting(RelayAcceptor(node: network.node, key: network.key, nonce: RelayNonce.draw(), limits: network.limits))
-        super.init(
-            fd: fd, generation: loop.nextGeneration(), loop: loop, outboundLimit: network.options.maxOutboundBytes, budget: loop.budget,
-            sink: nil)
+        self.queue = DispatchQueue(label: "arbiter.relay.link")
     }
 
     /// The node at the other end once the handshake named it; the dialled one before.
@@ -138,41 +133,177 @@ final class RelayLink: Channel, @unchecked Sendable {
         return dialingNode
     }
 
-    /// In the loop's table: the handshake's deadline starts, and an accepted link handles
-    /// `firstBytes`; unless a close came first (`stopped`, or one asked for before the
-    /// link was in the table). On the loop's queue.
-    func started(firstBytes: [UInt8] = [], stopped: Bool) {
-        guard loop.holds(self) else { return }
-        if let early = stopped ? .stopped : closingBecause {
-            closingBecause = nil
-            return close(because: early)
-        }
-        let timeout = network.options.handshakeTimeoutMs
-        loop.queue.asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak self] in
-            guard let self else { return }
-            switch phase {
-            case .connecting, .dialing, .accepting: close(because: .timedOut(ms: timeout))
-            case .up, .closed: break
+    /// Starts watching the socket; an accepted link first handles `firstBytes`.
+    func start(firstBytes: [UInt8] = []) {
+        queue.async { [self] in
+            // Closed before it started (`stop`): the descriptor is already closed.
+            guard !isClosed else { return }
+            let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            read.setEventHandler { [weak self] in self?.readable() }
+            read.setCancelHandler { [self] in sourceCancelled() }
+            let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            write.setEventHandler { [weak self] in self?.writable() }
+            write.setCancelHandler { [self] in sourceCancelled() }
+            readSource = read
+            writeSource = write
+            liveSources = 2
+            read.resume()
+            let timeout = network.options.handshakeTimeoutMs
+            queue.asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak self] in
+                guard let self else { return }
+                switch phase {
+                case .connecting, .dialing, .accepting: close(because: .timedOut(ms: timeout))
+                case .up, .closed: break
+                }
+            }
+            if dialed {
+                // Writable once connected (or failed).
+                armWrite()
+            } else if !firstBytes.isEmpty {
+                firstBytes.withUnsafeBufferPointer { received($0) }
             }
         }
-        if !firstBytes.isEmpty { firstBytes.withUnsafeBufferPointer { received($0) } }
     }
 
-    /// The dialled socket is connected: the hello goes first, written by the loop next.
-    func connected() {
-        guard case .connecting(let dialer) = phase else { return }
-        phase = .dialing(dialer)
-        _ = withLock { appendBytes(dialer.hello, frame: false) }
+    /// This accepted link was chosen to carry `peer`'s frames. On `queue`.
+    func attach(_ peer: RelayPeer) {
+        guard isUp else {
+            network.lost(self, by: peer, unwrittenFrames: 0)
+            return
+        }
+        sendingPeer = peer
+        pull()
+    }
+
+    /// Writes what it can of `frame` at once, from the sender's thread: the peer calls it
+    /// under its lock, only while this link is up and holds nothing unwritten, so no
+    /// write on `queue` can be under way. Returns the bytes written; the peer queues the
+    /// rest for `pull`. A failed write returns 0 and the link's own write meets the error.
+    func writeDirectly(_ frame: [UInt8]) -> Int {
+        let result = frame.withUnsafeBytes { Sys.write(fd, $0) }
+        if case .bytes(let n) = result { return n }
+        return 0
+    }
+
+    /// Takes what the sending peer queued and writes it. On `queue`.
+    func pull() {
+        // Before the take: frames queued after it set the flag again.
+        pullWanted.store(false, ordering: .relaxed)
+        guard isUp, let peer = sendingPeer, let (bytes, sizes, epoch) = peer.take(for: self) else { return }
+        guard !bytes.isEmpty else { return }
+        if outEpoch == 0 { outEpoch = epoch }
+        if outStart == out.count {
+            out.removeAll(keepingCapacity: true)
+            outStart = 0
+            frameEnds.removeAll(keepingCapacity: true)
+            frameHead = 0
+        }
+        var end = out.count
+        for size in sizes {
+            end += size
+            frameEnds.append(end)
+        }
+        out += bytes
+        flush()
     }
 
     // MARK: Reading
 
-    func received(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private func readable() {
+        guard !isClosed else { return }
+        if case .connecting = phase {
+            guard connected() else { return }
+        }
+        let started = SystemClock.monotonic.nanoseconds()
+        // A bounded number of reads per wake-up, so one busy link cannot keep its queue.
+        var reads = 0
+        while reads < 16 {
+            let result = readBuffer.withUnsafeMutableBytes { Sys.read(fd, into: $0) }
+            switch result {
+            case .bytes(let n):
+                reads += 1
+                readBuffer.withUnsafeBufferPointer { received(UnsafeBufferPointer(rebasing: $0[..<n])) }
+                if case .closed = phase { return }
+                // A short read has most likely emptied the socket: wait for the next frame
+                // in poll at once instead of paying for a read that says so (poll answers
+                // at once if more has come).
+                guard n < readBuffer.count else { continue }
+                switch awaitNextFrame(since: started) {
+                case .readable: reads = 0
+                case .quiet: return
+                case .notNow: continue
+                }
+            case .wouldBlock:
+                guard case .readable = awaitNextFrame(since: started) else { return }
+                reads = 0
+            case .eof:
+                return close(because: .peerClosed)
+            case .failed(let e):
+                return close(because: .socket("read: \(Sys.Failure(call: "read", errno: e).reason)"))
+            }
+        }
+    }
+
+    /// After a batch, waits up to `RelayLink.lingerMs` in poll for the next frame instead
+    /// of returning to Dispatch, as a reactor does after its batch: the answer to a relayed
+    /// command comes about one round trip after the command left, and a Dispatch source's
+    /// wake-up (its manager thread, then a worker) costs more than the round trip. Gives
+    /// the queue back after `maxBusyNs` so the link's other work gets its turn, and only
+    /// once the link is up (the handshake is short and has its own timer). Writes the link
+    /// still owes go out when the socket takes them meanwhile.
+    private func awaitNextFrame(since started: Int64) -> Lingering {
+        guard isUp, SystemClock.monotonic.nanoseconds() - started < RelayLink.maxBusyNs else { return .notNow }
+        var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if writeArmed { ready.events |= Int16(POLLOUT) }
+        guard idleWait(&ready) > 0 else { return .quiet }
+        if ready.revents & Int16(POLLOUT) != 0 {
+            flush()
+            guard isUp else { return .quiet }
+        }
+        // Frames queued behind a backlog, or while this link lingered.
+        if pullWanted.load(ordering: .acquiring) { pull() }
+        guard isUp else { return .quiet }
+        // Woken by the pull alone (the spin looks for it): go on waiting for frames.
+        if ready.revents == 0 { return .readable }
+        return ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 ? .readable : .quiet
+    }
+
+    /// `poll` for the linger: spun for the window of `idleSpin` first (`IdleSpin`: the
+    /// answer to a relayed command comes one round trip after it left, and a blocked
+    /// thread's wake-up can cost more than that).
+    private func idleWait(_ ready: inout pollfd) -> Int {
+        let events = ready.events
+        return idleSpin.wait(
+            now: { SystemClock.monotonic.nanoseconds() },
+            look: {
+                ready.revents = 0
+                ready.events = events
+                // Frames queued for `pull` meanwhile end the spin too: they need not wait.
+                if pullWanted.load(ordering: .relaxed) { return 1 }
+                return Int(Glibc.poll(&ready, 1, 0))
+            },
+            block: { Int(Glibc.poll(&ready, 1, RelayLink.lingerMs)) })
+    }
+
+    /// What `awaitNextFrame` found.
+    private enum Lingering {
+        /// Bytes (or the end) are there: read again.
+        case readable
+        /// Nothing came within the linger, or the link closed meanwhile: back to Dispatch.
+        case quiet
+        /// It did not wait (the link is not up, or has had the queue long enough).
+        case notNow
+    }
+
+    static let lingerMs: Int32 = 1
+    static let maxBusyNs: Int64 = 5_000_000
+
+    private func received(_ bytes: UnsafeBufferPointer<UInt8>) {
         let now = SystemClock.monotonic.milliseconds()
         let gap = now - lastHeardMs
         lastHeardMs = now
         switch phase {
-        case .connecting, .closed:
+        case .connecting:
             return
         case .dialing(var dialer):
             do {
@@ -180,8 +311,9 @@ final class RelayLink: Channel, @unchecked Sendable {
                 case .needMore:
                     phase = .dialing(dialer)
                 case .established(let node, let proof, let leftover):
-                    // Written with the frames that waited for the link (`becomeUp`).
-                    _ = withLock { appendBytes(proof, frame: false) }
+                    out += proof
+                    flush()
+                    guard !isClosed else { return }
                     becomeUp(node, leftover: leftover)
                 }
             } catch {
@@ -191,7 +323,11 @@ final class RelayLink: Channel, @unchecked Sendable {
             do {
                 let output = try acceptor.receive(bytes)
                 phase = .accepting(acceptor)
-                if !output.send.isEmpty { say(output.send) }
+                if !output.send.isEmpty {
+                    out += output.send
+                    flush()
+                    guard !isClosed else { return }
+                }
                 if let node = output.peer {
                     // Two nodes under one name would take each other's links and sessions.
                     guard node != network.node else { return close(because: .error(.notARelayPeer("the peer uses this node's own name"))) }
@@ -207,16 +343,25 @@ final class RelayLink: Channel, @unchecked Sendable {
             guard gap < network.options.staleAfterMs else { return close(because: .silent(ms: Int(clamping: gap))) }
             decoder.append(bytes)
             deliver(from: node)
+        case .closed:
+            return
         }
+    }
+
+    private var isClosed: Bool {
+        if case .closed = phase { return true }
+        return false
     }
 
     private func becomeUp(_ node: String, leftover: [UInt8]) {
         phase = .up(node: node)
         network.established(self, node: node)
         guard isUp else { return }
-        // What waited for the link follows the handshake's last line.
-        dialingPeer?.linkReady(self)
-        writeNow(directly: false)
+        startLiveness()
+        if let peer = sendingPeer {
+            peer.linkReady(self, holding: out.count - outStart)
+            pull()
+        }
         guard isUp, !leftover.isEmpty else { return }
         decoder.append(leftover)
         deliver(from: node)
@@ -235,151 +380,169 @@ final class RelayLink: Channel, @unchecked Sendable {
 
     // MARK: Liveness
 
-    /// Closes a link that has been silent too long, else pings one that has nothing on its
-    /// way (frames on their way are heard as well as a ping). On the loop's queue.
-    func checkLiveness(now: Int64) {
+    private func startLiveness() {
+        lastHeardMs = SystemClock.monotonic.milliseconds()
+        let every = network.options.pingIntervalMs
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .milliseconds(every), repeating: .milliseconds(every), leeway: .milliseconds(every / 10))
+        timer.setEventHandler { [weak self] in self?.checkLiveness() }
+        liveness = timer
+        timer.resume()
+    }
+
+    /// Closes a link that has been silent too long, else sends a ping. A link with a
+    /// sending peer pings through it, since the peer may write to the socket from other
+    /// threads; one without (an inbound link not chosen to carry anything) is written only
+    /// here. On `queue`.
+    private func checkLiveness() {
         guard isUp else { return }
         let silence = network.options.silenceTimeoutMs
-        if now - lastHeardMs > Int64(silence) {
+        if SystemClock.monotonic.milliseconds() - lastHeardMs > Int64(silence) {
             return close(because: .silent(ms: silence))
         }
-        let ping = withLock { () -> Bool in
-            guard pending == 0 else { return false }
-            return appendBytes(RelayLink.pingFrame, frame: false)
-        }
-        if ping { writeNow(directly: false) }
+        if let peer = sendingPeer, peer.ping(on: self) { return }
+        out += RelayLink.pingFrame
+        flush()
     }
 
     static let pingFrame = RelayFrameEncoder.encode(.ping)
 
     // MARK: Writing
 
-    /// Appends `bytes` (one frame if `frame`; a ping or a handshake line is none).
-    /// Under the lock; false if the link takes no more output.
-    private func appendBytes(_ bytes: [UInt8], frame: Bool) -> Bool {
-        guard acceptsOutput else { return false }
-        appendingOutput { $0 += bytes }
-        appendedBytes += bytes.count
-        if frame { frameEnds.append(appendedBytes) }
-        _ = appended()
-        return true
-    }
-
-    enum Appended {
-        /// The caller writes it (`writeNow`): nothing was being written ahead of it.
-        case write
-        /// Whoever appended ahead of it writes it too.
-        case queued
-        /// It would pass the bound: not appended.
-        case overflow
-        /// The link takes no more output (it is closing): not appended.
-        case closed
-    }
-
-    /// Appends one frame, under the lock, unless the unwritten bytes would pass `limit`.
-    /// `leaseEpoch` (0: none) marks it as holding only under this node's lease.
-    func append(frame: [UInt8], leaseEpoch: UInt64, limit: Int) -> Appended {
-        guard acceptsOutput else { return .closed }
-        guard pending + frame.count <= limit else { return .overflow }
-        if leaseEpoch != 0 { markOutputEpoch(leaseEpoch) }
-        appendingOutput { $0 += frame }
-        appendedBytes += frame.count
-        frameEnds.append(appendedBytes)
-        switch appended() {
-        case .needsFlush: return .write
-        case .queued, .overBudget, .overflow, .dropped: return .queued
+    private func connected() -> Bool {
+        guard case .connecting(let dialer) = phase else { return true }
+        let error = Sys.pendingError(fd)
+        guard error == 0 else {
+            close(because: .socket("connect: \(Sys.Failure(call: "connect", errno: error).reason)"))
+            return false
         }
+        phase = .dialing(dialer)
+        out += dialer.hello
+        flush()
+        return !isClosed
     }
 
-    /// Appends frames queued while no link was up (`sizes` each), under the lock.
-    func append(frames bytes: [UInt8], sizes: [Int], leaseEpoch: UInt64) -> Bool {
-        guard acceptsOutput else { return false }
-        if leaseEpoch != 0 { markOutputEpoch(leaseEpoch) }
-        appendingOutput { $0 += bytes }
-        for size in sizes {
-            appendedBytes += size
-            frameEnds.append(appendedBytes)
+    private func writable() {
+        guard !isClosed else { return }
+        if case .connecting = phase {
+            guard connected() else { return }
+            return
         }
-        _ = appended()
-        return true
+        flush()
     }
 
-    /// A handshake line, written at once. On the loop's queue.
-    private func say(_ bytes: [UInt8]) {
-        guard withLock({ appendBytes(bytes, frame: false) }) else { return }
-        writeNow(directly: false)
-    }
-
-    /// Writes what the socket takes now; the rest waits for EPOLLOUT. `directly`: from a
-    /// sending thread, not the loop. Any thread.
-    func writeNow(directly: Bool) {
-        switch flush() {
-        case .done, .closeNow: break
-        case .failed: loop.requestClose(self, reason: "write failed")
-        case .stale: loop.requestClose(self, reason: loop.staleOutputReason)
+    private func flush() {
+        if outEpoch != 0, outStart < out.count, !network.outputStands(outEpoch) {
+            return close(because: .staleOutput)
         }
-        countWritten(directly: directly)
-    }
-
-    /// Counts the frames the socket took since the last count. Any thread.
-    func countWritten(directly: Bool) {
-        let frames = withLock { () -> Int in
-            // Output dropped (the link closes) was not written: it stays uncounted.
-            guard acceptsOutput else { return 0 }
-            let written = appendedBytes - pending
-            let before = frameHead
-            while frameHead < frameEnds.count, frameEnds[frameHead] <= written { frameHead += 1 }
-            let counted = frameHead - before
-            if frameHead == frameEnds.count {
-                frameEnds.removeAll(keepingCapacity: true)
-                frameHead = 0
-            } else if frameHead >= 1024 {
-                frameEnds.removeFirst(frameHead)
-                frameHead = 0
+        while outStart < out.count {
+            let result = out.withUnsafeBytes { Sys.write(fd, UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
+            switch result {
+            case .bytes(let n):
+                outStart += n
+            case .wouldBlock:
+                countWritten()
+                compact()
+                sendingPeer?.holds(out.count - outStart, on: self)
+                armWrite()
+                return
+            case .eof, .failed:
+                let reason: String
+                if case .failed(let e) = result { reason = "write: \(Sys.Failure(call: "write", errno: e).reason)" } else { reason = "write failed" }
+                return close(because: .socket(reason))
             }
-            return counted
         }
-        if frames > 0 { network.wrote(frames: frames, directly: directly) }
+        // Empty for the peer before the frames are counted: a sender that sees them
+        // counted may write its next frame directly.
+        outEpoch = 0
+        sendingPeer?.holds(0, on: self)
+        countWritten()
+        out.removeAll(keepingCapacity: out.capacity <= 1 << 16)
+        outStart = 0
+        frameEnds.removeAll(keepingCapacity: true)
+        frameHead = 0
+        disarmWrite()
+    }
+
+    private func countWritten() {
+        let before = frameHead
+        while frameHead < frameEnds.count, frameEnds[frameHead] <= outStart { frameHead += 1 }
+        if frameHead > before { network.wrote(frames: frameHead - before) }
+    }
+
+    /// Gives back the written front of a large buffer while the rest waits for the socket.
+    private func compact() {
+        guard outStart > 1 << 20, outStart * 2 > out.count else { return }
+        out.removeFirst(outStart)
+        frameEnds.removeFirst(frameHead)
+        for i in frameEnds.indices { frameEnds[i] -= outStart }
+        frameHead = 0
+        outStart = 0
+    }
+
+    private func armWrite() {
+        guard !writeArmed, let writeSource else { return }
+        writeArmed = true
+        writeSource.resume()
+    }
+
+    private func disarmWrite() {
+        guard writeArmed, let writeSource else { return }
+        writeArmed = false
+        writeSource.suspend()
     }
 
     // MARK: Closing
 
     /// Closes the link once: a refused handshake first gets its `RELAY-REFUSED` line.
-    /// On the loop's queue.
+    /// The descriptor is closed when both sources have been cancelled. On `queue`.
     func close(because closing: Closing) {
-        guard closingBecause == nil else { return }
-        guard loop.holds(self) else {
-            // Not in the table yet (the peer's sends may overtake `RelayNetwork.begin`):
-            // `started` closes it once it is.
-            if slot < 0 { closingBecause = closing }
+        let was = phase
+        switch was {
+        case .closed:
             return
-        }
-        closingBecause = closing
-        if case .accepting = phase {
+        case .accepting:
+            let line: [UInt8]
             switch closing {
-            case .error(let error): say(error.refusalLine)
-            case .timedOut: say(Array("RELAY-REFUSED \(closing.description)\n".utf8))
-            case .overflow, .socket, .peerClosed, .silent, .replaced, .stopped, .staleOutput: break
+            case .error(let error): line = error.refusalLine
+            case .timedOut: line = Array("RELAY-REFUSED \(closing.description)\n".utf8)
+            case .overflow, .socket, .peerClosed, .silent, .replaced, .stopped, .staleOutput: line = []
             }
+            if !line.isEmpty { _ = line.withUnsafeBytes { Sys.write(fd, $0) } }
+        case .connecting, .dialing, .up:
+            break
         }
-        loop.close(self, reason: closing.description)
+        phase = .closed
+        liveness?.cancel()
+        liveness = nil
+        countWritten()
+        let unwrittenFrames = frameEnds.count - frameHead
+        outEpoch = 0
+        out = []
+        outStart = 0
+        frameEnds = []
+        frameHead = 0
+        if let readSource, let writeSource {
+            // A suspended source must be resumed to be cancelled.
+            if !writeArmed { writeSource.resume() }
+            writeArmed = true
+            writeSource.cancel()
+            readSource.cancel()
+        } else {
+            Sys.close(fd)
+            network.socketClosed()
+        }
+        network.closed(self, was: was, because: closing, unwrittenFrames: unwrittenFrames, sendingPeer: sendingPeer)
+        sendingPeer = nil
     }
 
-    /// The loop closed the socket (`EventLoop.closed`), for the relay's reason or its own.
-    /// On the loop's queue.
-    func closed(reason: String) {
-        let was = phase
-        phase = .closed
-        let closing = closingBecause ?? Closing(loopReason: reason)
-        closingBecause = closing
-        let unwrittenFrames = withLock { () -> Int in
-            defer {
-                frameEnds = []
-                frameHead = 0
-            }
-            return frameEnds.count - frameHead
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0 {
+            Sys.close(fd)
+            network.socketClosed()
+            readSource = nil
+            writeSource = nil
         }
-        network.socketClosed()
-        network.closed(self, was: was, because: closing, unwrittenFrames: unwrittenFrames)
     }
 }

@@ -12,8 +12,7 @@ import Synchronization
 ///   one from that node if it is up, else one dialled to `address` (lazily, again after
 ///   a failure with a backoff of 50 ms doubling to 1 s, while something waits to go).
 /// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`.
-/// - The links are channels of one `RelayLoop`, ArbiterIO's event loop; what they receive
-///   goes to `onMessage` on the loop's queue, in each link's frame order.
+/// - What the links receive goes to `onMessage` on the link's own queue, in frame order.
 ///   `onLinkUp` and `onLinkDown` are called once per link (a pair of nodes may have two,
 ///   one dialled each way, if both dialled before either's link was up; a newer accepted
 ///   link from a node is reported up before the one it replaces is reported down); `onUndelivered`
@@ -21,8 +20,8 @@ import Synchronization
 ///   past the outbound bound, and for an unusable address. Messages are never kept for a
 ///   later link: the content layer recovers with snapshots.
 ///
-/// Callbacks run on the relay loop's queue or the peers' (never on a reactor's or a
-/// panel's); they must not call `stop`.
+/// Callbacks run on relay queues, never on a reactor's or a panel's; they must not call
+/// `stop`.
 public final class RelayNetwork: @unchecked Sendable {
     public let node: String
     let key: [UInt8]
@@ -36,14 +35,13 @@ public final class RelayNetwork: @unchecked Sendable {
     /// Whether frames marked with a lease epoch may still be written (`ClusterContext.
     /// outputStands`); asked at each write of a link holding such frames.
     let outputStands: @Sendable (_ leaseEpoch: UInt64) -> Bool
-    /// Every link's socket (nil if its epoll descriptor could not be made: then every
-    /// dial fails and every accepted link is refused, each saying so).
-    let loop: RelayLoop?
 
     private struct Links {
         var peers: [String: RelayPeer] = [:]
         /// Accepted links that are up, by node: the newest from each node.
         var inbound: [String: RelayLink] = [:]
+        /// Every link not closed yet, for `stop`.
+        var open: [ObjectIdentifier: RelayLink] = [:]
         /// Accepted links still in their handshake.
         var handshakes = 0
         var stopped = false
@@ -75,19 +73,6 @@ public final class RelayNetwork: @unchecked Sendable {
         self.onLinkDown = onLinkDown
         self.onUndelivered = onUndelivered
         self.outputStands = outputStands
-        do {
-            let loop = try RelayLoop(options: options, log: log, outputStands: outputStands)
-            loop.start()
-            self.loop = loop
-        } catch {
-            log.error("relay loop not started: every relay link will fail", ["reason": error.description])
-            self.loop = nil
-        }
-    }
-
-    deinit {
-        // Stopped already, unless `stop` was never called: its timers hold it otherwise.
-        if let loop { loop.queue.async { loop.stop() } }
     }
 
     // MARK: The API
@@ -122,50 +107,38 @@ public final class RelayNetwork: @unchecked Sendable {
 
     /// Takes over an accepted socket whose first bytes (`firstBytes`, already read) are a
     /// relay handshake: `ServerConfiguration.relayHandOff`. `peer` is its address, for
-    /// logs. Returns at once; the handshake runs on the relay loop.
+    /// logs. Returns at once; the handshake runs on the link's queue.
     public func adopt(fd: Int32, peer: String, firstBytes: [UInt8]) {
+        let link = RelayLink(network: self, fd: fd, address: peer)
         let refusal = links.withLock { l -> String? in
             if l.stopped { return "relay stopped" }
-            guard loop != nil else { return "no relay loop" }
             guard l.handshakes < options.maxPendingHandshakes else {
                 l.statistics.refusals += 1
                 return "busy: \(options.maxPendingHandshakes) relay handshakes under way"
             }
             l.handshakes += 1
             l.statistics.sockets += 1
+            l.open[ObjectIdentifier(link)] = link
             return nil
         }
-        guard let refusal else {
-            guard let loop else { return }
-            let link = RelayLink(network: self, loop: loop, fd: fd, address: peer)
-            return loop.queue.async { self.begin(link, firstBytes: firstBytes) }
+        if let refusal {
+            let line = Array("RELAY-REFUSED \(refusal)\n".utf8)
+            _ = line.withUnsafeBytes { Sys.write(fd, $0) }
+            Sys.close(fd)
+            log.warning("relay link refused", ["peer": peer, "reason": refusal])
+            return
         }
-        let line = Array("RELAY-REFUSED \(refusal)\n".utf8)
-        _ = line.withUnsafeBytes { Sys.write(fd, $0) }
-        Sys.close(fd)
-        log.warning("relay link refused", ["peer": peer, "reason": refusal])
-    }
-
-    /// Puts a new link in the loop's table and starts its handshake. On the loop's queue.
-    private func begin(_ link: RelayLink, firstBytes: [UInt8]) {
-        if link.dialed { link.loop.registerConnecting(link) } else { link.loop.register(link) }
-        // Stopped while it was on its way here: `stop` closed the links of the table.
-        link.started(firstBytes: firstBytes, stopped: isStopped)
+        link.start(firstBytes: firstBytes)
     }
 
     /// Closes every link (each that was up is reported down) and drops what is queued.
-    /// Later sends are dropped. Not from a callback: it waits for the relay loop's queue.
+    /// Later sends are dropped. Not from a callback: it waits for each link's queue.
     public func stop() {
-        let peers = links.withLock { l in
+        let (open, peers) = links.withLock { l in
             l.stopped = true
-            return Array(l.peers.values)
+            return (Array(l.open.values), Array(l.peers.values))
         }
-        if let loop {
-            loop.queue.sync {
-                for link in loop.links { link.close(because: .stopped) }
-                loop.stop()
-            }
-        }
+        for link in open { link.queue.sync { link.close(because: .stopped) } }
         let dropped = peers.reduce(0) { $0 + $1.dropAll() }
         links.withLock { $0.statistics.dropped += dropped }
     }
@@ -190,13 +163,19 @@ public final class RelayNetwork: @unchecked Sendable {
         links.withLock { $0.inbound[node] }
     }
 
-    /// A dialled link has its socket: the loop takes it.
+    /// A dialled link has its socket: track it and start it.
     func started(_ link: RelayLink) {
-        links.withLock { $0.statistics.sockets += 1 }
-        link.loop.queue.async { self.begin(link, firstBytes: []) }
+        let accepted = links.withLock { l -> Bool in
+            l.statistics.sockets += 1
+            guard !l.stopped else { return false }
+            l.open[ObjectIdentifier(link)] = link
+            return true
+        }
+        link.start()
+        if !accepted { link.queue.async { link.close(because: .stopped) } }
     }
 
-    /// A link's handshake succeeded. On the loop's queue.
+    /// A link's handshake succeeded. On its queue.
     func established(_ link: RelayLink, node: String) {
         let (replaced, peer) = links.withLock { l -> (RelayLink?, RelayPeer?) in
             l.statistics.linksUp += 1
@@ -210,7 +189,7 @@ public final class RelayNetwork: @unchecked Sendable {
         log.info("relay link up", ["node": node, "peer": link.address, "dialled": link.dialed ? "yes" : "no"])
         // Up before the replaced link is even closed: a node with a link never looks gone.
         onLinkUp(node)
-        replaced?.close(because: .replaced)
+        if let replaced { replaced.queue.async { replaced.close(because: .replaced) } }
         // Messages that wait for a dial may leave on this link at once.
         if let peer { peer.queue.async { peer.dialIfNeeded() } }
     }
@@ -230,15 +209,12 @@ public final class RelayNetwork: @unchecked Sendable {
         if directly { framesWrittenDirectly.add(frames, ordering: .relaxed) }
     }
 
-    /// A link closed (`was` is the phase it closed in). On the loop's queue.
-    func closed(_ link: RelayLink, was: RelayLink.Phase, because closing: RelayLink.Closing, unwrittenFrames: Int) {
-        // The peer that wrote to it: the one that dialled it, or the one that took up an
-        // accepted link from its node.
-        var sendingPeer = link.dialingPeer
-        if sendingPeer == nil, case .up(let node) = was { sendingPeer = links.withLock { $0.peers[node] } }
+    /// A link closed (`was` is the phase it closed in). On its queue.
+    func closed(_ link: RelayLink, was: RelayLink.Phase, because closing: RelayLink.Closing, unwrittenFrames: Int, sendingPeer: RelayPeer?) {
         let dropped = sendingPeer?.linkGone(link, unwrittenFrames: unwrittenFrames) ?? 0
         var upNode: String?
         links.withLock { l in
+            l.open[ObjectIdentifier(link)] = nil
             switch was {
             case .accepting:
                 l.handshakes -= 1
@@ -267,6 +243,14 @@ public final class RelayNetwork: @unchecked Sendable {
         }
         if let upNode { onLinkDown(upNode) }
         if dropped > 0, let node = sendingPeer?.node { onUndelivered(node, dropped) }
+    }
+
+    /// An accepted link chosen for `peer` had closed before it could carry anything.
+    func lost(_ link: RelayLink, by peer: RelayPeer, unwrittenFrames: Int) {
+        let dropped = peer.linkGone(link, unwrittenFrames: unwrittenFrames)
+        guard dropped > 0 else { return }
+        links.withLock { $0.statistics.dropped += dropped }
+        onUndelivered(peer.node, dropped)
     }
 
     func dialFailed(node: String, address: String, reason: String) {

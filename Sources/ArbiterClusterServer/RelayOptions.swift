@@ -34,7 +34,7 @@ public struct RelayOptions: Sendable {
     /// Inbound handshakes under way at once; more are refused at once, so a flood of
     /// `RELAY-` connections cannot hold descriptors for the handshake timeout. Default 64.
     public var maxPendingHandshakes = 64
-    /// How long the relay loop, run out of frames, looks for the next one before it
+    /// How long an up link that has run out of frames looks for the next one before it
     /// blocks, at most (`IdleSpin`); 0: never. The server sets it from
     /// `ServerConfiguration.idleSpinNs`. Default 0.
     public var idleSpinNs: Int64 = 0

@@ -3,16 +3,15 @@ import ArbiterCluster
 import ArbiterIO
 import Dispatch
 
-/// The sending side toward one node: the frames queued for it while no link is up, and
-/// the one link they go out on, chosen once and kept until it closes, so one node's
-/// messages to another keep their order. That link is an inbound link from the node if
-/// one is up (a leader answers a follower on the link the follower opened), else one this
-/// node dials.
+/// The sending side toward one node: the frames queued for it and the one link they go
+/// out on, chosen once and kept until it closes, so one node's messages to another keep
+/// their order. That link is an inbound link from the node if one is up (a leader answers
+/// a follower on the link the follower opened), else one this node dials.
 ///
-/// Once the link is up, `enqueue` appends a frame to its output and writes it from the
-/// sending thread when nothing waits ahead of it (`RelayLink.append`); it never waits for
-/// the network (the socket is non-blocking, and what it does not take leaves on the relay
-/// loop's EPOLLOUT). Before, frames wait here for the link, and a dial runs on `queue`.
+/// `send` writes a frame straight to the link's socket when nothing waits ahead of it, else
+/// appends under the lock and, when needed, wakes the link's queue (to write) or `queue`
+/// (to dial): it never waits for the network (the socket is non-blocking; what it does
+/// not take at once is queued for the link's write source).
 final class RelayPeer: @unchecked Sendable {
     let node: String
     /// Dial decisions run here, one at a time.
@@ -21,27 +20,36 @@ final class RelayPeer: @unchecked Sendable {
 
     struct Outbox {
         var address: String
-        /// Encoded frames waiting for a link to be up.
+        /// Encoded frames not yet taken by the link.
         var bytes: [UInt8] = []
         var sizes: [Int] = []
+        /// Bytes the link took but has not written yet.
+        var unwritten = 0
         var link: RelayLink?
         var linkUp = false
+        var pullScheduled = false
         var dialScheduled = false
         /// Past the bound, until the link has closed: new frames are dropped.
         var overflowing = false
         /// The lease epoch of the oldest queued frame that holds only under this node's
-        /// lease (0: none), handed to the link with the frames.
+        /// lease (0: none), handed to the link with the frames (`take`).
         var leaseEpoch: UInt64 = 0
         var backoff: RelayBackoff
 
-        /// Hands what waited to `link`, which is up (under the link's lock, inside this
-        /// one's, so a frame sent meanwhile cannot pass them). False if it is closing.
-        mutating func handOver(to link: RelayLink) -> Bool {
-            let taken = link.withLock { link.append(frames: bytes, sizes: sizes, leaseEpoch: leaseEpoch) }
-            guard taken else { return false }
-            bytes = []
-            sizes = []
-            leaseEpoch = 0
+        /// Nothing waits to be written on `link`: neither here nor in the link itself.
+        func isIdle(_ link: RelayLink) -> Bool {
+            self.link === link && linkUp && !pullScheduled && bytes.isEmpty && unwritten == 0
+        }
+
+        /// Writes `frame` to the idle `link` from this thread, under the outbox's lock (which
+        /// keeps the link's own writes out); what the socket does not take is queued for the
+        /// link's queue. True if the link must be woken to pull the rest.
+        mutating func writeDirectly(_ frame: [UInt8], on link: RelayLink) -> Bool {
+            let written = link.writeDirectly(frame)
+            guard written < frame.count else { return false }
+            bytes += frame[written...]
+            sizes.append(frame.count - written)
+            pullScheduled = true
             return true
         }
     }
@@ -57,7 +65,8 @@ final class RelayPeer: @unchecked Sendable {
 
     private enum After {
         case nothing
-        case write(RelayLink)
+        case wrote
+        case pull(RelayLink)
         case dial
         case close(RelayLink, dropped: Int)
         case stale(RelayLink?)
@@ -73,19 +82,7 @@ final class RelayPeer: @unchecked Sendable {
             o.address = address
             if o.overflowing { return .dropped(1) }
             if leaseEpoch != 0, let stands, !stands(leaseEpoch) { return .stale(o.link) }
-            if let link = o.link, o.linkUp {
-                switch link.withLock({ link.append(frame: frame, leaseEpoch: leaseEpoch, limit: limit) }) {
-                case .write: return .write(link)
-                case .queued: return .nothing
-                case .overflow:
-                    o.overflowing = true
-                    return .close(link, dropped: 1)
-                case .closed:
-                    // Its close is on its way (`linkGone`): the next frame finds a new link.
-                    return .dropped(1)
-                }
-            }
-            if o.bytes.count + frame.count > limit {
+            if o.bytes.count + o.unwritten + frame.count > limit {
                 if let link = o.link {
                     o.overflowing = true
                     return .close(link, dropped: 1)
@@ -96,30 +93,65 @@ final class RelayPeer: @unchecked Sendable {
                 o.leaseEpoch = 0
                 return .dropped(dropped)
             }
+            if let link = o.link, o.isIdle(link) {
+                // Nothing is ahead of this frame: written from this thread, it saves waking
+                // the link's queue (a wake-up costs tens of us, a relayed press crosses four).
+                guard o.writeDirectly(frame, on: link) else { return .wrote }
+                if o.leaseEpoch == 0 { o.leaseEpoch = leaseEpoch }
+                return .pull(link)
+            }
             o.bytes += frame
             o.sizes.append(frame.count)
             if o.leaseEpoch == 0 { o.leaseEpoch = leaseEpoch }
-            // A link in its handshake takes them once up (`linkReady`).
-            guard o.link == nil, !o.dialScheduled else { return .nothing }
+            if let link = o.link {
+                guard o.linkUp, !o.pullScheduled else { return .nothing }
+                o.pullScheduled = true
+                return .pull(link)
+            }
+            guard !o.dialScheduled else { return .nothing }
             o.dialScheduled = true
             return .dial
         }
         switch after {
         case .nothing:
             return
-        case .write(let link):
-            link.writeNow(directly: true)
+        case .wrote:
+            network?.wrote(frames: 1, directly: true)
+        case .pull(let link):
+            link.pullWanted.store(true, ordering: .releasing)
+            link.queue.async { link.pull() }
         case .dial:
             queue.async { self.dialIfNeeded() }
         case .close(let link, let dropped):
             network?.dropped(dropped, to: node, on: queue)
-            link.loop.queue.async { link.close(because: .overflow(limit: limit)) }
+            link.queue.async { link.close(because: .overflow(limit: limit)) }
         case .stale(let link):
             network?.dropped(1, to: node, on: queue)
-            if let link { link.loop.queue.async { link.close(because: .staleOutput) } }
+            if let link { link.queue.async { link.close(because: .staleOutput) } }
         case .dropped(let count):
             network?.dropped(count, to: node, on: queue)
         }
+    }
+
+    /// A ping for `link` when it is quiet: written at once if nothing is queued or
+    /// unwritten for it (a link with frames on their way needs no ping: those are heard).
+    /// Never dials, never counted as a frame. False if `link` is not the one this peer
+    /// writes to: then nothing else writes to it and the link sends its ping itself. On
+    /// the link's queue.
+    func ping(on link: RelayLink) -> Bool {
+        let frame = RelayLink.pingFrame
+        var mine = true
+        let pull = outbox.withLock { o -> Bool in
+            guard o.link === link, o.linkUp else {
+                mine = false
+                return false
+            }
+            guard !o.overflowing, o.isIdle(link) else { return false }
+            // If the socket is full (its reader is slow), the rest goes out like a frame.
+            return o.writeDirectly(frame, on: link)
+        }
+        if pull { link.pull() }
+        return mine
     }
 
     /// Finds the link for what is queued: an inbound one from the node if up, else a dial
@@ -139,11 +171,10 @@ final class RelayPeer: @unchecked Sendable {
                 o.dialScheduled = false
                 return .none
             }
-            // One that is closing already is passed over: its `linkGone` has come or will
-            // come before this peer knows it.
-            if let inbound, o.handOver(to: inbound) {
+            if let inbound {
                 o.link = inbound
                 o.linkUp = true
+                o.pullScheduled = true
                 o.dialScheduled = false
                 return .inbound(inbound)
             }
@@ -155,7 +186,7 @@ final class RelayPeer: @unchecked Sendable {
         case .none:
             return
         case .inbound(let link):
-            link.writeNow(directly: false)
+            link.queue.async { link.attach(self) }
         case .wait(let ms):
             queue.asyncAfter(deadline: .now() + .milliseconds(Int(ms))) { self.dialIfNeeded() }
         case .connect(let address):
@@ -167,14 +198,11 @@ final class RelayPeer: @unchecked Sendable {
         guard let parsed = RelayAddress(address) else {
             return dialFailed(network: network, address: address, reason: "not a host:port address")
         }
-        guard let loop = network.loop else {
-            return dialFailed(network: network, address: address, reason: "no relay loop")
-        }
         switch Sys.connect(host: parsed.host, port: parsed.port) {
         case .failure(let failure):
             dialFailed(network: network, address: address, reason: failure.description)
         case .success(let fd):
-            let link = RelayLink(network: network, loop: loop, fd: fd, address: address, dialingNode: node, sending: self)
+            let link = RelayLink(network: network, fd: fd, address: address, dialingNode: node, sending: self)
             outbox.withLock { o in
                 o.link = link
                 o.linkUp = false
@@ -201,18 +229,44 @@ final class RelayPeer: @unchecked Sendable {
         network.dropped(dropped, to: node, on: nil)
     }
 
-    /// The dialled link is up: what waited goes into its output, behind the handshake's
-    /// last line; the link writes it. On the loop's queue.
-    func linkReady(_ link: RelayLink) {
+    /// The link is up: it may take what is queued. `holding` is what it still has to
+    /// write of its handshake, which a frame written directly must not pass. On the
+    /// link's queue.
+    func linkReady(_ link: RelayLink, holding: Int) {
         outbox.withLock { o in
-            guard o.link === link, o.handOver(to: link) else { return }
+            guard o.link === link else { return }
             o.linkUp = true
+            o.unwritten = holding
+            o.pullScheduled = true
             o.backoff.succeeded()
         }
     }
 
+    /// Everything queued, for `link` to write; nil if the link is no longer this peer's.
+    /// On the link's queue.
+    func take(for link: RelayLink) -> (bytes: [UInt8], sizes: [Int], leaseEpoch: UInt64)? {
+        outbox.withLock { o in
+            guard o.link === link else { return nil }
+            o.pullScheduled = false
+            defer {
+                o.unwritten += o.bytes.count
+                o.bytes = []
+                o.sizes = []
+                o.leaseEpoch = 0
+            }
+            return (o.bytes, o.sizes, o.leaseEpoch)
+        }
+    }
+
+    /// What `link` still holds unwritten, for the bound. On the link's queue.
+    func holds(_ unwritten: Int, on link: RelayLink) {
+        outbox.withLock { o in
+            if o.link === link { o.unwritten = unwritten }
+        }
+    }
+
     /// `link` closed: if it was this peer's, everything queued and unwritten is dropped
-    /// (returned as a count) and the next frame finds a new link. On the loop's queue.
+    /// (returned as a count) and the next frame finds a new link. On the link's queue.
     func linkGone(_ link: RelayLink, unwrittenFrames: Int) -> Int {
         let now = SystemClock.monotonic.milliseconds()
         return outbox.withLock { o in
@@ -221,8 +275,10 @@ final class RelayPeer: @unchecked Sendable {
             o.bytes = []
             o.sizes = []
             o.leaseEpoch = 0
+            o.unwritten = 0
             o.link = nil
             o.linkUp = false
+            o.pullScheduled = false
             o.dialScheduled = false
             o.overflowing = false
             o.backoff.failed(at: now)

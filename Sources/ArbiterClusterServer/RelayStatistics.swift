@@ -12,8 +12,8 @@ public struct RelayStatistics: Equatable, Sendable {
     public var framesIn = 0
     /// Frames written to a socket in full.
     public var framesOut = 0
-    /// Of `framesOut`, those written in full by a sending thread itself, nothing being
-    /// queued ahead of them (the rest went out from the relay loop).
+    /// Of `framesOut`, those written in full by the sending thread itself, nothing being
+    /// queued ahead of them (the rest went through the link's queue).
     public var framesWrittenDirectly = 0
     /// Inbound handshakes refused (wrong key, not a relay peer, too slow, too many).
     public var refusals = 0

@@ -30,8 +30,6 @@ open class Channel: @unchecked Sendable {
 
     /// Where in the loop's table the channel sits; part of its epoll data.
     @exclusivity(unchecked) public final var slot = -1
-    /// Its non-blocking connect is under way (`EventLoop.registerConnecting`).
-    @exclusivity(unchecked) package final var connecting = false
 
     // MARK: Guarded by `withLock`
 

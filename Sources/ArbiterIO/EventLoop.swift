@@ -80,12 +80,6 @@ open class EventLoop: @unchecked Sendable {
     /// Once a second, after the check for missed wake-ups: per-channel timeouts.
     open func swept() {}
 
-    /// A channel's connect finished (`registerConnecting`): its waiting output goes next.
-    open func connected(_ channel: Channel) {}
-
-    /// EPOLLOUT let `channel` write some or all of its pending output.
-    open func wrote(_ channel: Channel) {}
-
     /// The time a read (or a batch) is stamped with, given the monotonic clock's nanoseconds
     /// (a subclass may read a clock of its own; tests use a manual one).
     open func batchTime(givenSystem nanoseconds: Int64) -> Int64 { nanoseconds }
@@ -227,13 +221,8 @@ open class EventLoop: @unchecked Sendable {
                 }
                 let slot = Int(UInt32(truncatingIfNeeded: data))
                 guard slot < slots.count, let channel = slots[slot], channel.epollData == data else { continue }
-                if channel.connecting {
-                    finishConnect(channel, events: events, flush: &flush)
-                    continue
-                }
                 if events & cs_EPOLLOUT != 0 {
                     flush.handle(channel.writable(), of: channel)
-                    wrote(channel)
                 }
                 if events & (cs_EPOLLIN | cs_EPOLLRDHUP | cs_EPOLLHUP | cs_EPOLLERR) != 0 {
                     readable(channel, flush: &flush)

@@ -9,8 +9,7 @@ import Synchronization
 final class RecordingLoop: EventLoop, @unchecked Sendable {
     struct Record {
         var received: [UInt8] = []
-        /// Hook calls in order: "received", "batchEnded", "closing", "closed:<reason>",
-        /// "connected", "wrote" (once for a run of them), ...
+        /// Hook calls in order: "received", "batchEnded", "closing", "closed:<reason>", ...
         var calls: [String] = []
         var accepted: [Channel] = []
         var troubles: [LoopTrouble] = []
@@ -85,16 +84,6 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
 
     override func outputStands(epoch: UInt64, markedAtMs: Int64) -> Bool {
         epoch == currentEpoch.load(ordering: .acquiring)
-    }
-
-    override func connected(_ channel: Channel) {
-        record.withLock { $0.calls.append("connected") }
-    }
-
-    override func wrote(_ channel: Channel) {
-        record.withLock { r in
-            if r.calls.last != "wrote" { r.calls.append("wrote") }
-        }
     }
 
     override func trouble(_ event: LoopTrouble) {

@@ -7,7 +7,7 @@ import Dispatch
 import Testing
 
 /// A frame with nothing queued ahead of it is written by the sending thread itself; once
-/// the socket is full, what it does not take leaves from the relay loop, and order holds.
+/// the socket is full, what it does not take goes to the link's queue, and order holds.
 @Suite("relay direct writes")
 struct RelayDirectWriteTests {
     @Test func aFrameOnAnIdleLinkIsWrittenByItsSender() throws {
@@ -26,7 +26,7 @@ struct RelayDirectWriteTests {
 
     @Test func aFullSocketSendsTheRestThroughTheQueueInOrder() throws {
         let release = DispatchSemaphore(value: 0)
-        // n2's relay loop stops in its first delivery, so its socket fills up.
+        // n2's link queue stops in its first delivery, so its socket fills up.
         let b = try RelayTestNode("n2") { _ in if release.wait(timeout: .now() + 30) == .success { release.signal() } }
         defer { release.signal() }
         let a = try RelayTestNode("n1")
@@ -51,7 +51,7 @@ struct RelayDirectWriteTests {
     }
 
     @Test func linksBusyBothWaysWithBacklogsKeepEveryFrameInOrder() throws {
-        // Each relay loop reads (and waits in epoll for the next frame) while its own
+        // Each link's queue reads (and waits in poll for the next frame) while its own
         // writes back up: what it owes must still go out, in order, as the socket drains.
         let a = try RelayTestNode("n1")
         let b = try RelayTestNode("n2")

@@ -104,7 +104,7 @@ struct RelayNetworkTests {
 
     @Test func aReaderThatStopsReadingNeitherBlocksSendNorGrowsMemoryWithoutBound() throws {
         let release = DispatchSemaphore(value: 0)
-        // n2's relay loop stops in its first delivery, so nothing more is read from it.
+        // n2's link queue stops in its first delivery, so nothing more is read from it.
         // Once released, every later delivery passes too.
         let b = try RelayTestNode("n2") { _ in if release.wait(timeout: .now() + 30) == .success { release.signal() } }
         defer { release.signal() }
@@ -132,7 +132,7 @@ struct RelayNetworkTests {
         #expect(a.network.statistics.dropped > 0)
         // Every drop is told (`onUndelivered` runs on a relay queue, a moment later).
         #expect(eventually { a.seen.withLock { $0.undelivered.reduce(0) { $0 + $1.count } } == a.network.statistics.dropped })
-        // Released before n2 stops (`stop` waits for its relay loop's queue).
+        // Released before n2 stops (`stop` waits for its link's queue).
         release.signal()
         b.stop()
     }
@@ -149,7 +149,6 @@ struct RelayNetworkTests {
         #expect(a.network.statistics.dialFailures == 2)
         #expect(a.seen.withLock { $0.ups.isEmpty && $0.downs.isEmpty })
         #expect(eventually { a.logLines(containing: "relay dial failed").count == 2 })
-        #expect(a.logLines(containing: "relay dial failed").contains { $0.contains("connect: Connection refused") })
         #expect(eventually { a.network.statistics.sockets == 0 })
     }
 

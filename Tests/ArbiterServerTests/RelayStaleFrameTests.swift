@@ -55,7 +55,7 @@ import Testing
         reader.pingIntervalMs = 100
         reader.silenceTimeoutMs = 1_000
         let a = try RelayTestNode("n1", options: patient)
-        // n2's relay loop stalls 1.2 s on the first event, as a paused process would;
+        // n2's link thread stalls 1.2 s on the first event, as a paused process would;
         // the second is sent meanwhile and waits in the socket. Real time on purpose: the
         // gap is measured on the monotonic clock against the 1 s silence timeout, and the
         // stall is the thread that would notice anything, so no event can end it.
