@@ -25,7 +25,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     private let clock: @Sendable () -> Instant
     private let control = DispatchQueue(label: "arbiter.cluster.control")
     private var keeper: LeaseKeeper!
-    private let lock = Locked(())
+    private let lock = Locked(OwnerState())
     /// The panels the server was told to decide. Every change bumps `tableChanges`.
     private var deciding = DecisionTable() {
         didSet { tableChanges.bump() }

@@ -17,7 +17,7 @@ final class LeaseKeeper: @unchecked Sendable {
     private let clock: @Sendable () -> Instant
     private let queue = DispatchQueue(label: "arbiter.cluster.lease")
     private let calls = DispatchQueue(label: "arbiter.cluster.lease.calls", attributes: .concurrent)
-    private let lock = Locked(())
+    private let lock = Locked(OwnerState())
     private var machine: NodeLeaseStateMachine
     private var inFlight = 0
     private var lastSent: Instant?

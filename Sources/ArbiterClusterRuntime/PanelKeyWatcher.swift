@@ -12,7 +12,7 @@ final class PanelKeyWatcher: @unchecked Sendable {
     private let keys: EtcdKeyRange
     private let changed: @Sendable () -> Void
     private let queue = DispatchQueue(label: "arbiter.cluster.watch")
-    private let lock = Locked(())
+    private let lock = Locked(OwnerState())
     private var stopped = false
     private var stream: (any EtcdWatchStream)?
 

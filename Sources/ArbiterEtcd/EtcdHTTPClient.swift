@@ -17,7 +17,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     public let endpoints: [EtcdEndpoint]
     public let timeoutMilliseconds: Int64
     public let health: EtcdMemberHealth
-    private let lock = Locked(())
+    private let lock = Locked(OwnerState())
     private var preferred = 0
 
     /// `health`: shared by every client of one node, so that what one call learns about a

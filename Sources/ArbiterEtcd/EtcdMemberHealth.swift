@@ -22,7 +22,7 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     public static let failureMemoryMilliseconds: Int64 = 5_000
 
     public let members: Int
-    private let lock = Locked(())
+    private let lock = Locked(OwnerState())
     private let clock: any TimeSource
     private var startedAt: [Int: (member: Int, at: Int64)] = [:]
     private var nextCall = 0

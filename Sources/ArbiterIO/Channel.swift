@@ -33,7 +33,7 @@ open class Channel: @unchecked Sendable {
 
     // MARK: Guarded by `withLock`
 
-    @usableFromInline final let lock = Locked(())
+    @usableFromInline final let lock = Locked(OwnerState())
     /// Unsent output and the socket's EPOLLOUT interest.
     @exclusivity(unchecked) public final var output = OutputBuffer()
     /// Whether output is accepted, and whether the socket closes once it is written.

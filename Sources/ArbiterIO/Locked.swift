@@ -13,8 +13,8 @@ import Glibc
 /// code compiled in this module or inlined from it, hence `@inlinable`: the press path
 /// takes a channel's lock from ArbiterServer.
 ///
-/// `State` may be `Void` when the guarded fields live in the owner (`Channel`, whose
-/// subclasses add fields under the same lock): `withLock { _ in ... }`.
+/// When the guarded fields live in the owner (`Channel`, whose subclasses add fields
+/// under the same lock), the state is an `OwnerState`: `withLock { _ in ... }`.
 public final class Locked<State>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline @exclusivity(unchecked) var state: State
@@ -37,4 +37,13 @@ public final class Locked<State>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
     }
+}
+
+/// The state of a `Locked` whose guarded fields live in its owner. One byte, not `Void`:
+/// the access to a zero-sized state shares its address with the lock's own pointer, which
+/// is read before the lock is taken, and ThreadSanitizer reported every use as a race.
+public struct OwnerState: Sendable {
+    @usableFromInline var byte: UInt8 = 0
+
+    public init() {}
 }
