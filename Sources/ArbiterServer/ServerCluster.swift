@@ -52,10 +52,6 @@ package protocol ServerCluster: AnyObject, Sendable {
 /// What a server in cluster mode is configured with (`ServerConfiguration.cluster`):
 /// it makes the node's `ServerCluster` when the server starts.
 package protocol ServerClusterSetup: Sendable {
-    /// Where this node numbers its own sessions.
-    var sessionBase: Int { get }
-    /// Cluster mode's relayed replies may be owed this long before they are given up.
-    var owedReplyLimitMs: Int64 { get }
     func makeCluster(log: ServerLog, idleSpinNs: Int64) -> any ServerCluster
 }
 

@@ -76,7 +76,7 @@ package final class ServerState: @unchecked Sendable {
         }
         self.configuration = configuration
         // In cluster mode a session's number tells which node it is on (ClusterSetup).
-        nextSession = Atomic<Int>((configuration.cluster?.sessionBase ?? 0) + 1)
+        nextSession = Atomic<Int>((cluster?.sessionBase ?? 0) + 1)
         let hasKeys = configuration.panels.contains { $0.keys != PanelKeys() }
         // In cluster mode fences come from etcd: the journal only seeds them at start.
         let panelJournal = cluster == nil ? journal : nil
