@@ -62,8 +62,14 @@ public struct NodeLapse: Equatable, Sendable {
     /// they synchronised under, or any while none is. With none held, only a node that
     /// never had one agrees (its first grant under way).
     public func agrees(_ lease: Int64?, holding held: Int64?) -> Bool {
-        guard let lease else { return syncedLease == 0 && held == nil }
-        return syncedLease == 0 || syncedLease == lease
+        Self.agrees(lease, holding: held, synced: syncedLease)
+    }
+
+    /// The rule of `agrees`, given the synchronised lease (0: none), for a reader that has
+    /// it without the machine (`LeaseLapse` publishes it in an atomic).
+    public static func agrees(_ lease: Int64?, holding held: Int64?, synced: Int64) -> Bool {
+        guard let lease else { return synced == 0 && held == nil }
+        return synced == 0 || synced == lease
     }
 
     /// A leader's frame arrived, or a command is to be relayed, with `safe` the lease that

@@ -69,7 +69,7 @@ final class LeaseLapse: @unchecked Sendable {
         guard epoch == self.epoch, !isLapsed else { return false }
         if markedAtMs != 0, SystemClock.monotonic.milliseconds() - markedAtMs >= staleAfterMs { return false }
         // Not through the runtime while the published lease answers (`WritableLease`).
-        if let fast = writable?.read(), let lease = fast { return agrees(lease) }
+        if let fast = writable?.read(), let lease = fast { return agrees(lease, holding: lease) }
         guard let runtime else { return true }
         return agrees(runtime.writableLeaseID(), holding: runtime.leaseID)
     }
@@ -83,14 +83,8 @@ final class LeaseLapse: @unchecked Sendable {
 
     /// Whether `lease` is one the panels can go on under (`NodeLapse.agrees`), read
     /// without the lock: the synchronised lease is published.
-    func agrees(_ lease: Int64) -> Bool {
-        let synced = syncedLease
-        return synced == 0 || synced == lease
-    }
-
     func agrees(_ lease: Int64?, holding held: Int64?) -> Bool {
-        guard let lease else { return syncedLease == 0 && held == nil }
-        return agrees(lease)
+        NodeLapse.agrees(lease, holding: held, synced: syncedLease)
     }
 
     /// Whether a leader's frame arrives, or a command would be relayed, while lapsed;
