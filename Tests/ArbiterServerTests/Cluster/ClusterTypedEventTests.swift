@@ -32,9 +32,7 @@ struct ClusterTypedEventTests {
             case .command, .reply, .sessionGone, .ping, .stateQuery, .stateAnswer, .kick, .kickAnswer, .grantEnded: break
             }
         }
-        let watcher = try nodes.client(follower, name: "watcher")
-        watcher.send("JOIN demo")
-        _ = try watcher.expect("OK JOIN demo")
+        let (watcher, _) = try nodes.member(follower, name: "watcher")
         let bob = try nodes.client(leader, name: "bob")
         bob.send("DOWN demo b1")
         _ = try bob.expect("GRANTED demo b1")
