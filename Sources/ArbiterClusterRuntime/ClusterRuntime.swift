@@ -60,7 +60,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     ) {
         self.node = name
         self.callbacks = callbacks
-        let clock: @Sendable () -> Instant = { source.instant() }
+        let clock: @Sendable () -> Instant = { Instant(milliseconds: source.milliseconds()) }
         self.clock = clock
         self.timing = timing
         self.stepIntervalMilliseconds = stepIntervalMilliseconds

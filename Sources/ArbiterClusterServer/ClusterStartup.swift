@@ -44,7 +44,7 @@ struct ClusterStartup {
     /// most the TTL and a second, for a dead process's registration at another address to
     /// lapse.
     private func claimName() throws(ClusterStartFailure) {
-        let started = setup.clock.instant()
+        let started = Instant(milliseconds: setup.clock.milliseconds())
         var logged = false
         // Bounded: the verdict is `.wait` only until the lapse time has passed.
         while true {
@@ -54,7 +54,7 @@ struct ClusterStartup {
             } catch {
                 throw etcdDidNotAnswer(error)
             }
-            let waited = setup.clock.instant().since(started)
+            let waited = Instant(milliseconds: setup.clock.milliseconds()).since(started)
             switch NodeNameCheck.verdict(registered: registered, advertise: setup.advertise, waitedMilliseconds: waited, ttlSeconds: setup.timing.ttlSeconds) {
             case .free:
                 return

@@ -27,7 +27,7 @@ import ArbiterClusterTestSupport
         #expect(eventually(seconds: 5) { node.decisionWindow("demo") != nil })
         let window = try #require(node.decisionWindow("demo"))
         #expect(window.block == node.canDecide("demo"))
-        #expect(window.safeUntil > SystemClock.boot.instant())
+        #expect(window.safeUntil > Instant(milliseconds: SystemClock.boot.milliseconds()))
         node.reserveMoreFences("demo")
         #expect(eventually(seconds: 5) { node.canDecide("demo")?.last == 2000 })
         #expect(!node.stillDecides(window), "the block changed, so the window must close")
@@ -45,7 +45,7 @@ import ArbiterClusterTestSupport
         #expect(node.stillDecides(window))
         node.stop(resign: true)
         #expect(node.canDecide("demo") == nil)
-        #expect(SystemClock.boot.instant() < window.safeUntil, "the deadline is seconds away: only the change can close the window")
+        #expect(Instant(milliseconds: SystemClock.boot.milliseconds()) < window.safeUntil, "the deadline is seconds away: only the change can close the window")
         #expect(!node.stillDecides(window))
     }
 

@@ -22,7 +22,7 @@ final class Recorder: @unchecked Sendable {
 
     private func add(_ e: Event) {
         lock.lock()
-        recorded.append((SystemClock.boot.instant(), e))
+        recorded.append((Instant(milliseconds: SystemClock.boot.milliseconds()), e))
         lock.unlock()
         // The runtime changed its state just before it called back.
         Changes.bump()

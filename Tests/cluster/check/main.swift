@@ -28,7 +28,7 @@ func env(_ name: String) -> String {
 }
 
 func now() -> Instant {
-    SystemClock.boot.instant()
+    Instant(milliseconds: SystemClock.boot.milliseconds())
 }
 
 /// Something a wait of the check's thread may be for has changed: set by the nodes' timers
