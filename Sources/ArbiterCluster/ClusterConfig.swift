@@ -44,6 +44,11 @@ public struct ClusterConfig: Equatable, Sendable {
                 let stored = key.map { ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: Array("arbiter-panel-key\0\($0)".utf8))) }
                 lines.append("\(path).keys.\(name) \(stored.map { "\"hmac:\($0)\"" } ?? "null")")
             }
+            // Written only when set, so that the stored form of every config written
+            // before the field existed stays the same, and a rolling upgrade agrees.
+            if panel.presenceSummaryAbove != PanelConfig.defaultPresenceSummaryAbove {
+                lines.append("\(path).presence_summary_above \(panel.presenceSummaryAbove)")
+            }
             for (b, button) in panel.buttons.enumerated() {
                 let bp = "\(path).buttons[\(b)]"
                 add("\(bp).id", button.id)

@@ -283,7 +283,7 @@ enum RelayPayload {
             .released(button: button, fence: owner.fence, reason: reason)
         case .left(_, let session):
             .left(session: UInt64(session.number))
-        case .fired, .progress, .midway, .tapped, .started, .stopped, .cancelled, .joined, .queued, .dequeued, .armed, .buzzed, .closed:
+        case .fired, .progress, .midway, .tapped, .started, .stopped, .cancelled, .joined, .presence, .queued, .dequeued, .armed, .buzzed, .closed:
             .plain
         }
     }

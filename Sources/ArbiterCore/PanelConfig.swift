@@ -6,16 +6,22 @@ public struct PanelConfig: Sendable, Equatable {
     public var keys: PanelKeys
     /// Groups described in the config; any other group is `exclusive`.
     public var groups: [String: GroupPolicy]
+    /// Up to this many members, each join and leave is told by name (`JOINED`, `LEFT`);
+    /// above it, as counts in one `PRESENCE` per tick (`PresenceTally`).
+    public var presenceSummaryAbove: Int
+
+    public static let defaultPresenceSummaryAbove = 100
 
     public init(
         id: String, title: String? = nil, buttons: [ButtonConfig], keys: PanelKeys = PanelKeys(),
-        groups: [String: GroupPolicy] = [:]
+        groups: [String: GroupPolicy] = [:], presenceSummaryAbove: Int = PanelConfig.defaultPresenceSummaryAbove
     ) {
         self.id = id
         self.title = title ?? id
         self.buttons = buttons
         self.keys = keys
         self.groups = groups
+        self.presenceSummaryAbove = presenceSummaryAbove
     }
 
     public func policy(ofGroup group: String) -> GroupPolicy { groups[group] ?? .exclusive }

@@ -5,8 +5,15 @@ extension PanelCore {
         }
         advance(to: now, into: &out)
         let isNew = memberNames.updateValue(name, forKey: session) == nil
-        out.append(.reply(.joined(snapshot(at: now))))
-        if isNew { emit(.joined(name: name, session: session), into: &out) }
+        var joined = snapshot(at: now)
+        guard isNew, memberNames.count > config.presenceSummaryAbove else {
+            out.append(.reply(.joined(joined)))
+            if isNew { emit(.joined(name: name, session: session), into: &out) }
+            return
+        }
+        joined.joiner = PanelSnapshot.Joiner(name: name, session: session)
+        out.append(.reply(.joined(joined)))
+        noteDeadline(presence.count(joined: true, now: now))
     }
 
     mutating func down(

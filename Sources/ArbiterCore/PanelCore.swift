@@ -36,6 +36,9 @@ public struct PanelCore: Sendable {
     /// `OK UP ... ended=` instead of an error.
     var ended: [[SessionID: EndedGrant]]
     var memberNames: [SessionID: String] = [:]
+    /// Joins and leaves counted for the next `PRESENCE` (panels above
+    /// `config.presenceSummaryAbove` members).
+    var presence = PresenceTally()
     /// No live grant has a deadline before this; may be early, never late.
     var earliestDeadline: Instant?
 
@@ -108,9 +111,7 @@ public struct PanelCore: Sendable {
             advance(to: now, into: &out)
             out.append(.reply(.left))
             if hasFairGroups { dequeueEverywhere(session, reason: .leave, into: &out) }
-            if let leftName = memberNames.removeValue(forKey: session) {
-                emit(.left(name: leftName, session: session), into: &out)
-            }
+            if let leftName = memberNames.removeValue(forKey: session) { tellLeft(leftName, session, now: now, into: &out) }
         case .press(let press):
             let b = press.button
             guard b >= 0, b < config.buttons.count else {
@@ -140,9 +141,14 @@ public struct PanelCore: Sendable {
     /// Releases what `session` owns (`reason=disconnect`) and removes it from the members.
     public mutating func disconnect(session: SessionID, now: Instant, into out: inout PanelOutput) {
         abandon(session: session, now: now, into: &out)
-        if let leftName = memberNames.removeValue(forKey: session) {
-            emit(.left(name: leftName, session: session), into: &out)
-        }
+        if let leftName = memberNames.removeValue(forKey: session) { tellLeft(leftName, session, now: now, into: &out) }
+    }
+
+    /// A member left: named while the panel had at most `presenceSummaryAbove` members
+    /// with it, counted for the next `PRESENCE` above that.
+    private mutating func tellLeft(_ name: String, _ session: SessionID, now: Instant, into out: inout PanelOutput) {
+        guard memberNames.count >= config.presenceSummaryAbove else { return emit(.left(name: name, session: session), into: &out) }
+        noteDeadline(presence.count(joined: false, now: now))
     }
 
     /// Releases what `session` owns and takes it out of every line, as `disconnect` does,
@@ -220,6 +226,9 @@ public struct PanelCore: Sendable {
             guard let g = due else { break }
             step(group: g, now: now, into: &out)
         }
+        if let counts = presence.take(at: now) {
+            emit(.presence(members: memberNames.count, joined: counts.joined, left: counts.left), into: &out)
+        }
         recomputeEarliestDeadline()
     }
 
@@ -257,7 +266,7 @@ public struct PanelCore: Sendable {
     }
 
     private mutating func recomputeEarliestDeadline() {
-        var earliest: Instant?
+        var earliest = presence.dueAt
         for g in 0..<groupCount {
             if let d = grants[g]?.deadline, earliest == nil || d < earliest! { earliest = d }
         }

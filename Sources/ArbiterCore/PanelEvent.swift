@@ -23,6 +23,9 @@ public struct PanelEvent: Sendable, Equatable {
         case released(button: Int, reason: ReleaseReason, owner: Owner)
         case joined(name: String, session: SessionID)
         case left(name: String, session: SessionID)
+        /// Joins and leaves of a panel above `PanelConfig.presenceSummaryAbove` members,
+        /// counted over a tick (`PresenceTally`), and the member count after them.
+        case presence(members: Int, joined: Int, left: Int)
         // The fair-group events are `indirect` (one boxed reference each): inline, their
         // payloads made every copy of every event slower, on the press path too
         // (callgrind: +430 instructions per DOWN/UP request on an exclusive panel).
@@ -46,7 +49,7 @@ public struct PanelEvent: Sendable, Equatable {
             b
         case .buzzed(let r):
             r.button
-        case .joined, .left, .armed, .closed:
+        case .joined, .left, .presence, .armed, .closed:
             nil
         }
     }

@@ -11,6 +11,20 @@ public struct PanelSnapshot: Sendable, Equatable {
     /// Cluster mode: the leader's term the snapshot belongs to (`OK JOIN ... term=`).
     /// Nil on a single node, whose output has no `term=`.
     public var term: Int64?
+    /// The joiner of a panel above `PanelConfig.presenceSummaryAbove` members: its own
+    /// `JOINED` is told to it alone, right after the snapshot and outside the seq chain
+    /// (the others count it in a `PRESENCE`). Nil when the JOINED is an event.
+    public var joiner: Joiner?
+
+    public struct Joiner: Sendable, Equatable {
+        public var name: String
+        public var session: SessionID
+
+        public init(name: String, session: SessionID) {
+            self.name = name
+            self.session = session
+        }
+    }
 
     public init(buttons: [ButtonSnapshot], members: Int, fence: UInt64, seq: UInt64, groups: [GroupSnapshot] = [], term: Int64? = nil) {
         self.term = term

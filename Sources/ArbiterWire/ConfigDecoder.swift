@@ -84,7 +84,7 @@ public enum ConfigDecoder {
         }
 
         func panel(_ v: JSONValue, _ path: String) throws(Failure) -> PanelConfig {
-            _ = try object(v, path, allowed: ["id", "title", "buttons", "keys", "groups"])
+            _ = try object(v, path, allowed: ["id", "title", "buttons", "keys", "groups", "presence_summary_above"])
             let id = try self.id(v["id"], "\(path).id")
             let title = try text(v["title"], "\(path).title")
             guard case .array(let items)? = v["buttons"] else { throw fail("\(path).buttons", "is required and must be an array") }
@@ -104,7 +104,13 @@ public enum ConfigDecoder {
                 keys.admin = try text(k["admin"], "\(path).keys.admin")
             }
             let groups = try self.groups(v["groups"], "\(path).groups", buttons: buttons, buttonsPath: "\(path).buttons")
-            return PanelConfig(id: id, title: title, buttons: buttons, keys: keys, groups: groups)
+            var summaryAbove = PanelConfig.defaultPresenceSummaryAbove
+            if let m = v["presence_summary_above"] {
+                guard let n = m.integer else { throw fail("\(path).presence_summary_above", "must be a whole number of members, not \(m.typeName)") }
+                guard n >= 0, n <= 1_000_000 else { throw fail("\(path).presence_summary_above", "must be between 0 and 1000000, not \(n)") }
+                summaryAbove = Int(n)
+            }
+            return PanelConfig(id: id, title: title, buttons: buttons, keys: keys, groups: groups, presenceSummaryAbove: summaryAbove)
         }
 
         func groups(_ v: JSONValue?, _ path: String, buttons: [ButtonConfig], buttonsPath: String) throws(Failure) -> [String: GroupPolicy] {

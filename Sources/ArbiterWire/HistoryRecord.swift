@@ -57,7 +57,7 @@ public struct HistoryRecord: Sendable, Equatable {
         switch kind {
         case .pressed, .fired, .released, .tapped, .started, .stopped, .cancelled: true
         case .queued, .dequeued, .armed, .buzzed, .closed: true
-        case .progress, .midway, .joined, .left: false
+        case .progress, .midway, .joined, .left, .presence: false
         }
     }
 

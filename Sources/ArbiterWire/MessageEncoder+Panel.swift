@@ -54,6 +54,16 @@ extension MessageEncoder {
             s.int("fence", snapshot.fence)
             s.int("seq", snapshot.seq)
             if let term = snapshot.term { s.int("term", term) }
+            if let joiner = snapshot.joiner {
+                // A large panel's joiner is told its own JOINED alone, outside the seq
+                // chain (PresenceTally): the line after its snapshot, as an event has it.
+                s.end(id: id)
+                s.begin("JOINED", "joined")
+                s.arg("panel", panel.id)
+                s.string("name", joiner.name)
+                s.string("session", joiner.session.description)
+                return s.end(id: nil)
+            }
         case .left:
             s.beginOK("LEAVE", "leave")
             s.arg("panel", panel.id)
@@ -171,6 +181,12 @@ extension MessageEncoder {
             s.arg("panel", panel.id)
             s.string("name", name)
             s.string("session", session.description)
+        case .presence(let members, let joined, let left):
+            s.begin("PRESENCE", "presence")
+            s.arg("panel", panel.id)
+            s.int("members", members)
+            s.int("joined", joined)
+            s.int("left", left)
         case .queued(let b, let name, let session, let position):
             head("QUEUED", "queued", b)
             s.string("name", name)

@@ -117,7 +117,7 @@ struct CoreHarness {
         case .deniedBusy(let b, let o, _, let a): "DENIED \(id(b)) busy owner=\(o) active=\(id(a))"
         case .deniedForbidden(let b): "DENIED \(b) forbidden"
         case .released(let v, let b, let e): "OK \(v.rawValue) \(id(b))" + (e.map { " ended=\($0.rawValue)" } ?? "")
-        case .joined(let s): "OK JOIN members=\(s.members) fence=\(s.fence) seq=\(s.seq)"
+        case .joined(let s): "OK JOIN members=\(s.members) fence=\(s.fence) seq=\(s.seq)" + (s.joiner.map { " joiner=\($0.name)" } ?? "")
         case .left: "OK LEAVE"
         case .reset: "OK RESET"
         case .error(let c, _): "ERROR \(c.rawValue)"
@@ -143,6 +143,7 @@ struct CoreHarness {
         case .released(let b, let r, let w): body = "RELEASED \(id(b)) \(r.rawValue) \(w.name) fence=\(w.fence)"
         case .joined(let n, let s): body = "JOINED \(n) \(s)"
         case .left(let n, let s): body = "LEFT \(n) \(s)"
+        case .presence(let m, let j, let l): body = "PRESENCE members=\(m) joined=\(j) left=\(l)"
         case .queued(let b, let n, let s, let p): body = "QUEUED \(id(b)) \(n) \(s) position=\(p)"
         case .dequeued(let b, let n, let s, let p, let r): body = "DEQUEUED \(id(b)) \(n) \(s) position=\(p) \(r.rawValue)"
         case .armed(let g): body = "ARMED \(g)"

@@ -176,7 +176,7 @@ struct InvariantChecker {
                 violations.append("rank \(r.rank) after_us \(r.afterMicroseconds) after \(last)")
             }
             lastRank[g] = (r.rank, r.afterMicroseconds)
-        case .midway, .tapped, .started, .cancelled, .joined, .left:
+        case .midway, .tapped, .started, .cancelled, .joined, .left, .presence:
             break
         }
     }

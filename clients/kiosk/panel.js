@@ -551,6 +551,10 @@
       case "left":
         view.members = Math.max(0, view.members - 1);
         return;
+      case "presence":
+        // A large panel tells joins and leaves as counts, with the count after them.
+        view.members = m.members;
+        return;
     }
     if (!b) return;
     switch (m.type) {

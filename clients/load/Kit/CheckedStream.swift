@@ -10,6 +10,9 @@ struct CheckedStream {
     var name: String
     var session: Int64 = -1
     var joined = false
+    /// The last thing read was this stream's snapshot (`OK JOIN`): a large panel's joiner
+    /// reads its own JOINED, without seq, only then.
+    var justJoined = false
     /// Still reading; closed streams no longer hold back the window.
     var active = true
     /// The seq the next event must carry.

@@ -41,6 +41,8 @@ extension Engine {
         if plan.options.targets.count > 1, m.kind == .okBye || m.kind == .error && m.error == .shuttingDown {
             return nodeLeaving(peer, m)
         }
+        // A large panel's joiner's own JOINED: outside the chain, nothing to do.
+        if m.kind == .joined, m.seq < 0 { return }
         if m.kind == .dequeued, m.seq < 0 {
             // Cluster mode: the term that kept the line ended, and the waiter alone is told
             // (no seq): no hand-off will come, so the cycle starts again.

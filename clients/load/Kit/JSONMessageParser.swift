@@ -122,6 +122,7 @@ public enum JSONMessageParser {
         case UInt8(ascii: "c") where ByteText.equals(bytes, type, "cancelled"): return .cancelled
         case UInt8(ascii: "j") where ByteText.equals(bytes, type, "joined"): return .joined
         case UInt8(ascii: "l") where ByteText.equals(bytes, type, "left"): return .left
+        case UInt8(ascii: "p") where ByteText.equals(bytes, type, "presence"): return .presence
         case UInt8(ascii: "q") where ByteText.equals(bytes, type, "queued"): return .queued
         case UInt8(ascii: "w") where ByteText.equals(bytes, type, "waiting"): return .groupState
         case UInt8(ascii: "r") where ByteText.equals(bytes, type, "round"): return .roundState

@@ -151,6 +151,7 @@ public enum LineMessageParser {
         case UInt8(ascii: "C") where ByteText.equals(bytes, verb, "CANCELLED"): .cancelled
         case UInt8(ascii: "J") where ByteText.equals(bytes, verb, "JOINED"): .joined
         case UInt8(ascii: "L") where ByteText.equals(bytes, verb, "LEFT"): .left
+        case UInt8(ascii: "P") where ByteText.equals(bytes, verb, "PRESENCE"): .presence
         case UInt8(ascii: "Q") where ByteText.equals(bytes, verb, "QUEUED"): .queued
         case UInt8(ascii: "W") where ByteText.equals(bytes, verb, "WAITING"): .groupState
         case UInt8(ascii: "R") where ByteText.equals(bytes, verb, "ROUND"): .roundState

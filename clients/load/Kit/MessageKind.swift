@@ -10,6 +10,9 @@ public enum MessageKind: UInt8, Sendable, Equatable {
     /// round's state and its ranks, which the checker's model starts from).
     case groupState, roundState, rankState
     case pressed, fired, progress, midway, tapped, started, stopped, cancelled, released, joined, left
+    /// A large panel's joins and leaves as counts, one per tick. (A large panel's joiner
+    /// reads its own JOINED with no seq: outside the chain, `seq < 0`.)
+    case presence
     /// Events of fair groups; `queuedEvent` is QUEUED with a `seq` (the reply has none).
     case queuedEvent, dequeued, armed, buzzed, closed
     case unknown
@@ -48,6 +51,7 @@ public enum MessageKind: UInt8, Sendable, Equatable {
         case .released: "RELEASED"
         case .joined: "JOINED"
         case .left: "LEFT"
+        case .presence: "PRESENCE"
         case .queued, .queuedEvent: "QUEUED"
         case .ranked: "RANKED"
         case .groupState: "WAITING"

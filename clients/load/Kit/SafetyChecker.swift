@@ -162,6 +162,12 @@ public final class SafetyChecker {
             granted(stream, m)
         case .queued:
             if streams[stream].session >= 0 { waiting.insert(streams[stream].session) }
+        case .joined where m.seq < 0:
+            // A large panel's joiner is told its own JOINED alone, outside the chain,
+            // right after its snapshot; nobody else's JOINED ever comes without a seq.
+            if m.session != streams[stream].session || !streams[stream].justJoined {
+                violate(.seqGap, "a JOINED without seq that is not the joiner's own, right after its snapshot", [describe(stream, m)])
+            }
         case .dequeued where m.seq < 0:
             // A waiter's own word that the line went with its term: outside the chain, like
             // the failover release; the new term's snapshot (a member's) starts it afresh.
@@ -225,6 +231,7 @@ public final class SafetyChecker {
         }
         s.term = term
         s.failedOver = false
+        s.justJoined = true
         if s.joinsAwaited > 0 { s.joinsAwaited -= 1 }
         if !modelStarted {
             modelTerm = term
@@ -256,6 +263,7 @@ public final class SafetyChecker {
         }
         streams[stream].expected = m.seq + 1
         streams[stream].lastEvent = m
+        streams[stream].justJoined = false
         checkOwnOrder(stream, m)
         if m.kind == .pressed { checkTermFence(stream, m) }
         // A member still reading an older term (its node has not heard of the new leader
