@@ -27,6 +27,16 @@ import Testing
         #expect(ClusterConfig(text: a.text) == a)
     }
 
+    @Test func thePresenceSizeIsWrittenOnlyWhenSetSoOlderStoredFormsStillAgree() {
+        let plain = ClusterConfig(panels: panels(), clusterKey: key)
+        #expect(!plain.text.contains("presence_summary_above"))
+        var large = panels()
+        large[1].presenceSummaryAbove = 500
+        let set = ClusterConfig(panels: large, clusterKey: key)
+        #expect(set.digest != plain.digest)
+        #expect(set.lines.contains("panels[1].presence_summary_above 500"))
+    }
+
     @Test func theRefusalNamesTheFirstDifferingField() {
         let mine = ClusterConfig(panels: panels(holdMs: 3000), clusterKey: key)
         let cluster = ClusterConfig(panels: panels(holdMs: 2000), clusterKey: key)
