@@ -72,10 +72,13 @@ public struct ServerConfiguration: Sendable {
     /// autotuning. Small values make a stalled reader reach `maxOutboundBytes` sooner.
     public var socketSendBufferBytes: Int32?
     /// How long an idle reactor or relay link looks for more work before it blocks, at
-    /// most (`IdleSpin`, adaptive); 0: never. Default 200 us, the guest kernel's own
-    /// halt-polling default: on VMs that boot without it, a blocked thread's wake-up
-    /// costs tens of microseconds, more than a request's work.
-    public var idleSpinNs: Int64 = 200_000
+    /// most (`IdleSpin`, adaptive); 0: never, the default. Opt-in: on VMs whose idle CPUs
+    /// halt at once a blocked thread's wake-up costs tens of microseconds, and 200 us (the
+    /// guest kernel's own halt-polling default) cuts a relayed press's latency; but a spin
+    /// that keeps finding work keeps a core busy: one client sending a PING every 100-150 us
+    /// held the server at 97 % of a core with 200 us, against 7.5 % with 0
+    /// (docs/BENCHMARKS.md, "Idle spinning"). A CPU quota, a battery or a shared VM pays.
+    public var idleSpinNs: Int64 = 0
     /// Reactor threads reading sockets. 0 (the default) means one per core, but no
     /// more than there are panels: a panel's decisions are serial anyway, and a second
     /// reactor on one panel only adds contention for its queue.

@@ -125,8 +125,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 accepted (default: the system maximum, net.core.somaxconn).
           --idle-spin <us>      How long a thread that ran out of work keeps looking for more
                                 before it sleeps, at most; adaptive, and it yields the CPU to
-                                any other work (default: 200; 0: off, e.g. under a CPU quota).
-                                Cuts latency where waking a sleeping CPU is slow (VMs).
+                                any other work (default: 0, off; e.g. 200). Cuts latency where
+                                waking a sleeping CPU is slow (VMs), at the cost of CPU time.
           --reactors <n>        Threads reading sockets (default: one per core, at most one
                                 per panel).
           --allow-host <name>   Also answer HTTP requests whose Host is <name> (repeatable),
