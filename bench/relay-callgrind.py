@@ -10,7 +10,8 @@ callgrind; counters are zeroed after a warm-up and dumped after the run, so the 
 is the relayed requests plus what the node does in the background meanwhile (lease
 keepalives, the watch). Valgrind cannot read the DWARF of a Swift release build, so BINDIR's
 `arbiter` should be stripped of debug info first (`strip -g`; the symbols stay).
-Read the result with `callgrind_annotate [--inclusive=yes] <workdir>/cg.out.1`.
+`NODE_ARGS` adds flags to both nodes (e.g. `NODE_ARGS="--idle-spin 0"` to compare a build
+from before spinning became opt-in with one after). Read the result with `callgrind_annotate [--inclusive=yes] <workdir>/cg.out.1`.
 """
 import base64
 import json
@@ -51,7 +52,7 @@ def main():
     def node(name, port):
         argv = [str(bindir / "arbiter"), "--cluster", f"http://127.0.0.1:{client}", "--node", name, "--advertise", f"127.0.0.1:{port}",
                 "--port", str(port), "--host", "127.0.0.1", "--cluster-key", str(key), "--cluster-ttl", "10",
-                "--config", str(config), "--log-level", "info"]
+                "--config", str(config), "--log-level", "info"] + os.environ.get("NODE_ARGS", "").split()
         if name == profiled:
             # A TTL of 10 s: under valgrind the node runs tens of times slower.
             argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/cg.out", "--dump-instr=no"] + argv
