@@ -75,6 +75,7 @@ extension PanelCore {
             if let current, current.owner.fence == fence {
                 // fall through to the ownership check
             } else if current == nil, let ownEnded = endedGrant(button: b, session: session), ownEnded.fence == fence {
+                forgetEnded(button: b, session: session)
                 return out.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
             } else {
                 let now = current.map { "the current grant is fence=\($0.owner.fence)" } ?? "\(id()) is not held"
@@ -85,6 +86,7 @@ extension PanelCore {
             out.append(.reply(.released(verb: verb, button: b, ended: nil)))
             end(group: g, reason: verb == .up ? .up : .cancel, now: now, into: &out)
         } else if let ownEnded = endedGrant(button: b, session: session) {
+            forgetEnded(button: b, session: session)
             out.append(.reply(.released(verb: verb, button: b, ended: ownEnded.reason)))
         } else if let current {
             out.append(.reply(.error(.notOwner, "\(id()) is held by \(current.owner.name), not by you")))

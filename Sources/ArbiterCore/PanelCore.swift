@@ -33,7 +33,7 @@ public struct PanelCore: Sendable {
     var handOffPending = false
     /// Per button, each session's last grant that ended without its own UP/CANCEL
     /// (fired, timeout, reset), so a finger lifted after a hold fired gets
-    /// `OK UP ... ended=` instead of an error.
+    /// `OK UP ... ended=` instead of an error, once.
     var ended: [[SessionID: EndedGrant]]
     var memberNames: [SessionID: String] = [:]
     /// Joins and leaves counted for the next `PRESENCE` (panels above
@@ -286,6 +286,12 @@ extension PanelCore {
 
     func endedGrant(button b: Int, session: SessionID) -> EndedGrant? {
         ended[b].isEmpty ? nil : ended[b][session]
+    }
+
+    /// The session's release of an ended grant was answered `ended=`: that is its one
+    /// answer, as a release of one's own grant is, and a later one is `not-owner`.
+    mutating func forgetEnded(button b: Int, session: SessionID) {
+        ended[b].removeValue(forKey: session)
     }
 
     /// Each session's last grant of each button that ended without its own release, as

@@ -114,11 +114,11 @@ struct HTTPRouter {
     func panels(_ head: HTTPRequestHead, keepAlive: Bool, peer: String, askLeaders: Bool) -> PanelsResponse {
         let headOnly = head.method == "HEAD"
         let key = bearerKey(head)
-        if case .lockedOut(let wait)? = key.map({ server.checkKey($0, peer: peer) }) {
+        if let (why, seconds) = key.map({ server.checkKey($0, peer: peer) })?.notChecked {
             return .now(
                 HTTPResponse.serialize(
-                    status: 429, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "\((wait + 999) / 1000)")],
-                    body: Array("too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s\n".utf8), keepAlive: keepAlive,
+                    status: 429, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Retry-After", "\(seconds)")],
+                    body: Array("\(why); no key is checked for \(seconds) s\n".utf8), keepAlive: keepAlive,
                     headOnly: headOnly))
         }
         var entries: [PanelEntry] = []

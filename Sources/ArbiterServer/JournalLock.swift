@@ -8,6 +8,10 @@ import Glibc
 /// The lock file holds the holder's PID, so a second server can name it. The file is
 /// left behind on exit; only the `flock` counts, which the kernel drops when the holder
 /// dies (also on kill -9), so a stale file never blocks a start.
+///
+/// A lock by name only excludes every user of the file while the file has one name, so a
+/// journal with hard links is refused (`JournalLinked`). Symlinks are resolved instead:
+/// they name the file's one name.
 final class JournalLock: @unchecked Sendable {
     let path: String
     private var fd: Int32
@@ -32,6 +36,13 @@ final class JournalLock: @unchecked Sendable {
             Glibc.close(fd)
             if e == EWOULDBLOCK { throw JournalInUse(path: journalPath, lockPath: lockPath, pid: holder) }
             throw Sys.Failure(call: "flock(\(lockPath))", errno: e)
+        }
+        // After the lock, so that a second server on the journal's own name hears that the
+        // journal is in use; one on another name for it gets its own lock and stops here.
+        var info = stat()
+        if stat(target, &info) == 0, info.st_nlink > 1 {
+            Glibc.close(fd)
+            throw JournalLinked(path: journalPath, links: Int(info.st_nlink))
         }
         path = lockPath
         self.fd = fd

@@ -18,12 +18,13 @@ final class Metrics: Sendable {
     let originRefused = Atomic<Int>(0)
     let keyFailures = Atomic<Int>(0)
     let keyLockedOut = Atomic<Int>(0)
+    let keyCeilingRefused = Atomic<Int>(0)
     let outputBudgetCuts = Atomic<Int>(0)
 
     enum Counter: CaseIterable {
         case connectionsOpened, connectionsClosed, localCommands, httpRequests
         case webSocketUpgrades, slowConsumerDrops, rateLimited, serverFull, missedWakeups
-        case hostRefused, originRefused, keyFailures, keyLockedOut, outputBudgetCuts
+        case hostRefused, originRefused, keyFailures, keyLockedOut, keyCeilingRefused, outputBudgetCuts
     }
 
     // Atomics cannot be reached through key paths, hence the switches.
@@ -42,6 +43,7 @@ final class Metrics: Sendable {
         case .originRefused: body(originRefused)
         case .keyFailures: body(keyFailures)
         case .keyLockedOut: body(keyLockedOut)
+        case .keyCeilingRefused: body(keyCeilingRefused)
         case .outputBudgetCuts: body(outputBudgetCuts)
         }
     }

@@ -43,6 +43,9 @@ struct MetricsPage {
         p.counter(
             "arbiter_key_lockouts_total", "Keys refused unchecked because their address had too many wrong ones.",
             value(.keyLockedOut))
+        p.counter(
+            "arbiter_key_ceiling_refusals_total", "Keys refused unchecked because the whole server had too many wrong ones in the last second.",
+            value(.keyCeilingRefused))
         p.gauge(
             "arbiter_output_queued_bytes", "Unsent output of all peers together (in 4 KiB units per peer).",
             server.outputBudget.queuedBytes)

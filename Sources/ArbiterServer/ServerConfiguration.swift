@@ -87,9 +87,10 @@ public struct ServerConfiguration: Sendable {
     /// nil (the default) takes the system maximum, `/proc/sys/net/core/somaxconn`, so a
     /// storm of reconnecting kiosks is queued rather than dropped into SYN retries.
     public var listenBacklog: Int?
-    /// Wrong keys per client address (HELLO key=, Authorization: Bearer) before each
-    /// further one locks the address out for a doubling time: default 5 free, then
-    /// 1 s, 2 s, 4 s ... up to 5 min; an address quiet for 15 min starts over.
+    /// Wrong keys per client address (HELLO key=, Authorization: Bearer; IPv6: per /64)
+    /// before each further one locks the address out for a doubling time: default 5 free,
+    /// then 1 s, 2 s, 4 s ... up to 5 min; an address quiet for 15 min starts over. And
+    /// wrong keys the whole server takes per second (default 50), whoever sends them.
     public var keyFailures = KeyFailureBudget.Policy()
     /// Host names (or addresses) HTTP requests may carry in `Host` besides the
     /// server's own: loopback always, the listen address, and the machine's addresses

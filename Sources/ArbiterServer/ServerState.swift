@@ -184,30 +184,60 @@ package final class ServerState: @unchecked Sendable {
 
     enum KeyCheck {
         case recognized
-        /// Matches no panel; counted against the address.
+        /// Matches no panel; counted against the address and the server-wide ceiling.
         case wrong
         /// Not looked at: the address is locked out for this many more milliseconds.
         case lockedOut(Int64)
+        /// Not looked at: the whole server took its ceiling of wrong keys, for this many
+        /// more milliseconds.
+        case ceilingReached(Int64)
+
+        /// Why the key was not looked at and for how many whole seconds more; nil if it was.
+        var notChecked: (why: String, seconds: Int64)? {
+            switch self {
+            case .lockedOut(let ms): ("too many wrong keys from your address", (ms + 999) / 1000)
+            case .ceilingReached(let ms): ("too many wrong keys from many addresses at once", (ms + 999) / 1000)
+            case .recognized, .wrong: nil
+            }
+        }
     }
 
-    /// Checks a key presented from `peer` against the address's budget and the panels,
-    /// in one step under the budget's lock, so parallel guesses cannot slip past it.
+    /// Checks a key presented from `peer` against the address's budget, the server-wide
+    /// ceiling and the panels, in one step under the budget's lock, so parallel guesses
+    /// cannot slip past either.
     func checkKey(_ key: String, peer: String) -> KeyCheck {
         let address = KeyFailureBudget.address(ofPeer: peer)
         let now = clock.now().milliseconds
         var lockout: Int64?
+        var warnCeiling = false
         let check = keyBudget.withLock { budget -> KeyCheck in
-            if case .lockedOut(let remaining) = budget.check(address, now: now) { return .lockedOut(remaining) }
+            switch budget.check(address, now: now) {
+            case .lockedOut(let remaining):
+                return .lockedOut(remaining)
+            case .ceilingReached(let remaining):
+                warnCeiling = budget.takeCeilingWarning(now: now)
+                return .ceilingReached(remaining)
+            case .allowed:
+                break
+            }
             if configuration.panels.contains(where: { $0.keys.recognizes(key) }) { return .recognized }
             lockout = budget.recordFailure(address, now: now)
             return .wrong
         }
         switch check {
         case .lockedOut: metrics.add(.keyLockedOut)
+        case .ceilingReached: metrics.add(.keyCeilingRefused)
         case .wrong: metrics.add(.keyFailures)
         case .recognized: break
         }
-        if let lockout { log.warning("wrong keys: address locked out", ["address": address, "ms": "\(lockout)"]) }
+        if let lockout {
+            log.warning("wrong keys: address locked out", ["address": KeyFailureBudget.client(ofAddress: address), "ms": "\(lockout)"])
+        }
+        if warnCeiling {
+            log.warning(
+                "wrong keys: server-wide ceiling reached, no key is checked until it refills",
+                ["address": address, "per_second": "\(configuration.keyFailures.ceilingPerSecond)"])
+        }
         return check
     }
 

@@ -13,13 +13,12 @@ extension SessionRunner {
         }
         switch command.request {
         case .hello(let name, let key, let newFormat):
-            switch key.map({ server.checkKey($0, peer: connection.peer) }) {
-            case .lockedOut(let wait)?:
-                return send(.error(.rateLimited, "too many wrong keys from your address; no key is checked for \((wait + 999) / 1000) s; nothing was changed"))
-            case .wrong?:
+            let check = key.map { server.checkKey($0, peer: connection.peer) }
+            if let (why, seconds) = check?.notChecked {
+                return send(.error(.rateLimited, "\(why); no key is checked for \(seconds) s; nothing was changed"))
+            }
+            if case .wrong? = check {
                 return send(.error(.forbidden, "that key matches no panel; nothing was changed"))
-            case .recognized?, nil:
-                break
             }
             if newFormat == .text, connection.machine.kind == .websocket {
                 return send(.error(.badSyntax, "format=text does not apply to a WebSocket, whose frames carry JSON; nothing was changed"))

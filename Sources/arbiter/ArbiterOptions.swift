@@ -33,6 +33,8 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var allowedOrigins: [String] = []
     public var backlog: Int?
     public var keyFailures: Int?
+    /// `--key-failure-rate <n>`: wrong keys per second the whole server takes.
+    public var keyFailureRate: Int?
     public var maxTotalOutboundBytes: Int?
     /// `--idle-spin <us>`: how long idle threads look before they block (`IdleSpin`).
     public var idleSpinMicroseconds: Int?
@@ -66,6 +68,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         if let v = journalMaxBytes { c.journalMaxBytes = v }
         if let v = backlog { c.listenBacklog = v }
         if let v = keyFailures { c.keyFailures.allowance = v }
+        if let v = keyFailureRate { c.keyFailures.ceilingPerSecond = v }
         if let v = maxTotalOutboundBytes { c.maxTotalOutboundBytes = v }
         if let v = idleSpinMicroseconds { c.idleSpinNs = Int64(v) * 1000 }
         c.allowedHosts += allowedHosts
@@ -120,7 +123,11 @@ public struct ArbiterOptions: Equatable, Sendable {
           --key-failures <n>    Wrong keys one client address may present (over all its
                                 connections) before each further one locks it out of
                                 presenting keys for 1 s, 2 s, 4 s ... up to 5 min; 0 = off
-                                (default: 5).
+                                (default: 5). IPv6 addresses count per /64.
+          --key-failure-rate <n>
+                                Wrong keys per second the whole server takes, from all
+                                addresses together; past it no key is checked until it
+                                refills (ERROR rate-limited, 429); 0 = off (default: 50).
           --backlog <n>         Listen backlog: connections the kernel holds until they are
                                 accepted (default: the system maximum, net.core.somaxconn).
           --idle-spin <us>      How long a thread that ran out of work keeps looking for more
@@ -176,7 +183,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         "--version", "--host", "--port", "--config", "--log-level", "--ws-echo", "--help", "--journal", "--journal-sync", "--journal-max-bytes",
         "--max-connections", "--rate", "--burst", "--idle-timeout", "--max-line", "--max-ws-message",
         "--max-outbound", "--head-timeout", "--reactors",
-        "--allow-host", "--allow-origin", "--backlog", "--key-failures",
+        "--allow-host", "--allow-origin", "--backlog", "--key-failures", "--key-failure-rate",
         "--max-total-outbound", "--open-admin", "--cluster", "--node", "--advertise", "--cluster-key", "--cluster-ttl",
         "--no-advertise-check", "--idle-spin",
     ]
@@ -238,6 +245,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.maxOutboundBytes = try number(flag, try value(flag, inline), 4096...1 << 30)
             case "--key-failures":
                 options.keyFailures = try number(flag, try value(flag, inline), 0...1_000_000)
+            case "--key-failure-rate":
+                options.keyFailureRate = try number(flag, try value(flag, inline), 0...1_000_000)
             case "--backlog":
                 options.backlog = try number(flag, try value(flag, inline), 1...Int(Int32.max))
             case "--max-total-outbound":

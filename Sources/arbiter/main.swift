@@ -81,6 +81,10 @@ do {
     log.error("damaged journal; not starting", ["path": damaged.path, "line": "\(damaged.line)"])
     FileHandle.standardError.write(Data("error: \(damaged)\n".utf8))
     exit(78)
+} catch let linked as JournalLinked {
+    log.error("journal has more than one name; not starting", ["path": linked.path, "links": "\(linked.links)"])
+    FileHandle.standardError.write(Data("error: \(linked)\n".utf8))
+    exit(78)
 } catch let refusal as ClusterStartFailure {
     log.error("cluster refused; not starting", ["reason": refusal.message])
     FileHandle.standardError.write(Data("error: \(refusal.message)\n".utf8))

@@ -25,6 +25,9 @@ import Testing
         #expect(ServerConfiguration().idleSpinNs == 0)
         #expect(c.logLevel == .warning)
         #expect(c.allowedHosts.contains("panel.example.org"))
+        #expect(c.keyFailures.ceilingPerSecond == 50)
+        try ArbiterOptions.parse(["--key-failure-rate", "7", "--key-failures=0"]).apply(to: &defaults)
+        #expect(defaults.keyFailures.ceilingPerSecond == 7 && defaults.keyFailures.allowance == 0)
         #expect(try ArbiterOptions.parse(["-h"]).showHelp)
         #expect(try ArbiterOptions.parse([]) == ArbiterOptions())
     }
@@ -41,6 +44,7 @@ import Testing
             (["--journal-max-bytes", "100"], "--journal-max-bytes must be 0 or at least 65536, not 100"),
             (["--host", "example.org"], "--host must be an IP address such as 127.0.0.1, 0.0.0.0, ::1 or ::, not 'example.org'"),
             (["--idle-spin", "2000"], "--idle-spin must be a whole number from 0 to 1000, not '2000'"),
+            (["--key-failure-rate", "-1"], "--key-failure-rate must be a whole number from 0 to 1000000, not '-1'"),
             (["--log-level", "loud"], "--log-level must be debug, info, warn, error or off, not 'loud'"),
         ]
         for (arguments, message) in cases {

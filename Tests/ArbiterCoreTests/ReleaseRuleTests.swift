@@ -26,7 +26,38 @@ struct ReleaseRuleTests {
         h.down("b1", 1)
         h.runTimers(for: 100)
         #expect(h.up("b1", 1, fence: 1) == ["OK UP b1 ended=timeout"])
-        #expect(h.cancel("b1", 1) == ["OK CANCEL b1 ended=timeout"])
+        #expect(h.cancel("b1", 1) == ["ERROR not-owner"])
+    }
+
+    /// `ended=` answers the first release of an ended grant, as `OK UP` answers the first
+    /// of one's own; every later one is `not-owner` (or `stale-fence` with its fence),
+    /// whatever ended the grant.
+    @Test func anEndedGrantIsAnsweredOnce() {
+        var h = CoreHarness(.testPanel(tapTimeout: 100))
+        h.down("b1", 1)
+        h.send(.reset, 9)
+        #expect(h.up("b1", 1) == ["OK UP b1 ended=reset"])
+        #expect(h.up("b1", 1) == ["ERROR not-owner"])
+        #expect(h.cancel("b1", 1) == ["ERROR not-owner"])
+        #expect(h.up("b1", 1, fence: 1) == ["ERROR stale-fence"])
+        // With its fence first, then without.
+        h.down("b1", 1)  // fence 2
+        h.runTimers(for: 100)
+        #expect(h.cancel("b1", 1, fence: 2) == ["OK CANCEL b1 ended=timeout"])
+        #expect(h.up("b1", 1) == ["ERROR not-owner"])
+        // Each grant that ends has its own one answer.
+        h.down("b1", 1)  // fence 3
+        h.send(.reset, 9)
+        #expect(h.up("b1", 1) == ["OK UP b1 ended=reset"])
+        #expect(h.up("b1", 1) == ["ERROR not-owner"])
+        // Only the session's own answer goes: another session's ended grant stays.
+        h.down("b1", 1)  // fence 4
+        h.down("b2", 2)  // busy
+        h.runTimers(for: 100)
+        h.down("b2", 2)  // fence 5
+        h.send(.reset, 9)
+        #expect(h.up("b2", 2) == ["OK UP b2 ended=reset"])
+        #expect(h.up("b1", 1) == ["OK UP b1 ended=timeout"])
     }
 
     @Test func endedGrantOfSomeoneElseIsNotOwner() {

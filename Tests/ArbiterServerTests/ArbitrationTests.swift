@@ -84,6 +84,26 @@ struct ArbitrationTests {
         #expect(try a.readLine() == "OK UP t b1 ended=timeout")
     }
 
+    /// A reset ends the grant: the owner's first UP is `ended=reset`, every later one
+    /// `not-owner`, as after one's own UP (text and JSON alike).
+    @Test func theFirstUpAfterAResetIsEndedResetAndTheNextNotOwner() throws {
+        let server = try TestServer()
+        let a = try server.client(name: "a")
+        let admin = try server.client(name: "admin")
+        a.send("DOWN demo b1")
+        _ = try a.expect("GRANTED demo b1 fence=1")
+        admin.send("RESET demo")
+        _ = try admin.expect("OK RESET demo")
+        a.send("UP demo b1")
+        #expect(try a.readLine() == "OK UP demo b1 ended=reset")
+        a.send("UP demo b1")
+        #expect(try a.readLine().hasPrefix("ERROR not-owner"))
+        a.send(#"{"cmd":"up","panel":"demo","button":"b1","id":2}"#)
+        #expect(try a.readLine().hasPrefix(#"{"type":"error","code":"not-owner""#))
+        a.send("CANCEL demo b1 fence=1")
+        #expect(try a.readLine().hasPrefix("ERROR stale-fence"))
+    }
+
     @Test func holdFiresOnceAfterHoldMs() throws {
         let server = try TestServer(panels: [Panels.quick])
         let watcher = try server.member("watcher", panel: "t")

@@ -164,6 +164,30 @@ struct HostOriginServerTests {
         #expect(metrics.contains("arbiter_host_refused_total 1"))
     }
 
+    /// A target in absolute form names the host it is for (RFC 9112 3.2.2): a foreign one
+    /// is refused as a foreign `Host` is, whatever `Host` says, WebSocket upgrades included.
+    @Test func anAbsoluteFormTargetWithAForeignAuthorityGets421() throws {
+        let server = try TestServer()
+        let foreign = try response(server, "GET http://evil.example/api/panels HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n")
+        #expect(foreign.head.hasPrefix("HTTP/1.1 421"), "\(foreign.head)")
+        #expect(foreign.body.contains("does not answer to the host evil.example"))
+        #expect(!foreign.body.contains("panels"))
+        let own = try response(server, "GET http://127.0.0.1:\(server.port)/api/panels HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n")
+        #expect(own.head.hasPrefix("HTTP/1.1 200"), "\(own.head)")
+        #expect(own.body.contains("\"demo\""))
+        func upgrade(_ target: String) throws -> String {
+            try response(
+                server,
+                "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+            ).head
+        }
+        #expect(try upgrade("http://evil.example/ws?panel=demo").hasPrefix("HTTP/1.1 421"))
+        #expect(try upgrade("http://localhost:\(server.port)/ws?panel=demo").hasPrefix("HTTP/1.1 101"))
+        let metrics = try response(server, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").body
+        #expect(metrics.contains("arbiter_host_refused_total 2"))
+    }
+
     @Test func allowHostAddsAName() throws {
         let server = try TestServer { $0.allowedHosts = ["buttons.example.org"] }
         #expect(try response(server, "GET /healthz HTTP/1.1\r\nHost: buttons.example.org\r\n\r\n").head.hasPrefix("HTTP/1.1 200"))

@@ -1,3 +1,4 @@
+import ArbiterTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -39,6 +40,37 @@ struct JournalLockTests {
         }
         finished.wait()
         #expect(stolen == 0, "another thread's descriptors were closed under it \(stolen) times")
+    }
+
+    /// The lock is taken by name, and compaction renames a new file over the journal, so
+    /// a second name for the file (a hard link) would get a lock of its own: both servers
+    /// then handed out fences 1, 2, 3. A journal with more than one name is refused.
+    @Test func aHardLinkToALiveServersJournalIsRefused() throws {
+        let journal = NSTemporaryDirectory() + "linked-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl"
+        let link = journal + ".link"
+        defer {
+            for path in [journal, journal + ".lock", link, link + ".lock"] { unlink(path) }
+        }
+        let first = try TestServer { $0.journalPath = journal }
+        let c = try first.client(name: "a")
+        c.send("DOWN demo b1")
+        #expect(try c.expect("GRANTED") == "GRANTED demo b1 fence=1")
+        #expect(Glibc.link(journal, link) == 0)
+        do {
+            let second = try TestServer { $0.journalPath = link }
+            let d = try second.client(name: "b")
+            d.send("DOWN demo b2")
+            Issue.record("a second server started on a hard link to a live journal: \(try d.readLine())")
+        } catch let linked as JournalLinked {
+            #expect(linked.path == link)
+            #expect(linked.links == 2)
+            #expect(linked.description.hasPrefix("journal \(link) is one of 2 names for the same file (a hard link)"))
+        }
+        // On the journal's own name the lock answers first.
+        #expect(throws: JournalInUse.self) { _ = try TestServer { $0.journalPath = journal } }
+        // The first server goes on as before.
+        c.send("UP demo b1\nDOWN demo b1")
+        #expect(try c.expect("GRANTED") == "GRANTED demo b1 fence=2")
     }
 }
 

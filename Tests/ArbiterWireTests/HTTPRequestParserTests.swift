@@ -250,6 +250,15 @@ import ArbiterWire
         #expect(try head("OPTIONS * HTTP/1.1").path == "*")
         #expect(try head("CONNECT example.com:443 HTTP/1.1").path == "")
         #expect(try head("GET /a+b/%2F HTTP/1.1").path == "/a+b//")
+        // The authority of an absolute-form target is kept: the Host check goes by it.
+        #expect(try head("GET http://example.com:7070/panel/demo?x=1 HTTP/1.1").authority == "example.com:7070")
+        #expect(try head("GET HTTP://example.com HTTP/1.1").authority == "example.com")
+        #expect(try head("GET http://example.com?q=2 HTTP/1.1").authority == "example.com")
+        #expect(try head("GET /panel/demo HTTP/1.1").authority == nil)
+        var parser = HTTPRequestParser()
+        #expect(throws: HTTPParseError.badRequest("absolute-form request-target without a host")) {
+            try parser.parse(Array("GET http:///api/panels HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        }
     }
 
     @Test func headsBuiltInCodeCompareByValue() {

@@ -79,6 +79,34 @@ struct HostPolicyTests {
         #expect(loopback.check(head) == .foreignOrigin("http://evil.example"))
     }
 
+    /// RFC 9112 3.2.2: a target in absolute form names the host the request is for, and
+    /// the server goes by it, not by `Host`; so that is the name checked.
+    @Test func anAbsoluteFormTargetsAuthorityIsCheckedInPlaceOfHost() {
+        func head(_ target: String, host: String? = "127.0.0.1:7070", ws: Bool = false, minor: Int = 1) -> HTTPRequestHead {
+            var headers: [(name: String, value: String)] = host.map { [("Host", $0)] } ?? []
+            if ws { headers.append(("Upgrade", "websocket")) }
+            return HTTPRequestHead(method: "GET", target: target, versionMinor: minor, headers: headers)
+        }
+        #expect(loopback.check(head("http://evil.example/api/panels")) == .foreignHost("evil.example"))
+        #expect(loopback.check(head("HTTP://evil.example:7070?x=1")) == .foreignHost("evil.example:7070"))
+        #expect(loopback.check(head("https://user@127.0.0.1/")) == .foreignHost("user@127.0.0.1"))
+        #expect(loopback.check(head("http://evil.example/ws?panel=demo", ws: true)) == .foreignHost("evil.example"))
+        #expect(loopback.check(head("http://127.0.0.1:7070/api/panels")) == .allowed)
+        #expect(loopback.check(head("http://localhost/ws?panel=demo", ws: true)) == .allowed)
+        // Host is replaced, not added to: a foreign one beside the server's own authority is
+        // served, as the request is for this server.
+        #expect(loopback.check(head("http://[::1]:7070/healthz", host: "evil.example")) == .allowed)
+        // Still required once in HTTP/1.1; HTTP/1.0 may leave it out.
+        #expect(loopback.check(head("http://127.0.0.1/healthz", host: nil)) == .missingHost)
+        #expect(loopback.check(head("http://127.0.0.1/healthz", host: nil, minor: 0)) == .allowed)
+        #expect(loopback.check(head("http://evil.example/healthz", host: nil, minor: 0)) == .foreignHost("evil.example"))
+        // Same origin is the authority's origin.
+        let upgrade = HTTPRequestHead(
+            method: "GET", target: "http://localhost:7070/ws",
+            headers: [("Host", "127.0.0.1:7070"), ("Upgrade", "websocket"), ("Origin", "http://localhost:7070")])
+        #expect(loopback.check(upgrade) == .allowed)
+    }
+
     @Test func allowOriginAddsOrigins() {
         let policy = HostPolicy(
             listenHost: "127.0.0.1", machineNames: [], allowedHosts: [],

@@ -51,6 +51,24 @@ struct JournalEndToEndTests {
         _ = try next.waitForExit(timeout: 20)
     }
 
+    /// A hard link to a live server's journal is another name with a lock of its own: the
+    /// second server would hand out the first one's fences again. It stops instead, as for
+    /// any bad configuration, naming the path.
+    @Test func aHardLinkedJournalExits78NamingThePath() throws {
+        let journal = temporaryPath("linked")
+        let link = journal + "-link"
+        defer {
+            for path in [journal, journal + ".lock", link, link + ".lock"] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        let first = try ArbiterProcess(["--port", "0", "--journal", journal])
+        defer { first.terminate() }
+        #expect(Glibc.link(journal, link) == 0)
+        let second = try ArbiterProcess.run(["--port", "0", "--journal", link])
+        #expect(second.status == 78)
+        #expect(second.stderr.contains("error: journal \(link) is one of 2 names for the same file (a hard link)"), "\(second.stderr)")
+        #expect(!second.stderr.contains("msg=listening"))
+    }
+
     /// The reproduction on a real 200 KB tmpfs: grants, a full disk, presses
     /// refused (never granted), the disk freed, presses again, kill -9, restart: the
     /// first fence is above every fence seen.

@@ -11,6 +11,10 @@ public struct HTTPRequestHead: Sendable {
     public var path: String
     /// The percent-decoded query items in order (`+` decoded as space); names may repeat.
     public var queryItems: [(name: String, value: String)]
+    /// The authority of an absolute-form target (`example.org:7070` of
+    /// `GET http://example.org:7070/ HTTP/1.1`), which a server uses in place of `Host`
+    /// (RFC 9112 3.2.2); nil for an origin-form target.
+    public var authority: String?
     /// The major HTTP version (always 1 for heads from the parser).
     public var versionMajor: Int
     /// The minor HTTP version: 0 or 1 (a higher 1.x is kept as sent and treated like 1.1).
@@ -44,6 +48,7 @@ public struct HTTPRequestHead: Sendable {
         self.target = target
         self.path = parsedTarget.path
         self.queryItems = parsedTarget.queryItems
+        self.authority = parsedTarget.authority
         self.versionMajor = versionMajor
         self.versionMinor = versionMinor
         self.headers = headers

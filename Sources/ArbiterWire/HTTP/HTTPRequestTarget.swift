@@ -5,6 +5,8 @@
 struct HTTPRequestTarget: Sendable {
     var path: String
     var queryItems: [(name: String, value: String)]
+    /// The authority of an absolute-form target (`http://host:port/p`); nil for the others.
+    var authority: String?
 
     /// Why a target was refused; becomes the `.badRequest` reason.
     enum Failure: Error {
@@ -27,17 +29,24 @@ struct HTTPRequestTarget: Sendable {
         let lowered = target.lowercased()
         for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
             let afterScheme = bytes.dropFirst(scheme.utf8.count)
-            guard
-                let slash = afterScheme.firstIndex(where: {
-                    $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?")
-                })
-            else {
-                return HTTPRequestTarget(path: "/", queryItems: [])
+            let end =
+                afterScheme.firstIndex(where: {
+                    $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+                }) ?? bytes.endIndex
+            // The server answers for this authority, not for `Host` (RFC 9112 3.2.2), so it
+            // is kept for the Host check; an http URI without a host is invalid (RFC 9110 4.2.1).
+            let authority = String(decoding: afterScheme[..<end], as: UTF8.self)
+            guard !authority.isEmpty else { throw .invalid("absolute-form request-target without a host") }
+            var parsed: HTTPRequestTarget
+            if end == bytes.endIndex {
+                parsed = HTTPRequestTarget(path: "/", queryItems: [])
+            } else if bytes[end] == UInt8(ascii: "/") {
+                parsed = try parseOrigin(bytes[end...])
+            } else {
+                parsed = try parseOrigin([UInt8(ascii: "/")] + bytes[end...])
             }
-            if bytes[slash] == UInt8(ascii: "?") {
-                return try parseOrigin([UInt8(ascii: "/")] + bytes[slash...])
-            }
-            return try parseOrigin(bytes[slash...])
+            parsed.authority = authority
+            return parsed
         }
         throw .invalid("invalid request-target")
     }

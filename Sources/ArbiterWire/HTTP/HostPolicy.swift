@@ -40,11 +40,20 @@ public struct HostPolicy: Sendable, Equatable {
     }
 
     /// The decision for a request head; a WebSocket upgrade is `/ws` with `Upgrade`.
+    ///
+    /// A target in absolute form (`GET http://evil.example/api/panels`) names the host the
+    /// request is for, and a server must go by it rather than by `Host` (RFC 9112 3.2.2),
+    /// so that authority is what is checked; `Host` must still be there, once, in HTTP/1.1.
     public func check(_ head: HTTPRequestHead) -> Verdict {
         let hosts = head.headers(named: "Host")
         if hosts.count > 1 { return .duplicateHost }
         let webSocket = head.path == "/ws" && head.header("Upgrade") != nil
-        return check(versionMinor: head.versionMinor, host: hosts.first, origin: head.header("Origin"), isWebSocket: webSocket)
+        var host = hosts.first
+        if let authority = head.authority {
+            if host == nil, head.versionMinor >= 1 { return .missingHost }
+            host = authority
+        }
+        return check(versionMinor: head.versionMinor, host: host, origin: head.header("Origin"), isWebSocket: webSocket)
     }
 
     /// The decision for one request: its HTTP minor version, `Host`, and, for a

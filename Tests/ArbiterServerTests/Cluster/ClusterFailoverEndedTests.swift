@@ -148,6 +148,63 @@ struct ClusterFailoverEndedTests {
         #expect(try carol.expect("OK UP") == "OK UP demo b3 ended=failover")
     }
 
+    /// `ended=` answers the first release of a grant that ended, and only the first, as
+    /// on one node: a relayed session's second `UP` after a reset is the leader's
+    /// `not-owner`, and stays so after the leader dies (its node did not keep the grant
+    /// for a failover answer, since the leader already gave it).
+    @Test func aResetGrantsReleaseIsAnsweredEndedOnceAlsoAcrossAFailover() throws {
+        let nodes = try ClusterTestNodes(["n1", "n2", "n3"], panels: [Self.panel])
+        let leader = try #require(nodes.leader())
+        let (alice, _) = try nodes.member(leader, name: "alice")
+        let carol = try nodes.client(nodes.followers(of: leader)[0], name: "carol")
+        carol.send("DOWN demo b1")
+        _ = try carol.expect("GRANTED demo b1")
+        alice.send("RESET demo")
+        #expect(try alice.expect("RELEASED demo b1").contains("reason=reset owner=carol"))
+        // Its answer follows the leader's frames about the reset on the link to carol's node.
+        carol.send("DOWN demo b3")
+        _ = try carol.expect("GRANTED demo b3")
+        carol.send("UP demo b1")
+        #expect(try carol.expect("OK UP") == "OK UP demo b1 ended=reset")
+        carol.send("UP demo b1")
+        #expect(try carol.expect("ERROR").hasPrefix("ERROR not-owner"))
+
+        nodes.crash(leader)
+        #expect(try Self.onceItsNodeFollows(carol, "UP demo b1").hasPrefix("ERROR not-owner"))
+        carol.send("UP demo b3")
+        #expect(try carol.expect("OK UP") == "OK UP demo b3 ended=failover")
+    }
+
+    /// The leader's own session: its core forgets an ended grant once it answered
+    /// `ended=`, so when the node stops deciding it does not keep that grant to answer
+    /// it a second time.
+    @Test func aLeadersOwnSessionIsAnsweredEndedOnceAlsoAfterItStepsDown() throws {
+        let nodes = try ClusterTestNodes(["n1"], panels: [Self.panel])
+        let (alice, _) = try nodes.member("n1", name: "alice")
+        alice.send("DOWN demo b1")
+        _ = try alice.expect("GRANTED demo b1")
+        alice.send("RESET demo")
+        _ = try alice.expect("RELEASED demo b1 reason=reset")
+        alice.send("UP demo b1")
+        #expect(try alice.expect("OK UP") == "OK UP demo b1 ended=reset")
+        alice.send("UP demo b1")
+        #expect(try alice.expect("ERROR").hasPrefix("ERROR not-owner"))
+        alice.send("DOWN demo sos")
+        _ = try alice.expect("GRANTED demo sos")
+        nodes.leaseViews["n1"]?.setFailing(true)
+        _ = try alice.expect("RELEASED demo sos reason=failover", timeout: 5)
+        _ = try alice.readLines(through: "OK JOIN")
+        // Not answered here again: it goes on as any release does, to no leader.
+        alice.send("UP demo b1")
+        #expect(try alice.expect("ERROR").hasPrefix("ERROR unavailable"))
+        alice.send("UP demo sos")
+        #expect(try alice.expect("OK UP") == "OK UP demo sos ended=failover")
+        nodes.leaseViews["n1"]?.setFailing(false)
+        _ = try alice.readLines(through: "OK JOIN", timeout: 10)
+        alice.send("UP demo b1")
+        #expect(try alice.expect("ERROR").hasPrefix("ERROR not-owner"))
+    }
+
     /// A grant handed over from a queue's line (a hand-off `GRANTED`, not the answer to a
     /// DOWN) ends with its term as well.
     @Test func aHandOffTheCrashedLeaderMadeIsAnsweredEndedFailover() throws {
