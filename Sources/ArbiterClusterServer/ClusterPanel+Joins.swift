@@ -123,6 +123,21 @@ extension ClusterPanel {
         }
     }
 
+    /// A session's own JOIN answered `ERROR unavailable` by the node it was sent to (that
+    /// node does not decide the panel yet) waits again, and is sent again every 200 ms to
+    /// whichever node leads by then, until `expireJoins` answers it after
+    /// `ClusterSetup.joinWaitMs` from when the session sent it.
+    func retryJoin(_ session: SessionID, _ join: ParkedJoin, attempt: Int, flush: inout FlushList) {
+        parkJoin(join, for: session, flush: &flush)
+        finishVisit()
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(200)) { [weak self] in
+            guard let self, let connection = clusterState.following.pendingJoins[session], clusterState.following.parkedJoins[session] != nil,
+                let leader = followedLeader
+            else { return }
+            sendRejoin(session, connection, to: leader, address: clusterState.leader.address, attempt: attempt + 1)
+        }
+    }
+
     /// Relays a JOIN for every local member (and every JOIN still unanswered) to the
     /// leader's node. Members wait for their new snapshot (the JOIN reply) before any
     /// event reaches them again.

@@ -52,6 +52,12 @@ extension ClusterPanel {
                 // A new leader answers before its first fence block is reserved: the member
                 // waits (nobody asked it anything) and is joined again shortly.
                 return retryRejoin(session, attempt: attempt)
+            case .join(let slot, let since, let attempt)? where reply.kind == .joinRefused && RelayPayload.isUnavailable(reply.rendered):
+                // The node asked does not decide the panel: a leader restarted at once,
+                // before its election's word, or the whole cluster starting. The JOIN
+                // waits, as while no leader is known, and asks again shortly.
+                let parked = ParkedJoin(format: answered?.format ?? .text, id: answered?.id, since: since, slot: slot)
+                return retryJoin(session, parked, attempt: attempt, flush: &flush)
             case .rejoin?, .command?, .down?, .join?, nil:
                 break
             }
