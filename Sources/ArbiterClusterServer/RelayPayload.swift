@@ -88,6 +88,7 @@ enum RelayPayload {
         case .leave(let panel): field("cmd", "leave"); field("panel", panel)
         case .reset(let panel): field("cmd", "reset"); field("panel", panel)
         case .arm(let panel, let group): field("cmd", "arm"); field("panel", panel); field("group", group)
+        case .ranking(let panel, let group): field("cmd", "ranking"); field("panel", panel); field("group", group)
         case .history(let panel, let count): field("cmd", "history"); field("panel", panel); number("n", String(count))
         case .press:
             // Written as a line above.

@@ -13,10 +13,10 @@ struct BuzzerRound: Sendable, Equatable {
         ranking.removeAll()
     }
 
+    /// The ranking stays, for `RANKING`, until the next round opens.
     mutating func close() {
         state = .closed
         wonAt = nil
-        ranking.removeAll()
     }
 
     /// Whether `session` is still locked out at `now`; an expired lockout is forgotten.

@@ -7,11 +7,16 @@ public enum GroupPolicy: Sendable, Equatable {
     /// as the owner lets go. At most `maxQueue` wait.
     case queue(maxQueue: Int)
     /// Rounds opened by ARM: the first DOWN wins (a tap), later ones are ranked. A DOWN
-    /// while closed is early and locks its session out for `earlyLockoutMs`.
-    case buzzer(earlyLockoutMs: Int64)
+    /// while closed is early and locks its session out for `earlyLockoutMs`. Members are
+    /// told the first `announce` places (`BUZZED` for ranks 2 and on); a press ranked
+    /// after them gets its own `RANKED` reply only, and `RANKING` shows the whole table.
+    case buzzer(earlyLockoutMs: Int64, announce: Int = GroupPolicy.defaultAnnounce)
 
     public static let defaultMaxQueue = 16
     public static let defaultEarlyLockoutMs: Int64 = 250
+    /// A quiz screen shows the first few places; a round of a thousand players told to
+    /// every member is a million lines that nobody reads live.
+    public static let defaultAnnounce = 10
 
     public var name: String {
         switch self {

@@ -132,8 +132,8 @@ extension PanelCore {
             return false
         case .queue(let maxQueue):
             return queueDown(b, group: g, maxQueue: maxQueue, session: session, name: name, into: &out)
-        case .buzzer(let lockoutMs):
-            buzzerDown(b, group: g, lockoutMs: lockoutMs, session: session, name: name, now: now, into: &out)
+        case .buzzer(let lockoutMs, let announce):
+            buzzerDown(b, group: g, lockoutMs: lockoutMs, announce: announce, session: session, name: name, now: now, into: &out)
             return true
         }
     }
@@ -241,7 +241,7 @@ extension PanelCore {
                 result.append(
                     GroupSnapshot(
                         group: groupNames[g], policy: policies[g],
-                        round: rounds[g].state, ranking: rounds[g].ranking))
+                        round: rounds[g].state, ranking: rounds[g].state == .closed ? [] : rounds[g].ranking))
             }
         }
         return result
@@ -256,11 +256,7 @@ extension PanelCore {
         guard access >= .admin else {
             return out.append(.reply(.error(.forbidden, "ARM needs the admin key of panel \(config.id)")))
         }
-        guard let g = groupNames.firstIndex(of: group), case .buzzer = policies[g] else {
-            let buzzers = (0..<groupCount).filter { if case .buzzer = policies[$0] { true } else { false } }.map { groupNames[$0] }
-            let known = buzzers.isEmpty ? "it has none" : "its buzzer groups: " + buzzers.joined(separator: ", ")
-            return out.append(.reply(.error(.noSuchGroup, "panel \(config.id) has no buzzer group \(group) (\(known))")))
-        }
+        guard let g = buzzerGroup(group, into: &out) else { return }
         advance(to: now, into: &out)
         out.append(.reply(.armed(group: group)))
         // The next ARM ends the round: a winner still holding lets go, as on RESET.
@@ -269,8 +265,28 @@ extension PanelCore {
         emit(.armed(group: group), into: &out)
     }
 
+    /// `RANKING`: the round's state and every ranked press, of the open round or, when
+    /// closed, of the last one (kept until the next ARM).
+    func ranking(_ group: String, access: Access, into out: inout PanelOutput) {
+        guard access >= .view else {
+            return out.append(.reply(.error(.forbidden, "RANKING needs the view key of panel \(config.id)")))
+        }
+        guard let g = buzzerGroup(group, into: &out) else { return }
+        out.append(.reply(.ranking(group: group, round: rounds[g].state, ranking: rounds[g].ranking)))
+    }
+
+    /// The index of buzzer group `group`, or nil after an `ERROR no-such-group` naming the
+    /// panel's buzzer groups.
+    func buzzerGroup(_ group: String, into out: inout PanelOutput) -> Int? {
+        if let g = groupNames.firstIndex(of: group), case .buzzer = policies[g] { return g }
+        let buzzers = (0..<groupCount).filter { if case .buzzer = policies[$0] { true } else { false } }.map { groupNames[$0] }
+        let known = buzzers.isEmpty ? "it has none" : "its buzzer groups: " + buzzers.joined(separator: ", ")
+        out.append(.reply(.error(.noSuchGroup, "panel \(config.id) has no buzzer group \(group) (\(known))")))
+        return nil
+    }
+
     mutating func buzzerDown(
-        _ b: Int, group g: Int, lockoutMs: Int64, session: SessionID, name: String,
+        _ b: Int, group g: Int, lockoutMs: Int64, announce: Int, session: SessionID, name: String,
         now: Instant, into out: inout PanelOutput
     ) {
         if rounds[g].isLockedOut(session, at: now) {
@@ -306,7 +322,8 @@ extension PanelCore {
                 afterMicroseconds: max(measured, floor))
             rounds[g].ranking.append(ranking)
             out.append(.reply(.ranked(button: b, rank: ranking.rank, afterMicroseconds: ranking.afterMicroseconds)))
-            emit(.buzzed(ranking), into: &out)
+            // Members hear the places a screen shows; each player has its own reply.
+            if ranking.rank <= announce { emit(.buzzed(ranking), into: &out) }
         }
     }
 }

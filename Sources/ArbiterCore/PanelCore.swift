@@ -122,7 +122,7 @@ public struct PanelCore: Sendable {
             case .up: release(.up, b, fence: press.fence, session: session, access: access, now: now, into: &out)
             case .cancel: release(.cancel, b, fence: press.fence, session: session, access: access, now: now, into: &out)
             // `Press` is never made with another verb.
-            case .hello, .help, .panels, .join, .leave, .history, .ping, .quit, .reset, .arm, .kick: break
+            case .hello, .help, .panels, .join, .leave, .history, .ping, .quit, .reset, .arm, .kick, .ranking: break
             }
         case .unknownButton(let verb, let id):
             unknownButton(verb, id: id, access: access, into: &out)
@@ -135,6 +135,8 @@ public struct PanelCore: Sendable {
             endAll(reason: .reset, now: now, into: &out)
         case .arm(let group):
             arm(group, access: access, now: now, into: &out)
+        case .ranking(let group):
+            ranking(group, access: access, into: &out)
         }
     }
 

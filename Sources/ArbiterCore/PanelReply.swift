@@ -19,6 +19,9 @@ public enum PanelReply: Sendable, Equatable {
     case denied(button: Int, reason: DenyReason)
     /// `OK ARM <p> <group>`.
     case armed(group: String)
+    /// `RANKING`'s answer: `ROUND`, a `RANK` per ranked press, `OK RANKING`. Indirect:
+    /// every reply is copied on the press path, and this is the largest.
+    indirect case ranking(group: String, round: RoundState, ranking: [Ranking])
 
     public enum ReleaseVerb: String, Sendable {
         case up = "UP"

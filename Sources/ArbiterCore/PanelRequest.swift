@@ -11,4 +11,6 @@ public enum PanelRequest: Sendable, Equatable {
     case reset
     /// Opens a round of a buzzer group (admin).
     case arm(group: String)
+    /// The whole ranking of a buzzer group's round (view).
+    case ranking(group: String)
 }

@@ -15,6 +15,7 @@ public enum Verb: String, Sendable, CaseIterable {
     case quit = "QUIT"
     case reset = "RESET"
     case arm = "ARM"
+    case ranking = "RANKING"
     case kick = "KICK"
 
     /// DOWN, UP and CANCEL: the verbs a `Press` carries.
@@ -22,7 +23,7 @@ public enum Verb: String, Sendable, CaseIterable {
     public var isPress: Bool {
         switch self {
         case .down, .up, .cancel: true
-        case .hello, .help, .panels, .join, .leave, .history, .ping, .quit, .reset, .arm, .kick: false
+        case .hello, .help, .panels, .join, .leave, .history, .ping, .quit, .reset, .arm, .kick, .ranking: false
         }
     }
 }

@@ -164,6 +164,7 @@ package final class PanelHost: @unchecked Sendable {
         case .leave: request = .leave
         case .reset: request = .reset
         case .arm(_, let group): request = .arm(group: group)
+        case .ranking(_, let group): request = .ranking(group: group)
         case .hello, .help, .panels, .history, .ping, .quit, .kick: return
         }
         run(request, access: access, now: now, replyFormat: command.format, id: command.id, session: session, name: name, from: connection, flush: &flush)

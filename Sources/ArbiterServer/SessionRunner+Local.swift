@@ -73,7 +73,7 @@ extension SessionRunner {
             }
             send(.okKick(target))
             victim.reactor.requestClose(victim, reason: "kicked by \(connection.session)")
-        case .join, .leave, .press, .history, .reset, .arm:
+        case .join, .leave, .press, .history, .reset, .arm, .ranking:
             // Routed to their panel before they get here.
             send(.error(.badSyntax, "internal routing error"))
         }

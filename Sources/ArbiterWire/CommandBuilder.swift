@@ -70,6 +70,10 @@ enum CommandBuilder {
             let g = args["group"] ?? ""
             guard Identifier.isValidID(g) else { throw fail("group id must match [A-Za-z0-9_-]{1,64}; usage: \(syntax.usage)") }
             return .arm(panel: try panel(), group: g)
+        case .ranking:
+            let g = args["group"] ?? ""
+            guard Identifier.isValidID(g) else { throw fail("group id must match [A-Za-z0-9_-]{1,64}; usage: \(syntax.usage)") }
+            return .ranking(panel: try panel(), group: g)
         case .kick:
             let s = args["session"] ?? ""
             guard let session = SessionID(parsing: s) else { throw fail("session must look like s12, not \(s)") }

@@ -66,6 +66,9 @@ public struct CommandSyntax: Sendable {
             verb: .arm, required: ["panel", "group"], optional: [], options: [],
             summary: "(admin) open a round of a buzzer group: the first DOWN wins, later ones are ranked"),
         CommandSyntax(
+            verb: .ranking, required: ["panel", "group"], optional: [], options: [],
+            summary: "a buzzer group's round: ROUND, then RANK per ranked press, winner first"),
+        CommandSyntax(
             verb: .kick, required: ["session"], optional: [], options: [],
             summary: "(admin) close a session, releasing what it owns"),
     ]

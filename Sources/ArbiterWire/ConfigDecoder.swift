@@ -119,7 +119,7 @@ public enum ConfigDecoder {
             for (name, g) in try object(v, path, allowed: Array(Set(buttons.map(\.group))).sorted()) {
                 let at = "\(path).\(name)"
                 let policyName = try string(g["policy"], "\(at).policy") ?? "exclusive"
-                let fields: [String: [String]] = ["exclusive": [], "queue": ["max_queue"], "buzzer": ["early_lockout_ms"]]
+                let fields: [String: [String]] = ["exclusive": [], "queue": ["max_queue"], "buzzer": ["early_lockout_ms", "announce"]]
                 guard let own = fields[policyName] else {
                     throw fail("\(at).policy", "must be exclusive, queue or buzzer, not \"\(policyName)\"")
                 }
@@ -135,9 +135,15 @@ public enum ConfigDecoder {
                     }
                     policy = .queue(maxQueue: max)
                 case "buzzer":
+                    var announce = GroupPolicy.defaultAnnounce
+                    if let a = g["announce"] {
+                        guard let n = a.integer else { throw fail("\(at).announce", "must be a whole number of places, not \(a.typeName)") }
+                        guard n >= 1, n <= 100_000 else { throw fail("\(at).announce", "must be between 1 and 100000, not \(n)") }
+                        announce = Int(n)
+                    }
                     policy = .buzzer(
                         earlyLockoutMs: try millis(g["early_lockout_ms"], "\(at).early_lockout_ms", min: 0)
-                            ?? GroupPolicy.defaultEarlyLockoutMs)
+                            ?? GroupPolicy.defaultEarlyLockoutMs, announce: announce)
                 default:
                     policy = .exclusive
                 }

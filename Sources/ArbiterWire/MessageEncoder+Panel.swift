@@ -93,6 +93,12 @@ extension MessageEncoder {
             s.beginOK("ARM", "arm")
             s.arg("panel", panel.id)
             s.arg("group", group)
+        case .ranking(let group, let round, let ranking):
+            describe(GroupSnapshot(group: group, policy: .buzzer(earlyLockoutMs: 0), round: round, ranking: ranking), panel: panel, id: id, into: &s)
+            s.beginOK("RANKING", "ranking")
+            s.arg("panel", panel.id)
+            s.arg("group", group)
+            s.int("ranked", ranking.count)
         }
         s.end(id: id)
     }

@@ -15,12 +15,13 @@ public enum Request: Sendable, Equatable {
     case quit
     case reset(panel: String)
     case arm(panel: String, group: String)
+    case ranking(panel: String, group: String)
     case kick(session: SessionID)
 
     /// The panel the command is addressed to, for routing to that panel's queue.
     public var panel: String? {
         switch self {
-        case .join(let p), .leave(let p), .history(let p, _), .reset(let p), .arm(let p, _):
+        case .join(let p), .leave(let p), .history(let p, _), .reset(let p), .arm(let p, _), .ranking(let p, _):
             p
         case .press(let press):
             press.panel

@@ -37,7 +37,8 @@ extension Verb {
             if matches("leave") { self = .leave } else if matches("hello") { self = .hello } else if matches("reset") { self = .reset } else { return nil }
         case 6:
             if matches("cancel") { self = .cancel } else if matches("panels") { self = .panels } else { return nil }
-        case 7 where matches("history"): self = .history
+        case 7:
+            if matches("history") { self = .history } else if matches("ranking") { self = .ranking } else { return nil }
         default: return nil
         }
     }

@@ -125,6 +125,8 @@ struct CoreHarness {
         case .ranked(let b, let r, let a): "RANKED \(id(b)) rank=\(r) after_us=\(a)"
         case .denied(let b, let r): "DENIED \(id(b)) \(r.rawValue)"
         case .armed(let g): "OK ARM \(g)"
+        case .ranking(let g, let round, let ranking):
+            "RANKING \(g) \(round.rawValue) " + ranking.map { "\($0.rank):\($0.name)+\($0.afterMicroseconds)" }.joined(separator: ",")
         }
     }
 

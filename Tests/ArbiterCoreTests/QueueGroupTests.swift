@@ -3,7 +3,9 @@ import Testing
 
 extension PanelConfig {
     /// `q`: a queue group of two taps and a hold; `quiz`: a buzzer group of two taps.
-    static func fairPanel(maxQueue: Int = 3, lockoutMs: Int64 = 250, holdMs: Int64 = 1000, tapTimeout: Int64 = 10_000) -> PanelConfig {
+    static func fairPanel(
+        maxQueue: Int = 3, lockoutMs: Int64 = 250, announce: Int = GroupPolicy.defaultAnnounce, holdMs: Int64 = 1000, tapTimeout: Int64 = 10_000
+    ) -> PanelConfig {
         PanelConfig(
             id: "f",
             buttons: [
@@ -13,7 +15,7 @@ extension PanelConfig {
                 ButtonConfig(id: "red", kind: .tap, group: "quiz"),
                 ButtonConfig(id: "blue", kind: .tap, group: "quiz"),
                 ButtonConfig(id: "x", kind: .tap, group: "plain"),
-            ], groups: ["q": .queue(maxQueue: maxQueue), "quiz": .buzzer(earlyLockoutMs: lockoutMs)])
+            ], groups: ["q": .queue(maxQueue: maxQueue), "quiz": .buzzer(earlyLockoutMs: lockoutMs, announce: announce)])
     }
 }
 

@@ -54,4 +54,35 @@ struct ClusterBuzzerTests {
         // Read within a few ms of blue's grant; the 300 ms in the queue do not count.
         #expect(after < 250_000, "ranked \(after) us after the winner: timed by the wait for the panel's queue")
     }
+
+    /// A full hall across nodes: the leader announces the first `announce` places, every
+    /// node passes on only those, and `RANKING` through a follower reads the whole table.
+    @Test func onlyAnnouncedPlacesReachMembersAndRankingWorksThroughAnyNode() throws {
+        var panel = Panels.fair
+        panel.groups["quiz"] = .buzzer(earlyLockoutMs: 200, announce: 1)
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [panel], sockets: false)
+        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
+        let (watcher, _) = try nodes.member(follower, name: "watch", panel: "f")
+        let host = try nodes.client(leader, name: "host")
+        host.send("ARM f quiz")
+        _ = try host.expect("OK ARM f quiz")
+        let blue = try nodes.client(leader, name: "blue")
+        blue.send("DOWN f blue")
+        _ = try blue.expect("GRANTED f blue")
+        let red = try nodes.client(follower, name: "red")
+        red.send("DOWN f red")
+        #expect(try red.expect("RANKED").hasPrefix("RANKED f red rank=2 after_us="))
+        // An event after the unannounced press: everything before it has been passed on.
+        host.send("RESET f")
+        let seen = try watcher.readLines(through: "CLOSED f quiz")
+        #expect(seen.contains { $0.hasPrefix("FIRED f blue") })
+        #expect(!seen.contains { $0.hasPrefix("BUZZED") }, "rank 2 was announced: \(seen)")
+        let reader = try nodes.client(follower, name: "reader")
+        reader.send("RANKING f quiz")
+        let table = try reader.readLines(through: "OK RANKING")
+        #expect(table.first == "ROUND f quiz state=closed")
+        #expect(table.dropFirst().first?.hasPrefix("RANK f blue name=blue session=") == true)
+        #expect(table.dropFirst(2).first?.hasPrefix("RANK f red name=red session=") == true)
+        #expect(table.last == "OK RANKING f quiz ranked=2")
+    }
 }
