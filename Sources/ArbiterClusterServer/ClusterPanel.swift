@@ -10,8 +10,9 @@ import Synchronization
 /// the state each side keeps (`PanelClusterState`). It works on its host's core, members
 /// and output, and everything here belongs to the host's queue, as the host's own state
 /// does. The host holds it as its role, and it holds the host: `ClusterContext.stopRelay`
-/// ends that at the server's stop.
-final class ClusterPanel: PanelRole, @unchecked Sendable {
+/// ends that at the server's stop. Its host's state, and its own, are read through
+/// `ClusterPanelPart`, as each part of its work reads them.
+final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
     let host: PanelHost
     let cluster: ClusterContext?
     /// Whether this node decides the panel, who leads it, relayed members.
@@ -24,79 +25,8 @@ final class ClusterPanel: PanelRole, @unchecked Sendable {
         self.cluster = cluster
     }
 
-    // MARK: The host's panel, as the role code reads it
-
-    var index: Int { host.index }
-    var config: PanelConfig { host.config }
-    var queue: DispatchQueue { host.queue }
-    var names: PanelNames { host.names }
-    var buttonIndex: IDTable<Int> { host.buttonIndex }
-    var clock: any TimeSource { host.clock }
-    var core: PanelCore {
-        _read { yield host.roleCore }
-        _modify { yield &host.roleCore }
-    }
-    var members: [SessionID: Connection] {
-        _read { yield host.roleMembers }
-        _modify { yield &host.roleMembers }
-    }
-    var waiters: [SessionID: Connection] {
-        _read { yield host.roleWaiters }
-        _modify { yield &host.roleWaiters }
-    }
-    var output: PanelOutput {
-        _read { yield host.roleOutput }
-        _modify { yield &host.roleOutput }
-    }
-    var counters: PanelCounters {
-        _read { yield host.roleCounters }
-        _modify { yield &host.roleCounters }
-    }
-    var history: HistoryRing { _read { yield host.roleHistory } }
-    var sessions: Locked<[SessionID: Connection]> { host.sessions }
-
-    /// Traps when the caller is not on the panel's queue, in release builds too: asked once
-    /// where work enters from another thread (a runtime callback, a relay frame, a timer, a
-    /// reactor's visit), not at each access, so it costs a few dozen instructions against
-    /// the thousands of a relayed command.
-    @inline(__always) func assertOnQueue() { dispatchPrecondition(condition: .onQueue(host.queue)) }
-
-    func access(key: String?) -> Access { host.access(key: key) }
-
-    func resolve(_ press: Press<String>) -> PanelRequest { host.resolve(press) }
-
-    func executeHere(
-        _ command: ParsedCommand, receivedAt: Int64, session: SessionID, name: String, key: String?, from connection: Connection?,
-        flush: inout FlushList
-    ) {
-        host.executeHere(command, receivedAt: receivedAt, session: session, name: name, key: key, from: connection, flush: &flush)
-    }
-
-    func run(
-        _ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
-        session: SessionID, name: String, from connection: Connection?, flush: inout FlushList
-    ) {
-        host.run(request, access: access, now: now, replyFormat: replyFormat, id: id, session: session, name: name, from: connection, flush: &flush)
-    }
-
-    func refuse(_ message: String, to connection: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
-        host.refuse(message, to: connection, format: format, id: id, flush: &flush)
-    }
-
-    @discardableResult
-    func deliver(replyTo requester: Connection?, format: WireFormat, id: CommandID?, undoable: Bool = false, flush: inout FlushList) -> Bool {
-        host.deliver(replyTo: requester, format: format, id: id, undoable: undoable, flush: &flush)
-    }
-
-    func encodeHistory(_ entries: [HistoryRing.Entry], format: WireFormat, id: CommandID?, into out: inout [UInt8]) {
-        host.encodeHistory(entries, format: format, id: id, into: &out)
-    }
-
-    func stateJSON() -> [UInt8] { host.stateJSON() }
-
-    func finishBatch(_ flush: inout FlushList) { host.finishBatch(&flush) }
-
-    func finishVisit() { host.finishVisit() }
+    /// The panel itself, as a `ClusterPanelPart`.
+    @inline(__always) var panel: ClusterPanel { self }
 
     // MARK: PanelRole
 

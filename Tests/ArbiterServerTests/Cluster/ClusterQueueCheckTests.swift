@@ -6,7 +6,7 @@ import Testing
 @testable import ArbiterServer
 
 /// A cluster panel's state belongs to its panel's queue, checked in release builds too
-/// where work enters it from another thread (`ClusterPanel.assertOnQueue`). A trap is
+/// where work enters it from another thread (`ClusterPanelPart.assertOnQueue`). A trap is
 /// SIGILL; a thrown error (a broken set-up) would be an exit status instead.
 @Suite("cluster mode: queue ownership checks")
 struct ClusterQueueCheckTests {
