@@ -148,14 +148,14 @@ final class ClusterContext: @unchecked Sendable {
         ClusterRuntimeCallbacks(
             becameLeader: { [weak self] panel, term, floor, block in
                 self?.log.info("leading", ["panel": panel, "term": "\(term)", "fences": "\(block.first)-\(block.last)"])
-                self?.onQueue(of: panel) { $0.becameLeader(term: term, fenceFloor: floor, block: block) }
+                self?.onQueue(of: panel) { $0.leadership.becameLeader(term: term, fenceFloor: floor, block: block) }
             },
             fencesExtended: { [weak self] panel, block in
-                self?.onQueue(of: panel) { $0.fencesExtended(block) }
+                self?.onQueue(of: panel) { $0.leadership.fencesExtended(block) }
             },
             stopDeciding: { [weak self] panel, term, reason in
                 self?.log.info("stopped deciding", ["panel": panel, "term": "\(term)", "reason": "\(reason)"])
-                self?.onQueue(of: panel) { $0.stopDeciding(term: term, reason: reason) }
+                self?.onQueue(of: panel) { $0.leadership.stopDeciding(term: term, reason: reason) }
             },
             leaderChanged: { [weak self] panel, node, address, term in
                 self?.log.info("leader changed", ["panel": panel, "node": node ?? "-", "address": address ?? "-", "term": term.map { "\($0)" } ?? "-"])

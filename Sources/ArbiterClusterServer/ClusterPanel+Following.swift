@@ -21,13 +21,13 @@ extension ClusterPanel {
             return
         }
         if clusterState.block != nil, mayDecideNow() {
-            if case .press(let p) = command.request, let refusal = fenceRefusal(resolve(p)) {
+            if case .press(let p) = command.request, let refusal = leadership.fenceRefusal(resolve(p)) {
                 return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
             }
             if let press { notePressSent(press, session: connection.session) }
             executeHere(
                 command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
-            return afterDecision()
+            return leadership.afterDecision()
         }
         relay(command.request, press: press, format: command.format, id: command.id, from: connection, flush: &flush)
     }
@@ -37,13 +37,13 @@ extension ClusterPanel {
             return
         }
         if clusterState.block != nil, mayDecideNow() {
-            if let refusal = fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
+            if let refusal = leadership.fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
             notePressSent(press, session: connection.session)
             counters.commands += 1
             run(
                 .press(press), access: access(key: connection.key), now: Instant(nanoseconds: receivedAt), replyFormat: format, id: nil,
                 session: connection.session, name: connection.name, from: connection, flush: &flush)
-            return afterDecision()
+            return leadership.afterDecision()
         }
         guard
             let (cluster, leader, unanswered) = relayRoute(
@@ -237,7 +237,7 @@ extension ClusterPanel {
         // etcd shows another holder while this node still decides (the runtime's step-down
         // may come after this news): stop first, so members here get their failover
         // releases before they are joined to the new leader.
-        if let block = clusterState.block { stopDeciding(term: block.term, reason: .deposed) }
+        if let block = clusterState.block { leadership.stopDeciding(term: block.term, reason: .deposed) }
         let termChanged = term != clusterState.leader.term || node != clusterState.leader.node
         clusterState.leader.node = node
         clusterState.leader.address = address

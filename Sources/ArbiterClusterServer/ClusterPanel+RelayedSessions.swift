@@ -49,12 +49,12 @@ extension ClusterPanel {
             return replyRemotely(
                 .error(.unavailable, "this node does not decide panel \(config.id) right now (a failover is under way); \(ClusterPanel.retryHint)"))
         }
-        if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
+        if case .press(let press) = command.request, let refusal = leadership.fenceRefusal(resolve(press)) {
             return replyRemotely(.error(.unavailable, refusal))
         }
         clusterState.relayed.remoteSessions[session] = node
         executeHere(command, receivedAt: arrived, session: session, name: relayed.sessionName, key: relayed.key, from: nil, flush: &flush)
-        afterDecision()
+        leadership.afterDecision()
         finishVisit()
     }
 

@@ -25,6 +25,8 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
         self.cluster = cluster
     }
 
+    static let retryHint = "nothing was done, try again in a second or two"
+
     /// The panel itself, as a `ClusterPanelPart`.
     @inline(__always) var panel: ClusterPanel { self }
 
@@ -64,6 +66,9 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
     }
 
     var decides: Bool { clusterState.block != nil }
+
+    /// Whether this node may decide the panel at this instant (`Leadership.mayDecideNow`).
+    @inline(__always) func mayDecideNow() -> Bool { leadership.mayDecideNow() }
 
     var leaderElsewhere: (node: String, address: String?)? {
         guard let leader = clusterState.leader.node, leader != cluster?.node else { return nil }

@@ -20,6 +20,10 @@ protocol ClusterPanelPart {
 }
 
 extension ClusterPanelPart {
+    // MARK: The parts
+
+    @inline(__always) var leadership: Leadership { Leadership(panel: panel) }
+
     // MARK: The panel's state
 
     @inline(__always) var cluster: ClusterContext? { panel.cluster }

@@ -5,10 +5,11 @@ import ArbiterIO
 import ArbiterWire
 
 /// Cluster mode, the side of the node that decides a panel: leadership starts and stops
-/// on the panel's queue, every decision first asks the runtime, and relayed sessions run
-/// in the core as sessions of their own node.
-extension ClusterPanel {
-    static let retryHint = "nothing was done, try again in a second or two"
+/// on the panel's queue, every decision first asks the runtime, and the fences it hands
+/// out come in blocks asked for ahead (relayed sessions run in the core as sessions of
+/// their own node: `LeaderDuties`).
+struct Leadership: ClusterPanelPart {
+    let panel: ClusterPanel
 
     /// Whether this node may decide the panel at this instant. A node that led and may no
     /// longer (its safe deadline passed, its lease is gone) steps down here, before it
@@ -36,9 +37,9 @@ extension ClusterPanel {
         assertOnQueue()
         guard let cluster else { return }
         var flush = FlushList()
-        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
-        owedFailover(newTerm: term, flush: &flush)
-        endWaits(flush: &flush)
+        panel.failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
+        panel.owedFailover(newTerm: term, flush: &flush)
+        panel.endWaits(flush: &flush)
         var fresh = PanelCore(config: config, lastFence: fenceFloor, fenceFloor: fenceFloor)
         fresh.term = term
         fresh.fenceLimit = block.last
@@ -106,7 +107,7 @@ extension ClusterPanel {
         clusterState.standing = .following
         let now = clock.now()
         let grants = core.liveGrants
-        localGrantsEndedWithTerm(grants, node: cluster.node)
+        panel.localGrantsEndedWithTerm(grants, node: cluster.node)
         // The ended term's members, fence and seq, with its buttons and groups as the
         // next term's core starts them: every button idle, a queue's line empty, a buzzer
         // round closed (shown as every snapshot shows its groups).
@@ -141,9 +142,9 @@ extension ClusterPanel {
             MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .text, id: nil, into: &text)
             MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .json, id: nil, into: &json)
             lines.append(RelayEventLine(fact: .plain, text: text, json: json))
-            relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
+            self.panel.relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
         }
-        endLocalWaits(endingGroups, flush: &flush)
+        self.panel.endLocalWaits(endingGroups, flush: &flush)
         core = fresh
         clusterState.relayed.forgetRemoteSessions()
         waiters = [:]
