@@ -54,7 +54,7 @@ final class ClusterContext: @unchecked Sendable {
             nodeWatch.gone = { [weak self] node, lease in self?.linkDown(node, lease: lease) }
             runs.replaced = { [weak self] node in
                 guard let self else { return }
-                for host in hosts.values { host.queue.async { host.remoteNodeGone(node) } }
+                for host in hosts.values { host.queue.async { host.duties.remoteNodeGone(node) } }
             }
             lapse.lapsedPanels = { [weak self] in
                 guard let self else { return }
@@ -239,9 +239,9 @@ final class ClusterContext: @unchecked Sendable {
             // panel would otherwise rank a relayed press by its wait in the queue).
             let arrived = host.clock.nanoseconds()
             guard onLinkQueue else {
-                return host.queue.async { Self.run(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
+                return host.queue.async { Self.run(host, epoch, heardAt) { $0.duties.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
             }
-            Self.enter(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) }
+            Self.enter(host, epoch, heardAt) { $0.duties.relayedCommand(command, arrived: arrived, from: node, flush: &$1) }
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .typedEvent(let panel, _, _, _), .stateAnswer(let panel, _, _, _),
             .grantEnded(let panel, _, _, _, _, _):
             if heardWhileLapsed() {
@@ -256,14 +256,14 @@ final class ClusterContext: @unchecked Sendable {
             let run = RelayIncarnations.Run(incarnation: incarnation, lease: lease)
             guard origin == node, admit(run, of: node) else { return }
             for host in hosts.values {
-                host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, run: run) }
+                host.queue.async { host.duties.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, run: run) }
             }
         case .ping:
             // Pings stay in the link that heard them.
             break
         case .stateQuery(let panel, let id):
             // Not on the link's queue: reading the state may advance the panel's timers.
-            onQueue(of: panel) { $0.stateQueried(id: id, by: node) }
+            onQueue(of: panel) { $0.duties.stateQueried(id: id, by: node) }
         case .kick(let id, let session, let key, let by):
             kickAsked(id, session: session, key: key, by: by, from: node)
         case .kickAnswer(let id, let session, let verdict, let detail):
@@ -321,7 +321,7 @@ final class ClusterContext: @unchecked Sendable {
     /// No link to `node` is left, or its registration under `lease` vanished: its
     /// sessions' grants end for every panel led here (with the registration, its members
     /// leave too; with only the link, they are kept for the node to join them again:
-    /// `ClusterPanel.remoteLinkLost`), and panels it leads re-sync their members. A
+    /// `LeaderDuties.remoteLinkLost`), and panels it leads re-sync their members. A
     /// registration's end ends nothing that a newer run of the node (come back under
     /// another lease, its old sessions ended when its first frame came) holds: asked
     /// again in each panel's queue, behind any such frame already admitted.
@@ -336,9 +336,9 @@ final class ClusterContext: @unchecked Sendable {
                 if let lease, !self.runs.isCurrent(lease: lease, of: node) {
                     self.log.info("an earlier registration of a node ended: its new run's sessions stay", ["node": node, "panel": host.config.id])
                 } else if lease == nil {
-                    host.remoteLinkLost(node)
+                    host.duties.remoteLinkLost(node)
                 } else {
-                    host.remoteNodeGone(node)
+                    host.duties.remoteNodeGone(node)
                 }
                 host.leaderLinkDown(node)
             }
@@ -382,7 +382,7 @@ final class ClusterContext: @unchecked Sendable {
                 host.clusterState.typedEventNodes = typed
                 host.clusterState.relayed.typedEventNodes(typed)
                 host.checkAnswers()
-                host.checkKeptMembers()
+                host.duties.checkKeptMembers()
                 host.forgetGone()
             }
         }

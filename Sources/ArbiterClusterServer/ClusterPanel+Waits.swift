@@ -168,18 +168,6 @@ extension ClusterPanel {
         waiters = [:]
     }
 
-    /// Leader: relayed sessions that left a line (DEQUEUED) in the output just delivered.
-    /// Their nodes are told with an empty notice, so that a later failover does not tell
-    /// them of a place they no longer had.
-    func tellNodesOfDequeuedWaiters(_ events: [PanelEvent]) {
-        for event in events {
-            guard case .dequeued(_, _, let session, _, _) = event.kind,
-                let waiter = clusterState.relayed.remoteWaiters.removeValue(forKey: session)
-            else { continue }
-            sendReply(RelayPayload.reply(.notice, rendered: []), to: waiter)
-        }
-    }
-
     /// Follower: whether a hand-off's GRANTED is for a place this node knows the session
     /// waits in. One that is not (the session was told its place was lost, and a DOWN sent
     /// again before a leader change was queued by the new leader, or its QUEUED answer was

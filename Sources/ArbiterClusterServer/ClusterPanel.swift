@@ -86,18 +86,24 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
     }
 
     func eventDecided(_ event: PanelEvent) {
-        if !clusterState.relayed.memberNodes.isEmpty { relayEvent(event) }
+        if !clusterState.relayed.memberNodes.isEmpty { duties.relayEvent(event) }
         if case .released(let button, let reason, let owner) = event.kind, !clusterState.relayed.remoteSessions.isEmpty {
-            tellNodeOfGrantEnded(button: button, reason: reason, owner: owner)
+            duties.tellNodeOfGrantEnded(button: button, reason: reason, owner: owner)
         }
     }
 
     var hasRemoteWaiters: Bool { !clusterState.relayed.remoteWaiters.isEmpty }
 
-    func waitersMayHaveLeft(_ events: [PanelEvent]) { tellNodesOfDequeuedWaiters(events) }
+    func waitersMayHaveLeft(_ events: [PanelEvent]) { duties.tellNodesOfDequeuedWaiters(events) }
 
-    func deliverRemoteReply(_ reply: PanelReply) {
+    @inline(__always) func deliverRemoteNotice(_ notice: PanelOutput.Notice) { duties.deliverRemoteNotice(notice) }
+
+    @inline(__always) func deliverRemoteReply(_ reply: PanelReply) {
         guard let remote = remoteRequester else { return }
-        deliverRemoteReply(reply, to: remote)
+        duties.deliverRemoteReply(reply, to: remote)
+    }
+
+    func replyHistoryRemotely(_ count: Int, access: Access, format: WireFormat, id: CommandID?) {
+        duties.replyHistoryRemotely(count, access: access, format: format, id: id)
     }
 }

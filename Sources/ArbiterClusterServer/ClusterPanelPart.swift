@@ -23,6 +23,7 @@ extension ClusterPanelPart {
     // MARK: The parts
 
     @inline(__always) var leadership: Leadership { Leadership(panel: panel) }
+    @inline(__always) var duties: LeaderDuties { LeaderDuties(panel: panel) }
 
     // MARK: The panel's state
 

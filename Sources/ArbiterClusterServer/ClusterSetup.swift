@@ -38,7 +38,7 @@ public struct ClusterSetup: ServerClusterSetup, @unchecked Sendable {
     /// had already given up on. Default 5 s: past the links' silence timeout and a dial.
     public var answerTimeoutMs: Int64 = 5_000
     /// How long a leader keeps another node's members through that node's link drop, for
-    /// the node to join them again (`ClusterPanel.remoteLinkLost`). Default 15 s: three answer
+    /// the node to join them again (`LeaderDuties.remoteLinkLost`). Default 15 s: three answer
     /// deadlines, for re-joins sent over a link that dropped again.
     public var memberGraceMs: Int64 = 15_000
     /// How long a session's own JOIN waits for a leader that can answer it (none known, or

@@ -142,7 +142,7 @@ struct Leadership: ClusterPanelPart {
             MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .text, id: nil, into: &text)
             MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .json, id: nil, into: &json)
             lines.append(RelayEventLine(fact: .plain, text: text, json: json))
-            self.panel.relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
+            duties.relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
         }
         self.panel.endLocalWaits(endingGroups, flush: &flush)
         core = fresh

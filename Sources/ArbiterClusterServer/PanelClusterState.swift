@@ -148,7 +148,7 @@ struct RelayedSessions {
     var remoteWaiters: [SessionID: RemoteRequester] = [:]
     /// Leader: relayed members kept through their node's link drop, each with when (the
     /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
-    /// memberGraceMs` leaves (`ClusterPanel.checkKeptMembers`).
+    /// memberGraceMs` leaves (`LeaderDuties.checkKeptMembers`).
     var keptMembers: [SessionID: Int64] = [:]
 
     /// `typedEvents`: whether `node` reads `typedEvent` frames, as last known.

@@ -7,7 +7,9 @@ import ArbiterWire
 /// Cluster mode, the leader's side of other nodes' sessions: their commands run in the
 /// core as sessions of their own node, their replies and the panel's events go back over
 /// the relay, and they end when their node or its link goes.
-extension ClusterPanel {
+struct LeaderDuties: ClusterPanelPart {
+    let panel: ClusterPanel
+
     /// A command of another node's session. Runs in the core as that session (its number
     /// is in its node's range, so it cannot be one of ours), with the key it presented
     /// there checked here; its output goes into `flush`, for the caller to write once it
@@ -45,7 +47,7 @@ extension ClusterPanel {
         case .success(let c): command = c
         case .failure(let error): return replyRemotely(.error(error.code, error.message))
         }
-        guard clusterState.block != nil, mayDecideNow() else {
+        guard clusterState.block != nil, leadership.mayDecideNow() else {
             return replyRemotely(
                 .error(.unavailable, "this node does not decide panel \(config.id) right now (a failover is under way); \(ClusterPanel.retryHint)"))
         }
@@ -94,6 +96,18 @@ extension ClusterPanel {
         sendReply(.notice, notice.reply, to: waiter, id: nil)
     }
 
+    /// Leader: relayed sessions that left a line (DEQUEUED) in the output just delivered.
+    /// Their nodes are told with an empty notice, so that a later failover does not tell
+    /// them of a place they no longer had.
+    func tellNodesOfDequeuedWaiters(_ events: [PanelEvent]) {
+        for event in events {
+            guard case .dequeued(_, _, let session, _, _) = event.kind,
+                let waiter = clusterState.relayed.remoteWaiters.removeValue(forKey: session)
+            else { continue }
+            sendReply(RelayPayload.reply(.notice, rendered: []), to: waiter)
+        }
+    }
+
     func replyHistoryRemotely(_ count: Int, access: Access, format: WireFormat, id: CommandID?) {
         guard access >= .view else {
             return replyRemotely(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"))
@@ -134,7 +148,7 @@ extension ClusterPanel {
     /// silent, and the asking node shows its own view at its deadline. On `queue`.
     func stateQueried(id: UInt64, by node: String) {
         assertOnQueue()
-        guard let cluster, mayDecideNow(), let block = clusterState.block else { return }
+        guard let cluster, leadership.mayDecideNow(), let block = clusterState.block else { return }
         let state = stateJSON()
         cluster.send(.stateAnswer(panel: config.id, term: block.term, id: id, state: state), toNode: node, leaseEpoch: cluster.outputEpoch)
     }
@@ -254,7 +268,7 @@ extension ClusterPanel {
         // it even when it was that node's last member, and joins it again if it still has
         // it (`ClusterPanel.rejoinDropped`) instead of leaving it to hear nothing more.
         defer { if !keepingMembers { for session in list { clusterState.relayed.removeRemoteMember(session) } } }
-        guard clusterState.block != nil, mayDecideNow() else { return }
+        guard clusterState.block != nil, leadership.mayDecideNow() else { return }
         var flush = FlushList()
         for session in list {
             output.removeAll()
