@@ -249,9 +249,9 @@ final class ClusterContext: @unchecked Sendable {
                 return
             }
             guard onLinkQueue else {
-                return onQueue(of: panel) { Self.run($0, epoch, heardAt) { $0.relayedFromLeader(message, from: node, flush: &$1) } }
+                return onQueue(of: panel) { Self.run($0, epoch, heardAt) { $0.follower.relayedFromLeader(message, from: node, flush: &$1) } }
             }
-            inQueue(of: panel, epoch, heardAt) { $0.relayedFromLeader(message, from: node, flush: &$1) }
+            inQueue(of: panel, epoch, heardAt) { $0.follower.relayedFromLeader(message, from: node, flush: &$1) }
         case .sessionGone(let origin, let session, let incarnation, let lease):
             let run = RelayIncarnations.Run(incarnation: incarnation, lease: lease)
             guard origin == node, admit(run, of: node) else { return }

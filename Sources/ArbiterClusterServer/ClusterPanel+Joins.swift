@@ -146,7 +146,7 @@ extension ClusterPanel {
         // A session's own JOIN that waited is answered in its form, with its id.
         let parked = clusterState.following.parkedJoins.removeValue(forKey: session)
         let format = parked?.format ?? connection.withLock { connection.eventFormat }
-        let (frame, serial) = commandFrame(
+        let (frame, serial) = follower.commandFrame(
             cluster, session: session, name: identity.name, key: identity.key,
             command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leader.term ?? 0))
         if cluster.send(frame, toNode: node, address: address) {

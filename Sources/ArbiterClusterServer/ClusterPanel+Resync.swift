@@ -97,6 +97,18 @@ extension ClusterPanel {
         }
     }
 
+    /// Ends, for the local members, the grants of the term that just ended that they were
+    /// told of, unless the old leader's own failover notice already did.
+    func owedFailover(newTerm: Int64?, flush: inout FlushList) {
+        // Only a term etcd shows: a node that lost sight of its leader (its own lease lapsed)
+        // follows nobody for a while, and the grants may stand.
+        if let newTerm { sessionGrantsEnded(inTerms: { $0 < newTerm }) }
+        let grants = restartStream(term: newTerm, flush: &flush)
+        guard !grants.isEmpty else { return }
+        for member in members.values { writeFailoverReleases(grants, to: member, flush: &flush) }
+        counters.releases[ReleaseReason.failover.index] += grants.count
+    }
+
     // MARK: When the leader can no longer be trusted to answer
 
     /// Answers every relayed command still unanswered with `ERROR unavailable`: its

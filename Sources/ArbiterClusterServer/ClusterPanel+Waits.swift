@@ -95,7 +95,7 @@ extension ClusterPanel {
         guard let cluster, !cluster.mayNotRelay() else { return }
         let down = RelayPayload.command(
             .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: clusterState.leader.term ?? 0)
-        let (frame, serial) = commandFrame(cluster, session: session, name: place.name, key: place.key, command: down)
+        let (frame, serial) = follower.commandFrame(cluster, session: session, name: place.name, key: place.key, command: down)
         guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
         if var places = clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
             places[i].resent = serial
@@ -183,7 +183,7 @@ extension ClusterPanel {
         let identity = clusterState.following.waitNames[session]
         let cancel = RelayPayload.command(
             .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: clusterState.leader.term ?? 0)
-        let (frame, serial) = commandFrame(cluster, session: session, name: identity?.name ?? "guest", key: identity?.key, command: cancel)
+        let (frame, serial) = follower.commandFrame(cluster, session: session, name: identity?.name ?? "guest", key: identity?.key, command: cancel)
         let address = clusterState.leader.node == leader ? clusterState.leader.address : nil
         guard cluster.send(frame, toNode: leader, address: address, leaseEpoch: cluster.outputEpoch) else { return true }
         let entry = InFlight(format: .text, id: nil, kind: .cleanup, serial: serial, sentAtMs: clock.now().milliseconds)

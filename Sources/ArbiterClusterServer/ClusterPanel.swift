@@ -106,4 +106,113 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
     func replyHistoryRemotely(_ count: Int, access: Access, format: WireFormat, id: CommandID?) {
         duties.replyHistoryRemotely(count, access: access, format: format, id: id)
     }
+
+    // MARK: A local session's commands and close
+
+    /// A local session's command in cluster mode: decided here if this node leads the
+    /// panel, else relayed to the leader, else `ERROR unavailable`. On `queue`.
+    func executeInCluster(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
+        if case .join = command.request { clusterState.following.memberIdentity[connection.session] = (connection.name, connection.key) }
+        var press: Press<Int>?
+        if case .press(let p) = command.request, let button = buttonIndex[p.button] { press = p.resolved(panel: index, button: button) }
+        if let press, !clusterState.grants.failoverEnded.isEmpty,
+            answerReleaseOfFailoverEnded(press, from: connection, format: command.format, id: command.id, flush: &flush)
+        {
+            return
+        }
+        if clusterState.block != nil, mayDecideNow() {
+            if case .press(let p) = command.request, let refusal = leadership.fenceRefusal(resolve(p)) {
+                return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
+            }
+            if let press { notePressSent(press, session: connection.session) }
+            executeHere(
+                command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
+            return leadership.afterDecision()
+        }
+        follower.relay(command.request, press: press, format: command.format, id: command.id, from: connection, flush: &flush)
+    }
+
+    func executePressInCluster(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
+        if !clusterState.grants.failoverEnded.isEmpty, answerReleaseOfFailoverEnded(press, from: connection, format: format, id: nil, flush: &flush) {
+            return
+        }
+        if clusterState.block != nil, mayDecideNow() {
+            if let refusal = leadership.fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
+            notePressSent(press, session: connection.session)
+            counters.commands += 1
+            run(
+                .press(press), access: access(key: connection.key), now: Instant(nanoseconds: receivedAt), replyFormat: format, id: nil,
+                session: connection.session, name: connection.name, from: connection, flush: &flush)
+            return leadership.afterDecision()
+        }
+        follower.relayPress(press, format: format, from: connection, flush: &flush)
+    }
+
+    /// A local session closed (cluster mode): its grants end here if this node decides,
+    /// else the leader's node is told.
+    func disconnectInCluster(_ connection: Connection, flush: inout FlushList) {
+        var wasMember = false
+        if members.removeValue(forKey: connection.session) != nil {
+            host.memberCount.subtract(1, ordering: .relaxed)
+            wasMember = true
+        }
+        waiters.removeValue(forKey: connection.session)
+        clusterState.following.waitingPlaces.removeValue(forKey: connection.session)
+        clusterState.following.waitNames.removeValue(forKey: connection.session)
+        // One waiting for its re-join's snapshot is a member to the leader all the same.
+        if clusterState.following.pendingJoins.removeValue(forKey: connection.session) != nil { wasMember = true }
+        clusterState.following.memberIdentity.removeValue(forKey: connection.session)
+        clusterState.following.inFlight.removeValue(forKey: connection.session)
+        clusterState.following.parkedJoins.removeValue(forKey: connection.session)
+        clusterState.following.owedReleases.removeValue(forKey: connection.session)
+        clusterState.grants.sessionGrants.removeValue(forKey: connection.session)
+        clusterState.grants.failoverEnded.removeValue(forKey: connection.session)
+        clusterState.grants.leaderEnded.removeValue(forKey: connection.session)
+        guard let cluster else { return }
+        if clusterState.block != nil {
+            guard mayDecideNow() else { return }
+            output.removeAll()
+            core.disconnect(session: connection.session, now: clock.now(), into: &output)
+            deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
+            return
+        }
+        if let leader = clusterState.leader.node, leader != cluster.node {
+            let lease = cluster.synchronisedLease
+            tellGone(connection.session, lease: lease, to: leader, cluster)
+            if wasMember { clusterState.following.goneMembers[connection.session] = (clock.now().milliseconds, lease) }
+        }
+    }
+
+    // MARK: Who leads
+
+    /// etcd shows a new holder of the panel's election key (nil: vacant). Members here are
+    /// owed `RELEASED ... reason=failover` for the old term's grants they knew of; with a
+    /// new leader on another node they join it again, and its JOIN replies are their fresh
+    /// snapshots. On `queue` (the runtime's callback).
+    func leaderChanged(node: String?, address: String?, term: Int64?) {
+        assertOnQueue()
+        guard let cluster else { return }
+        if node == cluster.node {
+            // This node's own key: `becameLeader`, once its fences are reserved, starts it.
+            clusterState.leader.node = node
+            clusterState.leader.address = cluster.setup.advertise
+            clusterState.leader.term = term
+            return
+        }
+        // etcd shows another holder while this node still decides (the runtime's step-down
+        // may come after this news): stop first, so members here get their failover
+        // releases before they are joined to the new leader.
+        if let block = clusterState.block { leadership.stopDeciding(term: block.term, reason: .deposed) }
+        let termChanged = term != clusterState.leader.term || node != clusterState.leader.node
+        clusterState.leader.node = node
+        clusterState.leader.address = address
+        clusterState.leader.term = term
+        guard termChanged else { return }
+        var flush = FlushList()
+        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
+        owedFailover(newTerm: term, flush: &flush)
+        endWaits(flush: &flush)
+        if let node, term != nil { rejoin(at: node, address: address) }
+        finishBatch(&flush)
+    }
 }

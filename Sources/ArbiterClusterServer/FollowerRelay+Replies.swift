@@ -7,7 +7,7 @@ import ArbiterWire
 /// Cluster mode, what a following node hears back from the leader's node: each relayed
 /// command's one reply, taken in order (`InFlight`) and written in its session's reply
 /// slot, and the leader's events and answers routed to where they belong.
-extension ClusterPanel {
+extension FollowerRelay {
     /// A reply, event or term notice from the leader's node; delivered only if its term is
     /// the one etcd shows (`RelayInbox`). Its output goes into `flush`, for the caller to
     /// write once it has left the queue. On `queue`.
@@ -46,18 +46,18 @@ extension ClusterPanel {
             case .rewait(let button)?:
                 // A waiter's DOWN this node sent again: nobody asked, so only what changes
                 // for the waiter reaches it.
-                settleRewait(session, button: button, serial: answered?.serial ?? 0, reply: reply, term: replyTerm, on: connection, flush: &flush)
+                panel.settleRewait(session, button: button, serial: answered?.serial ?? 0, reply: reply, term: replyTerm, on: connection, flush: &flush)
                 return finishVisit()
             case .rejoin(let attempt)? where reply.kind == .joinRefused:
                 // A new leader answers before its first fence block is reserved: the member
                 // waits (nobody asked it anything) and is joined again shortly.
-                return retryRejoin(session, attempt: attempt)
+                return panel.retryRejoin(session, attempt: attempt)
             case .rejoin?, .command?, .down?, .join?, nil:
                 break
             }
             switch reply.kind {
             case .joined:
-                settleOwed(session, on: connection, by: reply.grants, flush: &flush)
+                panel.settleOwed(session, on: connection, by: reply.grants, flush: &flush)
                 // A node without members gets no events: its first member's snapshot
                 // starts the stream again, at the event after it. Nil (any next event
                 // accepted) let an older event that came late, on another link the leader
@@ -72,34 +72,34 @@ extension ClusterPanel {
                 clusterState.following.memberIdentity[session] = nil
                 clusterState.following.owedReleases[session] = nil
             case .joinRefused:
-                releaseOwed(to: session, on: connection, flush: &flush)
+                panel.releaseOwed(to: session, on: connection, flush: &flush)
                 clusterState.following.pendingJoins[session] = nil
                 clusterState.following.memberIdentity[session] = nil
             case .queued:
                 waiters[session] = connection
-                noteQueued(session, rendered: reply.rendered, format: answered?.format ?? .text)
+                panel.noteQueued(session, rendered: reply.rendered, format: answered?.format ?? .text)
             case .notice:
                 // A hand-off's GRANTED, or (empty) word that the session left the line.
                 if reply.rendered.isEmpty {
-                    forgetWaits(of: session)
+                    panel.forgetWaits(of: session)
                     return finishVisit()
                 }
-                guard handOffExpected(session, reply.rendered, from: node) else { return finishVisit() }
-                forgetWaits(of: session)
-                noteHandOff(reply.rendered, session: session, term: replyTerm)
+                guard panel.handOffExpected(session, reply.rendered, from: node) else { return finishVisit() }
+                panel.forgetWaits(of: session)
+                panel.noteHandOff(reply.rendered, session: session, term: replyTerm)
             case .plain:
-                if case .down(_, let button)? = answered?.kind { noteAnswer(reply.rendered, toDownOf: button, session: session, term: replyTerm) }
+                if case .down(_, let button)? = answered?.kind { panel.noteAnswer(reply.rendered, toDownOf: button, session: session, term: replyTerm) }
             }
             let bytes = reply.rendered
             flush.answer(answered?.slot, to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
         case .event(_, let eventTerm, let seq, let line):
-            passOnEvent(term: eventTerm, seq: seq, line: line, from: node, flush: &flush)
+            panel.passOnEvent(term: eventTerm, seq: seq, line: line, from: node, flush: &flush)
         case .typedEvent(_, let eventTerm, let seq, let lines):
-            passOnEvent(term: eventTerm, seq: seq, lines: lines, from: node, flush: &flush)
+            panel.passOnEvent(term: eventTerm, seq: seq, lines: lines, from: node, flush: &flush)
         case .stateAnswer(_, _, let id, let state):
             cluster?.stateAnswered(id, panel: config.id, state: state, from: node)
         case .grantEnded(_, _, let number, let button, let fence, let reason):
-            if let b = buttonIndex[button] { sessionGrantEnded(SessionID(Int(clamping: number)), button: b, fence: fence, reason: reason) }
+            if let b = buttonIndex[button] { panel.sessionGrantEnded(SessionID(Int(clamping: number)), button: b, fence: fence, reason: reason) }
         case .command, .sessionGone, .ping, .stateQuery, .kick, .kickAnswer:
             break
         }
@@ -142,15 +142,15 @@ extension ClusterPanel {
                 // A waiter's DOWN sent again: its place stays as known; the next resync sends it again.
                 continue
             case .rejoin(let attempt):
-                retryRejoin(session, attempt: attempt)
+                panel.retryRejoin(session, attempt: attempt)
                 continue
             case .command, .down, .join:
                 break
             }
             if earlier.isJoin, clusterState.following.pendingJoins[session] != nil {
                 // The session's own JOIN is sent again and answered in its place.
-                parkJoin(earlier.parked(now: clock.now().milliseconds), for: session, flush: &flush)
-                retryRejoin(session, attempt: earlier.attempt)
+                panel.parkJoin(earlier.parked(now: clock.now().milliseconds), for: session, flush: &flush)
+                panel.retryRejoin(session, attempt: earlier.attempt)
                 continue
             }
             flush.answer(earlier.slot, to: connection, panel: index) { out, _ in

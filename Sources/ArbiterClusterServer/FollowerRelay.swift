@@ -5,51 +5,21 @@ import ArbiterIO
 import ArbiterWire
 import Dispatch
 
-/// Cluster mode, the routing of a local session's command and the side of a node that
-/// does not decide the panel: commands go to the leader's node, its replies and events
-/// come back through `RelayInbox` (term fencing) and are written to the local sessions.
-extension ClusterPanel {
-    /// A local session's command in cluster mode: decided here if this node leads the
-    /// panel, else relayed to the leader, else `ERROR unavailable`. On `queue`.
-    func executeInCluster(_ command: ParsedCommand, receivedAt: Int64, from connection: Connection, flush: inout FlushList) {
-        if case .join = command.request { clusterState.following.memberIdentity[connection.session] = (connection.name, connection.key) }
-        var press: Press<Int>?
-        if case .press(let p) = command.request, let button = buttonIndex[p.button] { press = p.resolved(panel: index, button: button) }
-        if let press, !clusterState.grants.failoverEnded.isEmpty,
-            answerReleaseOfFailoverEnded(press, from: connection, format: command.format, id: command.id, flush: &flush)
-        {
-            return
-        }
-        if clusterState.block != nil, mayDecideNow() {
-            if case .press(let p) = command.request, let refusal = leadership.fenceRefusal(resolve(p)) {
-                return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
-            }
-            if let press { notePressSent(press, session: connection.session) }
-            executeHere(
-                command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
-            return leadership.afterDecision()
-        }
-        relay(command.request, press: press, format: command.format, id: command.id, from: connection, flush: &flush)
-    }
+/// Cluster mode, the side of a node that does not decide the panel: its local sessions'
+/// commands go to the leader's node (`ClusterPanel.executeInCluster` routes them), its
+/// replies and events come back through `RelayInbox` (term fencing) and are written to the
+/// local sessions (`FollowerRelay+Replies`).
+struct FollowerRelay: ClusterPanelPart {
+    let panel: ClusterPanel
 
-    func executePressInCluster(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
-        if !clusterState.grants.failoverEnded.isEmpty, answerReleaseOfFailoverEnded(press, from: connection, format: format, id: nil, flush: &flush) {
-            return
-        }
-        if clusterState.block != nil, mayDecideNow() {
-            if let refusal = leadership.fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
-            notePressSent(press, session: connection.session)
-            counters.commands += 1
-            run(
-                .press(press), access: access(key: connection.key), now: Instant(nanoseconds: receivedAt), replyFormat: format, id: nil,
-                session: connection.session, name: connection.name, from: connection, flush: &flush)
-            return leadership.afterDecision()
-        }
+    /// A local session's press, its ids looked up by the reactor, to the leader's node in one
+    /// pass (`RelayFrameEncoder.encodePress`); `relay` takes any other command.
+    func relayPress(_ press: Press<Int>, format: WireFormat, from connection: Connection, flush: inout FlushList) {
         guard
             let (cluster, leader, unanswered) = relayRoute(
                 isJoin: false, isRelease: press.verb != .down, format: format, id: nil, from: connection, flush: &flush)
         else { return }
-        notePress(press.verb, button: press.button, connection)
+        panel.notePress(press.verb, button: press.button, connection)
         let serial = nextSerial()
         let frame = RelayFrameEncoder.encodePress(
             origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key, panel: config.id,
@@ -63,7 +33,7 @@ extension ClusterPanel {
 
     /// To the leader's node, or `ERROR unavailable` while no other node is known to lead.
     /// `press`: the request's press with its button looked up, if it is one.
-    private func relay(
+    func relay(
         _ request: Request, press: Press<Int>?, format: WireFormat, id: CommandID?, from connection: Connection,
         flush: inout FlushList
     ) {
@@ -73,7 +43,7 @@ extension ClusterPanel {
         if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
         guard let (cluster, leader, unanswered) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
         else { return }
-        if let press { notePress(press.verb, button: press.button, connection) }
+        if let press { panel.notePress(press.verb, button: press.button, connection) }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leader.term ?? 0))
@@ -104,7 +74,7 @@ extension ClusterPanel {
             case let unsafe = cluster.mayNotRelay(), isRelease || !unsafe
         else {
             if isJoin {
-                park(join: connection, format: format, id: id, flush: &flush)
+                panel.park(join: connection, format: format, id: id, flush: &flush)
                 return nil
             }
             if let cluster, cluster.isLapsed {
@@ -146,7 +116,7 @@ extension ClusterPanel {
         id: CommandID?, from connection: Connection, press: Press<Int>? = nil, flush: inout FlushList
     ) {
         // Only a press that leaves counts: one refused with nothing done changes nothing.
-        if let press { notePressSent(press, session: connection.session) }
+        if let press { panel.notePressSent(press, session: connection.session) }
         if unanswered {
             // A release while this node's lease is unsafe (`relayRoute`): its answer would
             // be dropped, so none is awaited; the session is answered now.
@@ -185,72 +155,6 @@ extension ClusterPanel {
         cluster.relayedOut.add(1, ordering: .relaxed)
     }
 
-    /// A local session closed (cluster mode): its grants end here if this node decides,
-    /// else the leader's node is told.
-    func disconnectInCluster(_ connection: Connection, flush: inout FlushList) {
-        var wasMember = false
-        if members.removeValue(forKey: connection.session) != nil {
-            host.memberCount.subtract(1, ordering: .relaxed)
-            wasMember = true
-        }
-        waiters.removeValue(forKey: connection.session)
-        clusterState.following.waitingPlaces.removeValue(forKey: connection.session)
-        clusterState.following.waitNames.removeValue(forKey: connection.session)
-        // One waiting for its re-join's snapshot is a member to the leader all the same.
-        if clusterState.following.pendingJoins.removeValue(forKey: connection.session) != nil { wasMember = true }
-        clusterState.following.memberIdentity.removeValue(forKey: connection.session)
-        clusterState.following.inFlight.removeValue(forKey: connection.session)
-        clusterState.following.parkedJoins.removeValue(forKey: connection.session)
-        clusterState.following.owedReleases.removeValue(forKey: connection.session)
-        clusterState.grants.sessionGrants.removeValue(forKey: connection.session)
-        clusterState.grants.failoverEnded.removeValue(forKey: connection.session)
-        clusterState.grants.leaderEnded.removeValue(forKey: connection.session)
-        guard let cluster else { return }
-        if clusterState.block != nil {
-            guard mayDecideNow() else { return }
-            output.removeAll()
-            core.disconnect(session: connection.session, now: clock.now(), into: &output)
-            deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
-            return
-        }
-        if let leader = clusterState.leader.node, leader != cluster.node {
-            let lease = cluster.synchronisedLease
-            tellGone(connection.session, lease: lease, to: leader, cluster)
-            if wasMember { clusterState.following.goneMembers[connection.session] = (clock.now().milliseconds, lease) }
-        }
-    }
-
-    /// etcd shows a new holder of the panel's election key (nil: vacant). Members here are
-    /// owed `RELEASED ... reason=failover` for the old term's grants they knew of; with a
-    /// new leader on another node they join it again, and its JOIN replies are their fresh
-    /// snapshots. On `queue` (the runtime's callback).
-    func leaderChanged(node: String?, address: String?, term: Int64?) {
-        assertOnQueue()
-        guard let cluster else { return }
-        if node == cluster.node {
-            // This node's own key: `becameLeader`, once its fences are reserved, starts it.
-            clusterState.leader.node = node
-            clusterState.leader.address = cluster.setup.advertise
-            clusterState.leader.term = term
-            return
-        }
-        // etcd shows another holder while this node still decides (the runtime's step-down
-        // may come after this news): stop first, so members here get their failover
-        // releases before they are joined to the new leader.
-        if let block = clusterState.block { leadership.stopDeciding(term: block.term, reason: .deposed) }
-        let termChanged = term != clusterState.leader.term || node != clusterState.leader.node
-        clusterState.leader.node = node
-        clusterState.leader.address = address
-        clusterState.leader.term = term
-        guard termChanged else { return }
-        var flush = FlushList()
-        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
-        owedFailover(newTerm: term, flush: &flush)
-        endWaits(flush: &flush)
-        if let node, term != nil { rejoin(at: node, address: address) }
-        finishBatch(&flush)
-    }
-
     /// A local session's command for the leader, with the next serial, which its reply
     /// will name (`claim`).
     func commandFrame(_ cluster: ClusterContext, session: SessionID, name: String, key: String?, command: [UInt8]) -> (RelayMessage, UInt64) {
@@ -266,17 +170,5 @@ extension ClusterPanel {
     private func nextSerial() -> UInt64 {
         clusterState.following.lastSerial += 1
         return clusterState.following.lastSerial
-    }
-
-    /// Ends, for the local members, the grants of the term that just ended that they were
-    /// told of, unless the old leader's own failover notice already did.
-    func owedFailover(newTerm: Int64?, flush: inout FlushList) {
-        // Only a term etcd shows: a node that lost sight of its leader (its own lease lapsed)
-        // follows nobody for a while, and the grants may stand.
-        if let newTerm { sessionGrantsEnded(inTerms: { $0 < newTerm }) }
-        let grants = restartStream(term: newTerm, flush: &flush)
-        guard !grants.isEmpty else { return }
-        for member in members.values { writeFailoverReleases(grants, to: member, flush: &flush) }
-        counters.releases[ReleaseReason.failover.index] += grants.count
     }
 }
