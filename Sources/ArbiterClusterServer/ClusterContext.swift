@@ -58,7 +58,7 @@ final class ClusterContext: @unchecked Sendable {
             }
             lapse.lapsedPanels = { [weak self] in
                 guard let self else { return }
-                for host in hosts.values { host.queue.async { host.leaseLapsed() } }
+                for host in hosts.values { host.queue.async { host.failover.leaseLapsed() } }
             }
             lapse.resyncPanels = { [weak self] done in
                 // Every panel resynchronises, before any leader's frame is read again; then
@@ -67,10 +67,10 @@ final class ClusterContext: @unchecked Sendable {
                 guard let self else { return }
                 let panels = hosts.values
                 let group = DispatchGroup()
-                for host in panels { host.queue.async(group: group) { host.leaseRegained() } }
+                for host in panels { host.queue.async(group: group) { host.failover.leaseRegained() } }
                 group.notify(queue: DispatchQueue.global()) {
                     done()
-                    for host in panels { host.queue.async { host.rejoinAfterLapse() } }
+                    for host in panels { host.queue.async { host.failover.rejoinAfterLapse() } }
                 }
             }
         }
@@ -100,7 +100,7 @@ final class ClusterContext: @unchecked Sendable {
         // panels: an answer already on its way is written before the rest is failed.
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
             guard let self else { return }
-            for host in hosts.values { host.queue.async { host.leaderLinkDown(node) } }
+            for host in hosts.values { host.queue.async { host.failover.leaderLinkDown(node) } }
         }
     }
 
@@ -340,7 +340,7 @@ final class ClusterContext: @unchecked Sendable {
                 } else {
                     host.duties.remoteNodeGone(node)
                 }
-                host.leaderLinkDown(node)
+                host.failover.leaderLinkDown(node)
             }
         }
     }
@@ -381,9 +381,9 @@ final class ClusterContext: @unchecked Sendable {
             host.queue.async {
                 host.clusterState.typedEventNodes = typed
                 host.clusterState.relayed.typedEventNodes(typed)
-                host.checkAnswers()
+                host.failover.checkAnswers()
                 host.duties.checkKeptMembers()
-                host.forgetGone()
+                host.failover.forgetGone()
             }
         }
     }

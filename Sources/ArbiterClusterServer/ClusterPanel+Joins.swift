@@ -109,7 +109,7 @@ extension ClusterPanel {
             else { return }
             guard attempt < 100 else {
                 var flush = FlushList()
-                releaseOwed(to: session, on: connection, flush: &flush)
+                failover.releaseOwed(to: session, on: connection, flush: &flush)
                 clusterState.following.pendingJoins[session] = nil
                 let panel = config.id
                 flush.append(to: connection, panel: index) { out, format in
@@ -171,5 +171,13 @@ extension ClusterPanel {
         if members.removeValue(forKey: session) != nil { host.memberCount.subtract(1, ordering: .relaxed) }
         clusterState.following.pendingJoins[session] = connection
         sendRejoin(session, connection, to: leader, address: clusterState.leader.address, attempt: 0)
+    }
+
+    /// Every member waits for its re-join's snapshot: nothing the leader sends reaches it
+    /// before that.
+    func holdMembersForRejoin() {
+        for (session, connection) in members { clusterState.following.pendingJoins[session] = connection }
+        members = [:]
+        host.memberCount.store(0, ordering: .relaxed)
     }
 }

@@ -143,7 +143,7 @@ extension ClusterPanel {
         let place = places.remove(at: i)
         if RelayPayload.isGranted(reply.rendered) {
             // The session's grant, as a hand-off's is: a failover ends it (`ended=failover`).
-            noteAnswer(reply.rendered, toDownOf: button, session: session, term: term)
+            failover.noteAnswer(reply.rendered, toDownOf: button, session: session, term: term)
             let bytes = reply.rendered
             flush.append(to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
         } else {

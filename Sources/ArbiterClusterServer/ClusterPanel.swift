@@ -75,6 +75,12 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
         return (leader, clusterState.leader.address)
     }
 
+    /// The leader of this panel when it is another node.
+    var followedLeader: String? {
+        guard let leader = clusterState.leader.node, leader != cluster?.node, clusterState.block == nil else { return nil }
+        return leader
+    }
+
     /// A node that decides the panel leads it, whether or not etcd's word of its own
     /// election has been read yet.
     var leaderNode: String? { clusterState.block != nil ? cluster?.node : clusterState.leader.node }
@@ -116,7 +122,7 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
         var press: Press<Int>?
         if case .press(let p) = command.request, let button = buttonIndex[p.button] { press = p.resolved(panel: index, button: button) }
         if let press, !clusterState.grants.failoverEnded.isEmpty,
-            answerReleaseOfFailoverEnded(press, from: connection, format: command.format, id: command.id, flush: &flush)
+            failover.answerReleaseOfFailoverEnded(press, from: connection, format: command.format, id: command.id, flush: &flush)
         {
             return
         }
@@ -124,7 +130,7 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
             if case .press(let p) = command.request, let refusal = leadership.fenceRefusal(resolve(p)) {
                 return refuse(refusal, to: connection, format: command.format, id: command.id, flush: &flush)
             }
-            if let press { notePressSent(press, session: connection.session) }
+            if let press { failover.notePressSent(press, session: connection.session) }
             executeHere(
                 command, receivedAt: receivedAt, session: connection.session, name: connection.name, key: connection.key, from: connection, flush: &flush)
             return leadership.afterDecision()
@@ -133,12 +139,12 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
     }
 
     func executePressInCluster(_ press: Press<Int>, receivedAt: Int64, format: WireFormat, from connection: Connection, flush: inout FlushList) {
-        if !clusterState.grants.failoverEnded.isEmpty, answerReleaseOfFailoverEnded(press, from: connection, format: format, id: nil, flush: &flush) {
+        if !clusterState.grants.failoverEnded.isEmpty, failover.answerReleaseOfFailoverEnded(press, from: connection, format: format, id: nil, flush: &flush) {
             return
         }
         if clusterState.block != nil, mayDecideNow() {
             if let refusal = leadership.fenceRefusal(.press(press)) { return refuse(refusal, to: connection, format: format, id: nil, flush: &flush) }
-            notePressSent(press, session: connection.session)
+            failover.notePressSent(press, session: connection.session)
             counters.commands += 1
             run(
                 .press(press), access: access(key: connection.key), now: Instant(nanoseconds: receivedAt), replyFormat: format, id: nil,
@@ -178,7 +184,7 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
         }
         if let leader = clusterState.leader.node, leader != cluster.node {
             let lease = cluster.synchronisedLease
-            tellGone(connection.session, lease: lease, to: leader, cluster)
+            failover.tellGone(connection.session, lease: lease, to: leader, cluster)
             if wasMember { clusterState.following.goneMembers[connection.session] = (clock.now().milliseconds, lease) }
         }
     }
@@ -209,8 +215,8 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
         clusterState.leader.term = term
         guard termChanged else { return }
         var flush = FlushList()
-        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
-        owedFailover(newTerm: term, flush: &flush)
+        failover.failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
+        failover.owedFailover(newTerm: term, flush: &flush)
         endWaits(flush: &flush)
         if let node, term != nil { rejoin(at: node, address: address) }
         finishBatch(&flush)

@@ -25,6 +25,7 @@ extension ClusterPanelPart {
     @inline(__always) var leadership: Leadership { Leadership(panel: panel) }
     @inline(__always) var duties: LeaderDuties { LeaderDuties(panel: panel) }
     @inline(__always) var follower: FollowerRelay { FollowerRelay(panel: panel) }
+    @inline(__always) var failover: FailoverBooks { FailoverBooks(panel: panel) }
 
     // MARK: The panel's state
 

@@ -33,7 +33,7 @@ public struct ClusterSetup: ServerClusterSetup, @unchecked Sendable {
     /// those of a process of the same node that died (`RelayIncarnations`).
     public var incarnation = UInt64.random(in: 1 ... .max)
     /// How long a relayed command may wait for its leader's answer before the panel
-    /// resynchronises as after a dropped link (`ClusterPanel.checkAnswers`). An answer can be
+    /// resynchronises as after a dropped link (`FailoverBooks.checkAnswers`). An answer can be
     /// lost with no link of this node dropping: the leader wrote it to a link this node
     /// had already given up on. Default 5 s: past the links' silence timeout and a dial.
     public var answerTimeoutMs: Int64 = 5_000

@@ -57,7 +57,7 @@ extension FollowerRelay {
             }
             switch reply.kind {
             case .joined:
-                panel.settleOwed(session, on: connection, by: reply.grants, flush: &flush)
+                failover.settleOwed(session, on: connection, by: reply.grants, flush: &flush)
                 // A node without members gets no events: its first member's snapshot
                 // starts the stream again, at the event after it. Nil (any next event
                 // accepted) let an older event that came late, on another link the leader
@@ -72,7 +72,7 @@ extension FollowerRelay {
                 clusterState.following.memberIdentity[session] = nil
                 clusterState.following.owedReleases[session] = nil
             case .joinRefused:
-                panel.releaseOwed(to: session, on: connection, flush: &flush)
+                failover.releaseOwed(to: session, on: connection, flush: &flush)
                 clusterState.following.pendingJoins[session] = nil
                 clusterState.following.memberIdentity[session] = nil
             case .queued:
@@ -86,9 +86,9 @@ extension FollowerRelay {
                 }
                 guard panel.handOffExpected(session, reply.rendered, from: node) else { return finishVisit() }
                 panel.forgetWaits(of: session)
-                panel.noteHandOff(reply.rendered, session: session, term: replyTerm)
+                failover.noteHandOff(reply.rendered, session: session, term: replyTerm)
             case .plain:
-                if case .down(_, let button)? = answered?.kind { panel.noteAnswer(reply.rendered, toDownOf: button, session: session, term: replyTerm) }
+                if case .down(_, let button)? = answered?.kind { failover.noteAnswer(reply.rendered, toDownOf: button, session: session, term: replyTerm) }
             }
             let bytes = reply.rendered
             flush.answer(answered?.slot, to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
@@ -99,7 +99,7 @@ extension FollowerRelay {
         case .stateAnswer(_, _, let id, let state):
             cluster?.stateAnswered(id, panel: config.id, state: state, from: node)
         case .grantEnded(_, _, let number, let button, let fence, let reason):
-            if let b = buttonIndex[button] { panel.sessionGrantEnded(SessionID(Int(clamping: number)), button: b, fence: fence, reason: reason) }
+            if let b = buttonIndex[button] { failover.sessionGrantEnded(SessionID(Int(clamping: number)), button: b, fence: fence, reason: reason) }
         case .command, .sessionGone, .ping, .stateQuery, .kick, .kickAnswer:
             break
         }

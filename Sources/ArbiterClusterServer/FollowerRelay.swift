@@ -116,7 +116,7 @@ struct FollowerRelay: ClusterPanelPart {
         id: CommandID?, from connection: Connection, press: Press<Int>? = nil, flush: inout FlushList
     ) {
         // Only a press that leaves counts: one refused with nothing done changes nothing.
-        if let press { panel.notePressSent(press, session: connection.session) }
+        if let press { failover.notePressSent(press, session: connection.session) }
         if unanswered {
             // A release while this node's lease is unsafe (`relayRoute`): its answer would
             // be dropped, so none is awaited; the session is answered now.

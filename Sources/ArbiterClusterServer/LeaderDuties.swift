@@ -188,7 +188,7 @@ struct LeaderDuties: ClusterPanelPart {
     /// A relayed session's grant ended here for `reason` without its own release. Its node
     /// hears the `RELEASED` only while it has members of the panel; else it is told by a
     /// `grantEnded` frame, so that after a failover it answers the session's `UP` as this
-    /// core would have (`ended=timeout`, not `ended=failover`: ClusterPanel+FailoverEnded).
+    /// core would have (`ended=timeout`, not `ended=failover`: FailoverBooks+EndedGrants).
     func tellNodeOfGrantEnded(button: Int, reason: ReleaseReason, owner: Owner) {
         switch reason {
         case .timeout, .fired, .reset: break

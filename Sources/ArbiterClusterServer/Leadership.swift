@@ -37,8 +37,8 @@ struct Leadership: ClusterPanelPart {
         assertOnQueue()
         guard let cluster else { return }
         var flush = FlushList()
-        panel.failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
-        panel.owedFailover(newTerm: term, flush: &flush)
+        failover.failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
+        failover.owedFailover(newTerm: term, flush: &flush)
         panel.endWaits(flush: &flush)
         var fresh = PanelCore(config: config, lastFence: fenceFloor, fenceFloor: fenceFloor)
         fresh.term = term
@@ -107,7 +107,7 @@ struct Leadership: ClusterPanelPart {
         clusterState.standing = .following
         let now = clock.now()
         let grants = core.liveGrants
-        panel.localGrantsEndedWithTerm(grants, node: cluster.node)
+        failover.localGrantsEndedWithTerm(grants, node: cluster.node)
         // The ended term's members, fence and seq, with its buttons and groups as the
         // next term's core starts them: every button idle, a queue's line empty, a buzzer
         // round closed (shown as every snapshot shows its groups).

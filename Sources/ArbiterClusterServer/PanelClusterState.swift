@@ -87,7 +87,7 @@ struct FollowerBooks {
     /// a leader change can end them with `reason=failover` even if the leader died.
     var knownGrants: [Int: (owner: String, fence: UInt64)] = [:]
     /// Follower: after a same-term resync, the grants each member knew of, until its fresh
-    /// snapshot shows which of them still stand (`ClusterPanel.settleOwed`).
+    /// snapshot shows which of them still stand (`FailoverBooks.settleOwed`).
     var owedReleases: [SessionID: [OwedRelease]] = [:]
     /// The fences among `owedReleases` not counted in the panel's releases yet: each grant
     /// counts once, however many members are told.
@@ -107,7 +107,7 @@ struct FollowerBooks {
     /// lease their `sessionGone` went under). That frame may have been lost with a link
     /// that dropped, and the leader keeps a member of a node whose link dropped for
     /// `ClusterSetup.memberGraceMs`, so it is sent again after each resync that joins the
-    /// members again (`ClusterPanel.resendGone`): the member leaves at once, not 15 s later.
+    /// members again (`FailoverBooks.resendGone`): the member leaves at once, not 15 s later.
     var goneMembers: [SessionID: (atMs: Int64, lease: Int64)] = [:]
     /// Follower: the places of local sessions waiting in a queue group's line at the
     /// leader, from its QUEUED answers; each is told `DEQUEUED ... reason=failover` when
@@ -119,10 +119,10 @@ struct FollowerBooks {
 }
 
 /// The grants this node's sessions were answered `GRANTED` for through a leader, and how
-/// they ended (`ClusterPanel+FailoverEnded`).
+/// they ended (`FailoverBooks+EndedGrants`).
 struct SessionGrantBooks {
     /// Follower: the grants each local session was answered `GRANTED` for through a leader
-    /// (button: fence and term), until it lets go or the term ends (`ClusterPanel+FailoverEnded`).
+    /// (button: fence and term), until it lets go or the term ends (`FailoverBooks+EndedGrants`).
     var sessionGrants: [SessionID: [Int: (fence: UInt64, term: Int64)]] = [:]
     /// Local sessions' grants whose term a failover ended (button: fence, and how the
     /// grant ended: `failover` if it stood until then, else its own earlier end): their

@@ -15,13 +15,13 @@ struct ClusterQueueCheckTests {
             let nodes = try ClusterTestNodes(["n1"])
             let host = try #require(nodes.servers["n1"]?.stateForTesting?.panelsByID["demo"])
             // Not inside `host.queue`: as a runtime callback run on the runtime's own queue.
-            host.clusterPanel.checkAnswers()
+            host.clusterPanel.failover.checkAnswers()
         }
     }
 
     @Test func theSameCallOnItsQueuePasses() throws {
         let nodes = try ClusterTestNodes(["n1"])
         let host = try #require(nodes.servers["n1"]?.stateForTesting?.panelsByID["demo"])
-        host.queue.sync { host.clusterPanel.checkAnswers() }
+        host.queue.sync { host.clusterPanel.failover.checkAnswers() }
     }
 }

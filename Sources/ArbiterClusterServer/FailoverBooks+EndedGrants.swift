@@ -19,7 +19,7 @@ import ArbiterWire
 /// Sound because a grant of a new term needs a `DOWN` of the session on that button after
 /// the term began (a queue's line ends with its term, `endWaits`), and such a `DOWN`
 /// forgets the ended grant first.
-extension ClusterPanel {
+extension FailoverBooks {
     /// A local session's DOWN, UP or CANCEL goes to be decided (here, or relayed to the
     /// leader; not one refused with nothing done): a new DOWN supersedes whatever was known
     /// of that button, a release ends the grant it names. On `queue`.

@@ -10,7 +10,14 @@ import ArbiterWire
 /// the grants its fresh snapshot no longer shows, right before that snapshot: an owner
 /// whose grant still stands is never told it ended (before, it read the failover release
 /// of its own grant, then the snapshot still showing it, then its `STOPPED reason=up`).
-extension ClusterPanel {
+///
+/// The same books serve a term's end: the failover releases the members are owed
+/// (`owedFailover`), `ERROR unavailable` for each command the leader will not answer now
+/// (`failInFlight`), and the answers to releases of grants a failover ended
+/// (`FailoverBooks+EndedGrants`).
+struct FailoverBooks: ClusterPanelPart {
+    let panel: ClusterPanel
+
     /// Unanswered commands get `ERROR unavailable`; with `rejoin`, the members join again
     /// and settle what they knew of with their new snapshots; without it (this node's
     /// lease lapsed: the leader has ended its sessions' grants, and nothing it sends can
@@ -22,7 +29,7 @@ extension ClusterPanel {
         // out of it, or handed the group unheard: their DOWNs go again (`ClusterPanel+Waits`).
         if rejoin {
             resendGone(to: node)
-            rewait(at: node, address: clusterState.leader.address)
+            panel.rewait(at: node, address: clusterState.leader.address)
         }
         guard rejoin, !members.isEmpty || !clusterState.following.pendingJoins.isEmpty else {
             return owedFailover(newTerm: clusterState.leader.term, flush: &flush)
@@ -34,7 +41,7 @@ extension ClusterPanel {
             for session in members.keys { clusterState.following.owedReleases[session] = grants }
             clusterState.following.owedUncounted.formUnion(grants.map(\.fence))
         }
-        self.rejoin(at: node, address: clusterState.leader.address)
+        panel.rejoin(at: node, address: clusterState.leader.address)
     }
 
     /// The leader's stream starts again (a new term, or the same after a loss): its term
@@ -124,10 +131,10 @@ extension ClusterPanel {
         for (session, pending) in clusterState.following.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
             for entry in pending where entry.isJoin && clusterState.following.pendingJoins[session] != nil {
-                parkJoin(entry.parked(now: now), for: session, flush: &flush)
+                panel.parkJoin(entry.parked(now: now), for: session, flush: &flush)
             }
             let waiting = pending.filter { $0.isSessions && !($0.isJoin && clusterState.following.pendingJoins[session] != nil) }
-            guard !waiting.isEmpty, let connection = joiningConnection(session) else { continue }
+            guard !waiting.isEmpty, let connection = panel.joiningConnection(session) else { continue }
             for entry in waiting {
                 flush.answer(entry.slot, to: connection, panel: index) { out, _ in
                     MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out)
@@ -147,8 +154,8 @@ extension ClusterPanel {
     /// the members join again. On `queue` (`ClusterContext`'s node timer).
     func checkAnswers() {
         assertOnQueue()
-        expireJoins()
-        guard let cluster, let leader = followedLeader else { return }
+        panel.expireJoins()
+        guard let cluster, let leader = panel.followedLeader else { return }
         let limit = cluster.setup.answerTimeoutMs
         let now = clock.now().milliseconds
         guard clusterState.following.inFlight.values.contains(where: { $0.contains { now - $0.sentAtMs >= limit } }) else { return }
@@ -175,7 +182,7 @@ extension ClusterPanel {
     /// its members the grants they knew of ended, now. On `queue`.
     func leaseLapsed() {
         assertOnQueue()
-        guard let leader = followedLeader else { return }
+        guard let leader = panel.followedLeader else { return }
         var flush = FlushList()
         resync(
             from: leader, because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
@@ -191,34 +198,20 @@ extension ClusterPanel {
     /// members would wait for them for ever. On `queue`.
     func leaseRegained() {
         assertOnQueue()
-        guard followedLeader != nil else { return }
+        guard panel.followedLeader != nil else { return }
         leaseLapsed()
-        holdMembersForRejoin()
-    }
-
-    /// Every member waits for its re-join's snapshot: nothing the leader sends reaches it
-    /// before that.
-    func holdMembersForRejoin() {
-        for (session, connection) in members { clusterState.following.pendingJoins[session] = connection }
-        members = [:]
-        host.memberCount.store(0, ordering: .relaxed)
+        panel.holdMembersForRejoin()
     }
 
     /// The second step: the members that wait join again at the leader; not if another
     /// lapse began meanwhile (its own first step will lead here again). On `queue`.
     func rejoinAfterLapse() {
         assertOnQueue()
-        guard let cluster, !cluster.isLapsed, let leader = followedLeader else { return }
+        guard let cluster, !cluster.isLapsed, let leader = panel.followedLeader else { return }
         resendGone(to: leader)
-        rewait(at: leader, address: clusterState.leader.address)
+        panel.rewait(at: leader, address: clusterState.leader.address)
         guard !clusterState.following.pendingJoins.isEmpty else { return }
-        rejoin(at: leader, address: clusterState.leader.address)
-    }
-
-    /// The leader of this panel when it is another node.
-    var followedLeader: String? {
-        guard let leader = clusterState.leader.node, leader != cluster?.node, clusterState.block == nil else { return nil }
-        return leader
+        panel.rejoin(at: leader, address: clusterState.leader.address)
     }
 
     /// Tells `node` again of the local members that closed within the last
