@@ -67,7 +67,7 @@ extension ClusterPanel {
     private func failoverNoticeArrived(term: Int64, flush: inout FlushList) {
         failover.sessionGrantsEnded(inTerms: { $0 <= term })
         clusterState.following.nextEventSeq = nil
-        endWaits(flush: &flush)
+        waits.endWaits(flush: &flush)
     }
 
     /// Whether `seq` is the next event of the stream. Frames were lost when it is not: a

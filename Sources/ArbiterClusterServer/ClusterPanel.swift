@@ -217,7 +217,7 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
         var flush = FlushList()
         failover.failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         failover.owedFailover(newTerm: term, flush: &flush)
-        endWaits(flush: &flush)
+        waits.endWaits(flush: &flush)
         if let node, term != nil { rejoin(at: node, address: address) }
         finishBatch(&flush)
     }

@@ -26,10 +26,10 @@ struct FailoverBooks: ClusterPanelPart {
     func resync(from node: String, because why: String, rejoin: Bool = true, flush: inout FlushList) {
         failInFlight(because: why, termEnded: false, flush: &flush)
         // The line goes on in the same term, but this node's waiters may have been taken
-        // out of it, or handed the group unheard: their DOWNs go again (`ClusterPanel+Waits`).
+        // out of it, or handed the group unheard: their DOWNs go again (`QueueWaits`).
         if rejoin {
             resendGone(to: node)
-            panel.rewait(at: node, address: clusterState.leader.address)
+            waits.rewait(at: node, address: clusterState.leader.address)
         }
         guard rejoin, !members.isEmpty || !clusterState.following.pendingJoins.isEmpty else {
             return owedFailover(newTerm: clusterState.leader.term, flush: &flush)
@@ -209,7 +209,7 @@ struct FailoverBooks: ClusterPanelPart {
         assertOnQueue()
         guard let cluster, !cluster.isLapsed, let leader = panel.followedLeader else { return }
         resendGone(to: leader)
-        panel.rewait(at: leader, address: clusterState.leader.address)
+        waits.rewait(at: leader, address: clusterState.leader.address)
         guard !clusterState.following.pendingJoins.isEmpty else { return }
         panel.rejoin(at: leader, address: clusterState.leader.address)
     }

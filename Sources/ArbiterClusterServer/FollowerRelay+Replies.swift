@@ -46,7 +46,7 @@ extension FollowerRelay {
             case .rewait(let button)?:
                 // A waiter's DOWN this node sent again: nobody asked, so only what changes
                 // for the waiter reaches it.
-                panel.settleRewait(session, button: button, serial: answered?.serial ?? 0, reply: reply, term: replyTerm, on: connection, flush: &flush)
+                waits.settleRewait(session, button: button, serial: answered?.serial ?? 0, reply: reply, term: replyTerm, on: connection, flush: &flush)
                 return finishVisit()
             case .rejoin(let attempt)? where reply.kind == .joinRefused:
                 // A new leader answers before its first fence block is reserved: the member
@@ -77,15 +77,15 @@ extension FollowerRelay {
                 clusterState.following.memberIdentity[session] = nil
             case .queued:
                 waiters[session] = connection
-                panel.noteQueued(session, rendered: reply.rendered, format: answered?.format ?? .text)
+                waits.noteQueued(session, rendered: reply.rendered, format: answered?.format ?? .text)
             case .notice:
                 // A hand-off's GRANTED, or (empty) word that the session left the line.
                 if reply.rendered.isEmpty {
-                    panel.forgetWaits(of: session)
+                    waits.forgetWaits(of: session)
                     return finishVisit()
                 }
-                guard panel.handOffExpected(session, reply.rendered, from: node) else { return finishVisit() }
-                panel.forgetWaits(of: session)
+                guard waits.handOffExpected(session, reply.rendered, from: node) else { return finishVisit() }
+                waits.forgetWaits(of: session)
                 failover.noteHandOff(reply.rendered, session: session, term: replyTerm)
             case .plain:
                 if case .down(_, let button)? = answered?.kind { failover.noteAnswer(reply.rendered, toDownOf: button, session: session, term: replyTerm) }

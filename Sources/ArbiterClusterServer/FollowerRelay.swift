@@ -19,7 +19,7 @@ struct FollowerRelay: ClusterPanelPart {
             let (cluster, leader, unanswered) = relayRoute(
                 isJoin: false, isRelease: press.verb != .down, format: format, id: nil, from: connection, flush: &flush)
         else { return }
-        panel.notePress(press.verb, button: press.button, connection)
+        waits.notePress(press.verb, button: press.button, connection)
         let serial = nextSerial()
         let frame = RelayFrameEncoder.encodePress(
             origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key, panel: config.id,
@@ -43,7 +43,7 @@ struct FollowerRelay: ClusterPanelPart {
         if case .press(let press) = request { isRelease = press.verb != .down } else { isRelease = false }
         guard let (cluster, leader, unanswered) = relayRoute(isJoin: isJoin, isRelease: isRelease, format: format, id: id, from: connection, flush: &flush)
         else { return }
-        if let press { panel.notePress(press.verb, button: press.button, connection) }
+        if let press { waits.notePress(press.verb, button: press.button, connection) }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
             command: RelayPayload.command(request, format: format, id: id, term: clusterState.leader.term ?? 0))

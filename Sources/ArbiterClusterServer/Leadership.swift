@@ -39,7 +39,7 @@ struct Leadership: ClusterPanelPart {
         var flush = FlushList()
         failover.failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         failover.owedFailover(newTerm: term, flush: &flush)
-        panel.endWaits(flush: &flush)
+        waits.endWaits(flush: &flush)
         var fresh = PanelCore(config: config, lastFence: fenceFloor, fenceFloor: fenceFloor)
         fresh.term = term
         fresh.fenceLimit = block.last
@@ -144,7 +144,7 @@ struct Leadership: ClusterPanelPart {
             lines.append(RelayEventLine(fact: .plain, text: text, json: json))
             duties.relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
         }
-        self.panel.endLocalWaits(endingGroups, flush: &flush)
+        waits.endLocalWaits(endingGroups, flush: &flush)
         core = fresh
         clusterState.relayed.forgetRemoteSessions()
         waiters = [:]

@@ -111,7 +111,7 @@ struct FollowerBooks {
     var goneMembers: [SessionID: (atMs: Int64, lease: Int64)] = [:]
     /// Follower: the places of local sessions waiting in a queue group's line at the
     /// leader, from its QUEUED answers; each is told `DEQUEUED ... reason=failover` when
-    /// the term that kept the line ends (`ClusterPanel.endWaits`).
+    /// the term that kept the line ends (`QueueWaits.endWaits`).
     var waitingPlaces: [SessionID: [WaitingPlace]] = [:]
     /// Follower: the name and key a local session pressed a fair group's button under,
     /// for its DEQUEUED line and its DOWN sent again (the connection's belong to its reactor).
@@ -208,9 +208,9 @@ struct InFlight {
         /// `attempt` times already (a leader not deciding yet): nobody waits.
         case rejoin(attempt: Int)
         /// A waiter's DOWN this node sent again after a resynchronisation
-        /// (`ClusterPanel.rewait`), for the button it waits for: nobody waits for its answer.
+        /// (`QueueWaits.rewait`), for the button it waits for: nobody waits for its answer.
         case rewait(button: Int)
-        /// A CANCEL this node sent for a hand-off nobody waited for (`ClusterPanel.
+        /// A CANCEL this node sent for a hand-off nobody waited for (`QueueWaits.
         /// handOffExpected`): its answer is nobody's.
         case cleanup
     }
@@ -297,7 +297,7 @@ struct WaitingPlace: Equatable {
     var key: String?
     /// The form its answers take (its QUEUED answer's).
     var format: WireFormat
-    /// The serial of the DOWN last sent again for this place (`ClusterPanel.rewait`): only
+    /// The serial of the DOWN last sent again for this place (`QueueWaits.rewait`): only
     /// that DOWN's answer settles it, not a late one meant for an earlier place.
     var resent: UInt64 = 0
 }

@@ -22,7 +22,9 @@ import Dispatch
 /// waiting keeps its place, one taken out of the line joins it again at its end (or gets
 /// the group if it is free), and one that holds the group is answered its grant again.
 /// The waiter hears only of a grant (as a hand-off's GRANTED) or of its place lost.
-extension ClusterPanel {
+struct QueueWaits: ClusterPanelPart {
+    let panel: ClusterPanel
+
     /// Follower: a DOWN keeps the name and key a local session presses a fair group's
     /// button under, for its DEQUEUED line and its DOWN sent again. Only for panels with
     /// fair groups: the tap press path pays nothing. An UP or CANCEL leaves the line (or releases the grant) in the session's mind at
@@ -113,11 +115,11 @@ extension ClusterPanel {
     private func retryWait(_ session: SessionID, button: Int) {
         let leader = clusterState.leader.node
         let term = clusterState.leader.term
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(150)) { [weak self] in
-            guard let self, let leader, clusterState.leader.node == leader, clusterState.leader.term == term, leader != cluster?.node,
-                let place = clusterState.following.waitingPlaces[session]?.first(where: { $0.button == button })
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(150)) { [weak panel] in
+            guard let panel, let leader, panel.clusterState.leader.node == leader, panel.clusterState.leader.term == term, leader != panel.cluster?.node,
+                let place = panel.clusterState.following.waitingPlaces[session]?.first(where: { $0.button == button })
             else { return }
-            sendWait(session, place, to: leader, address: clusterState.leader.address)
+            panel.waits.sendWait(session, place, to: leader, address: panel.clusterState.leader.address)
         }
     }
 
