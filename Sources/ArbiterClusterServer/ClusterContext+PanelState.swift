@@ -18,7 +18,7 @@ extension ClusterContext {
         return id
     }
 
-    /// The leader's answer, past term fencing (`ClusterPanel.relayedFromLeader`).
+    /// The leader's answer, past term fencing (`FollowerRelay.relayedFromLeader`).
     func stateAnswered(_ id: UInt64, panel: String, state: [UInt8], from node: String) {
         stateQueries.settle(id, panel, from: node)?(state)
     }

@@ -276,7 +276,7 @@ final class ClusterContext: @unchecked Sendable {
     private func heardWhileLapsed() -> Bool { lapse.heard() }
 
     /// Whether this node's lease lapsed and the panels it follows have not resynchronised
-    /// since: it relays nothing meanwhile (`ClusterPanel.relay`), as a node without etcd.
+    /// since: it relays nothing meanwhile (`FollowerRelay.relay`), as a node without etcd.
     var isLapsed: Bool { lapse.isLapsed }
 
     /// `isLapsed`, or a lapse not noticed yet, which it then begins. Asked before relaying

@@ -30,7 +30,7 @@ extension ClusterPanel {
         }
         for line in lines {
             if case .left(let number) = line.fact, case let left = SessionID(Int(clamping: number)), let connection = members[left] {
-                rejoinDropped(left, connection)
+                joins.rejoinDropped(left, connection)
             }
         }
     }
@@ -58,7 +58,7 @@ extension ClusterPanel {
             flush.append(to: member, panel: index) { out, format in out.append(contentsOf: format == .text ? text : json) }
         }
         if let left = RelayPayload.leftSession(ofTextEvent: text), let connection = members[left] {
-            rejoinDropped(left, connection)
+            joins.rejoinDropped(left, connection)
         }
     }
 

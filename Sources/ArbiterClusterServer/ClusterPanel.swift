@@ -218,7 +218,7 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
         failover.failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
         failover.owedFailover(newTerm: term, flush: &flush)
         waits.endWaits(flush: &flush)
-        if let node, term != nil { rejoin(at: node, address: address) }
+        if let node, term != nil { joins.rejoin(at: node, address: address) }
         finishBatch(&flush)
     }
 }

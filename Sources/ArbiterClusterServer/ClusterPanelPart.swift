@@ -27,6 +27,7 @@ extension ClusterPanelPart {
     @inline(__always) var follower: FollowerRelay { FollowerRelay(panel: panel) }
     @inline(__always) var failover: FailoverBooks { FailoverBooks(panel: panel) }
     @inline(__always) var waits: QueueWaits { QueueWaits(panel: panel) }
+    @inline(__always) var joins: MemberJoins { MemberJoins(panel: panel) }
 
     // MARK: The panel's state
 

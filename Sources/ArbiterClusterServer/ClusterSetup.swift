@@ -43,7 +43,7 @@ public struct ClusterSetup: ServerClusterSetup, @unchecked Sendable {
     public var memberGraceMs: Int64 = 15_000
     /// How long a session's own JOIN waits for a leader that can answer it (none known, or
     /// one this node cannot reach) before it is answered `ERROR unavailable`
-    /// (`ClusterPanel.expireJoins`). It counts from the JOIN, through every re-send.
+    /// (`MemberJoins.expireJoins`). It counts from the JOIN, through every re-send.
     public var joinWaitMs: Int64 = 10_000
     /// How long a connection's reply may be owed before it is given up
     /// (`Connection.giveUpOverdueReplies`): well past the longest wait the cluster

@@ -41,7 +41,7 @@ struct FailoverBooks: ClusterPanelPart {
             for session in members.keys { clusterState.following.owedReleases[session] = grants }
             clusterState.following.owedUncounted.formUnion(grants.map(\.fence))
         }
-        panel.rejoin(at: node, address: clusterState.leader.address)
+        joins.rejoin(at: node, address: clusterState.leader.address)
     }
 
     /// The leader's stream starts again (a new term, or the same after a loss): its term
@@ -131,10 +131,10 @@ struct FailoverBooks: ClusterPanelPart {
         for (session, pending) in clusterState.following.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
             for entry in pending where entry.isJoin && clusterState.following.pendingJoins[session] != nil {
-                panel.parkJoin(entry.parked(now: now), for: session, flush: &flush)
+                joins.parkJoin(entry.parked(now: now), for: session, flush: &flush)
             }
             let waiting = pending.filter { $0.isSessions && !($0.isJoin && clusterState.following.pendingJoins[session] != nil) }
-            guard !waiting.isEmpty, let connection = panel.joiningConnection(session) else { continue }
+            guard !waiting.isEmpty, let connection = joins.joiningConnection(session) else { continue }
             for entry in waiting {
                 flush.answer(entry.slot, to: connection, panel: index) { out, _ in
                     MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out)
@@ -154,7 +154,7 @@ struct FailoverBooks: ClusterPanelPart {
     /// the members join again. On `queue` (`ClusterContext`'s node timer).
     func checkAnswers() {
         assertOnQueue()
-        panel.expireJoins()
+        joins.expireJoins()
         guard let cluster, let leader = panel.followedLeader else { return }
         let limit = cluster.setup.answerTimeoutMs
         let now = clock.now().milliseconds
@@ -200,7 +200,7 @@ struct FailoverBooks: ClusterPanelPart {
         assertOnQueue()
         guard panel.followedLeader != nil else { return }
         leaseLapsed()
-        panel.holdMembersForRejoin()
+        joins.holdMembersForRejoin()
     }
 
     /// The second step: the members that wait join again at the leader; not if another
@@ -211,7 +211,7 @@ struct FailoverBooks: ClusterPanelPart {
         resendGone(to: leader)
         waits.rewait(at: leader, address: clusterState.leader.address)
         guard !clusterState.following.pendingJoins.isEmpty else { return }
-        panel.rejoin(at: leader, address: clusterState.leader.address)
+        joins.rejoin(at: leader, address: clusterState.leader.address)
     }
 
     /// Tells `node` again of the local members that closed within the last

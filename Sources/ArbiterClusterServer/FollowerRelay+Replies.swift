@@ -51,7 +51,7 @@ extension FollowerRelay {
             case .rejoin(let attempt)? where reply.kind == .joinRefused:
                 // A new leader answers before its first fence block is reserved: the member
                 // waits (nobody asked it anything) and is joined again shortly.
-                return panel.retryRejoin(session, attempt: attempt)
+                return joins.retryRejoin(session, attempt: attempt)
             case .rejoin?, .command?, .down?, .join?, nil:
                 break
             }
@@ -142,15 +142,15 @@ extension FollowerRelay {
                 // A waiter's DOWN sent again: its place stays as known; the next resync sends it again.
                 continue
             case .rejoin(let attempt):
-                panel.retryRejoin(session, attempt: attempt)
+                joins.retryRejoin(session, attempt: attempt)
                 continue
             case .command, .down, .join:
                 break
             }
             if earlier.isJoin, clusterState.following.pendingJoins[session] != nil {
                 // The session's own JOIN is sent again and answered in its place.
-                panel.parkJoin(earlier.parked(now: clock.now().milliseconds), for: session, flush: &flush)
-                panel.retryRejoin(session, attempt: earlier.attempt)
+                joins.parkJoin(earlier.parked(now: clock.now().milliseconds), for: session, flush: &flush)
+                joins.retryRejoin(session, attempt: earlier.attempt)
                 continue
             }
             flush.answer(earlier.slot, to: connection, panel: index) { out, _ in

@@ -74,7 +74,7 @@ struct FollowerRelay: ClusterPanelPart {
             case let unsafe = cluster.mayNotRelay(), isRelease || !unsafe
         else {
             if isJoin {
-                panel.park(join: connection, format: format, id: id, flush: &flush)
+                joins.park(join: connection, format: format, id: id, flush: &flush)
                 return nil
             }
             if let cluster, cluster.isLapsed {

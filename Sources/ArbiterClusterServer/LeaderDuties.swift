@@ -266,7 +266,7 @@ struct LeaderDuties: ClusterPanelPart {
         }
         // A member leaves the relay's list only after its LEFT went out: its node hears of
         // it even when it was that node's last member, and joins it again if it still has
-        // it (`ClusterPanel.rejoinDropped`) instead of leaving it to hear nothing more.
+        // it (`MemberJoins.rejoinDropped`) instead of leaving it to hear nothing more.
         defer { if !keepingMembers { for session in list { clusterState.relayed.removeRemoteMember(session) } } }
         guard clusterState.block != nil, leadership.mayDecideNow() else { return }
         var flush = FlushList()

@@ -48,7 +48,7 @@ enum Standing {
 struct Deciding {
     /// The fence block of this term it hands fences out of.
     var block: FenceBlock
-    /// The runtime's last yes to deciding it (`ClusterPanel.mayDecideNow`).
+    /// The runtime's last yes to deciding it (`Leadership.mayDecideNow`).
     var window: DecisionWindow? = nil
     /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
     /// clock: asked again only after 500 ms, in case the reservation failed.
@@ -79,7 +79,7 @@ struct FollowerBooks {
     /// Follower: the seq the leader's next event frame must carry; nil until one came
     /// after the last (re)start of the stream (a term, a first member, a re-join). A
     /// frame past it means frames were lost on a link that closed while the leader went
-    /// on over a new one (`ClusterPanel.relayedFromLeader`).
+    /// on over a new one (`FollowerRelay.relayedFromLeader`).
     var nextEventSeq: UInt64?
     /// Follower: the last `RelayCommand.serial` this panel sent (each reply names its own).
     var lastSerial: UInt64 = 0
@@ -201,7 +201,7 @@ struct InFlight {
         /// The session's own JOIN, sent `attempt` times so far: at a leader change it waits
         /// for the next leader instead of being answered `ERROR unavailable`. `since`: when
         /// the session sent it (ms), kept through every re-send, so that it is refused
-        /// `ClusterSetup.joinWaitMs` after that (`ClusterPanel.expireJoins`). `slot` is nil
+        /// `ClusterSetup.joinWaitMs` after that (`MemberJoins.expireJoins`). `slot` is nil
         /// for a JOIN whose answer has no place to fill.
         case join(slot: UInt64?, since: Int64, attempt: Int)
         /// A JOIN this node sent for the session itself after a leader change, refused

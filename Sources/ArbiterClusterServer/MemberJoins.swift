@@ -9,7 +9,9 @@ import Dispatch
 /// while no leader is known waits for one (parked); a member is joined again after a
 /// leader change, a lapse or a dropped link, and its re-join's answer is its fresh
 /// snapshot; a JOIN that waits too long is answered `ERROR unavailable`.
-extension ClusterPanel {
+struct MemberJoins: ClusterPanelPart {
+    let panel: ClusterPanel
+
     /// A JOIN while no leader is known waits for one (a failover takes about the lease
     /// TTL), so a kiosk that reconnects during a failover is not refused; after
     /// `ClusterSetup.joinWaitMs` (10 s) it is answered `ERROR unavailable` (`expireJoins`).
@@ -103,24 +105,30 @@ extension ClusterPanel {
     func retryRejoin(_ session: SessionID, attempt: Int) {
         let leader = clusterState.leader.node
         let term = clusterState.leader.term
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [weak self] in
-            guard let self, let connection = clusterState.following.pendingJoins[session], clusterState.leader.node == leader, clusterState.leader.term == term,
-                let leader
-            else { return }
-            guard attempt < 100 else {
-                var flush = FlushList()
-                failover.releaseOwed(to: session, on: connection, flush: &flush)
-                clusterState.following.pendingJoins[session] = nil
-                let panel = config.id
-                flush.append(to: connection, panel: index) { out, format in
-                    MessageEncoder.encode(
-                        .error(.unavailable, "panel \(panel)'s leader did not take this session back as a member; JOIN \(panel) again"),
-                        format: format, into: &out)
-                }
-                return finishBatch(&flush)
-            }
-            sendRejoin(session, connection, to: leader, address: clusterState.leader.address, attempt: attempt + 1)
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [weak panel] in
+            panel?.joins.rejoinAgain(session, attempt: attempt, leader: leader, term: term)
         }
+    }
+
+    /// `retryRejoin`'s next attempt, if the session still waits and `leader` still leads in
+    /// `term`. On `queue`.
+    private func rejoinAgain(_ session: SessionID, attempt: Int, leader: String?, term: Int64?) {
+        guard let connection = clusterState.following.pendingJoins[session], clusterState.leader.node == leader, clusterState.leader.term == term,
+            let leader
+        else { return }
+        guard attempt < 100 else {
+            var flush = FlushList()
+            failover.releaseOwed(to: session, on: connection, flush: &flush)
+            clusterState.following.pendingJoins[session] = nil
+            let panel = config.id
+            flush.append(to: connection, panel: index) { out, format in
+                MessageEncoder.encode(
+                    .error(.unavailable, "panel \(panel)'s leader did not take this session back as a member; JOIN \(panel) again"),
+                    format: format, into: &out)
+            }
+            return finishBatch(&flush)
+        }
+        sendRejoin(session, connection, to: leader, address: clusterState.leader.address, attempt: attempt + 1)
     }
 
     /// Relays a JOIN for every local member (and every JOIN still unanswered) to the
@@ -167,7 +175,7 @@ extension ClusterPanel {
     /// then gave it up. Left so, it would hear nothing more; it joins again instead, and
     /// reads its new snapshot as after any re-join. On `queue`.
     func rejoinDropped(_ session: SessionID, _ connection: Connection) {
-        guard let leader = followedLeader else { return }
+        guard let leader = panel.followedLeader else { return }
         if members.removeValue(forKey: session) != nil { host.memberCount.subtract(1, ordering: .relaxed) }
         clusterState.following.pendingJoins[session] = connection
         sendRejoin(session, connection, to: leader, address: clusterState.leader.address, attempt: 0)
