@@ -23,9 +23,9 @@ final class ClusterContext: @unchecked Sendable {
     let relayedOut = Atomic<Int>(0)
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
-    /// This node's questions to leaders for `GET /api/panels` (`ClusterContext+PanelState`).
+    /// This node's questions to leaders for `GET /api/panels` (`ClusterContext+Server`).
     let stateQueries = RelayQueries<[UInt8]>()
-    /// This node's `KICK`s of sessions on other nodes (`ClusterContext+Kick`).
+    /// This node's `KICK`s of sessions on other nodes (`ClusterKicks`).
     let kickQueries = RelayQueries<(RelayKickVerdict, String)>()
     /// The server's `KICK` of one of its own sessions for another node's admin: the
     /// session, the key the admin presented, the admin's session. Set once at start.
@@ -42,6 +42,9 @@ final class ClusterContext: @unchecked Sendable {
     let lapse: LeaseLapse
 
     var node: String { setup.node }
+
+    /// `KICK` of sessions on other nodes, for them and for this node's own.
+    var kicks: ClusterKicks { ClusterKicks(context: self) }
 
     init(setup: ClusterSetup, log: ServerLog, idleSpinNs: Int64 = 0) {
         self.setup = setup
@@ -265,9 +268,9 @@ final class ClusterContext: @unchecked Sendable {
             // Not on the link's queue: reading the state may advance the panel's timers.
             onQueue(of: panel) { $0.duties.stateQueried(id: id, by: node) }
         case .kick(let id, let session, let key, let by):
-            kickAsked(id, session: session, key: key, by: by, from: node)
+            kicks.kickAsked(id, session: session, key: key, by: by, from: node)
         case .kickAnswer(let id, let session, let verdict, let detail):
-            kickAnswered(id, session: session, verdict: verdict, detail: detail, from: node)
+            kicks.kickAnswered(id, session: session, verdict: verdict, detail: detail, from: node)
         }
     }
 
