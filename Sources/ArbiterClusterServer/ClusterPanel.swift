@@ -199,7 +199,7 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
         assertOnQueue()
         guard let cluster else { return }
         if node == cluster.node {
-            // This node's own key: `becameLeader`, once its fences are reserved, starts it.
+            // This node's own key: `Leadership.becameLeader`, once its fences are reserved, starts it.
             clusterState.leader.node = node
             clusterState.leader.address = cluster.setup.advertise
             clusterState.leader.term = term

@@ -17,7 +17,7 @@ import ArbiterWire
 /// reason where it had one.
 ///
 /// Sound because a grant of a new term needs a `DOWN` of the session on that button after
-/// the term began (a queue's line ends with its term, `endWaits`), and such a `DOWN`
+/// the term began (a queue's line ends with its term, `QueueWaits.endWaits`), and such a `DOWN`
 /// forgets the ended grant first.
 extension FailoverBooks {
     /// A local session's DOWN, UP or CANCEL goes to be decided (here, or relayed to the

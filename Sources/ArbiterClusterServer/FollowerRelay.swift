@@ -98,7 +98,7 @@ struct FollowerRelay: ClusterPanelPart {
         // which this node reads up to a second later when the leader is a node that has
         // just started. Sent before, the frame would be dropped at the dial and the press
         // answered "may or may not have been done" when nothing was. A JOIN is sent: a
-        // lost one waits and is sent again (`failInFlight`).
+        // lost one waits and is sent again (`FailoverBooks.failInFlight`).
         if clusterState.leader.address == nil { clusterState.leader.address = cluster.address(ofNode: leader) }
         if clusterState.leader.address == nil, !isJoin, !cluster.hasLinkUp(to: leader) {
             refuse(

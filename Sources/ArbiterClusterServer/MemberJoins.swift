@@ -145,7 +145,7 @@ struct MemberJoins: ClusterPanelPart {
     private func sendRejoin(_ session: SessionID, _ connection: Connection, to node: String, address: String?, attempt: Int) {
         guard let cluster, let identity = clusterState.following.memberIdentity[session] else { return }
         // A node whose lease lapsed joins its members again only under its new lease, once
-        // it is safe (`rejoinAfterLapse`); they wait in `pendingJoins` meanwhile. A leader
+        // it is safe (`FailoverBooks.rejoinAfterLapse`); they wait in `pendingJoins` meanwhile. A leader
         // paused past its lease learns on waking that another node leads: joined at once,
         // under the lease that expired, the new leader took them for the old run's, and
         // ended them at the first frame of the new run (every member read the JOINED, a

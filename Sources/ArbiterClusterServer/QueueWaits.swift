@@ -85,7 +85,7 @@ struct QueueWaits: ClusterPanelPart {
 
     /// Follower, after a resynchronisation in the same term: each local waiter's DOWN goes
     /// to the leader again (see above). Not while this node's lease is unsafe: a lapse
-    /// sends them once it is safe again (`rejoinAfterLapse`). On `queue`.
+    /// sends them once it is safe again (`FailoverBooks.rejoinAfterLapse`). On `queue`.
     func rewait(at node: String, address: String?) {
         guard !clusterState.following.waitingPlaces.isEmpty else { return }
         for (session, places) in clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
