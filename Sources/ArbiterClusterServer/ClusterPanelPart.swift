@@ -9,12 +9,15 @@ import Synchronization
 /// Code that works on one `ClusterPanel`: the panel itself, and each part of its work,
 /// a view of the panel made where it is used (`Leadership`, `LeaderDuties`,
 /// `FollowerRelay`, `FailoverBooks`, `QueueWaits`, `MemberJoins`). A part holds nothing
-/// but the panel: the state is the panel's (`PanelClusterState`) and its host's, read and
-/// changed in place through the accessors below, on the panel's queue as all of it is.
+/// but the panel: the state is the panel's (`panel.clusterState`) and its host's (through
+/// the accessors below), changed in place, on the panel's queue as all of it is.
 ///
 /// A view is one reference, made and dropped inline: in a release build (the module is
-/// optimised whole) making one costs nothing, and neither do the accessors, no retain, no
-/// call. An `unowned(unsafe)` reference instead would be retained at each use.
+/// optimised whole) making one costs nothing, no retain, no call; an `unowned(unsafe)`
+/// reference instead would be retained at each use. The panel's own state is read as
+/// `panel.clusterState`, the stored property itself: an accessor here would be a
+/// coroutine, which the optimiser leaves as a call in a larger function, its frame
+/// allocated at each access (`notePressSent`, on every relayed press: callgrind).
 protocol ClusterPanelPart {
     var panel: ClusterPanel { get }
 }
@@ -29,19 +32,9 @@ extension ClusterPanelPart {
     @inline(__always) var waits: QueueWaits { QueueWaits(panel: panel) }
     @inline(__always) var joins: MemberJoins { MemberJoins(panel: panel) }
 
-    // MARK: The panel's state
+    // MARK: The node, and the host's panel as the role code reads it
 
     @inline(__always) var cluster: ClusterContext? { panel.cluster }
-    @inline(__always) var clusterState: PanelClusterState {
-        _read { yield panel.clusterState }
-        nonmutating _modify { yield &panel.clusterState }
-    }
-    @inline(__always) var remoteRequester: RemoteRequester? {
-        _read { yield panel.remoteRequester }
-        nonmutating _modify { yield &panel.remoteRequester }
-    }
-
-    // MARK: The host's panel, as the role code reads it
 
     @inline(__always) var host: PanelHost { panel.host }
     @inline(__always) var index: Int { host.index }

@@ -13,7 +13,7 @@ extension FollowerRelay {
     /// write once it has left the queue. On `queue`.
     func relayedFromLeader(_ message: RelayMessage, from node: String, flush: inout FlushList) {
         assertOnQueue()
-        guard clusterState.following.inbox.receive(message) == .deliver else {
+        guard panel.clusterState.following.inbox.receive(message) == .deliver else {
             cluster?.staleFrames.add(1, ordering: .relaxed)
             return
         }
@@ -26,7 +26,7 @@ extension FollowerRelay {
             }
             let session = SessionID(Int(clamping: number))
             guard let reply = RelayPayload.parseReply(line) else { return }
-            let connection = clusterState.following.pendingJoins[session] ?? members[session] ?? waiters[session] ?? sessions.withLock { $0[session] }
+            let connection = panel.clusterState.following.pendingJoins[session] ?? members[session] ?? waiters[session] ?? sessions.withLock { $0[session] }
             guard let connection else { return }
             var answered: InFlight?
             if reply.kind != .notice {
@@ -63,18 +63,18 @@ extension FollowerRelay {
                 // accepted) let an older event that came late, on another link the leader
                 // had written to, reach a member after a newer snapshot (`bench/cluster.sh`
                 // fan-out over three nodes: seq going back).
-                if members.isEmpty { clusterState.following.nextEventSeq = reply.seq.map { $0 + 1 } }
-                clusterState.following.pendingJoins[session] = nil
+                if members.isEmpty { panel.clusterState.following.nextEventSeq = reply.seq.map { $0 + 1 } }
+                panel.clusterState.following.pendingJoins[session] = nil
                 if members.updateValue(connection, forKey: session) == nil { host.memberCount.add(1, ordering: .relaxed) }
-                clusterState.following.knownGrants = reply.grants
+                panel.clusterState.following.knownGrants = reply.grants
             case .left:
                 if members.removeValue(forKey: session) != nil { host.memberCount.subtract(1, ordering: .relaxed) }
-                clusterState.following.memberIdentity[session] = nil
-                clusterState.following.owedReleases[session] = nil
+                panel.clusterState.following.memberIdentity[session] = nil
+                panel.clusterState.following.owedReleases[session] = nil
             case .joinRefused:
                 failover.releaseOwed(to: session, on: connection, flush: &flush)
-                clusterState.following.pendingJoins[session] = nil
-                clusterState.following.memberIdentity[session] = nil
+                panel.clusterState.following.pendingJoins[session] = nil
+                panel.clusterState.following.memberIdentity[session] = nil
             case .queued:
                 waiters[session] = connection
                 waits.noteQueued(session, rendered: reply.rendered, format: answered?.format ?? .text)
@@ -121,20 +121,20 @@ extension FollowerRelay {
         // Edited in place, through the table's index: taken out and put back, the array was
         // freed at every reply and made again for the session's next command. A session's
         // emptied list stays (its close removes it).
-        guard let slot = clusterState.following.inFlight.index(forKey: session), !clusterState.following.inFlight.values[slot].isEmpty else {
+        guard let slot = panel.clusterState.following.inFlight.index(forKey: session), !panel.clusterState.following.inFlight.values[slot].isEmpty else {
             return serial == 0 ? .nobodyWaits : .alreadyAnswered
         }
-        guard serial != 0 else { return .claimed(clusterState.following.inFlight.values[slot].removeFirst()) }
-        guard let position = clusterState.following.inFlight.values[slot].firstIndex(where: { $0.serial == serial }) else { return .alreadyAnswered }
-        let entry = clusterState.following.inFlight.values[slot][position]
+        guard serial != 0 else { return .claimed(panel.clusterState.following.inFlight.values[slot].removeFirst()) }
+        guard let position = panel.clusterState.following.inFlight.values[slot].firstIndex(where: { $0.serial == serial }) else { return .alreadyAnswered }
+        let entry = panel.clusterState.following.inFlight.values[slot][position]
         guard position > 0 else {
             // The usual case, with no slice of the list alive: one alive would make the
             // removal copy it.
-            clusterState.following.inFlight.values[slot].removeFirst()
+            panel.clusterState.following.inFlight.values[slot].removeFirst()
             return .claimed(entry)
         }
-        let lost = Array(clusterState.following.inFlight.values[slot][..<position])
-        clusterState.following.inFlight.values[slot].removeFirst(position + 1)
+        let lost = Array(panel.clusterState.following.inFlight.values[slot][..<position])
+        panel.clusterState.following.inFlight.values[slot].removeFirst(position + 1)
         let message = "its answer from panel \(config.id)'s leader was lost on the way; it may or may not have been done; try again in a second or two"
         for earlier in lost {
             switch earlier.kind {
@@ -147,7 +147,7 @@ extension FollowerRelay {
             case .command, .down, .join:
                 break
             }
-            if earlier.isJoin, clusterState.following.pendingJoins[session] != nil {
+            if earlier.isJoin, panel.clusterState.following.pendingJoins[session] != nil {
                 // The session's own JOIN is sent again and answered in its place.
                 joins.parkJoin(earlier.parked(now: clock.now().milliseconds), for: session, flush: &flush)
                 joins.retryRejoin(session, attempt: earlier.attempt)

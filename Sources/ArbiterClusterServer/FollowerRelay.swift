@@ -23,7 +23,7 @@ struct FollowerRelay: ClusterPanelPart {
         let serial = nextSerial()
         let frame = RelayFrameEncoder.encodePress(
             origin: cluster.node, session: UInt64(connection.session.number), sessionName: connection.name, key: connection.key, panel: config.id,
-            json: format == .json, term: clusterState.leader.term ?? 0, verb: press.verb.rawValue, button: config.buttons[press.button].id,
+            json: format == .json, term: panel.clusterState.leader.term ?? 0, verb: press.verb.rawValue, button: config.buttons[press.button].id,
             fence: press.fence, arrivedAt: clock.now().milliseconds, incarnation: cluster.setup.incarnation, serial: serial,
             lease: cluster.synchronisedLease)
         send(
@@ -46,7 +46,7 @@ struct FollowerRelay: ClusterPanelPart {
         if let press { waits.notePress(press.verb, button: press.button, connection) }
         let (message, serial) = commandFrame(
             cluster, session: connection.session, name: connection.name, key: connection.key,
-            command: RelayPayload.command(request, format: format, id: id, term: clusterState.leader.term ?? 0))
+            command: RelayPayload.command(request, format: format, id: id, term: panel.clusterState.leader.term ?? 0))
         send(
             RelayFrameEncoder.encode(message), serial: serial, isJoin: isJoin, unanswered: unanswered, to: leader, cluster, format: format, id: id,
             from: connection, press: press, flush: &flush)
@@ -70,7 +70,7 @@ struct FollowerRelay: ClusterPanelPart {
         // (`heardWhileLapsed`). The one answer decides both whether a release goes and
         // that it goes unanswered; asked twice, a lapse between the two could send a DOWN
         // unanswered.
-        guard let cluster, let leader = clusterState.leader.node, leader != cluster.node, clusterState.leader.term != nil,
+        guard let cluster, let leader = panel.clusterState.leader.node, leader != cluster.node, panel.clusterState.leader.term != nil,
             case let unsafe = cluster.mayNotRelay(), isRelease || !unsafe
         else {
             if isJoin {
@@ -99,8 +99,8 @@ struct FollowerRelay: ClusterPanelPart {
         // just started. Sent before, the frame would be dropped at the dial and the press
         // answered "may or may not have been done" when nothing was. A JOIN is sent: a
         // lost one waits and is sent again (`FailoverBooks.failInFlight`).
-        if clusterState.leader.address == nil { clusterState.leader.address = cluster.address(ofNode: leader) }
-        if clusterState.leader.address == nil, !isJoin, !cluster.hasLinkUp(to: leader) {
+        if panel.clusterState.leader.address == nil { panel.clusterState.leader.address = cluster.address(ofNode: leader) }
+        if panel.clusterState.leader.address == nil, !isJoin, !cluster.hasLinkUp(to: leader) {
             refuse(
                 "panel \(config.id)'s leader \(leader) is not known to this node yet (its address is read from etcd within a second); \(ClusterPanel.retryHint)",
                 to: connection, format: format, id: id, flush: &flush)
@@ -139,18 +139,18 @@ struct FollowerRelay: ClusterPanelPart {
         // Under this node's lease: written after it lapsed (a pause on the way), the leader
         // could run it for a session it has ended since.
         post(frame, to: leader, cluster, leaseEpoch: cluster.outputEpoch)
-        if isJoin { clusterState.following.pendingJoins[connection.session] = connection }
-        clusterState.following.inFlight[connection.session, default: []].append(
+        if isJoin { panel.clusterState.following.pendingJoins[connection.session] = connection }
+        panel.clusterState.following.inFlight[connection.session, default: []].append(
             InFlight(format: format, id: id, kind: kind, serial: serial, sentAtMs: sentAt))
     }
 
     /// Hands a command's frame to the relay: after the panel's queue is left when a visit
     /// defers its sends (`SessionRunner.visit`), else now.
     private func post(_ frame: [UInt8], to leader: String, _ cluster: ClusterContext, leaseEpoch: UInt64) {
-        if clusterState.following.deferredSends != nil {
-            clusterState.following.deferredSends?.append((frame, leader, clusterState.leader.address, leaseEpoch))
+        if panel.clusterState.following.deferredSends != nil {
+            panel.clusterState.following.deferredSends?.append((frame, leader, panel.clusterState.leader.address, leaseEpoch))
         } else {
-            _ = cluster.send(encoded: frame, toNode: leader, address: clusterState.leader.address, leaseEpoch: leaseEpoch)
+            _ = cluster.send(encoded: frame, toNode: leader, address: panel.clusterState.leader.address, leaseEpoch: leaseEpoch)
         }
         cluster.relayedOut.add(1, ordering: .relaxed)
     }
@@ -168,7 +168,7 @@ struct FollowerRelay: ClusterPanelPart {
     }
 
     private func nextSerial() -> UInt64 {
-        clusterState.following.lastSerial += 1
-        return clusterState.following.lastSerial
+        panel.clusterState.following.lastSerial += 1
+        return panel.clusterState.following.lastSerial
     }
 }

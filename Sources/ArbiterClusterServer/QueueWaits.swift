@@ -33,39 +33,39 @@ struct QueueWaits: ClusterPanelPart {
     func notePress(_ verb: Verb, button: Int, _ connection: Connection) {
         guard core.hasFairGroups else { return }
         if verb == .down {
-            clusterState.following.waitNames[connection.session] = (connection.name, connection.key)
-        } else if var places = clusterState.following.waitingPlaces[connection.session] {
+            panel.clusterState.following.waitNames[connection.session] = (connection.name, connection.key)
+        } else if var places = panel.clusterState.following.waitingPlaces[connection.session] {
             places.removeAll { $0.button == button }
-            clusterState.following.waitingPlaces[connection.session] = places.isEmpty ? nil : places
+            panel.clusterState.following.waitingPlaces[connection.session] = places.isEmpty ? nil : places
         }
     }
 
     /// Follower: the leader's QUEUED answer to a local session's DOWN (in `format`).
     func noteQueued(_ session: SessionID, rendered: ArraySlice<UInt8>, format: WireFormat) {
         guard let (id, position) = RelayPayload.queuedPlace(rendered), let button = buttonIndex[id] else { return }
-        let identity = clusterState.following.waitNames[session]
+        let identity = panel.clusterState.following.waitNames[session]
         let place = WaitingPlace(button: button, position: position, name: identity?.name ?? "guest", key: identity?.key, format: format)
-        var places = clusterState.following.waitingPlaces[session] ?? []
+        var places = panel.clusterState.following.waitingPlaces[session] ?? []
         // A DOWN again on the same button keeps its place (and is answered QUEUED again).
         places.removeAll { $0.button == button }
         places.append(place)
-        clusterState.following.waitingPlaces[session] = places
+        panel.clusterState.following.waitingPlaces[session] = places
     }
 
     /// Follower: the session's wait ended at the leader (its hand-off, or it left the line).
     func forgetWaits(of session: SessionID) {
         waiters[session] = nil
-        clusterState.following.waitingPlaces[session] = nil
+        panel.clusterState.following.waitingPlaces[session] = nil
     }
 
     /// Follower: the term that kept the line ended (a new leader, the old one's step-down
     /// notice): every local waiter is told its place is gone. On `queue`.
     func endWaits(flush: inout FlushList) {
-        guard !clusterState.following.waitingPlaces.isEmpty else { return }
-        for (session, places) in clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
+        guard !panel.clusterState.following.waitingPlaces.isEmpty else { return }
+        for (session, places) in panel.clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
             for place in places { tellPlaceLost(session, place, flush: &flush) }
         }
-        clusterState.following.waitingPlaces = [:]
+        panel.clusterState.following.waitingPlaces = [:]
         waiters = [:]
     }
 
@@ -87,8 +87,8 @@ struct QueueWaits: ClusterPanelPart {
     /// to the leader again (see above). Not while this node's lease is unsafe: a lapse
     /// sends them once it is safe again (`FailoverBooks.rejoinAfterLapse`). On `queue`.
     func rewait(at node: String, address: String?) {
-        guard !clusterState.following.waitingPlaces.isEmpty else { return }
-        for (session, places) in clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
+        guard !panel.clusterState.following.waitingPlaces.isEmpty else { return }
+        for (session, places) in panel.clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
             for place in places { sendWait(session, place, to: node, address: address) }
         }
     }
@@ -96,15 +96,15 @@ struct QueueWaits: ClusterPanelPart {
     private func sendWait(_ session: SessionID, _ place: WaitingPlace, to node: String, address: String?) {
         guard let cluster, !cluster.mayNotRelay() else { return }
         let down = RelayPayload.command(
-            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: clusterState.leader.term ?? 0)
+            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: panel.clusterState.leader.term ?? 0)
         let (frame, serial) = follower.commandFrame(cluster, session: session, name: place.name, key: place.key, command: down)
         guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
-        if var places = clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
+        if var places = panel.clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
             places[i].resent = serial
-            clusterState.following.waitingPlaces[session] = places
+            panel.clusterState.following.waitingPlaces[session] = places
         }
         let entry = InFlight(format: place.format, id: nil, kind: .rewait(button: place.button), serial: serial, sentAtMs: clock.now().milliseconds)
-        clusterState.following.inFlight[session, default: []].append(entry)
+        panel.clusterState.following.inFlight[session, default: []].append(entry)
         cluster.relayedOut.add(1, ordering: .relaxed)
     }
 
@@ -113,8 +113,8 @@ struct QueueWaits: ClusterPanelPart {
     /// its line, so it is not told its place is lost; the DOWN goes again shortly, while
     /// the leader stays the same. A new leader or a resync settles it otherwise.
     private func retryWait(_ session: SessionID, button: Int) {
-        let leader = clusterState.leader.node
-        let term = clusterState.leader.term
+        let leader = panel.clusterState.leader.node
+        let term = panel.clusterState.leader.term
         queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(150)) { [weak panel] in
             guard let panel, let leader, panel.clusterState.leader.node == leader, panel.clusterState.leader.term == term, leader != panel.cluster?.node,
                 let place = panel.clusterState.following.waitingPlaces[session]?.first(where: { $0.button == button })
@@ -134,11 +134,11 @@ struct QueueWaits: ClusterPanelPart {
         // A late answer: the session's hand-off came meanwhile, and it may wait again
         // since, in a place this answer knows nothing of (nemesis seed 62: a GRANTED of the
         // earlier wait, forwarded for the new one, reached a session already past it).
-        guard var places = clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button && $0.resent == serial })
+        guard var places = panel.clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button && $0.resent == serial })
         else { return }
         if reply.kind == .queued {
             if let (_, position) = RelayPayload.queuedPlace(reply.rendered) { places[i].position = position }
-            clusterState.following.waitingPlaces[session] = places
+            panel.clusterState.following.waitingPlaces[session] = places
             return
         }
         if RelayPayload.isUnavailable(reply.rendered) { return retryWait(session, button: button) }
@@ -151,7 +151,7 @@ struct QueueWaits: ClusterPanelPart {
         } else {
             tellPlaceLost(session, place, flush: &flush)
         }
-        clusterState.following.waitingPlaces[session] = places.isEmpty ? nil : places
+        panel.clusterState.following.waitingPlaces[session] = places.isEmpty ? nil : places
         if places.isEmpty { waiters[session] = nil }
     }
 
@@ -180,16 +180,16 @@ struct QueueWaits: ClusterPanelPart {
     /// `leader`: the node that sent it. A grant that cannot be let go is passed on after all.
     func handOffExpected(_ session: SessionID, _ rendered: ArraySlice<UInt8>, from leader: String) -> Bool {
         guard let (id, fence) = RelayPayload.grantedButtonAndFence(rendered), let button = buttonIndex[id] else { return true }
-        if clusterState.following.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
+        if panel.clusterState.following.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
         guard let cluster, leader != cluster.node else { return true }
-        let identity = clusterState.following.waitNames[session]
+        let identity = panel.clusterState.following.waitNames[session]
         let cancel = RelayPayload.command(
-            .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: clusterState.leader.term ?? 0)
+            .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: panel.clusterState.leader.term ?? 0)
         let (frame, serial) = follower.commandFrame(cluster, session: session, name: identity?.name ?? "guest", key: identity?.key, command: cancel)
-        let address = clusterState.leader.node == leader ? clusterState.leader.address : nil
+        let address = panel.clusterState.leader.node == leader ? panel.clusterState.leader.address : nil
         guard cluster.send(frame, toNode: leader, address: address, leaseEpoch: cluster.outputEpoch) else { return true }
         let entry = InFlight(format: .text, id: nil, kind: .cleanup, serial: serial, sentAtMs: clock.now().milliseconds)
-        clusterState.following.inFlight[session, default: []].append(entry)
+        panel.clusterState.following.inFlight[session, default: []].append(entry)
         cluster.log.info("a hand-off nobody waited for was let go", ["panel": config.id, "session": "\(session)", "button": id, "fence": "\(fence)"])
         return false
     }
