@@ -10,8 +10,8 @@ import Synchronization
 /// the state each side keeps (`PanelClusterState`). It works on its host's core, members
 /// and output, and everything here belongs to the host's queue, as the host's own state
 /// does. The host holds it as its role, and it holds the host: `ClusterContext.stopRelay`
-/// ends that at the server's stop. Its host's state, and its own, are read through
-/// `ClusterPanelPart`, as each part of its work reads them.
+/// ends that at the server's stop. Its work is done here and in its parts, views of it
+/// made where they are used (`ClusterPanelPart`), which read its host's state as it does.
 final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
     let host: PanelHost
     let cluster: ClusterContext?
