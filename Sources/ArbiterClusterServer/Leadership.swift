@@ -103,8 +103,8 @@ struct Leadership: ClusterPanelPart {
     /// later. Once per term. On `queue`.
     func stopDeciding(term: Int64, reason: StepDownReason) {
         assertOnQueue()
-        guard let cluster, let block = panel.clusterState.block, block.term == term else { return }
-        panel.clusterState.standing = .following
+        guard let cluster, let block = self.panel.clusterState.block, block.term == term else { return }
+        self.panel.clusterState.standing = .following
         let now = clock.now()
         let grants = core.liveGrants
         failover.localGrantsEndedWithTerm(grants, node: cluster.node)

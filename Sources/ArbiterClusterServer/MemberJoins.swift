@@ -33,12 +33,13 @@ struct MemberJoins: ClusterPanelPart {
     /// earlier one's slot was never answered, and every later reply of the session waited
     /// behind it. On `queue`.
     func parkJoin(_ join: ParkedJoin, for session: SessionID, flush: inout FlushList) {
-        guard let other = panel.clusterState.following.parkedJoins[session], let otherSlot = other.slot, let slot = join.slot, otherSlot != slot else {
-            panel.clusterState.following.parkedJoins[session] = join
+        guard let other = self.panel.clusterState.following.parkedJoins[session], let otherSlot = other.slot, let slot = join.slot, otherSlot != slot
+        else {
+            self.panel.clusterState.following.parkedJoins[session] = join
             return
         }
         let (earlier, later) = otherSlot < slot ? (other, join) : (join, other)
-        panel.clusterState.following.parkedJoins[session] = later
+        self.panel.clusterState.following.parkedJoins[session] = later
         guard let connection = joiningConnection(session) else { return }
         let panel = config.id
         flush.answer(earlier.slot, to: connection, panel: index) { out, _ in
@@ -120,7 +121,7 @@ struct MemberJoins: ClusterPanelPart {
         guard attempt < 100 else {
             var flush = FlushList()
             failover.releaseOwed(to: session, on: connection, flush: &flush)
-            panel.clusterState.following.pendingJoins[session] = nil
+            self.panel.clusterState.following.pendingJoins[session] = nil
             let panel = config.id
             flush.append(to: connection, panel: index) { out, format in
                 MessageEncoder.encode(
