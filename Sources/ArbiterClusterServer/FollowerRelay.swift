@@ -13,7 +13,9 @@ struct FollowerRelay: ClusterPanelPart {
     let panel: ClusterPanel
 
     /// A local session's press, its ids looked up by the reactor, to the leader's node in one
-    /// pass (`RelayFrameEncoder.encodePress`); `relay` takes any other command.
+    /// pass (`RelayFrameEncoder.encodePress`); `relay` takes any other command. Inlined in
+    /// `ClusterPanel.executePressInCluster`, its one caller, as it was written there.
+    @inline(__always)
     func relayPress(_ press: Press<Int>, format: WireFormat, from connection: Connection, flush: inout FlushList) {
         guard
             let (cluster, leader, unanswered) = relayRoute(
