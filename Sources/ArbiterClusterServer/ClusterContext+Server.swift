@@ -1,3 +1,4 @@
+import ArbiterCluster
 import ArbiterCore
 import ArbiterIO
 import ArbiterServer
@@ -10,7 +11,10 @@ extension ClusterContext: ServerCluster {
 
     var owedReplyLimitMs: Int64 { setup.owedReplyLimitMs }
 
-    func forgetStateQuery(_ id: UInt64) { stateQueries.forget(id) }
+    /// `KICK` of a session this node does not have (`ClusterKicks.kickElsewhere`).
+    func kickElsewhere(_ target: SessionID, by admin: Connection, format: WireFormat, id: CommandID?) -> Bool {
+        kicks.kickElsewhere(target, by: admin, format: format, id: id)
+    }
 
     /// The panels, once made: each gets its `ClusterPanel` as its role (which holds this
     /// context). `kick` is the server's KICK of one of its sessions for another node's admin.
@@ -98,5 +102,31 @@ extension ClusterContext: ServerCluster {
     func ledPanels() -> Int {
         guard let runtime else { return 0 }
         return hosts.keys.filter { runtime.canDecide($0) != nil }.count
+    }
+
+    // MARK: Leaders' state
+
+    // `GET /api/panels` on any node shows each panel as its leader has it: a node that
+    // follows a panel asks the leader's node (`RelayMessage.stateQuery`) and answers with
+    // what comes back (`LeaderStateGather`).
+
+    /// Asks `leader` for `panel`'s state; `done` gets the leader's JSON object. Nil (and
+    /// nothing sent) when the leader's node did not announce `panel-state` (an older
+    /// version, which would close the link on the frame) or no link can carry it.
+    func queryState(of panel: String, leader: String, address: String?, done: @escaping RelayQueries<[UInt8]>.Done) -> UInt64? {
+        guard leader != node, runtime?.node(leader, supports: ClusterFeatures.panelState) == true else { return nil }
+        let id = stateQueries.open(panel, node: leader, done: done)
+        guard send(.stateQuery(panel: panel, id: id), toNode: leader, address: address) else {
+            stateQueries.forget(id)
+            return nil
+        }
+        return id
+    }
+
+    func forgetStateQuery(_ id: UInt64) { stateQueries.forget(id) }
+
+    /// The leader's answer, past term fencing (`FollowerRelay.relayedFromLeader`).
+    func stateAnswered(_ id: UInt64, panel: String, state: [UInt8], from node: String) {
+        stateQueries.settle(id, panel, from: node)?(state)
     }
 }

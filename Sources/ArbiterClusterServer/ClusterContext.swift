@@ -23,9 +23,9 @@ final class ClusterContext: @unchecked Sendable {
     let relayedOut = Atomic<Int>(0)
     let relayedIn = Atomic<Int>(0)
     let staleFrames = Atomic<Int>(0)
-    /// This node's questions to leaders for `GET /api/panels` (`ClusterContext+PanelState`).
+    /// This node's questions to leaders for `GET /api/panels` (`ClusterContext+Server`).
     let stateQueries = RelayQueries<[UInt8]>()
-    /// This node's `KICK`s of sessions on other nodes (`ClusterContext+Kick`).
+    /// This node's `KICK`s of sessions on other nodes (`ClusterKicks`).
     let kickQueries = RelayQueries<(RelayKickVerdict, String)>()
     /// The server's `KICK` of one of its own sessions for another node's admin: the
     /// session, the key the admin presented, the admin's session. Set once at start.
@@ -43,6 +43,9 @@ final class ClusterContext: @unchecked Sendable {
 
     var node: String { setup.node }
 
+    /// `KICK` of sessions on other nodes, for them and for this node's own.
+    var kicks: ClusterKicks { ClusterKicks(context: self) }
+
     init(setup: ClusterSetup, log: ServerLog, idleSpinNs: Int64 = 0) {
         self.setup = setup
         self.log = log
@@ -54,11 +57,11 @@ final class ClusterContext: @unchecked Sendable {
             nodeWatch.gone = { [weak self] node, lease in self?.linkDown(node, lease: lease) }
             runs.replaced = { [weak self] node in
                 guard let self else { return }
-                for host in hosts.values { host.queue.async { host.remoteNodeGone(node) } }
+                for host in hosts.values { host.queue.async { host.duties.remoteNodeGone(node) } }
             }
             lapse.lapsedPanels = { [weak self] in
                 guard let self else { return }
-                for host in hosts.values { host.queue.async { host.leaseLapsed() } }
+                for host in hosts.values { host.queue.async { host.failover.leaseLapsed() } }
             }
             lapse.resyncPanels = { [weak self] done in
                 // Every panel resynchronises, before any leader's frame is read again; then
@@ -67,10 +70,10 @@ final class ClusterContext: @unchecked Sendable {
                 guard let self else { return }
                 let panels = hosts.values
                 let group = DispatchGroup()
-                for host in panels { host.queue.async(group: group) { host.leaseRegained() } }
+                for host in panels { host.queue.async(group: group) { host.failover.leaseRegained() } }
                 group.notify(queue: DispatchQueue.global()) {
                     done()
-                    for host in panels { host.queue.async { host.rejoinAfterLapse() } }
+                    for host in panels { host.queue.async { host.failover.rejoinAfterLapse() } }
                 }
             }
         }
@@ -100,7 +103,7 @@ final class ClusterContext: @unchecked Sendable {
         // panels: an answer already on its way is written before the rest is failed.
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
             guard let self else { return }
-            for host in hosts.values { host.queue.async { host.leaderLinkDown(node) } }
+            for host in hosts.values { host.queue.async { host.failover.leaderLinkDown(node) } }
         }
     }
 
@@ -148,14 +151,14 @@ final class ClusterContext: @unchecked Sendable {
         ClusterRuntimeCallbacks(
             becameLeader: { [weak self] panel, term, floor, block in
                 self?.log.info("leading", ["panel": panel, "term": "\(term)", "fences": "\(block.first)-\(block.last)"])
-                self?.onQueue(of: panel) { $0.becameLeader(term: term, fenceFloor: floor, block: block) }
+                self?.onQueue(of: panel) { $0.leadership.becameLeader(term: term, fenceFloor: floor, block: block) }
             },
             fencesExtended: { [weak self] panel, block in
-                self?.onQueue(of: panel) { $0.fencesExtended(block) }
+                self?.onQueue(of: panel) { $0.leadership.fencesExtended(block) }
             },
             stopDeciding: { [weak self] panel, term, reason in
                 self?.log.info("stopped deciding", ["panel": panel, "term": "\(term)", "reason": "\(reason)"])
-                self?.onQueue(of: panel) { $0.stopDeciding(term: term, reason: reason) }
+                self?.onQueue(of: panel) { $0.leadership.stopDeciding(term: term, reason: reason) }
             },
             leaderChanged: { [weak self] panel, node, address, term in
                 self?.log.info("leader changed", ["panel": panel, "node": node ?? "-", "address": address ?? "-", "term": term.map { "\($0)" } ?? "-"])
@@ -239,9 +242,9 @@ final class ClusterContext: @unchecked Sendable {
             // panel would otherwise rank a relayed press by its wait in the queue).
             let arrived = host.clock.nanoseconds()
             guard onLinkQueue else {
-                return host.queue.async { Self.run(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
+                return host.queue.async { Self.run(host, epoch, heardAt) { $0.duties.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
             }
-            Self.enter(host, epoch, heardAt) { $0.relayedCommand(command, arrived: arrived, from: node, flush: &$1) }
+            Self.enter(host, epoch, heardAt) { $0.duties.relayedCommand(command, arrived: arrived, from: node, flush: &$1) }
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .typedEvent(let panel, _, _, _), .stateAnswer(let panel, _, _, _),
             .grantEnded(let panel, _, _, _, _, _):
             if heardWhileLapsed() {
@@ -249,25 +252,25 @@ final class ClusterContext: @unchecked Sendable {
                 return
             }
             guard onLinkQueue else {
-                return onQueue(of: panel) { Self.run($0, epoch, heardAt) { $0.relayedFromLeader(message, from: node, flush: &$1) } }
+                return onQueue(of: panel) { Self.run($0, epoch, heardAt) { $0.follower.relayedFromLeader(message, from: node, flush: &$1) } }
             }
-            inQueue(of: panel, epoch, heardAt) { $0.relayedFromLeader(message, from: node, flush: &$1) }
+            inQueue(of: panel, epoch, heardAt) { $0.follower.relayedFromLeader(message, from: node, flush: &$1) }
         case .sessionGone(let origin, let session, let incarnation, let lease):
             let run = RelayIncarnations.Run(incarnation: incarnation, lease: lease)
             guard origin == node, admit(run, of: node) else { return }
             for host in hosts.values {
-                host.queue.async { host.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, run: run) }
+                host.queue.async { host.duties.remoteSessionGone(SessionID(Int(clamping: session)), of: origin, run: run) }
             }
         case .ping:
             // Pings stay in the link that heard them.
             break
         case .stateQuery(let panel, let id):
             // Not on the link's queue: reading the state may advance the panel's timers.
-            onQueue(of: panel) { $0.stateQueried(id: id, by: node) }
+            onQueue(of: panel) { $0.duties.stateQueried(id: id, by: node) }
         case .kick(let id, let session, let key, let by):
-            kickAsked(id, session: session, key: key, by: by, from: node)
+            kicks.kickAsked(id, session: session, key: key, by: by, from: node)
         case .kickAnswer(let id, let session, let verdict, let detail):
-            kickAnswered(id, session: session, verdict: verdict, detail: detail, from: node)
+            kicks.kickAnswered(id, session: session, verdict: verdict, detail: detail, from: node)
         }
     }
 
@@ -276,7 +279,7 @@ final class ClusterContext: @unchecked Sendable {
     private func heardWhileLapsed() -> Bool { lapse.heard() }
 
     /// Whether this node's lease lapsed and the panels it follows have not resynchronised
-    /// since: it relays nothing meanwhile (`ClusterPanel.relay`), as a node without etcd.
+    /// since: it relays nothing meanwhile (`FollowerRelay.relay`), as a node without etcd.
     var isLapsed: Bool { lapse.isLapsed }
 
     /// `isLapsed`, or a lapse not noticed yet, which it then begins. Asked before relaying
@@ -321,7 +324,7 @@ final class ClusterContext: @unchecked Sendable {
     /// No link to `node` is left, or its registration under `lease` vanished: its
     /// sessions' grants end for every panel led here (with the registration, its members
     /// leave too; with only the link, they are kept for the node to join them again:
-    /// `ClusterPanel.remoteLinkLost`), and panels it leads re-sync their members. A
+    /// `LeaderDuties.remoteLinkLost`), and panels it leads re-sync their members. A
     /// registration's end ends nothing that a newer run of the node (come back under
     /// another lease, its old sessions ended when its first frame came) holds: asked
     /// again in each panel's queue, behind any such frame already admitted.
@@ -336,11 +339,11 @@ final class ClusterContext: @unchecked Sendable {
                 if let lease, !self.runs.isCurrent(lease: lease, of: node) {
                     self.log.info("an earlier registration of a node ended: its new run's sessions stay", ["node": node, "panel": host.config.id])
                 } else if lease == nil {
-                    host.remoteLinkLost(node)
+                    host.duties.remoteLinkLost(node)
                 } else {
-                    host.remoteNodeGone(node)
+                    host.duties.remoteNodeGone(node)
                 }
-                host.leaderLinkDown(node)
+                host.failover.leaderLinkDown(node)
             }
         }
     }
@@ -381,9 +384,9 @@ final class ClusterContext: @unchecked Sendable {
             host.queue.async {
                 host.clusterState.typedEventNodes = typed
                 host.clusterState.relayed.typedEventNodes(typed)
-                host.checkAnswers()
-                host.checkKeptMembers()
-                host.forgetGone()
+                host.failover.checkAnswers()
+                host.duties.checkKeptMembers()
+                host.failover.forgetGone()
             }
         }
     }

@@ -30,7 +30,7 @@ extension ClusterPanel {
         }
         for line in lines {
             if case .left(let number) = line.fact, case let left = SessionID(Int(clamping: number)), let connection = members[left] {
-                rejoinDropped(left, connection)
+                joins.rejoinDropped(left, connection)
             }
         }
     }
@@ -58,16 +58,16 @@ extension ClusterPanel {
             flush.append(to: member, panel: index) { out, format in out.append(contentsOf: format == .text ? text : json) }
         }
         if let left = RelayPayload.leftSession(ofTextEvent: text), let connection = members[left] {
-            rejoinDropped(left, connection)
+            joins.rejoinDropped(left, connection)
         }
     }
 
     /// The grants of the ended terms end for this node's sessions; the stream starts again
     /// with the next leader's snapshot, and queue lines are gone.
     private func failoverNoticeArrived(term: Int64, flush: inout FlushList) {
-        sessionGrantsEnded(inTerms: { $0 <= term })
+        failover.sessionGrantsEnded(inTerms: { $0 <= term })
         clusterState.following.nextEventSeq = nil
-        endWaits(flush: &flush)
+        waits.endWaits(flush: &flush)
     }
 
     /// Whether `seq` is the next event of the stream. Frames were lost when it is not: a
@@ -76,7 +76,7 @@ extension ClusterPanel {
     private func inOrder(_ seq: UInt64, from node: String, flush: inout FlushList) -> Bool {
         if let expected = clusterState.following.nextEventSeq, seq != expected, !members.isEmpty {
             cluster?.log.warning("relay events lost", ["panel": config.id, "node": node, "expected_seq": "\(expected)", "got_seq": "\(seq)"])
-            resync(from: node, because: "frames from panel \(config.id)'s leader \(node) were lost on the way before it answered", flush: &flush)
+            failover.resync(from: node, because: "frames from panel \(config.id)'s leader \(node) were lost on the way before it answered", flush: &flush)
             return false
         }
         clusterState.following.nextEventSeq = seq + 1
@@ -91,7 +91,7 @@ extension ClusterPanel {
         case .released(let button, let fence, let reason):
             guard button < config.buttons.count else { return }
             clusterState.following.knownGrants[button] = nil
-            if !clusterState.grants.sessionGrants.isEmpty { sessionGrantEnded(button: button, fence: fence, reason: reason) }
+            if !clusterState.grants.sessionGrants.isEmpty { failover.sessionGrantEnded(button: button, fence: fence, reason: reason) }
         case .left, .plain:
             break
         }
@@ -103,7 +103,7 @@ extension ClusterPanel {
         case .released(let button, let fence, let reason)?:
             if let b = buttonIndex[button] {
                 clusterState.following.knownGrants[b] = nil
-                if let fence, !clusterState.grants.sessionGrants.isEmpty { sessionGrantEnded(button: b, fence: fence, reason: reason) }
+                if let fence, !clusterState.grants.sessionGrants.isEmpty { failover.sessionGrantEnded(button: b, fence: fence, reason: reason) }
             }
         case nil:
             break

@@ -33,17 +33,17 @@ public struct ClusterSetup: ServerClusterSetup, @unchecked Sendable {
     /// those of a process of the same node that died (`RelayIncarnations`).
     public var incarnation = UInt64.random(in: 1 ... .max)
     /// How long a relayed command may wait for its leader's answer before the panel
-    /// resynchronises as after a dropped link (`ClusterPanel.checkAnswers`). An answer can be
+    /// resynchronises as after a dropped link (`FailoverBooks.checkAnswers`). An answer can be
     /// lost with no link of this node dropping: the leader wrote it to a link this node
     /// had already given up on. Default 5 s: past the links' silence timeout and a dial.
     public var answerTimeoutMs: Int64 = 5_000
     /// How long a leader keeps another node's members through that node's link drop, for
-    /// the node to join them again (`ClusterPanel.remoteLinkLost`). Default 15 s: three answer
+    /// the node to join them again (`LeaderDuties.remoteLinkLost`). Default 15 s: three answer
     /// deadlines, for re-joins sent over a link that dropped again.
     public var memberGraceMs: Int64 = 15_000
     /// How long a session's own JOIN waits for a leader that can answer it (none known, or
     /// one this node cannot reach) before it is answered `ERROR unavailable`
-    /// (`ClusterPanel.expireJoins`). It counts from the JOIN, through every re-send.
+    /// (`MemberJoins.expireJoins`). It counts from the JOIN, through every re-send.
     public var joinWaitMs: Int64 = 10_000
     /// How long a connection's reply may be owed before it is given up
     /// (`Connection.giveUpOverdueReplies`): well past the longest wait the cluster

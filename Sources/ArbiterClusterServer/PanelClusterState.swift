@@ -48,7 +48,7 @@ enum Standing {
 struct Deciding {
     /// The fence block of this term it hands fences out of.
     var block: FenceBlock
-    /// The runtime's last yes to deciding it (`ClusterPanel.mayDecideNow`).
+    /// The runtime's last yes to deciding it (`Leadership.mayDecideNow`).
     var window: DecisionWindow? = nil
     /// When the next block was last asked for (at 80 % of this one), in ms of the panel's
     /// clock: asked again only after 500 ms, in case the reservation failed.
@@ -79,7 +79,7 @@ struct FollowerBooks {
     /// Follower: the seq the leader's next event frame must carry; nil until one came
     /// after the last (re)start of the stream (a term, a first member, a re-join). A
     /// frame past it means frames were lost on a link that closed while the leader went
-    /// on over a new one (`ClusterPanel.relayedFromLeader`).
+    /// on over a new one (`FollowerRelay.relayedFromLeader`).
     var nextEventSeq: UInt64?
     /// Follower: the last `RelayCommand.serial` this panel sent (each reply names its own).
     var lastSerial: UInt64 = 0
@@ -87,7 +87,7 @@ struct FollowerBooks {
     /// a leader change can end them with `reason=failover` even if the leader died.
     var knownGrants: [Int: (owner: String, fence: UInt64)] = [:]
     /// Follower: after a same-term resync, the grants each member knew of, until its fresh
-    /// snapshot shows which of them still stand (`ClusterPanel.settleOwed`).
+    /// snapshot shows which of them still stand (`FailoverBooks.settleOwed`).
     var owedReleases: [SessionID: [OwedRelease]] = [:]
     /// The fences among `owedReleases` not counted in the panel's releases yet: each grant
     /// counts once, however many members are told.
@@ -107,11 +107,11 @@ struct FollowerBooks {
     /// lease their `sessionGone` went under). That frame may have been lost with a link
     /// that dropped, and the leader keeps a member of a node whose link dropped for
     /// `ClusterSetup.memberGraceMs`, so it is sent again after each resync that joins the
-    /// members again (`ClusterPanel.resendGone`): the member leaves at once, not 15 s later.
+    /// members again (`FailoverBooks.resendGone`): the member leaves at once, not 15 s later.
     var goneMembers: [SessionID: (atMs: Int64, lease: Int64)] = [:]
     /// Follower: the places of local sessions waiting in a queue group's line at the
     /// leader, from its QUEUED answers; each is told `DEQUEUED ... reason=failover` when
-    /// the term that kept the line ends (`ClusterPanel.endWaits`).
+    /// the term that kept the line ends (`QueueWaits.endWaits`).
     var waitingPlaces: [SessionID: [WaitingPlace]] = [:]
     /// Follower: the name and key a local session pressed a fair group's button under,
     /// for its DEQUEUED line and its DOWN sent again (the connection's belong to its reactor).
@@ -119,10 +119,10 @@ struct FollowerBooks {
 }
 
 /// The grants this node's sessions were answered `GRANTED` for through a leader, and how
-/// they ended (`ClusterPanel+FailoverEnded`).
+/// they ended (`FailoverBooks+EndedGrants`).
 struct SessionGrantBooks {
     /// Follower: the grants each local session was answered `GRANTED` for through a leader
-    /// (button: fence and term), until it lets go or the term ends (`ClusterPanel+FailoverEnded`).
+    /// (button: fence and term), until it lets go or the term ends (`FailoverBooks+EndedGrants`).
     var sessionGrants: [SessionID: [Int: (fence: UInt64, term: Int64)]] = [:]
     /// Local sessions' grants whose term a failover ended (button: fence, and how the
     /// grant ended: `failover` if it stood until then, else its own earlier end): their
@@ -148,7 +148,7 @@ struct RelayedSessions {
     var remoteWaiters: [SessionID: RemoteRequester] = [:]
     /// Leader: relayed members kept through their node's link drop, each with when (the
     /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
-    /// memberGraceMs` leaves (`ClusterPanel.checkKeptMembers`).
+    /// memberGraceMs` leaves (`LeaderDuties.checkKeptMembers`).
     var keptMembers: [SessionID: Int64] = [:]
 
     /// `typedEvents`: whether `node` reads `typedEvent` frames, as last known.
@@ -201,16 +201,16 @@ struct InFlight {
         /// The session's own JOIN, sent `attempt` times so far: at a leader change it waits
         /// for the next leader instead of being answered `ERROR unavailable`. `since`: when
         /// the session sent it (ms), kept through every re-send, so that it is refused
-        /// `ClusterSetup.joinWaitMs` after that (`ClusterPanel.expireJoins`). `slot` is nil
+        /// `ClusterSetup.joinWaitMs` after that (`MemberJoins.expireJoins`). `slot` is nil
         /// for a JOIN whose answer has no place to fill.
         case join(slot: UInt64?, since: Int64, attempt: Int)
         /// A JOIN this node sent for the session itself after a leader change, refused
         /// `attempt` times already (a leader not deciding yet): nobody waits.
         case rejoin(attempt: Int)
         /// A waiter's DOWN this node sent again after a resynchronisation
-        /// (`ClusterPanel.rewait`), for the button it waits for: nobody waits for its answer.
+        /// (`QueueWaits.rewait`), for the button it waits for: nobody waits for its answer.
         case rewait(button: Int)
-        /// A CANCEL this node sent for a hand-off nobody waited for (`ClusterPanel.
+        /// A CANCEL this node sent for a hand-off nobody waited for (`QueueWaits.
         /// handOffExpected`): its answer is nobody's.
         case cleanup
     }
@@ -297,7 +297,7 @@ struct WaitingPlace: Equatable {
     var key: String?
     /// The form its answers take (its QUEUED answer's).
     var format: WireFormat
-    /// The serial of the DOWN last sent again for this place (`ClusterPanel.rewait`): only
+    /// The serial of the DOWN last sent again for this place (`QueueWaits.rewait`): only
     /// that DOWN's answer settles it, not a late one meant for an earlier place.
     var resent: UInt64 = 0
 }

@@ -9,7 +9,7 @@ extension ServerState {
     }
 
     /// Another node's admin, who presented `key`, kicks `target`, one of this node's
-    /// sessions (`ClusterContext.kickAsked`); checked as a local admin's KICK is.
+    /// sessions (`ClusterKicks.kickAsked`); checked as a local admin's KICK is.
     func kickForAnotherNode(_ target: SessionID, key: String?, by admin: SessionID) -> KickOutcome {
         guard let victim = connection(target) else { return .noSuchSession }
         if let panel = kickRefusal(of: victim, key: key) { return .forbidden(panel: panel.id) }

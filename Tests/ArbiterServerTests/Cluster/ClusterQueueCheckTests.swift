@@ -6,7 +6,7 @@ import Testing
 @testable import ArbiterServer
 
 /// A cluster panel's state belongs to its panel's queue, checked in release builds too
-/// where work enters it from another thread (`ClusterPanel.assertOnQueue`). A trap is
+/// where work enters it from another thread (`ClusterPanelPart.assertOnQueue`). A trap is
 /// SIGILL; a thrown error (a broken set-up) would be an exit status instead.
 @Suite("cluster mode: queue ownership checks")
 struct ClusterQueueCheckTests {
@@ -15,13 +15,13 @@ struct ClusterQueueCheckTests {
             let nodes = try ClusterTestNodes(["n1"])
             let host = try #require(nodes.servers["n1"]?.stateForTesting?.panelsByID["demo"])
             // Not inside `host.queue`: as a runtime callback run on the runtime's own queue.
-            host.clusterPanel.checkAnswers()
+            host.clusterPanel.failover.checkAnswers()
         }
     }
 
     @Test func theSameCallOnItsQueuePasses() throws {
         let nodes = try ClusterTestNodes(["n1"])
         let host = try #require(nodes.servers["n1"]?.stateForTesting?.panelsByID["demo"])
-        host.queue.sync { host.clusterPanel.checkAnswers() }
+        host.queue.sync { host.clusterPanel.failover.checkAnswers() }
     }
 }

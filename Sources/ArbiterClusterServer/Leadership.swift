@@ -5,26 +5,27 @@ import ArbiterIO
 import ArbiterWire
 
 /// Cluster mode, the side of the node that decides a panel: leadership starts and stops
-/// on the panel's queue, every decision first asks the runtime, and relayed sessions run
-/// in the core as sessions of their own node.
-extension ClusterPanel {
-    static let retryHint = "nothing was done, try again in a second or two"
+/// on the panel's queue, every decision first asks the runtime, and the fences it hands
+/// out come in blocks asked for ahead (relayed sessions run in the core as sessions of
+/// their own node: `LeaderDuties`).
+struct Leadership: ClusterPanelPart {
+    let panel: ClusterPanel
 
     /// Whether this node may decide the panel at this instant. A node that led and may no
     /// longer (its safe deadline passed, its lease is gone) steps down here, before it
     /// looks at whatever it was about to decide. On `queue`.
     func mayDecideNow() -> Bool {
-        guard let block = clusterState.block, let runtime = cluster?.runtime else { return false }
+        guard let block = panel.clusterState.block, let runtime = cluster?.runtime else { return false }
         // The last answer holds while neither the lease nor the runtime's table changed and
         // the deadline is ahead: every press batch would otherwise pay two locks and a
         // lookup by name (about 1,000 of a leader's ~7,000 instructions per DOWN/UP).
-        if let window = clusterState.deciding?.window, window.block.term == block.term, runtime.stillDecides(window) { return true }
+        if let window = panel.clusterState.deciding?.window, window.block.term == block.term, runtime.stillDecides(window) { return true }
         guard let window = runtime.decisionWindow(config.id), window.block.term == block.term else {
-            clusterState.deciding?.window = nil
+            panel.clusterState.deciding?.window = nil
             stopDeciding(term: block.term, reason: .leaseDeadline)
             return false
         }
-        clusterState.deciding?.window = window
+        panel.clusterState.deciding?.window = window
         if window.block.last != block.last { adopt(window.block) }
         return true
     }
@@ -36,35 +37,35 @@ extension ClusterPanel {
         assertOnQueue()
         guard let cluster else { return }
         var flush = FlushList()
-        failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
-        owedFailover(newTerm: term, flush: &flush)
-        endWaits(flush: &flush)
+        failover.failInFlight(because: "panel \(config.id)'s leader changed before it answered", flush: &flush)
+        failover.owedFailover(newTerm: term, flush: &flush)
+        waits.endWaits(flush: &flush)
         var fresh = PanelCore(config: config, lastFence: fenceFloor, fenceFloor: fenceFloor)
         fresh.term = term
         fresh.fenceLimit = block.last
         core = fresh
-        clusterState.standing = .leading(Deciding(block: block, rateMark: (at: clock.now().milliseconds, fence: fenceFloor)))
-        clusterState.leader.node = cluster.node
-        clusterState.leader.address = cluster.setup.advertise
-        clusterState.leader.term = term
-        clusterState.relayed.forgetRemoteSessions()
+        panel.clusterState.standing = .leading(Deciding(block: block, rateMark: (at: clock.now().milliseconds, fence: fenceFloor)))
+        panel.clusterState.leader.node = cluster.node
+        panel.clusterState.leader.address = cluster.setup.advertise
+        panel.clusterState.leader.term = term
+        panel.clusterState.relayed.forgetRemoteSessions()
         waiters = [:]
         var joiners = members
-        for (session, connection) in clusterState.following.pendingJoins { joiners[session] = connection }
-        clusterState.following.pendingJoins = [:]
+        for (session, connection) in panel.clusterState.following.pendingJoins { joiners[session] = connection }
+        panel.clusterState.following.pendingJoins = [:]
         // Each member is a member again only from its own snapshot on: nothing of the new
         // term may reach it before that.
         members = [:]
         host.memberCount.store(0, ordering: .relaxed)
         let now = clock.now()
         for (session, connection) in joiners.sorted(by: { $0.key < $1.key }) {
-            guard let identity = clusterState.following.memberIdentity[session] else { continue }
+            guard let identity = panel.clusterState.following.memberIdentity[session] else { continue }
             members[session] = connection
             host.memberCount.add(1, ordering: .relaxed)
             output.removeAll()
             core.handle(.join, session: session, name: identity.name, access: access(key: identity.key), now: now, into: &output)
             // A session's own JOIN that waited for a leader is answered in its form and id.
-            let parked = clusterState.following.parkedJoins.removeValue(forKey: session)
+            let parked = panel.clusterState.following.parkedJoins.removeValue(forKey: session)
             if let reply = output.reply {
                 flush.answer(parked?.slot, to: connection, panel: index) { [names] out, format in
                     MessageEncoder.encode(reply, names: names, format: parked?.format ?? format, id: parked?.id, into: &out)
@@ -78,13 +79,13 @@ extension ClusterPanel {
     /// More fences, same term. On `queue`.
     func fencesExtended(_ block: FenceBlock) {
         assertOnQueue()
-        guard let current = clusterState.block, current.term == block.term else { return }
+        guard let current = panel.clusterState.block, current.term == block.term else { return }
         adopt(block)
     }
 
     private func adopt(_ block: FenceBlock) {
-        clusterState.deciding?.block = block
-        clusterState.deciding?.extensionAskedAt = nil
+        panel.clusterState.deciding?.block = block
+        panel.clusterState.deciding?.extensionAskedAt = nil
         core.fenceLimit = block.last
         // A queue's hand-off that waited for a fence may go on now.
         if core.hasFairGroups {
@@ -102,11 +103,11 @@ extension ClusterPanel {
     /// later. Once per term. On `queue`.
     func stopDeciding(term: Int64, reason: StepDownReason) {
         assertOnQueue()
-        guard let cluster, let block = clusterState.block, block.term == term else { return }
-        clusterState.standing = .following
+        guard let cluster, let block = self.panel.clusterState.block, block.term == term else { return }
+        self.panel.clusterState.standing = .following
         let now = clock.now()
         let grants = core.liveGrants
-        localGrantsEndedWithTerm(grants, node: cluster.node)
+        failover.localGrantsEndedWithTerm(grants, node: cluster.node)
         // The ended term's members, fence and seq, with its buttons and groups as the
         // next term's core starts them: every button idle, a queue's line empty, a buzzer
         // round closed (shown as every snapshot shows its groups).
@@ -127,7 +128,7 @@ extension ClusterPanel {
             }
         }
         counters.releases[ReleaseReason.failover.index] += grants.count
-        if !clusterState.relayed.memberNodes.isEmpty {
+        if !self.panel.clusterState.relayed.memberNodes.isEmpty {
             var lines: [RelayEventLine] = []
             for (button, owner) in grants {
                 var text: [UInt8] = []
@@ -141,16 +142,16 @@ extension ClusterPanel {
             MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .text, id: nil, into: &text)
             MessageEncoder.encode(PanelReply.joined(snapshot), names: names, format: .json, id: nil, into: &json)
             lines.append(RelayEventLine(fact: .plain, text: text, json: json))
-            relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
+            duties.relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
         }
-        endLocalWaits(endingGroups, flush: &flush)
+        waits.endLocalWaits(endingGroups, flush: &flush)
         core = fresh
-        clusterState.relayed.forgetRemoteSessions()
+        self.panel.clusterState.relayed.forgetRemoteSessions()
         waiters = [:]
-        if clusterState.leader.node == cluster.node {
-            clusterState.leader.node = nil
-            clusterState.leader.address = nil
-            clusterState.leader.term = nil
+        if self.panel.clusterState.leader.node == cluster.node {
+            self.panel.clusterState.leader.node = nil
+            self.panel.clusterState.leader.address = nil
+            self.panel.clusterState.leader.term = nil
         }
         cluster.log.info("panel stopped deciding", ["panel": config.id, "term": "\(term)", "reason": "\(reason)", "failover_releases": "\(grants.count)"])
         finishBatch(&flush)
@@ -158,7 +159,7 @@ extension ClusterPanel {
 
     /// A DOWN may take a fence only inside the block; past it, it waits for the next one.
     func fenceRefusal(_ request: PanelRequest) -> String? {
-        guard case .press(let press) = request, press.verb == .down, let block = clusterState.block else { return nil }
+        guard case .press(let press) = request, press.verb == .down, let block = panel.clusterState.block else { return nil }
         guard core.nextFence > block.last else { return nil }
         askForFences()
         if let problem = cluster?.fenceTrouble(of: config.id) {
@@ -170,7 +171,7 @@ extension ClusterPanel {
 
     /// At 80 % of the block, the next one is asked for (same term).
     func afterDecision() {
-        guard let block = clusterState.block else { return }
+        guard let block = panel.clusterState.block else { return }
         let size = block.last - block.first + 1
         let used = core.highestFence >= block.first ? core.highestFence - block.first + 1 : 0
         if used * 5 >= size * 4 { askForFences() }
@@ -181,12 +182,12 @@ extension ClusterPanel {
     private func askForFences() {
         guard let runtime = cluster?.runtime else { return }
         let now = clock.now().milliseconds
-        guard let deciding = clusterState.deciding else { return }
+        guard let deciding = panel.clusterState.deciding else { return }
         if let asked = deciding.extensionAskedAt, now - asked < 500 { return }
-        clusterState.deciding?.extensionAskedAt = now
+        panel.clusterState.deciding?.extensionAskedAt = now
         let highest = core.highestFence
         let mark = deciding.rateMark
-        clusterState.deciding?.rateMark = (at: now, fence: highest)
+        panel.clusterState.deciding?.rateMark = (at: now, fence: highest)
         let size = FenceBlockSizing.next(used: highest >= mark.fence ? highest - mark.fence : 0, elapsedMilliseconds: now - mark.at)
         runtime.reserveMoreFences(config.id, size: size)
     }

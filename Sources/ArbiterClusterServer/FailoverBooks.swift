@@ -10,7 +10,14 @@ import ArbiterWire
 /// the grants its fresh snapshot no longer shows, right before that snapshot: an owner
 /// whose grant still stands is never told it ended (before, it read the failover release
 /// of its own grant, then the snapshot still showing it, then its `STOPPED reason=up`).
-extension ClusterPanel {
+///
+/// The same books serve a term's end: the failover releases the members are owed
+/// (`owedFailover`), `ERROR unavailable` for each command the leader will not answer now
+/// (`failInFlight`), and the answers to releases of grants a failover ended
+/// (`FailoverBooks+EndedGrants`).
+struct FailoverBooks: ClusterPanelPart {
+    let panel: ClusterPanel
+
     /// Unanswered commands get `ERROR unavailable`; with `rejoin`, the members join again
     /// and settle what they knew of with their new snapshots; without it (this node's
     /// lease lapsed: the leader has ended its sessions' grants, and nothing it sends can
@@ -19,33 +26,33 @@ extension ClusterPanel {
     func resync(from node: String, because why: String, rejoin: Bool = true, flush: inout FlushList) {
         failInFlight(because: why, termEnded: false, flush: &flush)
         // The line goes on in the same term, but this node's waiters may have been taken
-        // out of it, or handed the group unheard: their DOWNs go again (`ClusterPanel+Waits`).
+        // out of it, or handed the group unheard: their DOWNs go again (`QueueWaits`).
         if rejoin {
             resendGone(to: node)
-            rewait(at: node, address: clusterState.leader.address)
+            waits.rewait(at: node, address: panel.clusterState.leader.address)
         }
-        guard rejoin, !members.isEmpty || !clusterState.following.pendingJoins.isEmpty else {
-            return owedFailover(newTerm: clusterState.leader.term, flush: &flush)
+        guard rejoin, !members.isEmpty || !panel.clusterState.following.pendingJoins.isEmpty else {
+            return owedFailover(newTerm: panel.clusterState.leader.term, flush: &flush)
         }
         // A member still waiting for the snapshot of an earlier resync has waited long
         // enough (this one may be the answer deadline of its re-join): its grants end now.
-        let grants = restartStream(term: clusterState.leader.term, flush: &flush)
+        let grants = restartStream(term: panel.clusterState.leader.term, flush: &flush)
         if !grants.isEmpty {
-            for session in members.keys { clusterState.following.owedReleases[session] = grants }
-            clusterState.following.owedUncounted.formUnion(grants.map(\.fence))
+            for session in members.keys { panel.clusterState.following.owedReleases[session] = grants }
+            panel.clusterState.following.owedUncounted.formUnion(grants.map(\.fence))
         }
-        self.rejoin(at: node, address: clusterState.leader.address)
+        joins.rejoin(at: node, address: panel.clusterState.leader.address)
     }
 
     /// The leader's stream starts again (a new term, or the same after a loss): its term
     /// gate moves, any next event is taken, members still owed releases read them, and
     /// the grants the members knew of are handed back (by button) for the caller to end.
     func restartStream(term: Int64?, flush: inout FlushList) -> [FollowerBooks.OwedRelease] {
-        _ = clusterState.following.inbox.leaderChanged(panel: config.id, term: term)
-        clusterState.following.nextEventSeq = nil
+        _ = panel.clusterState.following.inbox.leaderChanged(panel: config.id, term: term)
+        panel.clusterState.following.nextEventSeq = nil
         releaseOwed(flush: &flush)
-        let grants = clusterState.following.knownGrants.sorted { $0.key < $1.key }.map { (button: $0.key, owner: $0.value.owner, fence: $0.value.fence) }
-        clusterState.following.knownGrants = [:]
+        let grants = panel.clusterState.following.knownGrants.sorted { $0.key < $1.key }.map { (button: $0.key, owner: $0.value.owner, fence: $0.value.fence) }
+        panel.clusterState.following.knownGrants = [:]
         return grants
     }
 
@@ -54,7 +61,7 @@ extension ClusterPanel {
     /// it could not hear; it is told so before the snapshot. The fence alone names a grant
     /// (each grant gets a higher one), so owners' names are not compared. On `queue`.
     func settleOwed(_ session: SessionID, on connection: Connection, by grants: [Int: (owner: String, fence: UInt64)], flush: inout FlushList) {
-        guard let owed = clusterState.following.owedReleases.removeValue(forKey: session) else { return }
+        guard let owed = panel.clusterState.following.owedReleases.removeValue(forKey: session) else { return }
         let ended = owed.filter { known in grants[known.button]?.fence != known.fence }
         writeFailoverReleases(ended, to: connection, flush: &flush)
         countOwed(ended)
@@ -63,18 +70,18 @@ extension ClusterPanel {
     /// Every member still owed releases from a same-term resync reads them now (the term
     /// ended, another resync began, or the lease lapsed). On `queue`.
     func releaseOwed(flush: inout FlushList) {
-        guard !clusterState.following.owedReleases.isEmpty else { return }
-        for session in clusterState.following.owedReleases.keys.sorted() {
-            guard let connection = clusterState.following.pendingJoins[session] ?? members[session] else { continue }
+        guard !panel.clusterState.following.owedReleases.isEmpty else { return }
+        for session in panel.clusterState.following.owedReleases.keys.sorted() {
+            guard let connection = panel.clusterState.following.pendingJoins[session] ?? members[session] else { continue }
             releaseOwed(to: session, on: connection, flush: &flush)
         }
-        clusterState.following.owedReleases = [:]
-        clusterState.following.owedUncounted = []
+        panel.clusterState.following.owedReleases = [:]
+        panel.clusterState.following.owedUncounted = []
     }
 
     /// One member's owed releases, now (it will get no snapshot to settle them by).
     func releaseOwed(to session: SessionID, on connection: Connection, flush: inout FlushList) {
-        guard let owed = clusterState.following.owedReleases.removeValue(forKey: session) else { return }
+        guard let owed = panel.clusterState.following.owedReleases.removeValue(forKey: session) else { return }
         writeFailoverReleases(owed, to: connection, flush: &flush)
         countOwed(owed)
     }
@@ -92,9 +99,21 @@ extension ClusterPanel {
 
     /// Owed releases written: each grant counts once, however many members were told.
     private func countOwed(_ grants: [FollowerBooks.OwedRelease]) {
-        for grant in grants where clusterState.following.owedUncounted.remove(grant.fence) != nil {
+        for grant in grants where panel.clusterState.following.owedUncounted.remove(grant.fence) != nil {
             counters.releases[ReleaseReason.failover.index] += 1
         }
+    }
+
+    /// Ends, for the local members, the grants of the term that just ended that they were
+    /// told of, unless the old leader's own failover notice already did.
+    func owedFailover(newTerm: Int64?, flush: inout FlushList) {
+        // Only a term etcd shows: a node that lost sight of its leader (its own lease lapsed)
+        // follows nobody for a while, and the grants may stand.
+        if let newTerm { sessionGrantsEnded(inTerms: { $0 < newTerm }) }
+        let grants = restartStream(term: newTerm, flush: &flush)
+        guard !grants.isEmpty else { return }
+        for member in members.values { writeFailoverReleases(grants, to: member, flush: &flush) }
+        counters.releases[ReleaseReason.failover.index] += grants.count
     }
 
     // MARK: When the leader can no longer be trusted to answer
@@ -105,24 +124,24 @@ extension ClusterPanel {
     /// (a dropped link, lost frames, a lapsed lease) it may still stand, as the snapshot
     /// that follows shows.
     func failInFlight(because why: String, termEnded: Bool = true, flush: inout FlushList) {
-        guard !clusterState.following.inFlight.isEmpty else { return }
+        guard !panel.clusterState.following.inFlight.isEmpty else { return }
         let grant = termEnded ? " (a grant it got ended with the failover)" : " (a grant it got may still be held: the panel's snapshot shows it)"
         let message = "\(why); it may or may not have been done\(grant); try again in a second or two"
         let now = clock.now().milliseconds
-        for (session, pending) in clusterState.following.inFlight.sorted(by: { $0.key < $1.key }) {
+        for (session, pending) in panel.clusterState.following.inFlight.sorted(by: { $0.key < $1.key }) {
             // A session's own JOIN waits for the next leader instead (it stays pending).
-            for entry in pending where entry.isJoin && clusterState.following.pendingJoins[session] != nil {
-                parkJoin(entry.parked(now: now), for: session, flush: &flush)
+            for entry in pending where entry.isJoin && panel.clusterState.following.pendingJoins[session] != nil {
+                joins.parkJoin(entry.parked(now: now), for: session, flush: &flush)
             }
-            let waiting = pending.filter { $0.isSessions && !($0.isJoin && clusterState.following.pendingJoins[session] != nil) }
-            guard !waiting.isEmpty, let connection = joiningConnection(session) else { continue }
+            let waiting = pending.filter { $0.isSessions && !($0.isJoin && panel.clusterState.following.pendingJoins[session] != nil) }
+            guard !waiting.isEmpty, let connection = joins.joiningConnection(session) else { continue }
             for entry in waiting {
                 flush.answer(entry.slot, to: connection, panel: index) { out, _ in
                     MessageEncoder.encode(.error(.unavailable, message), format: entry.format, id: entry.id, into: &out)
                 }
             }
         }
-        clusterState.following.inFlight = [:]
+        panel.clusterState.following.inFlight = [:]
     }
 
     /// A relayed command unanswered for `ClusterSetup.answerTimeoutMs`: its answer was lost
@@ -135,11 +154,11 @@ extension ClusterPanel {
     /// the members join again. On `queue` (`ClusterContext`'s node timer).
     func checkAnswers() {
         assertOnQueue()
-        expireJoins()
-        guard let cluster, let leader = followedLeader else { return }
+        joins.expireJoins()
+        guard let cluster, let leader = panel.followedLeader else { return }
         let limit = cluster.setup.answerTimeoutMs
         let now = clock.now().milliseconds
-        guard clusterState.following.inFlight.values.contains(where: { $0.contains { now - $0.sentAtMs >= limit } }) else { return }
+        guard panel.clusterState.following.inFlight.values.contains(where: { $0.contains { now - $0.sentAtMs >= limit } }) else { return }
         cluster.log.warning("no answer from a panel's leader in time: the panel resynchronises", ["panel": config.id, "leader": leader, "ms": "\(limit)"])
         var flush = FlushList()
         resync(from: leader, because: "panel \(config.id)'s leader \(leader) did not answer within \(limit) ms", flush: &flush)
@@ -152,7 +171,7 @@ extension ClusterPanel {
     /// again (a new link is dialled for it) and get a fresh snapshot: the truth again.
     func leaderLinkDown(_ node: String) {
         assertOnQueue()
-        guard clusterState.leader.node == node, clusterState.block == nil else { return }
+        guard panel.clusterState.leader.node == node, panel.clusterState.block == nil else { return }
         var flush = FlushList()
         resync(from: node, because: "the link to panel \(config.id)'s leader \(node) dropped before it answered", flush: &flush)
         finishBatch(&flush)
@@ -163,7 +182,7 @@ extension ClusterPanel {
     /// its members the grants they knew of ended, now. On `queue`.
     func leaseLapsed() {
         assertOnQueue()
-        guard let leader = followedLeader else { return }
+        guard let leader = panel.followedLeader else { return }
         var flush = FlushList()
         resync(
             from: leader, because: "this node's lease lapsed (it was paused or cut off from etcd) before panel \(config.id)'s leader \(leader) answered",
@@ -179,34 +198,20 @@ extension ClusterPanel {
     /// members would wait for them for ever. On `queue`.
     func leaseRegained() {
         assertOnQueue()
-        guard followedLeader != nil else { return }
+        guard panel.followedLeader != nil else { return }
         leaseLapsed()
-        holdMembersForRejoin()
-    }
-
-    /// Every member waits for its re-join's snapshot: nothing the leader sends reaches it
-    /// before that.
-    func holdMembersForRejoin() {
-        for (session, connection) in members { clusterState.following.pendingJoins[session] = connection }
-        members = [:]
-        host.memberCount.store(0, ordering: .relaxed)
+        joins.holdMembersForRejoin()
     }
 
     /// The second step: the members that wait join again at the leader; not if another
     /// lapse began meanwhile (its own first step will lead here again). On `queue`.
     func rejoinAfterLapse() {
         assertOnQueue()
-        guard let cluster, !cluster.isLapsed, let leader = followedLeader else { return }
+        guard let cluster, !cluster.isLapsed, let leader = panel.followedLeader else { return }
         resendGone(to: leader)
-        rewait(at: leader, address: clusterState.leader.address)
-        guard !clusterState.following.pendingJoins.isEmpty else { return }
-        rejoin(at: leader, address: clusterState.leader.address)
-    }
-
-    /// The leader of this panel when it is another node.
-    var followedLeader: String? {
-        guard let leader = clusterState.leader.node, leader != cluster?.node, clusterState.block == nil else { return nil }
-        return leader
+        waits.rewait(at: leader, address: panel.clusterState.leader.address)
+        guard !panel.clusterState.following.pendingJoins.isEmpty else { return }
+        joins.rejoin(at: leader, address: panel.clusterState.leader.address)
     }
 
     /// Tells `node` again of the local members that closed within the last
@@ -223,7 +228,7 @@ extension ClusterPanel {
         guard let cluster else { return }
         forgetGone()
         let lease = cluster.synchronisedLease
-        for (session, gone) in clusterState.following.goneMembers.sorted(by: { $0.key < $1.key }) where gone.lease == lease {
+        for (session, gone) in panel.clusterState.following.goneMembers.sorted(by: { $0.key < $1.key }) where gone.lease == lease {
             tellGone(session, lease: gone.lease, to: node, cluster)
         }
     }
@@ -232,15 +237,15 @@ extension ClusterPanel {
     func tellGone(_ session: SessionID, lease: Int64, to node: String, _ cluster: ClusterContext) {
         cluster.send(
             .sessionGone(origin: cluster.node, session: UInt64(session.number), incarnation: cluster.setup.incarnation, lease: lease),
-            toNode: node, address: clusterState.leader.address)
+            toNode: node, address: panel.clusterState.leader.address)
     }
 
     /// Forgets the closed members older than the grace, which the leader has let go of by
     /// itself. On `queue`, every half second (the node timer) and before a resend.
     func forgetGone() {
         assertOnQueue()
-        guard let cluster, !clusterState.following.goneMembers.isEmpty else { return }
+        guard let cluster, !panel.clusterState.following.goneMembers.isEmpty else { return }
         let since = clock.now().milliseconds - cluster.setup.memberGraceMs
-        clusterState.following.goneMembers = clusterState.following.goneMembers.filter { $0.value.atMs >= since }
+        panel.clusterState.following.goneMembers = panel.clusterState.following.goneMembers.filter { $0.value.atMs >= since }
     }
 }

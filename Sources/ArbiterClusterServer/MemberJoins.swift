@@ -9,12 +9,14 @@ import Dispatch
 /// while no leader is known waits for one (parked); a member is joined again after a
 /// leader change, a lapse or a dropped link, and its re-join's answer is its fresh
 /// snapshot; a JOIN that waits too long is answered `ERROR unavailable`.
-extension ClusterPanel {
+struct MemberJoins: ClusterPanelPart {
+    let panel: ClusterPanel
+
     /// A JOIN while no leader is known waits for one (a failover takes about the lease
     /// TTL), so a kiosk that reconnects during a failover is not refused; after
     /// `ClusterSetup.joinWaitMs` (10 s) it is answered `ERROR unavailable` (`expireJoins`).
     func park(join connection: Connection, format: WireFormat, id: CommandID?, flush: inout FlushList) {
-        clusterState.following.pendingJoins[connection.session] = connection
+        panel.clusterState.following.pendingJoins[connection.session] = connection
         parkJoin(
             ParkedJoin(format: format, id: id, since: clock.now().milliseconds, slot: connection.reserveReplySlot()), for: connection.session,
             flush: &flush)
@@ -22,7 +24,7 @@ extension ClusterPanel {
 
     /// A local session's connection: joining, a member, or one that used the panel.
     func joiningConnection(_ session: SessionID) -> Connection? {
-        clusterState.following.pendingJoins[session] ?? members[session] ?? sessions.withLock { $0[session] }
+        panel.clusterState.following.pendingJoins[session] ?? members[session] ?? sessions.withLock { $0[session] }
     }
 
     /// Parks a session's own JOIN to wait for a leader. One waits per session: when the
@@ -31,12 +33,13 @@ extension ClusterPanel {
     /// earlier one's slot was never answered, and every later reply of the session waited
     /// behind it. On `queue`.
     func parkJoin(_ join: ParkedJoin, for session: SessionID, flush: inout FlushList) {
-        guard let other = clusterState.following.parkedJoins[session], let otherSlot = other.slot, let slot = join.slot, otherSlot != slot else {
-            clusterState.following.parkedJoins[session] = join
+        guard let other = self.panel.clusterState.following.parkedJoins[session], let otherSlot = other.slot, let slot = join.slot, otherSlot != slot
+        else {
+            self.panel.clusterState.following.parkedJoins[session] = join
             return
         }
         let (earlier, later) = otherSlot < slot ? (other, join) : (join, other)
-        clusterState.following.parkedJoins[session] = later
+        self.panel.clusterState.following.parkedJoins[session] = later
         guard let connection = joiningConnection(session) else { return }
         let panel = config.id
         flush.answer(earlier.slot, to: connection, panel: index) { out, _ in
@@ -58,8 +61,8 @@ extension ClusterPanel {
         let limit = cluster.setup.joinWaitMs
         let now = clock.now().milliseconds
         var due: Set<SessionID> = []
-        for (session, parked) in clusterState.following.parkedJoins where now - parked.since >= limit { due.insert(session) }
-        for (session, entries) in clusterState.following.inFlight
+        for (session, parked) in panel.clusterState.following.parkedJoins where now - parked.since >= limit { due.insert(session) }
+        for (session, entries) in panel.clusterState.following.inFlight
         where entries.contains(where: { if case .join(_, let since, _) = $0.kind { now - since >= limit } else { false } }) {
             due.insert(session)
         }
@@ -68,8 +71,8 @@ extension ClusterPanel {
         // session's later replies.
         var expired: [SessionID: [(format: WireFormat, id: CommandID?, slot: UInt64?)]] = [:]
         for session in due {
-            if let parked = clusterState.following.parkedJoins[session] { expired[session, default: []].append((parked.format, parked.id, parked.slot)) }
-            for entry in clusterState.following.inFlight[session] ?? [] where entry.isJoin {
+            if let parked = panel.clusterState.following.parkedJoins[session] { expired[session, default: []].append((parked.format, parked.id, parked.slot)) }
+            for entry in panel.clusterState.following.inFlight[session] ?? [] where entry.isJoin {
                 expired[session, default: []].append((entry.format, entry.id, entry.slot))
             }
         }
@@ -81,14 +84,14 @@ extension ClusterPanel {
         let message =
             cluster.isLapsed
             ? "panel \(config.id) could not be joined for \(seconds) s: this node cannot reach etcd right now (its lease lapsed: etcd has no majority, or this node is cut off from it); nothing was done, JOIN again later"
-            : clusterState.leader.node.map { "panel \(config.id)'s leader \($0) could not be reached from this node for \(seconds) s; JOIN again later" }
+            : panel.clusterState.leader.node.map { "panel \(config.id)'s leader \($0) could not be reached from this node for \(seconds) s; JOIN again later" }
                 ?? "panel \(config.id) has had no leader for \(seconds) s (etcd without a majority?); nothing was done, JOIN again later"
         var flush = FlushList()
         for (session, joins) in expired.sorted(by: { $0.key < $1.key }) {
-            clusterState.following.parkedJoins[session] = nil
-            clusterState.following.inFlight[session]?.removeAll { $0.isJoin }
-            guard let connection = clusterState.following.pendingJoins.removeValue(forKey: session) else { continue }
-            if members[session] == nil { clusterState.following.memberIdentity[session] = nil }
+            panel.clusterState.following.parkedJoins[session] = nil
+            panel.clusterState.following.inFlight[session]?.removeAll { $0.isJoin }
+            guard let connection = panel.clusterState.following.pendingJoins.removeValue(forKey: session) else { continue }
+            if members[session] == nil { panel.clusterState.following.memberIdentity[session] = nil }
             for waiting in joins.sorted(by: { ($0.slot ?? 0) < ($1.slot ?? 0) }) {
                 flush.answer(waiting.slot, to: connection, panel: index) { out, _ in
                     MessageEncoder.encode(.error(.unavailable, message), format: waiting.format, id: waiting.id, into: &out)
@@ -101,25 +104,10 @@ extension ClusterPanel {
     /// Joins a member again after its rejoin was refused (the leader was not deciding yet),
     /// while the leader stays the same; after about 10 s it is told to JOIN itself.
     func retryRejoin(_ session: SessionID, attempt: Int) {
-        let leader = clusterState.leader.node
-        let term = clusterState.leader.term
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [weak self] in
-            guard let self, let connection = clusterState.following.pendingJoins[session], clusterState.leader.node == leader, clusterState.leader.term == term,
-                let leader
-            else { return }
-            guard attempt < 100 else {
-                var flush = FlushList()
-                releaseOwed(to: session, on: connection, flush: &flush)
-                clusterState.following.pendingJoins[session] = nil
-                let panel = config.id
-                flush.append(to: connection, panel: index) { out, format in
-                    MessageEncoder.encode(
-                        .error(.unavailable, "panel \(panel)'s leader did not take this session back as a member; JOIN \(panel) again"),
-                        format: format, into: &out)
-                }
-                return finishBatch(&flush)
-            }
-            sendRejoin(session, connection, to: leader, address: clusterState.leader.address, attempt: attempt + 1)
+        let leader = panel.clusterState.leader.node
+        let term = panel.clusterState.leader.term
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(100)) { [weak panel] in
+            panel?.joins.rejoinAgain(session, attempt: attempt, leader: leader, term: term)
         }
     }
 
@@ -130,12 +118,40 @@ extension ClusterPanel {
     func retryJoin(_ session: SessionID, _ join: ParkedJoin, attempt: Int, flush: inout FlushList) {
         parkJoin(join, for: session, flush: &flush)
         finishVisit()
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(200)) { [weak self] in
-            guard let self, let connection = clusterState.following.pendingJoins[session], clusterState.following.parkedJoins[session] != nil,
-                let leader = followedLeader
-            else { return }
-            sendRejoin(session, connection, to: leader, address: clusterState.leader.address, attempt: attempt + 1)
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(200)) { [weak panel] in
+            panel?.joins.joinAgain(session, attempt: attempt)
         }
+    }
+
+    /// `retryJoin`'s next attempt, if the session's JOIN still waits and another node
+    /// leads. On `queue`.
+    private func joinAgain(_ session: SessionID, attempt: Int) {
+        guard let connection = panel.clusterState.following.pendingJoins[session], panel.clusterState.following.parkedJoins[session] != nil,
+            let leader = panel.followedLeader
+        else { return }
+        sendRejoin(session, connection, to: leader, address: panel.clusterState.leader.address, attempt: attempt + 1)
+    }
+
+    /// `retryRejoin`'s next attempt, if the session still waits and `leader` still leads in
+    /// `term`. On `queue`.
+    private func rejoinAgain(_ session: SessionID, attempt: Int, leader: String?, term: Int64?) {
+        guard let connection = panel.clusterState.following.pendingJoins[session], panel.clusterState.leader.node == leader,
+            panel.clusterState.leader.term == term,
+            let leader
+        else { return }
+        guard attempt < 100 else {
+            var flush = FlushList()
+            failover.releaseOwed(to: session, on: connection, flush: &flush)
+            self.panel.clusterState.following.pendingJoins[session] = nil
+            let panel = config.id
+            flush.append(to: connection, panel: index) { out, format in
+                MessageEncoder.encode(
+                    .error(.unavailable, "panel \(panel)'s leader did not take this session back as a member; JOIN \(panel) again"),
+                    format: format, into: &out)
+            }
+            return finishBatch(&flush)
+        }
+        sendRejoin(session, connection, to: leader, address: panel.clusterState.leader.address, attempt: attempt + 1)
     }
 
     /// Relays a JOIN for every local member (and every JOIN still unanswered) to the
@@ -144,35 +160,35 @@ extension ClusterPanel {
     func rejoin(at node: String, address: String?) {
         guard cluster != nil else { return }
         holdMembersForRejoin()
-        for (session, connection) in clusterState.following.pendingJoins.sorted(by: { $0.key < $1.key }) {
+        for (session, connection) in panel.clusterState.following.pendingJoins.sorted(by: { $0.key < $1.key }) {
             sendRejoin(session, connection, to: node, address: address, attempt: 0)
         }
     }
 
     private func sendRejoin(_ session: SessionID, _ connection: Connection, to node: String, address: String?, attempt: Int) {
-        guard let cluster, let identity = clusterState.following.memberIdentity[session] else { return }
+        guard let cluster, let identity = panel.clusterState.following.memberIdentity[session] else { return }
         // A node whose lease lapsed joins its members again only under its new lease, once
-        // it is safe (`rejoinAfterLapse`); they wait in `pendingJoins` meanwhile. A leader
+        // it is safe (`FailoverBooks.rejoinAfterLapse`); they wait in `pendingJoins` meanwhile. A leader
         // paused past its lease learns on waking that another node leads: joined at once,
         // under the lease that expired, the new leader took them for the old run's, and
         // ended them at the first frame of the new run (every member read the JOINED, a
         // LEFT, and the JOINED again).
         if cluster.mayNotRelay() { return }
         // A session's own JOIN that waited is answered in its form, with its id.
-        let parked = clusterState.following.parkedJoins.removeValue(forKey: session)
+        let parked = panel.clusterState.following.parkedJoins.removeValue(forKey: session)
         let format = parked?.format ?? connection.withLock { connection.eventFormat }
-        let (frame, serial) = commandFrame(
+        let (frame, serial) = follower.commandFrame(
             cluster, session: session, name: identity.name, key: identity.key,
-            command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: clusterState.leader.term ?? 0))
+            command: RelayPayload.command(.join(panel: config.id), format: format, id: parked?.id, term: panel.clusterState.leader.term ?? 0))
         if cluster.send(frame, toNode: node, address: address) {
             let kind: InFlight.Kind = parked.map { .join(slot: $0.slot, since: $0.since, attempt: attempt) } ?? .rejoin(attempt: attempt)
-            clusterState.following.inFlight[session, default: []].append(
+            panel.clusterState.following.inFlight[session, default: []].append(
                 InFlight(format: format, id: parked?.id, kind: kind, serial: serial, sentAtMs: clock.now().milliseconds))
             cluster.relayedOut.add(1, ordering: .relaxed)
         } else if let parked {
             // Not sent (no way to the leader yet): the JOIN waits on, and is still answered
             // in its place in the session's replies, by the next leader or its deadline.
-            clusterState.following.parkedJoins[session] = parked
+            panel.clusterState.following.parkedJoins[session] = parked
         }
     }
 
@@ -182,9 +198,17 @@ extension ClusterPanel {
     /// then gave it up. Left so, it would hear nothing more; it joins again instead, and
     /// reads its new snapshot as after any re-join. On `queue`.
     func rejoinDropped(_ session: SessionID, _ connection: Connection) {
-        guard let leader = followedLeader else { return }
+        guard let leader = panel.followedLeader else { return }
         if members.removeValue(forKey: session) != nil { host.memberCount.subtract(1, ordering: .relaxed) }
-        clusterState.following.pendingJoins[session] = connection
-        sendRejoin(session, connection, to: leader, address: clusterState.leader.address, attempt: 0)
+        panel.clusterState.following.pendingJoins[session] = connection
+        sendRejoin(session, connection, to: leader, address: panel.clusterState.leader.address, attempt: 0)
+    }
+
+    /// Every member waits for its re-join's snapshot: nothing the leader sends reaches it
+    /// before that.
+    func holdMembersForRejoin() {
+        for (session, connection) in members { panel.clusterState.following.pendingJoins[session] = connection }
+        members = [:]
+        host.memberCount.store(0, ordering: .relaxed)
     }
 }

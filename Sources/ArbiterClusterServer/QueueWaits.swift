@@ -22,7 +22,9 @@ import Dispatch
 /// waiting keeps its place, one taken out of the line joins it again at its end (or gets
 /// the group if it is free), and one that holds the group is answered its grant again.
 /// The waiter hears only of a grant (as a hand-off's GRANTED) or of its place lost.
-extension ClusterPanel {
+struct QueueWaits: ClusterPanelPart {
+    let panel: ClusterPanel
+
     /// Follower: a DOWN keeps the name and key a local session presses a fair group's
     /// button under, for its DEQUEUED line and its DOWN sent again. Only for panels with
     /// fair groups: the tap press path pays nothing. An UP or CANCEL leaves the line (or releases the grant) in the session's mind at
@@ -31,39 +33,39 @@ extension ClusterPanel {
     func notePress(_ verb: Verb, button: Int, _ connection: Connection) {
         guard core.hasFairGroups else { return }
         if verb == .down {
-            clusterState.following.waitNames[connection.session] = (connection.name, connection.key)
-        } else if var places = clusterState.following.waitingPlaces[connection.session] {
+            panel.clusterState.following.waitNames[connection.session] = (connection.name, connection.key)
+        } else if var places = panel.clusterState.following.waitingPlaces[connection.session] {
             places.removeAll { $0.button == button }
-            clusterState.following.waitingPlaces[connection.session] = places.isEmpty ? nil : places
+            panel.clusterState.following.waitingPlaces[connection.session] = places.isEmpty ? nil : places
         }
     }
 
     /// Follower: the leader's QUEUED answer to a local session's DOWN (in `format`).
     func noteQueued(_ session: SessionID, rendered: ArraySlice<UInt8>, format: WireFormat) {
         guard let (id, position) = RelayPayload.queuedPlace(rendered), let button = buttonIndex[id] else { return }
-        let identity = clusterState.following.waitNames[session]
+        let identity = panel.clusterState.following.waitNames[session]
         let place = WaitingPlace(button: button, position: position, name: identity?.name ?? "guest", key: identity?.key, format: format)
-        var places = clusterState.following.waitingPlaces[session] ?? []
+        var places = panel.clusterState.following.waitingPlaces[session] ?? []
         // A DOWN again on the same button keeps its place (and is answered QUEUED again).
         places.removeAll { $0.button == button }
         places.append(place)
-        clusterState.following.waitingPlaces[session] = places
+        panel.clusterState.following.waitingPlaces[session] = places
     }
 
     /// Follower: the session's wait ended at the leader (its hand-off, or it left the line).
     func forgetWaits(of session: SessionID) {
         waiters[session] = nil
-        clusterState.following.waitingPlaces[session] = nil
+        panel.clusterState.following.waitingPlaces[session] = nil
     }
 
     /// Follower: the term that kept the line ended (a new leader, the old one's step-down
     /// notice): every local waiter is told its place is gone. On `queue`.
     func endWaits(flush: inout FlushList) {
-        guard !clusterState.following.waitingPlaces.isEmpty else { return }
-        for (session, places) in clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
+        guard !panel.clusterState.following.waitingPlaces.isEmpty else { return }
+        for (session, places) in panel.clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
             for place in places { tellPlaceLost(session, place, flush: &flush) }
         }
-        clusterState.following.waitingPlaces = [:]
+        panel.clusterState.following.waitingPlaces = [:]
         waiters = [:]
     }
 
@@ -83,10 +85,10 @@ extension ClusterPanel {
 
     /// Follower, after a resynchronisation in the same term: each local waiter's DOWN goes
     /// to the leader again (see above). Not while this node's lease is unsafe: a lapse
-    /// sends them once it is safe again (`rejoinAfterLapse`). On `queue`.
+    /// sends them once it is safe again (`FailoverBooks.rejoinAfterLapse`). On `queue`.
     func rewait(at node: String, address: String?) {
-        guard !clusterState.following.waitingPlaces.isEmpty else { return }
-        for (session, places) in clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
+        guard !panel.clusterState.following.waitingPlaces.isEmpty else { return }
+        for (session, places) in panel.clusterState.following.waitingPlaces.sorted(by: { $0.key < $1.key }) {
             for place in places { sendWait(session, place, to: node, address: address) }
         }
     }
@@ -94,15 +96,15 @@ extension ClusterPanel {
     private func sendWait(_ session: SessionID, _ place: WaitingPlace, to node: String, address: String?) {
         guard let cluster, !cluster.mayNotRelay() else { return }
         let down = RelayPayload.command(
-            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: clusterState.leader.term ?? 0)
-        let (frame, serial) = commandFrame(cluster, session: session, name: place.name, key: place.key, command: down)
+            .press(.down(panel: config.id, button: config.buttons[place.button].id)), format: place.format, id: nil, term: panel.clusterState.leader.term ?? 0)
+        let (frame, serial) = follower.commandFrame(cluster, session: session, name: place.name, key: place.key, command: down)
         guard cluster.send(frame, toNode: node, address: address, leaseEpoch: cluster.outputEpoch) else { return }
-        if var places = clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
+        if var places = panel.clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == place.button }) {
             places[i].resent = serial
-            clusterState.following.waitingPlaces[session] = places
+            panel.clusterState.following.waitingPlaces[session] = places
         }
         let entry = InFlight(format: place.format, id: nil, kind: .rewait(button: place.button), serial: serial, sentAtMs: clock.now().milliseconds)
-        clusterState.following.inFlight[session, default: []].append(entry)
+        panel.clusterState.following.inFlight[session, default: []].append(entry)
         cluster.relayedOut.add(1, ordering: .relaxed)
     }
 
@@ -111,13 +113,13 @@ extension ClusterPanel {
     /// its line, so it is not told its place is lost; the DOWN goes again shortly, while
     /// the leader stays the same. A new leader or a resync settles it otherwise.
     private func retryWait(_ session: SessionID, button: Int) {
-        let leader = clusterState.leader.node
-        let term = clusterState.leader.term
-        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(150)) { [weak self] in
-            guard let self, let leader, clusterState.leader.node == leader, clusterState.leader.term == term, leader != cluster?.node,
-                let place = clusterState.following.waitingPlaces[session]?.first(where: { $0.button == button })
+        let leader = panel.clusterState.leader.node
+        let term = panel.clusterState.leader.term
+        queue.asyncAfter(deadline: DispatchTime.now() + DispatchTimeInterval.milliseconds(150)) { [weak panel] in
+            guard let panel, let leader, panel.clusterState.leader.node == leader, panel.clusterState.leader.term == term, leader != panel.cluster?.node,
+                let place = panel.clusterState.following.waitingPlaces[session]?.first(where: { $0.button == button })
             else { return }
-            sendWait(session, place, to: leader, address: clusterState.leader.address)
+            panel.waits.sendWait(session, place, to: leader, address: panel.clusterState.leader.address)
         }
     }
 
@@ -132,24 +134,24 @@ extension ClusterPanel {
         // A late answer: the session's hand-off came meanwhile, and it may wait again
         // since, in a place this answer knows nothing of (nemesis seed 62: a GRANTED of the
         // earlier wait, forwarded for the new one, reached a session already past it).
-        guard var places = clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button && $0.resent == serial })
+        guard var places = panel.clusterState.following.waitingPlaces[session], let i = places.firstIndex(where: { $0.button == button && $0.resent == serial })
         else { return }
         if reply.kind == .queued {
             if let (_, position) = RelayPayload.queuedPlace(reply.rendered) { places[i].position = position }
-            clusterState.following.waitingPlaces[session] = places
+            panel.clusterState.following.waitingPlaces[session] = places
             return
         }
         if RelayPayload.isUnavailable(reply.rendered) { return retryWait(session, button: button) }
         let place = places.remove(at: i)
         if RelayPayload.isGranted(reply.rendered) {
             // The session's grant, as a hand-off's is: a failover ends it (`ended=failover`).
-            noteAnswer(reply.rendered, toDownOf: button, session: session, term: term)
+            failover.noteAnswer(reply.rendered, toDownOf: button, session: session, term: term)
             let bytes = reply.rendered
             flush.append(to: connection, panel: index) { out, _ in out.append(contentsOf: bytes) }
         } else {
             tellPlaceLost(session, place, flush: &flush)
         }
-        clusterState.following.waitingPlaces[session] = places.isEmpty ? nil : places
+        panel.clusterState.following.waitingPlaces[session] = places.isEmpty ? nil : places
         if places.isEmpty { waiters[session] = nil }
     }
 
@@ -168,18 +170,6 @@ extension ClusterPanel {
         waiters = [:]
     }
 
-    /// Leader: relayed sessions that left a line (DEQUEUED) in the output just delivered.
-    /// Their nodes are told with an empty notice, so that a later failover does not tell
-    /// them of a place they no longer had.
-    func tellNodesOfDequeuedWaiters(_ events: [PanelEvent]) {
-        for event in events {
-            guard case .dequeued(_, _, let session, _, _) = event.kind,
-                let waiter = clusterState.relayed.remoteWaiters.removeValue(forKey: session)
-            else { continue }
-            sendReply(RelayPayload.reply(.notice, rendered: []), to: waiter)
-        }
-    }
-
     /// Follower: whether a hand-off's GRANTED is for a place this node knows the session
     /// waits in. One that is not (the session was told its place was lost, and a DOWN sent
     /// again before a leader change was queued by the new leader, or its QUEUED answer was
@@ -190,16 +180,16 @@ extension ClusterPanel {
     /// `leader`: the node that sent it. A grant that cannot be let go is passed on after all.
     func handOffExpected(_ session: SessionID, _ rendered: ArraySlice<UInt8>, from leader: String) -> Bool {
         guard let (id, fence) = RelayPayload.grantedButtonAndFence(rendered), let button = buttonIndex[id] else { return true }
-        if clusterState.following.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
+        if panel.clusterState.following.waitingPlaces[session]?.contains(where: { $0.button == button }) == true { return true }
         guard let cluster, leader != cluster.node else { return true }
-        let identity = clusterState.following.waitNames[session]
+        let identity = panel.clusterState.following.waitNames[session]
         let cancel = RelayPayload.command(
-            .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: clusterState.leader.term ?? 0)
-        let (frame, serial) = commandFrame(cluster, session: session, name: identity?.name ?? "guest", key: identity?.key, command: cancel)
-        let address = clusterState.leader.node == leader ? clusterState.leader.address : nil
+            .press(.cancel(panel: config.id, button: id, fence: fence)), format: .text, id: nil, term: panel.clusterState.leader.term ?? 0)
+        let (frame, serial) = follower.commandFrame(cluster, session: session, name: identity?.name ?? "guest", key: identity?.key, command: cancel)
+        let address = panel.clusterState.leader.node == leader ? panel.clusterState.leader.address : nil
         guard cluster.send(frame, toNode: leader, address: address, leaseEpoch: cluster.outputEpoch) else { return true }
         let entry = InFlight(format: .text, id: nil, kind: .cleanup, serial: serial, sentAtMs: clock.now().milliseconds)
-        clusterState.following.inFlight[session, default: []].append(entry)
+        panel.clusterState.following.inFlight[session, default: []].append(entry)
         cluster.log.info("a hand-off nobody waited for was let go", ["panel": config.id, "session": "\(session)", "button": id, "fence": "\(fence)"])
         return false
     }

@@ -7,7 +7,9 @@ import ArbiterWire
 /// Cluster mode, the leader's side of other nodes' sessions: their commands run in the
 /// core as sessions of their own node, their replies and the panel's events go back over
 /// the relay, and they end when their node or its link goes.
-extension ClusterPanel {
+struct LeaderDuties: ClusterPanelPart {
+    let panel: ClusterPanel
+
     /// A command of another node's session. Runs in the core as that session (its number
     /// is in its node's range, so it cannot be one of ours), with the key it presented
     /// there checked here; its output goes into `flush`, for the caller to write once it
@@ -35,8 +37,8 @@ extension ClusterPanel {
             requester.format = error.format
             requester.id = error.id
         }
-        remoteRequester = requester
-        defer { remoteRequester = nil }
+        panel.remoteRequester = requester
+        defer { panel.remoteRequester = nil }
         guard relayed.origin == node, ClusterSetup.owns(node, session: session.number) else {
             return replyRemotely(.error(.badSyntax, "session \(session) is not one of node \(node)'s; nothing was done"))
         }
@@ -45,22 +47,22 @@ extension ClusterPanel {
         case .success(let c): command = c
         case .failure(let error): return replyRemotely(.error(error.code, error.message))
         }
-        guard clusterState.block != nil, mayDecideNow() else {
+        guard panel.clusterState.block != nil, leadership.mayDecideNow() else {
             return replyRemotely(
                 .error(.unavailable, "this node does not decide panel \(config.id) right now (a failover is under way); \(ClusterPanel.retryHint)"))
         }
-        if case .press(let press) = command.request, let refusal = fenceRefusal(resolve(press)) {
+        if case .press(let press) = command.request, let refusal = leadership.fenceRefusal(resolve(press)) {
             return replyRemotely(.error(.unavailable, refusal))
         }
-        clusterState.relayed.remoteSessions[session] = node
+        panel.clusterState.relayed.remoteSessions[session] = node
         executeHere(command, receivedAt: arrived, session: session, name: relayed.sessionName, key: relayed.key, from: nil, flush: &flush)
-        afterDecision()
+        leadership.afterDecision()
         finishVisit()
     }
 
     /// The reply to the relayed session being served, back through its node's link.
     func replyRemotely(_ reply: PanelReply) {
-        guard let remote = remoteRequester else { return }
+        guard let remote = panel.remoteRequester else { return }
         sendReply(remote.isJoin ? .joinRefused : .plain, reply, to: remote, id: remote.id)
     }
 
@@ -68,16 +70,16 @@ extension ClusterPanel {
         let kind: RelayPayload.ReplyKind
         switch reply {
         case .joined(let snapshot):
-            clusterState.relayed.addRemoteMember(remote.session, node: remote.node, typedEvents: clusterState.typedEventNodes.contains(remote.node))
-            clusterState.relayed.keptMembers[remote.session] = nil
+            panel.clusterState.relayed.addRemoteMember(remote.session, node: remote.node, typedEvents: panel.clusterState.typedEventNodes.contains(remote.node))
+            panel.clusterState.relayed.keptMembers[remote.session] = nil
             var rendered: [UInt8] = []
             MessageEncoder.encode(reply, names: names, format: remote.format, id: remote.id, into: &rendered)
             return sendReply(RelayPayload.reply(.joined, grants: core.liveGrants, seq: snapshot.seq, rendered: rendered), to: remote)
         case .left:
-            clusterState.relayed.removeRemoteMember(remote.session)
+            panel.clusterState.relayed.removeRemoteMember(remote.session)
             kind = .left
         case .queued:
-            clusterState.relayed.remoteWaiters[remote.session] = remote
+            panel.clusterState.relayed.remoteWaiters[remote.session] = remote
             kind = .queued
         case .deniedBusy, .deniedForbidden, .denied:
             counters.denials += 1
@@ -90,8 +92,20 @@ extension ClusterPanel {
 
     /// A queue's hand-off GRANTED for a relayed session that waited in the line.
     func deliverRemoteNotice(_ notice: PanelOutput.Notice) {
-        guard let waiter = clusterState.relayed.remoteWaiters.removeValue(forKey: notice.session) else { return }
+        guard let waiter = panel.clusterState.relayed.remoteWaiters.removeValue(forKey: notice.session) else { return }
         sendReply(.notice, notice.reply, to: waiter, id: nil)
+    }
+
+    /// Leader: relayed sessions that left a line (DEQUEUED) in the output just delivered.
+    /// Their nodes are told with an empty notice, so that a later failover does not tell
+    /// them of a place they no longer had.
+    func tellNodesOfDequeuedWaiters(_ events: [PanelEvent]) {
+        for event in events {
+            guard case .dequeued(_, _, let session, _, _) = event.kind,
+                let waiter = panel.clusterState.relayed.remoteWaiters.removeValue(forKey: session)
+            else { continue }
+            sendReply(RelayPayload.reply(.notice, rendered: []), to: waiter)
+        }
     }
 
     func replyHistoryRemotely(_ count: Int, access: Access, format: WireFormat, id: CommandID?) {
@@ -100,7 +114,7 @@ extension ClusterPanel {
         }
         var rendered: [UInt8] = []
         encodeHistory(history.last(count), format: format, id: id, into: &rendered)
-        if let remote = remoteRequester { sendReply(RelayPayload.reply(.plain, rendered: rendered), to: remote) }
+        if let remote = panel.remoteRequester { sendReply(RelayPayload.reply(.plain, rendered: rendered), to: remote) }
     }
 
     func sendReply(_ line: [UInt8], to remote: RemoteRequester) {
@@ -120,9 +134,9 @@ extension ClusterPanel {
         guard let cluster else { return }
         // Decisions go under this node's term; a refusal while not deciding goes under the
         // term the sender addressed, which its term fencing lets through.
-        let term = clusterState.block?.term ?? remote.term
+        let term = panel.clusterState.block?.term ?? remote.term
         // A decision's reply holds only under this node's lease; a refusal holds anyway.
-        let epoch = clusterState.block != nil ? cluster.outputEpoch : 0
+        let epoch = panel.clusterState.block != nil ? cluster.outputEpoch : 0
         let frame = RelayFrameEncoder.encodeReply(
             panel: config.id, term: term, session: UInt64(remote.session.number), incarnation: remote.incarnation, serial: remote.serial,
             writeLine: writeLine)
@@ -134,7 +148,7 @@ extension ClusterPanel {
     /// silent, and the asking node shows its own view at its deadline. On `queue`.
     func stateQueried(id: UInt64, by node: String) {
         assertOnQueue()
-        guard let cluster, mayDecideNow(), let block = clusterState.block else { return }
+        guard let cluster, leadership.mayDecideNow(), let block = panel.clusterState.block else { return }
         let state = stateJSON()
         cluster.send(.stateAnswer(panel: config.id, term: block.term, id: id, state: state), toNode: node, leaseEpoch: cluster.outputEpoch)
     }
@@ -143,7 +157,7 @@ extension ClusterPanel {
     /// what a follower tracks of it as fields (`typedEvent`), or as an `event` to a node
     /// of an earlier version.
     func relayEvent(_ event: PanelEvent) {
-        guard let cluster, let block = clusterState.block else { return }
+        guard let cluster, let block = panel.clusterState.block else { return }
         var text: [UInt8] = []
         var json: [UInt8] = []
         MessageEncoder.encode(event, names: names, format: .text, into: &text)
@@ -157,7 +171,7 @@ extension ClusterPanel {
     func relay(lines: [RelayEventLine], term: Int64, seq: UInt64, _ cluster: ClusterContext, leaseEpoch: UInt64) {
         var typed: [UInt8] = []
         var legacy: [UInt8] = []
-        for (node, entry) in clusterState.relayed.memberNodes {
+        for (node, entry) in panel.clusterState.relayed.memberNodes {
             if entry.typedEvents {
                 if typed.isEmpty { typed = RelayFrameEncoder.encode(.typedEvent(panel: config.id, term: term, seq: seq, lines: lines)) }
                 cluster.send(encoded: typed, toNode: node, leaseEpoch: leaseEpoch)
@@ -174,14 +188,14 @@ extension ClusterPanel {
     /// A relayed session's grant ended here for `reason` without its own release. Its node
     /// hears the `RELEASED` only while it has members of the panel; else it is told by a
     /// `grantEnded` frame, so that after a failover it answers the session's `UP` as this
-    /// core would have (`ended=timeout`, not `ended=failover`: ClusterPanel+FailoverEnded).
+    /// core would have (`ended=timeout`, not `ended=failover`: FailoverBooks+EndedGrants).
     func tellNodeOfGrantEnded(button: Int, reason: ReleaseReason, owner: Owner) {
         switch reason {
         case .timeout, .fired, .reset: break
         case .up, .cancel, .disconnect, .shutdown, .failover: return
         }
-        guard let cluster, let block = clusterState.block, let node = clusterState.relayed.remoteSessions[owner.session],
-            clusterState.relayed.memberNodes[node] == nil, cluster.runtime?.node(node, supports: ClusterFeatures.grantEnded) == true
+        guard let cluster, let block = panel.clusterState.block, let node = panel.clusterState.relayed.remoteSessions[owner.session],
+            panel.clusterState.relayed.memberNodes[node] == nil, cluster.runtime?.node(node, supports: ClusterFeatures.grantEnded) == true
         else { return }
         let frame = RelayMessage.grantEnded(
             panel: config.id, term: block.term, session: UInt64(owner.session.number), button: config.buttons[button].id, fence: owner.fence,
@@ -193,7 +207,7 @@ extension ClusterPanel {
     func remoteSessionGone(_ session: SessionID, of node: String, run: RelayIncarnations.Run) {
         assertOnQueue()
         if let cluster, cluster.isRetired(run, of: node) { return }
-        guard clusterState.relayed.remoteSessions[session] == node || clusterState.relayed.remoteMembers[session] == node else { return }
+        guard panel.clusterState.relayed.remoteSessions[session] == node || panel.clusterState.relayed.remoteMembers[session] == node else { return }
         endRemoteSessions([session])
     }
 
@@ -218,9 +232,9 @@ extension ClusterPanel {
     /// `sessionGone` lost with it), so they leave now. On `queue` (the node timer).
     func checkKeptMembers() {
         assertOnQueue()
-        guard !clusterState.relayed.keptMembers.isEmpty, let cluster else { return }
+        guard !panel.clusterState.relayed.keptMembers.isEmpty, let cluster else { return }
         let limit = clock.now().milliseconds - cluster.setup.memberGraceMs
-        let gone = clusterState.relayed.keptMembers.filter { $0.value <= limit }.keys.sorted()
+        let gone = panel.clusterState.relayed.keptMembers.filter { $0.value <= limit }.keys.sorted()
         guard !gone.isEmpty else { return }
         endRemoteSessions(gone)
     }
@@ -236,8 +250,10 @@ extension ClusterPanel {
     /// Every session of `node` this panel knows of: those that ran a command here, and its
     /// members.
     private func remoteSessions(of node: String) -> [SessionID] {
-        Set(clusterState.relayed.remoteSessions.filter { $0.value == node }.keys).union(clusterState.relayed.remoteMembers.filter { $0.value == node }.keys)
-            .sorted()
+        Set(panel.clusterState.relayed.remoteSessions.filter { $0.value == node }.keys).union(
+            panel.clusterState.relayed.remoteMembers.filter { $0.value == node }.keys
+        )
+        .sorted()
     }
 
     /// Ends `sessions` (`reason=disconnect` for what they hold); with `keepingMembers`,
@@ -246,15 +262,15 @@ extension ClusterPanel {
         let list = Array(sessions)
         let now = clock.now()
         for session in list {
-            clusterState.relayed.remoteSessions[session] = nil
-            clusterState.relayed.remoteWaiters[session] = nil
-            if keepingMembers, clusterState.relayed.remoteMembers[session] != nil { clusterState.relayed.keptMembers[session] = now.milliseconds }
+            panel.clusterState.relayed.remoteSessions[session] = nil
+            panel.clusterState.relayed.remoteWaiters[session] = nil
+            if keepingMembers, panel.clusterState.relayed.remoteMembers[session] != nil { panel.clusterState.relayed.keptMembers[session] = now.milliseconds }
         }
         // A member leaves the relay's list only after its LEFT went out: its node hears of
         // it even when it was that node's last member, and joins it again if it still has
-        // it (`ClusterPanel.rejoinDropped`) instead of leaving it to hear nothing more.
-        defer { if !keepingMembers { for session in list { clusterState.relayed.removeRemoteMember(session) } } }
-        guard clusterState.block != nil, mayDecideNow() else { return }
+        // it (`MemberJoins.rejoinDropped`) instead of leaving it to hear nothing more.
+        defer { if !keepingMembers { for session in list { panel.clusterState.relayed.removeRemoteMember(session) } } }
+        guard panel.clusterState.block != nil, leadership.mayDecideNow() else { return }
         var flush = FlushList()
         for session in list {
             output.removeAll()

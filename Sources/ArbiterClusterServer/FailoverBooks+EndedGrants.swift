@@ -17,31 +17,34 @@ import ArbiterWire
 /// reason where it had one.
 ///
 /// Sound because a grant of a new term needs a `DOWN` of the session on that button after
-/// the term began (a queue's line ends with its term, `endWaits`), and such a `DOWN`
+/// the term began (a queue's line ends with its term, `QueueWaits.endWaits`), and such a `DOWN`
 /// forgets the ended grant first.
-extension ClusterPanel {
+extension FailoverBooks {
     /// A local session's DOWN, UP or CANCEL goes to be decided (here, or relayed to the
     /// leader; not one refused with nothing done): a new DOWN supersedes whatever was known
     /// of that button, a release ends the grant it names. On `queue`.
     func notePressSent(_ press: Press<Int>, session: SessionID) {
         // All empty on a leader's own presses (its grants live in its core): no lookup.
-        guard !(clusterState.grants.sessionGrants.isEmpty && clusterState.grants.failoverEnded.isEmpty && clusterState.grants.leaderEnded.isEmpty) else {
+        guard
+            !(panel.clusterState.grants.sessionGrants.isEmpty && panel.clusterState.grants.failoverEnded.isEmpty
+                && panel.clusterState.grants.leaderEnded.isEmpty)
+        else {
             return
         }
         // Looked up before they are written: a write through the nested tables costs about
         // twice a read (callgrind), and a DOWN usually finds nothing to clear.
         if press.verb == .down {
-            if clusterState.grants.sessionGrants[session]?[press.button] != nil { clusterState.grants.sessionGrants[session]?[press.button] = nil }
-            if clusterState.grants.failoverEnded[session]?[press.button] != nil { clusterState.grants.failoverEnded[session]?[press.button] = nil }
-            if clusterState.grants.leaderEnded[session]?[press.button] != nil { clusterState.grants.leaderEnded[session]?[press.button] = nil }
+            if panel.clusterState.grants.sessionGrants[session]?[press.button] != nil { panel.clusterState.grants.sessionGrants[session]?[press.button] = nil }
+            if panel.clusterState.grants.failoverEnded[session]?[press.button] != nil { panel.clusterState.grants.failoverEnded[session]?[press.button] = nil }
+            if panel.clusterState.grants.leaderEnded[session]?[press.button] != nil { panel.clusterState.grants.leaderEnded[session]?[press.button] = nil }
             return
         }
-        if let known = clusterState.grants.sessionGrants[session]?[press.button], press.fence == nil || press.fence == known.fence {
-            clusterState.grants.sessionGrants[session]?[press.button] = nil
+        if let known = panel.clusterState.grants.sessionGrants[session]?[press.button], press.fence == nil || press.fence == known.fence {
+            panel.clusterState.grants.sessionGrants[session]?[press.button] = nil
         }
         // The leader answers this release `ended=<reason>`: once, as after a failover.
-        if let ended = clusterState.grants.leaderEnded[session]?[press.button], press.fence == nil || press.fence == ended.fence {
-            clusterState.grants.leaderEnded[session]?[press.button] = nil
+        if let ended = panel.clusterState.grants.leaderEnded[session]?[press.button], press.fence == nil || press.fence == ended.fence {
+            panel.clusterState.grants.leaderEnded[session]?[press.button] = nil
         }
     }
 
@@ -49,13 +52,13 @@ extension ClusterPanel {
     /// grant until it lets go or the term ends. On `queue`, for every relayed DOWN's answer.
     func noteAnswer(_ rendered: ArraySlice<UInt8>, toDownOf button: Int, session: SessionID, term: Int64) {
         guard let fence = RelayPayload.grantedFence(rendered) else { return }
-        clusterState.grants.sessionGrants[session, default: [:]][button] = (fence, term)
+        panel.clusterState.grants.sessionGrants[session, default: [:]][button] = (fence, term)
     }
 
     /// A queue's hand-off `GRANTED` (its button read from the answer). On `queue`.
     func noteHandOff(_ rendered: ArraySlice<UInt8>, session: SessionID, term: Int64) {
         guard let (id, fence) = RelayPayload.grantedButtonAndFence(rendered), let button = buttonIndex[id] else { return }
-        clusterState.grants.sessionGrants[session, default: [:]][button] = (fence, term)
+        panel.clusterState.grants.sessionGrants[session, default: [:]][button] = (fence, term)
     }
 
     /// A `RELEASED` event (members here hear the panel's events): the grant it names ended
@@ -63,7 +66,7 @@ extension ClusterPanel {
     /// fired, reset), the session's `UP` after a failover is answered with that reason. On
     /// `queue`.
     func sessionGrantEnded(button: Int, fence: UInt64, reason: ReleaseReason?) {
-        for (session, grants) in clusterState.grants.sessionGrants where grants[button]?.fence == fence {
+        for (session, grants) in panel.clusterState.grants.sessionGrants where grants[button]?.fence == fence {
             sessionGrantEnded(session, button: button, fence: fence, reason: reason)
         }
     }
@@ -71,15 +74,15 @@ extension ClusterPanel {
     /// The same for one session: the leader's `grantEnded` frame, which a node with no
     /// member of the panel gets instead of the event. On `queue`.
     func sessionGrantEnded(_ session: SessionID, button: Int, fence: UInt64, reason: ReleaseReason?) {
-        guard let grant = clusterState.grants.sessionGrants[session]?[button], grant.fence == fence else { return }
-        clusterState.grants.sessionGrants[session]?[button] = nil
-        if clusterState.grants.sessionGrants[session]?.isEmpty == true { clusterState.grants.sessionGrants[session] = nil }
+        guard let grant = panel.clusterState.grants.sessionGrants[session]?[button], grant.fence == fence else { return }
+        panel.clusterState.grants.sessionGrants[session]?[button] = nil
+        if panel.clusterState.grants.sessionGrants[session]?.isEmpty == true { panel.clusterState.grants.sessionGrants[session] = nil }
         // The reasons a leader's core answers a late `UP` with (`ended=`); a disconnect's
         // session is gone, or was given up with its node's link, and the core forgot it.
         guard let reason else { return }
         switch reason {
         case .timeout, .fired, .reset:
-            clusterState.grants.leaderEnded[session, default: [:]][button] = (fence, grant.term, reason)
+            panel.clusterState.grants.leaderEnded[session, default: [:]][button] = (fence, grant.term, reason)
         case .up, .cancel, .disconnect, .shutdown, .failover:
             break
         }
@@ -92,20 +95,20 @@ extension ClusterPanel {
     /// nobody for a while, and the grant may still stand (its release must then go to the
     /// leader, or a hold fires after the finger is lifted). On `queue`.
     func sessionGrantsEnded(inTerms ended: (Int64) -> Bool) {
-        for (session, grants) in clusterState.grants.leaderEnded {
+        for (session, grants) in panel.clusterState.grants.leaderEnded {
             for (button, grant) in grants where ended(grant.term) {
-                clusterState.grants.failoverEnded[session, default: [:]][button] = (grant.fence, grant.reason)
-                clusterState.grants.leaderEnded[session]?[button] = nil
+                panel.clusterState.grants.failoverEnded[session, default: [:]][button] = (grant.fence, grant.reason)
+                panel.clusterState.grants.leaderEnded[session]?[button] = nil
             }
-            if clusterState.grants.leaderEnded[session]?.isEmpty == true { clusterState.grants.leaderEnded[session] = nil }
+            if panel.clusterState.grants.leaderEnded[session]?.isEmpty == true { panel.clusterState.grants.leaderEnded[session] = nil }
         }
         // After the ended ones: a grant that stood is the session's last of its button.
-        for (session, grants) in clusterState.grants.sessionGrants {
+        for (session, grants) in panel.clusterState.grants.sessionGrants {
             for (button, grant) in grants where ended(grant.term) {
-                clusterState.grants.failoverEnded[session, default: [:]][button] = (grant.fence, .failover)
-                clusterState.grants.sessionGrants[session]?[button] = nil
+                panel.clusterState.grants.failoverEnded[session, default: [:]][button] = (grant.fence, .failover)
+                panel.clusterState.grants.sessionGrants[session]?[button] = nil
             }
-            if clusterState.grants.sessionGrants[session]?.isEmpty == true { clusterState.grants.sessionGrants[session] = nil }
+            if panel.clusterState.grants.sessionGrants[session]?.isEmpty == true { panel.clusterState.grants.sessionGrants[session] = nil }
         }
     }
 
@@ -117,13 +120,13 @@ extension ClusterPanel {
         for ended in core.endedGrants where ClusterSetup.owns(node, session: ended.session.number) {
             switch ended.reason {
             case .timeout, .fired, .reset:
-                clusterState.grants.failoverEnded[ended.session, default: [:]][ended.button] = (ended.fence, ended.reason)
+                panel.clusterState.grants.failoverEnded[ended.session, default: [:]][ended.button] = (ended.fence, ended.reason)
             case .up, .cancel, .disconnect, .shutdown, .failover:
                 break
             }
         }
         for (button, owner) in grants where ClusterSetup.owns(node, session: owner.session.number) {
-            clusterState.grants.failoverEnded[owner.session, default: [:]][button] = (owner.fence, .failover)
+            panel.clusterState.grants.failoverEnded[owner.session, default: [:]][button] = (owner.fence, .failover)
         }
     }
 
@@ -137,13 +140,14 @@ extension ClusterPanel {
     ) -> Bool {
         let session = connection.session
         let button = press.button
-        guard press.verb != .down, let ended = clusterState.grants.failoverEnded[session]?[button], press.fence == nil || press.fence == ended.fence else {
+        guard press.verb != .down, let ended = panel.clusterState.grants.failoverEnded[session]?[button], press.fence == nil || press.fence == ended.fence
+        else {
             return false
         }
         guard access(key: connection.key) >= .press else { return false }
-        clusterState.grants.failoverEnded[session]?[button] = nil
-        if clusterState.grants.failoverEnded[session]?.isEmpty == true { clusterState.grants.failoverEnded[session] = nil }
-        if clusterState.block != nil, core.liveGrants.contains(where: { $0.button == button && $0.owner.session == session }) { return false }
+        panel.clusterState.grants.failoverEnded[session]?[button] = nil
+        if panel.clusterState.grants.failoverEnded[session]?.isEmpty == true { panel.clusterState.grants.failoverEnded[session] = nil }
+        if panel.clusterState.block != nil, core.liveGrants.contains(where: { $0.button == button && $0.owner.session == session }) { return false }
         let reply = PanelReply.released(verb: press.verb == .cancel ? .cancel : .up, button: button, ended: ended.reason)
         // This node's own answer: after the replies still owed for commands relayed before.
         flush.appendReply(to: connection, panel: index) { [names] out, _ in
