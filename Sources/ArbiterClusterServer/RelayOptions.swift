@@ -5,9 +5,13 @@ public struct RelayOptions: Sendable {
     /// it the peer is not reading: its link is closed and reported down, and what was
     /// queued is dropped. Default 64 MiB.
     public var maxOutboundBytes = 64 << 20
-    /// How long a handshake may take, connecting included. Default 2 s: on a LAN it takes
-    /// a millisecond or two, and while a peer is cut off every relayed press waits for the
-    /// dial under way to fail before it is answered `ERROR unavailable` (5 s before).
+    /// How long a handshake may take: a dial from its connect, an accepted link from its
+    /// hand-off by the reactor. Default 2 s. On a LAN it takes a millisecond or two (one
+    /// round trip and two HMACs), and the test suite saw a node starved of CPU for 800 ms
+    /// at worst, so a healthy node meets it even under load; while a peer is cut off every
+    /// relayed press waits for the dial under way to fail before it is answered `ERROR
+    /// unavailable` (5 s before). An acceptor waiting longer than its dialer would only hold
+    /// a slot (`maxPendingHandshakes`) for a handshake nobody will finish.
     public var handshakeTimeoutMs = 2_000
     /// The first wait before dialling a node again after a failure, doubled per failure.
     /// Default 50 ms.
