@@ -84,7 +84,7 @@ extension ClusterContext: ServerCluster {
             Sys.close(fd)
             return
         }
-        network.adopt(fd: fd, peer: peer, firstBytes: firstBytes)
+        network.adopt(fd: fd, peer: peer, firstBytes: firstBytes, nodeAddresses: runtime.map { Array($0.nodeAddresses().values) } ?? [])
     }
 
     /// Every live node, sorted by name (GET /api/nodes).

@@ -11,7 +11,8 @@ import Synchronization
 ///   messages to another leave on one link at a time, in order. The link is an inbound
 ///   one from that node if it is up, else one dialled to `address` (lazily, again after
 ///   a failure with a backoff of 50 ms doubling to 1 s, while something waits to go).
-/// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`.
+/// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`, if a
+///   handshake slot is free (`RelayHandshakeSlots`).
 /// - What the links receive goes to `onMessage` on the link's own queue, in frame order.
 ///   `onLinkUp` and `onLinkDown` are called once per link (a pair of nodes may have two,
 ///   one dialled each way, if both dialled before either's link was up; a newer accepted
@@ -43,12 +44,12 @@ public final class RelayNetwork: @unchecked Sendable {
         /// Every link not closed yet, for `stop`.
         var open: [ObjectIdentifier: RelayLink] = [:]
         /// Accepted links still in their handshake.
-        var handshakes = 0
+        var handshakes: RelayHandshakeSlots
         var stopped = false
         var statistics = RelayStatistics()
     }
 
-    private let links = Locked(Links())
+    private let links: Locked<Links>
     /// Counted per frame outside `links`' lock: the reactors' sends and the links' reads
     /// would otherwise meet on it for every relayed press.
     private let framesIn = Atomic<Int>(0)
@@ -73,6 +74,7 @@ public final class RelayNetwork: @unchecked Sendable {
         self.onLinkDown = onLinkDown
         self.onUndelivered = onUndelivered
         self.outputStands = outputStands
+        self.links = Locked(Links(handshakes: RelayHandshakeSlots(options: options)))
     }
 
     // MARK: The API
@@ -106,17 +108,21 @@ public final class RelayNetwork: @unchecked Sendable {
     }
 
     /// Takes over an accepted socket whose first bytes (`firstBytes`, already read) are a
-    /// relay handshake: `ServerConfiguration.relayHandOff`. `peer` is its address, for
-    /// logs. Returns at once; the handshake runs on the link's queue.
-    public func adopt(fd: Int32, peer: String, firstBytes: [UInt8]) {
+    /// relay handshake: `ServerConfiguration.relayHandOff`. `peer` is its address: for the
+    /// bounds per source and for logs. `nodeAddresses`: the registered nodes' advertised
+    /// addresses, whose handshakes may take the slots kept for nodes. Returns at once; the
+    /// handshake runs on the link's queue.
+    public func adopt(fd: Int32, peer: String, firstBytes: [UInt8], nodeAddresses: [String] = []) {
+        let source = RelayPeerAddress(hostPort: peer)
+        let fromNode = source.map { source in nodeAddresses.contains { RelayPeerAddress(hostPort: $0) == source } } ?? false
+        let host = RelayAddress(peer)?.host ?? peer
         let link = RelayLink(network: self, fd: fd, address: peer)
         let refusal = links.withLock { l -> String? in
             if l.stopped { return "relay stopped" }
-            guard l.handshakes < options.maxPendingHandshakes else {
+            if let busy = l.handshakes.take(ObjectIdentifier(link), from: source, fromNode: fromNode, host: host) {
                 l.statistics.refusals += 1
-                return "busy: \(options.maxPendingHandshakes) relay handshakes under way"
+                return busy
             }
-            l.handshakes += 1
             l.statistics.sockets += 1
             l.open[ObjectIdentifier(link)] = link
             return nil
@@ -181,7 +187,7 @@ public final class RelayNetwork: @unchecked Sendable {
             l.statistics.linksUp += 1
             l.statistics.linksOpened += 1
             guard !link.dialed else { return (nil, nil) }
-            l.handshakes -= 1
+            l.handshakes.release(ObjectIdentifier(link))
             let replaced = l.inbound[node]
             l.inbound[node] = link
             return (replaced, l.peers[node])
@@ -217,7 +223,7 @@ public final class RelayNetwork: @unchecked Sendable {
             l.open[ObjectIdentifier(link)] = nil
             switch was {
             case .accepting:
-                l.handshakes -= 1
+                l.handshakes.release(ObjectIdentifier(link))
                 l.statistics.refusals += 1
             case .connecting, .dialing:
                 l.statistics.dialFailures += 1

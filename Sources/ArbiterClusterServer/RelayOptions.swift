@@ -38,6 +38,14 @@ public struct RelayOptions: Sendable {
     /// Inbound handshakes under way at once; more are refused at once, so a flood of
     /// `RELAY-` connections cannot hold descriptors for the handshake timeout. Default 64.
     public var maxPendingHandshakes = 64
+    /// Of those, from one source address (an IPv6 one by its /64). Default 8: a node dials
+    /// another one link at a time, so 8 leaves room for several nodes behind one address
+    /// (one machine, a NAT) while one stranger takes no more than 8.
+    public var maxPendingHandshakesPerAddress = 8
+    /// Of `maxPendingHandshakes`, how many only the addresses of registered nodes may take,
+    /// so that strangers from any number of addresses never shut a node of the cluster out
+    /// (`RelayHandshakeSlots`). Default 16.
+    public var handshakesReservedForNodes = 16
     /// How long an up link that has run out of frames looks for the next one before it
     /// blocks, at most (`IdleSpin`); 0: never. The server sets it from
     /// `ServerConfiguration.idleSpinNs`. Default 0.
