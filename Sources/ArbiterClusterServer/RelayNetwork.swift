@@ -12,7 +12,8 @@ import Synchronization
 ///   one from that node if it is up, else one dialled to `address` (lazily, again after
 ///   a failure with a backoff of 50 ms doubling to 1 s, while something waits to go).
 /// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`, if a
-///   handshake slot is free (`RelayHandshakeSlots`).
+///   handshake slot is free (`RelayHandshakeSlots`); refusals are logged by episode
+///   (`RelayRefusalEpisodes`).
 /// - What the links receive goes to `onMessage` on the link's own queue, in frame order.
 ///   `onLinkUp` and `onLinkDown` are called once per link (a pair of nodes may have two,
 ///   one dialled each way, if both dialled before either's link was up; a newer accepted
@@ -50,6 +51,8 @@ public final class RelayNetwork: @unchecked Sendable {
     }
 
     private let links: Locked<Links>
+    /// Refusals to log, and whether a tick is scheduled (`refused`).
+    private let refusals = Locked((episodes: RelayRefusalEpisodes(), ticking: false))
     /// Counted per frame outside `links`' lock: the reactors' sends and the links' reads
     /// would otherwise meet on it for every relayed press.
     private let framesIn = Atomic<Int>(0)
@@ -131,7 +134,7 @@ public final class RelayNetwork: @unchecked Sendable {
             let line = Array("RELAY-REFUSED \(refusal)\n".utf8)
             _ = line.withUnsafeBytes { Sys.write(fd, $0) }
             Sys.close(fd)
-            log.warning("relay link refused", ["peer": peer, "reason": refusal])
+            refused(.busy, peer: peer, reason: refusal)
             return
         }
         link.start(firstBytes: firstBytes)
@@ -239,7 +242,14 @@ public final class RelayNetwork: @unchecked Sendable {
         }
         switch was {
         case .accepting:
-            log.warning("relay link refused", ["peer": link.address, "reason": closing.description])
+            let kind: RelayRefusalEpisodes.Kind
+            switch closing {
+            case .timedOut: kind = .tooSlow
+            case .error(.badProof): kind = .wrongKey
+            case .error: kind = .notARelayPeer
+            case .overflow, .socket, .peerClosed, .silent, .replaced, .stopped, .staleOutput: kind = .gone
+            }
+            refused(kind, peer: link.address, reason: closing.description)
         case .connecting, .dialing:
             log.warning("relay dial failed", ["node": link.dialingNode ?? "-", "address": link.address, "reason": closing.description])
         case .up(let node):
@@ -257,6 +267,42 @@ public final class RelayNetwork: @unchecked Sendable {
         guard dropped > 0 else { return }
         links.withLock { $0.statistics.dropped += dropped }
         onUndelivered(peer.node, dropped)
+    }
+
+    /// Logs a refused inbound handshake by episode (`RelayRefusalEpisodes`), and ticks the
+    /// episodes while one is open.
+    private func refused(_ kind: RelayRefusalEpisodes.Kind, peer: String, reason: String) {
+        let (line, startTicking) = refusals.withLock { r in
+            let line = r.episodes.refused(kind, peer: peer, reason: reason)
+            defer { r.ticking = true }
+            return (line, !r.ticking)
+        }
+        if let line { write(line) }
+        if startTicking { scheduleRefusalTick() }
+    }
+
+    private func scheduleRefusalTick() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(options.refusalLogIntervalMs)) { [weak self] in
+            guard let self else { return }
+            let (lines, again) = refusals.withLock { r in
+                let lines = r.episodes.tick()
+                r.ticking = r.episodes.isOpen
+                return (lines, r.ticking)
+            }
+            for line in lines { write(line) }
+            if again { scheduleRefusalTick() }
+        }
+    }
+
+    private func write(_ line: RelayRefusalEpisodes.Line) {
+        switch line.message {
+        case .refused:
+            log.warning(line.message.rawValue, ["peer": line.peer, "reason": line.reason])
+        case .summary:
+            log.warning(line.message.rawValue, ["count": "\(line.count)", "total": "\(line.total)", "peer": line.peer, "reason": line.reason])
+        case .ended:
+            log.info(line.message.rawValue, ["total": "\(line.total)", "peer": line.peer, "reason": line.reason])
+        }
     }
 
     func dialFailed(node: String, address: String, reason: String) {

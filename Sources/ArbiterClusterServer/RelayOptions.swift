@@ -46,6 +46,9 @@ public struct RelayOptions: Sendable {
     /// so that strangers from any number of addresses never shut a node of the cluster out
     /// (`RelayHandshakeSlots`). Default 16.
     public var handshakesReservedForNodes = 16
+    /// How often a run of refused handshakes is summed up in the log, one line per kind at
+    /// most (`RelayRefusalEpisodes`). Default 10 s.
+    public var refusalLogIntervalMs = 10_000
     /// How long an up link that has run out of frames looks for the next one before it
     /// blocks, at most (`IdleSpin`); 0: never. The server sets it from
     /// `ServerConfiguration.idleSpinNs`. Default 0.

@@ -9,7 +9,8 @@ import Testing
 
 /// Relay handshakes that never finish, from strangers on other loopback addresses
 /// (127.0.0.2 and up), against a node whose registered nodes dial from 127.0.0.1: the
-/// bounds per address and for strangers, and the slots kept for nodes.
+/// bounds per address and for strangers, the slots kept for nodes, and the log kept to a
+/// few lines however many are refused.
 @Suite("relay handshake floods")
 struct RelayFloodTests {
     /// A connection from `source` that sent its hello and was challenged: it holds a slot.
@@ -63,6 +64,38 @@ struct RelayFloodTests {
         let stalled = try ["127.0.0.2", "127.0.0.3", "127.0.0.4"].flatMap { source in try (0..<2).map { _ in try Self.stalled(b, from: source) } }
         // 127.0.0.1 is nobody's advertised address here: a stranger like the others.
         #expect(try Self.refusal(b, from: "127.0.0.1") == "RELAY-REFUSED busy: 6 relay handshakes under way from addresses of no registered node")
+        _ = stalled
+    }
+
+    @Test func refusalsAreLoggedOncePerEpisodeWithTheirCount() throws {
+        var options = Self.options
+        options.maxPendingHandshakesPerAddress = 1
+        options.refusalLogIntervalMs = 500
+        let b = try RelayTestNode("n2", options: options)
+        let stalled = try Self.stalled(b, from: "127.0.0.2")
+        let started = DispatchTime.now().uptimeNanoseconds
+        let refused = 60
+        for _ in 0..<refused {
+            #expect(try Self.refusal(b, from: "127.0.0.2") == "RELAY-REFUSED busy: 1 relay handshakes under way from 127.0.0.2")
+        }
+        #expect(b.network.statistics.refusals == refused)
+        // The episode ends one quiet interval after the last refusal, saying its total.
+        #expect(eventually { !b.logLines(containing: "relay handshake refusals ended").isEmpty })
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let lines = b.logLines(containing: "reason=\"busy:")
+        let first = lines.filter { $0.contains("msg=\"relay link refused\"") }
+        let summaries = lines.filter { $0.contains("msg=\"relay handshakes refused\"") }
+        let ended = lines.filter { $0.contains("msg=\"relay handshake refusals ended\"") }
+        // At most the first line, and two per interval (a summary, an end and a new first).
+        #expect(lines.count <= 1 + 2 * (Int(elapsed / 0.5) + 1), "\(lines.count) lines in \(elapsed) s")
+        #expect(lines.count < 10, "\(lines)")
+        #expect(first.count >= 1 && !summaries.isEmpty && !ended.isEmpty, "\(lines)")
+        #expect(first.first?.contains("peer=127.0.0.2:") == true)
+        // Every refusal is accounted for: each episode's first line, then the counts.
+        let counted = summaries.compactMap { field("count", of: $0).flatMap(Int.init) }.reduce(0, +)
+        #expect(first.count + counted == refused, "\(lines)")
+        // One episode, unless the machine stalled for a whole interval between two.
+        if first.count == 1 { #expect(ended.first.flatMap { field("total", of: $0) } == "\(refused)", "\(ended)") }
         _ = stalled
     }
 }

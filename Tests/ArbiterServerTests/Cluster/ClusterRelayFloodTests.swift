@@ -20,6 +20,7 @@ struct ClusterRelayFloodTests {
         let followerNetwork = try #require(nodes.context(follower)?.network)
         // The follower's link must come up during the flood for the test to mean anything.
         try #require(!followerNetwork.hasLinkUp(to: leader) && leaderNetwork.linkCount == 0)
+        let started = DispatchTime.now().uptimeNanoseconds
         // 100 connections from ten addresses: more than all the slots there are.
         let flood = RelayHandshakeFlood(port: try #require(nodes.ports[leader]), sources: (2...11).map { "127.0.0.\($0)" }, perSource: 10)
         defer { flood.stop() }
@@ -33,5 +34,14 @@ struct ClusterRelayFloodTests {
         #expect(try bob.expect("GRANTED demo b1").hasPrefix("GRANTED demo b1 fence="))
         #expect(followerNetwork.hasLinkUp(to: leader))
         #expect(flood.held >= strangersShare, "the flood lost its slots meanwhile: \(flood.held)")
+        flood.stop()
+
+        // Hundreds of refusals, a few lines: per kind (busy, too slow, left) at most the
+        // first and two per 10 s (`RelayRefusalEpisodes`).
+        let seconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000_000)
+        let refusals = nodes.log.lines.filter {
+            $0.hasPrefix("\(leader) ") && ($0.contains("msg=\"relay link refused\"") || $0.contains("msg=\"relay handshakes refused\""))
+        }
+        #expect(refusals.count <= 3 * (1 + 2 * (seconds / 10 + 1)), "\(refusals.count) lines in \(seconds) s: \(refusals.prefix(20))")
     }
 }
