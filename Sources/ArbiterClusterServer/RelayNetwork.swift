@@ -121,7 +121,7 @@ public final class RelayNetwork: @unchecked Sendable {
         let host = RelayAddress(peer)?.host ?? peer
         let link = RelayLink(network: self, fd: fd, address: peer)
         let refusal = links.withLock { l -> String? in
-            if l.stopped { return "relay stopped" }
+            if l.stopped { return RelayNetwork.stoppedRefusal }
             if let busy = l.handshakes.take(ObjectIdentifier(link), from: source, fromNode: fromNode, host: host) {
                 l.statistics.refusals += 1
                 return busy
@@ -134,7 +134,7 @@ public final class RelayNetwork: @unchecked Sendable {
             let line = Array("RELAY-REFUSED \(refusal)\n".utf8)
             _ = line.withUnsafeBytes { Sys.write(fd, $0) }
             Sys.close(fd)
-            refused(.busy, peer: peer, reason: refusal)
+            refused(refusal == RelayNetwork.stoppedRefusal ? .gone : .busy, peer: peer, reason: refusal)
             return
         }
         link.start(firstBytes: firstBytes)
@@ -268,6 +268,8 @@ public final class RelayNetwork: @unchecked Sendable {
         links.withLock { $0.statistics.dropped += dropped }
         onUndelivered(peer.node, dropped)
     }
+
+    private static let stoppedRefusal = "relay stopped"
 
     /// Logs a refused inbound handshake by episode (`RelayRefusalEpisodes`), and ticks the
     /// episodes while one is open.
