@@ -74,6 +74,10 @@ extension ClusterContext: ServerCluster {
         p.counter("arbiter_cluster_keepalives_failed_total", "Lease keepalives etcd did not answer.", stats?.keepAlivesFailed ?? 0)
         p.gauge("arbiter_cluster_relay_links_up", "Relay links to other nodes that are up.", nodeWatch.linksUpCount)
         p.counter(
+            "arbiter_cluster_relay_handshakes_refused_total",
+            "Inbound relay handshakes that did not finish: no free slot, too slow, no cluster key, not a relay peer, or left midway.",
+            network?.statistics.refusals ?? 0)
+        p.counter(
             "arbiter_cluster_relayed_commands_total", "Commands of local sessions sent to a panel's leader on another node.",
             relayedOut.load(ordering: .relaxed))
         p.counter("arbiter_cluster_relayed_in_total", "Commands of other nodes' sessions received to decide here.", relayedIn.load(ordering: .relaxed))
@@ -88,7 +92,7 @@ extension ClusterContext: ServerCluster {
             Sys.close(fd)
             return
         }
-        network.adopt(fd: fd, peer: peer, firstBytes: firstBytes)
+        network.adopt(fd: fd, peer: peer, firstBytes: firstBytes, nodeAddresses: runtime.map { Array($0.nodeAddresses().values) } ?? [])
     }
 
     /// Every live node, sorted by name (GET /api/nodes).

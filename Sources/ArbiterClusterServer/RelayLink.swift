@@ -135,6 +135,9 @@ final class RelayLink: @unchecked Sendable {
 
     /// Starts watching the socket; an accepted link first handles `firstBytes`.
     func start(firstBytes: [UInt8] = []) {
+        // From now, not from when the queue first runs the link: a slot is held from now.
+        let timeout = network.options.handshakeTimeoutMs
+        let deadline = DispatchTime.now() + .milliseconds(timeout)
         queue.async { [self] in
             // Closed before it started (`stop`): the descriptor is already closed.
             guard !isClosed else { return }
@@ -148,8 +151,7 @@ final class RelayLink: @unchecked Sendable {
             writeSource = write
             liveSources = 2
             read.resume()
-            let timeout = network.options.handshakeTimeoutMs
-            queue.asyncAfter(deadline: .now() + .milliseconds(timeout)) { [weak self] in
+            queue.asyncAfter(deadline: deadline) { [weak self] in
                 guard let self else { return }
                 switch phase {
                 case .connecting, .dialing, .accepting: close(because: .timedOut(ms: timeout))

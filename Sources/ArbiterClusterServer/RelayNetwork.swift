@@ -11,7 +11,9 @@ import Synchronization
 ///   messages to another leave on one link at a time, in order. The link is an inbound
 ///   one from that node if it is up, else one dialled to `address` (lazily, again after
 ///   a failure with a backoff of 50 ms doubling to 1 s, while something waits to go).
-/// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`.
+/// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`, if a
+///   handshake slot is free (`RelayHandshakeSlots`); refusals are logged by episode
+///   (`RelayRefusalEpisodes`).
 /// - What the links receive goes to `onMessage` on the link's own queue, in frame order.
 ///   `onLinkUp` and `onLinkDown` are called once per link (a pair of nodes may have two,
 ///   one dialled each way, if both dialled before either's link was up; a newer accepted
@@ -43,12 +45,14 @@ public final class RelayNetwork: @unchecked Sendable {
         /// Every link not closed yet, for `stop`.
         var open: [ObjectIdentifier: RelayLink] = [:]
         /// Accepted links still in their handshake.
-        var handshakes = 0
+        var handshakes: RelayHandshakeSlots
         var stopped = false
         var statistics = RelayStatistics()
     }
 
-    private let links = Locked(Links())
+    private let links: Locked<Links>
+    /// Refusals to log, and whether a tick is scheduled (`refused`).
+    private let refusals = Locked((episodes: RelayRefusalEpisodes(), ticking: false))
     /// Counted per frame outside `links`' lock: the reactors' sends and the links' reads
     /// would otherwise meet on it for every relayed press.
     private let framesIn = Atomic<Int>(0)
@@ -73,6 +77,7 @@ public final class RelayNetwork: @unchecked Sendable {
         self.onLinkDown = onLinkDown
         self.onUndelivered = onUndelivered
         self.outputStands = outputStands
+        self.links = Locked(Links(handshakes: RelayHandshakeSlots(options: options)))
     }
 
     // MARK: The API
@@ -106,17 +111,21 @@ public final class RelayNetwork: @unchecked Sendable {
     }
 
     /// Takes over an accepted socket whose first bytes (`firstBytes`, already read) are a
-    /// relay handshake: `ServerConfiguration.relayHandOff`. `peer` is its address, for
-    /// logs. Returns at once; the handshake runs on the link's queue.
-    public func adopt(fd: Int32, peer: String, firstBytes: [UInt8]) {
+    /// relay handshake: `ServerConfiguration.relayHandOff`. `peer` is its address: for the
+    /// bounds per source and for logs. `nodeAddresses`: the registered nodes' advertised
+    /// addresses, whose handshakes may take the slots kept for nodes. Returns at once; the
+    /// handshake runs on the link's queue.
+    public func adopt(fd: Int32, peer: String, firstBytes: [UInt8], nodeAddresses: [String] = []) {
+        let source = RelayPeerAddress(hostPort: peer)
+        let fromNode = source.map { source in nodeAddresses.contains { RelayPeerAddress(hostPort: $0) == source } } ?? false
+        let host = RelayAddress(peer)?.host ?? peer
         let link = RelayLink(network: self, fd: fd, address: peer)
         let refusal = links.withLock { l -> String? in
-            if l.stopped { return "relay stopped" }
-            guard l.handshakes < options.maxPendingHandshakes else {
+            if l.stopped { return RelayNetwork.stoppedRefusal }
+            if let busy = l.handshakes.take(ObjectIdentifier(link), from: source, fromNode: fromNode, host: host) {
                 l.statistics.refusals += 1
-                return "busy: \(options.maxPendingHandshakes) relay handshakes under way"
+                return busy
             }
-            l.handshakes += 1
             l.statistics.sockets += 1
             l.open[ObjectIdentifier(link)] = link
             return nil
@@ -125,7 +134,7 @@ public final class RelayNetwork: @unchecked Sendable {
             let line = Array("RELAY-REFUSED \(refusal)\n".utf8)
             _ = line.withUnsafeBytes { Sys.write(fd, $0) }
             Sys.close(fd)
-            log.warning("relay link refused", ["peer": peer, "reason": refusal])
+            refused(refusal == RelayNetwork.stoppedRefusal ? .gone : .busy, peer: peer, reason: refusal)
             return
         }
         link.start(firstBytes: firstBytes)
@@ -181,7 +190,7 @@ public final class RelayNetwork: @unchecked Sendable {
             l.statistics.linksUp += 1
             l.statistics.linksOpened += 1
             guard !link.dialed else { return (nil, nil) }
-            l.handshakes -= 1
+            l.handshakes.release(ObjectIdentifier(link))
             let replaced = l.inbound[node]
             l.inbound[node] = link
             return (replaced, l.peers[node])
@@ -217,7 +226,7 @@ public final class RelayNetwork: @unchecked Sendable {
             l.open[ObjectIdentifier(link)] = nil
             switch was {
             case .accepting:
-                l.handshakes -= 1
+                l.handshakes.release(ObjectIdentifier(link))
                 l.statistics.refusals += 1
             case .connecting, .dialing:
                 l.statistics.dialFailures += 1
@@ -233,7 +242,14 @@ public final class RelayNetwork: @unchecked Sendable {
         }
         switch was {
         case .accepting:
-            log.warning("relay link refused", ["peer": link.address, "reason": closing.description])
+            let kind: RelayRefusalEpisodes.Kind
+            switch closing {
+            case .timedOut: kind = .tooSlow
+            case .error(.badProof): kind = .wrongKey
+            case .error: kind = .notARelayPeer
+            case .overflow, .socket, .peerClosed, .silent, .replaced, .stopped, .staleOutput: kind = .gone
+            }
+            refused(kind, peer: link.address, reason: closing.description)
         case .connecting, .dialing:
             log.warning("relay dial failed", ["node": link.dialingNode ?? "-", "address": link.address, "reason": closing.description])
         case .up(let node):
@@ -251,6 +267,44 @@ public final class RelayNetwork: @unchecked Sendable {
         guard dropped > 0 else { return }
         links.withLock { $0.statistics.dropped += dropped }
         onUndelivered(peer.node, dropped)
+    }
+
+    private static let stoppedRefusal = "relay stopped"
+
+    /// Logs a refused inbound handshake by episode (`RelayRefusalEpisodes`), and ticks the
+    /// episodes while one is open.
+    private func refused(_ kind: RelayRefusalEpisodes.Kind, peer: String, reason: String) {
+        let (line, startTicking) = refusals.withLock { r in
+            let line = r.episodes.refused(kind, peer: peer, reason: reason)
+            defer { r.ticking = true }
+            return (line, !r.ticking)
+        }
+        if let line { write(line) }
+        if startTicking { scheduleRefusalTick() }
+    }
+
+    private func scheduleRefusalTick() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(options.refusalLogIntervalMs)) { [weak self] in
+            guard let self else { return }
+            let (lines, again) = refusals.withLock { r in
+                let lines = r.episodes.tick()
+                r.ticking = r.episodes.isOpen
+                return (lines, r.ticking)
+            }
+            for line in lines { write(line) }
+            if again { scheduleRefusalTick() }
+        }
+    }
+
+    private func write(_ line: RelayRefusalEpisodes.Line) {
+        switch line.message {
+        case .refused:
+            log.warning(line.message.rawValue, ["peer": line.peer, "reason": line.reason])
+        case .summary:
+            log.warning(line.message.rawValue, ["count": "\(line.count)", "total": "\(line.total)", "peer": line.peer, "reason": line.reason])
+        case .ended:
+            log.info(line.message.rawValue, ["total": "\(line.total)", "peer": line.peer, "reason": line.reason])
+        }
     }
 
     func dialFailed(node: String, address: String, reason: String) {

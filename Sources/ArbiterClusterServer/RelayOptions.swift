@@ -5,9 +5,13 @@ public struct RelayOptions: Sendable {
     /// it the peer is not reading: its link is closed and reported down, and what was
     /// queued is dropped. Default 64 MiB.
     public var maxOutboundBytes = 64 << 20
-    /// How long a handshake may take, connecting included. Default 2 s: on a LAN it takes
-    /// a millisecond or two, and while a peer is cut off every relayed press waits for the
-    /// dial under way to fail before it is answered `ERROR unavailable` (5 s before).
+    /// How long a handshake may take: a dial from its connect, an accepted link from its
+    /// hand-off by the reactor. Default 2 s. On a LAN it takes a millisecond or two (one
+    /// round trip and two HMACs), and the test suite saw a node starved of CPU for 800 ms
+    /// at worst, so a healthy node meets it even under load; while a peer is cut off every
+    /// relayed press waits for the dial under way to fail before it is answered `ERROR
+    /// unavailable` (5 s before). An acceptor waiting longer than its dialer would only hold
+    /// a slot (`maxPendingHandshakes`) for a handshake nobody will finish.
     public var handshakeTimeoutMs = 2_000
     /// The first wait before dialling a node again after a failure, doubled per failure.
     /// Default 50 ms.
@@ -34,6 +38,17 @@ public struct RelayOptions: Sendable {
     /// Inbound handshakes under way at once; more are refused at once, so a flood of
     /// `RELAY-` connections cannot hold descriptors for the handshake timeout. Default 64.
     public var maxPendingHandshakes = 64
+    /// Of those, from one source address (an IPv6 one by its /64). Default 8: a node dials
+    /// another one link at a time, so 8 leaves room for several nodes behind one address
+    /// (one machine, a NAT) while one stranger takes no more than 8.
+    public var maxPendingHandshakesPerAddress = 8
+    /// Of `maxPendingHandshakes`, how many only the addresses of registered nodes may take,
+    /// so that strangers from any number of addresses never shut a node of the cluster out
+    /// (`RelayHandshakeSlots`). Default 16.
+    public var handshakesReservedForNodes = 16
+    /// How often a run of refused handshakes is summed up in the log, one line per kind at
+    /// most (`RelayRefusalEpisodes`). Default 10 s.
+    public var refusalLogIntervalMs = 10_000
     /// How long an up link that has run out of frames looks for the next one before it
     /// blocks, at most (`IdleSpin`); 0: never. The server sets it from
     /// `ServerConfiguration.idleSpinNs`. Default 0.

@@ -9,8 +9,8 @@ final class RelayRawClient {
     let socket: RawSocket
     private var pending: [UInt8] = []
 
-    init(port: UInt16) throws {
-        socket = try RawSocket(port: port)
+    init(port: UInt16, source: String? = nil) throws {
+        socket = try RawSocket(port: port, source: source)
     }
 
     func send(_ bytes: [UInt8]) { socket.send(bytes) }
@@ -35,8 +35,8 @@ final class RelayRawClient {
     func waitForClose() -> Bool { socket.waitForClose() }
 
     /// A raw client through a complete handshake with `node`, as node `name`.
-    static func linked(to node: RelayTestNode, as name: String) throws -> RelayRawClient? {
-        let client = try RelayRawClient(port: node.port)
+    static func linked(to node: RelayTestNode, as name: String, source: String? = nil) throws -> RelayRawClient? {
+        let client = try RelayRawClient(port: node.port, source: source)
         var dialer = RelayDialer(node: name, key: RelayTestNode.key, nonce: RelayNonce.draw())
         client.send(dialer.hello)
         let challenge = try client.line()

@@ -124,6 +124,9 @@ struct RelayRefusalTests {
     @Test func handshakesPastTheBoundAreRefusedAtOnce() throws {
         var options = RelayOptions()
         options.maxPendingHandshakes = 2
+        // The bound in all alone: no slot kept for nodes, none per address (RelayFloodTests).
+        options.handshakesReservedForNodes = 0
+        options.maxPendingHandshakesPerAddress = 2
         let b = try RelayTestNode("n2", options: options)
         let state = try #require(b.server?.server.stateForTesting)
         let first = try RelayRawClient(port: b.port)

@@ -29,7 +29,7 @@ final class RelayTestNode: @unchecked Sendable {
     var address: String { "127.0.0.1:\(port)" }
 
     init(
-        _ name: String, key: [UInt8] = RelayTestNode.key, options: RelayOptions = RelayOptions(), port: UInt16 = 0,
+        _ name: String, key: [UInt8] = RelayTestNode.key, options: RelayOptions = RelayOptions(), port: UInt16 = 0, nodeAddresses: [String] = [],
         whileReceiving: (@Sendable (RelayMessage) -> Void)? = nil, outputStands: @escaping @Sendable (UInt64) -> Bool = { _ in true }
     ) throws {
         self.name = name
@@ -68,7 +68,9 @@ final class RelayTestNode: @unchecked Sendable {
         self.network = network
         let server = try TestServer { configuration in
             configuration.port = port
-            configuration.relayHandOff = { fd, peer, firstBytes in network.adopt(fd: fd, peer: peer, firstBytes: firstBytes) }
+            configuration.relayHandOff = { fd, peer, firstBytes in
+                network.adopt(fd: fd, peer: peer, firstBytes: firstBytes, nodeAddresses: nodeAddresses)
+            }
         }
         self.server = server
         self.port = server.port

@@ -12,9 +12,10 @@ public final class RawSocket: @unchecked Sendable {
     public let fd: Int32
     private var buffer: [UInt8] = []
 
-    public init(port: UInt16) throws {
+    /// `source`: another loopback address (127.x.y.z) to connect from, as for `LineClient`.
+    public init(port: UInt16, source: String? = nil) throws {
         do {
-            fd = try LoopbackSocket.connect(port: port)
+            fd = try LoopbackSocket.connect(port: port, source: source)
         } catch {
             throw Failure(description: "\(error)")
         }
