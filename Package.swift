@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "arbiter", targets: ["arbiter"]),
         .executable(name: "arbiter-load", targets: ["arbiter-load"]),
+        .library(name: "ArbiterClient", targets: ["ArbiterClient"]),
     ],
     targets: [
         // Pure state: no Foundation, no Dispatch, no clock reads.
@@ -39,6 +40,8 @@ let package = Package(
         .target(
             name: "ArbiterClusterServer",
             dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCluster", "ArbiterClusterRuntime"]),
+        // The Swift client library: Foundation and Dispatch only, nothing of the server.
+        .target(name: "ArbiterClient"),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
@@ -74,6 +77,13 @@ let package = Package(
             dependencies: [
                 "ArbiterServer", "ArbiterClusterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster",
                 "ArbiterClusterRuntime", "ArbiterClusterTestSupport",
+            ]),
+        // The Swift client against servers (single, restarted, clustered) in this process.
+        .testTarget(
+            name: "ArbiterClientTests",
+            dependencies: [
+                "ArbiterClient", "ArbiterServer", "ArbiterClusterServer", "ArbiterCluster", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport",
+                "ArbiterClusterTestSupport",
             ]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
