@@ -23,14 +23,17 @@ public final class ArbiterPanel: Sendable {
         core.events(of: id)
     }
 
-    /// Presses `button`. `ERROR unavailable` (nothing was done) is tried again for
-    /// `ArbiterClientOptions.unavailableRetry`; a press already sent is never sent again
-    /// after the connection dropped (`connectionLost`).
+    /// Presses `button`. `ERROR unavailable` is tried again for
+    /// `ArbiterClientOptions.unavailableRetry`, also when the server says a relayed press
+    /// may or may not have been done: a DOWN on a button one holds is answered with the
+    /// same grant, so the retry makes no second press. A press whose connection dropped
+    /// after it was sent is never sent again (`connectionLost`): the server ended the
+    /// session's grants, and a DOWN sent late would be a new press.
     public func down(_ button: String) async throws -> PressResult {
         let ticket = core.openTicket(panel: id, button: button)
         defer { core.closeTicket(ticket) }
         let command = Command("down", panel: id, [("button", .string(button))])
-        let reply = try await retrying(command, action: .down(panel: id, button: button), ticket: ticket) { !$0.mayHaveBeenDone }
+        let reply = try await retrying(command, action: .down(panel: id, button: button), ticket: ticket) { _ in true }
         if reply.isError { throw reply.serverError }
         guard let result = EventDecoder.pressResult(reply.final) else { throw ArbiterClientError.unexpectedReply(reply.final.line) }
         return result
@@ -93,7 +96,9 @@ public final class ArbiterPanel: Sendable {
         while true {
             let reply = try await core.perform(command, action: action, ticket: ticket)
             guard reply.errorCode == "unavailable", retry(reply), DispatchTime.now() + delay < deadline else { return reply }
-            if let ticket { core.reopenTicket(ticket) }
+            // Withdrawable again only if nothing was done: a grant that may be held must be
+            // released by an UP the server sees.
+            if let ticket, !reply.mayHaveBeenDone { core.reopenTicket(ticket) }
             try await Task.sleep(nanoseconds: UInt64(delay * Double.random(in: 0.75...1.25) * 1e9))
             delay = min(delay * 2, 1)
         }
