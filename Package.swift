@@ -7,6 +7,8 @@ let package = Package(
         .executable(name: "arbiter", targets: ["arbiter"]),
         .executable(name: "arbiter-load", targets: ["arbiter-load"]),
         .library(name: "ArbiterClient", targets: ["ArbiterClient"]),
+        .executable(name: "arbiter-watch", targets: ["arbiter-watch"]),
+        .executable(name: "arbiter-press", targets: ["arbiter-press"]),
     ],
     targets: [
         // Pure state: no Foundation, no Dispatch, no clock reads.
@@ -42,6 +44,9 @@ let package = Package(
             dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCluster", "ArbiterClusterRuntime"]),
         // The Swift client library: Foundation and Dispatch only, nothing of the server.
         .target(name: "ArbiterClient"),
+        // Command-line tools built on the client library alone.
+        .executableTarget(name: "arbiter-watch", dependencies: ["ArbiterClient"], path: "clients/swift/watch"),
+        .executableTarget(name: "arbiter-press", dependencies: ["ArbiterClient"], path: "clients/swift/press"),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
