@@ -125,11 +125,13 @@ extension ClientCore {
                 // back in the same millisecond.
                 let ceiling = min(options.maxReconnectDelay, options.reconnectDelay * pow(2, Double(min(attempt, 30))))
                 try? await Task.sleep(nanoseconds: UInt64(ceiling * Double.random(in: 0.5...1) * 1e9))
-                guard let host: HostAddress = locked({
-                    guard !s.closed else { return nil }
-                    s.hostIndex = (s.hostIndex + 1) % hosts.count
-                    return hosts[s.hostIndex]
-                }) else { return }
+                guard
+                    let host: HostAddress = locked({
+                        guard !s.closed else { return nil }
+                        s.hostIndex = (s.hostIndex + 1) % hosts.count
+                        return hosts[s.hostIndex]
+                    })
+                else { return }
                 do {
                     try await establish(host)
                     break
