@@ -75,7 +75,8 @@ start_server() {
 echo "== server on port $port, journal $journal"
 start_server 1
 mkfifo "$work/go"
-(cd "$work/app" && exec .build/debug/App < "$work/go" > "$work/app.log" 2>&1) &
+# Line-buffered, so that the script sees "first:" while the app waits for its next line.
+(cd "$work/app" && exec stdbuf -oL .build/debug/App < "$work/go" > "$work/app.log" 2>&1) &
 app_pid=$!
 exec 3>"$work/go"
 for _ in $(seq 100); do grep -q "^first:" "$work/app.log" 2>/dev/null && break; sleep 0.1; done

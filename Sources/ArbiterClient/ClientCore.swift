@@ -243,7 +243,15 @@ final class ClientCore: @unchecked Sendable {
             return requestJoin(panel, cause: nil)
         }
         flush?.flush()
-        _ = try await readyLink(panel: panel, ticket: nil, deadline: .now() + options.commandWait)
+        do {
+            _ = try await readyLink(panel: panel, ticket: nil, deadline: .now() + options.commandWait)
+        } catch {
+            // A panel that never answered is not kept trying behind the caller's back.
+            locked {
+                if s.panels[panel]?.tracker.hasBeenJoined == false, s.panels[panel]?.streams.isEmpty == true { s.panels[panel] = nil }
+            }
+            throw error
+        }
         guard let state = state(of: panel) else { throw ArbiterClientError.closed }
         return state
     }
