@@ -3,14 +3,14 @@
 struct Aftermath {
     var links: [Link] = []
     var finishing: [AsyncStream<PanelEvent>.Continuation] = []
-    var hangUps: [Link] = []
+    var hangUps: [(link: Link, reason: String)] = []
 
     mutating func flush(_ link: Link?) {
         if let link, !links.contains(where: { $0 === link }) { links.append(link) }
     }
 
     func run() {
-        for link in hangUps { link.hangUp() }
+        for (link, reason) in hangUps { link.hangUp(reason) }
         for link in links { link.flush() }
         for stream in finishing { stream.finish() }
     }

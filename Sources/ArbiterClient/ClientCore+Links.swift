@@ -48,7 +48,7 @@ extension ClientCore {
             guard !s.closed else { return (nil, nil) }
             s.closed = true
             if let slot = s.link {
-                after.hangUps.append(slot.link)
+                after.hangUps.append((slot.link, "the client was closed"))
                 for pending in slot.pending.values {
                     pending.continuation?.resume(throwing: ArbiterClientError.closed)
                     pending.continuation = nil
@@ -101,11 +101,11 @@ extension ClientCore {
             link.flush()
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
                 let late = self?.locked { slot.pending["hello"] != nil } ?? false
-                if late { link.hangUp() }
+                if late { link.hangUp("no answer to HELLO within \(timeout) s") }
             }
         }
         if reply.isError {
-            link.hangUp()
+            link.hangUp("HELLO refused")
             throw reply.serverError
         }
     }
@@ -280,8 +280,10 @@ extension ClientCore {
             let excused = commands.contains { seconds(since: $0.sentAt) < $0.allowance }
             // The server answers everything within 15 s, whatever happens to its cluster.
             let overdue = commands.contains { seconds(since: $0.sentAt) > 16 }
-            if overdue || (silence > options.deadAfter && !excused) {
-                after.hangUps.append(slot.link)
+            if overdue {
+                after.hangUps.append((slot.link, "a command had no answer within 16 s"))
+            } else if silence > options.deadAfter && !excused {
+                after.hangUps.append((slot.link, String(format: "the link was silent for %.1f s (PINGs unanswered)", silence)))
             } else if silence >= options.pingAfter, slot.lastPing.map({ seconds(since: $0) >= options.pingAfter }) ?? true {
                 slot.lastPing = now
                 after.flush(sendInternal(Command("ping"), action: .none, on: slot, isPing: true))

@@ -37,6 +37,8 @@ final class Link: @unchecked Sendable {
     private struct IOState {
         var outbox: [(id: String?, bytes: [UInt8])] = []
         var closed = false
+        /// Why this side hung up, which the reader reports instead of the end of stream.
+        var hungUp: String?
     }
 
     /// Lines longer than this are no server's: the link is dropped rather than buffer more.
@@ -117,7 +119,8 @@ final class Link: @unchecked Sendable {
     /// Starts the reader thread: each line to `line`, then `end` once, with why.
     func start(line: @escaping @Sendable (String) -> Void, end: @escaping @Sendable (String) -> Void) {
         let thread = Thread { [self] in
-            let reason = self.readLines(line)
+            let read = self.readLines(line)
+            let reason = self.io.withLock { $0.hungUp } ?? read
             self.writing.lock()
             self.io.withLock { $0.closed = true }
             systemClose(self.fd)
@@ -177,7 +180,7 @@ final class Link: @unchecked Sendable {
                 } else if n < 0, errno == EINTR {
                     continue
                 } else {
-                    hangUp()
+                    hangUp(String(cString: strerror(errno)))
                     return
                 }
             }
@@ -192,9 +195,10 @@ final class Link: @unchecked Sendable {
         }
     }
 
-    /// Ends the connection: the reader wakes, closes, and reports the end.
-    func hangUp() {
+    /// Ends the connection: the reader wakes, closes, and reports the end with `reason`.
+    func hangUp(_ reason: String = "closed by the client") {
         io.withLock { state in
+            if state.hungUp == nil { state.hungUp = reason }
             if !state.closed { systemShutdown(fd) }
         }
     }

@@ -7,12 +7,12 @@ import Testing
 @Suite("client: presses and events")
 struct ClientBasicsTests {
     @Test func grantAndDeny() async throws {
-        let server = try TestServer()
+        let server = try TestServer(panels: [CalmPanel.config])
         let alice = try await ArbiterClient.connect(hosts: ["127.0.0.1:\(server.port)"], name: "alice")
         let bob = try await ArbiterClient.connect(hosts: ["127.0.0.1:\(server.port)"], name: "bob")
         let a = try await alice.join("demo")
         let b = try await bob.join("demo")
-        #expect(a.state.buttons.map(\.id) == ["b1", "b2", "b3", "sos", "talk"])
+        #expect(a.state.buttons.map(\.id) == ["b1", "b2", "b3", "sos", "other"])
         #expect(a.state[button: "sos"]?.kind == "hold")
         #expect(a.state[button: "sos"]?.group == "emergency")
 
@@ -70,7 +70,7 @@ struct ClientBasicsTests {
 
     /// The live state follows the events: another member's press locks the group.
     @Test func theStateFollowsTheEvents() async throws {
-        let server = try TestServer()
+        let server = try TestServer(panels: [CalmPanel.config])
         let viewer = try await ArbiterClient.connect(hosts: ["127.0.0.1:\(server.port)"], name: "viewer")
         let presser = try await ArbiterClient.connect(hosts: ["127.0.0.1:\(server.port)"], name: "presser")
         let watched = try await viewer.join("demo")

@@ -40,7 +40,9 @@ struct SwiftClientEndToEndTests {
         }
         guard case .granted(let after) = try await panel.down("sos") else { Issue.record("not granted after the restart"); return }
         #expect(after > before)
-        #expect(try await panel.up("sos") == .released)
+        // Released, or fired already if the machine was slow to get here (3 s).
+        let up = try await panel.up("sos")
+        #expect(up == .released || up == .alreadyEnded(reason: "fired"), "\(up)")
         client.close()
     }
 }
