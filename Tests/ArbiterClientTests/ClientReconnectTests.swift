@@ -30,7 +30,7 @@ struct ClientReconnectTests {
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: path + ".lock")
         }
-        var server: TestServer? = try TestServer { $0.journalPath = path }
+        var server: TestServer? = try TestServer(panels: [CalmPanel.config]) { $0.journalPath = path }
         let port = try #require(server?.port)
         let client = try await ArbiterClient.connect(hosts: ["127.0.0.1:\(port)"], name: "kiosk-1", options: Self.fast)
         let panel = try await client.join("demo")
@@ -40,7 +40,7 @@ struct ClientReconnectTests {
         server?.server.stop()
         server = nil
         try await recorder.expect("disconnected") { if case .disconnected = $0 { return true } else { return false } }
-        server = try TestServer {
+        server = try TestServer(panels: [CalmPanel.config]) {
             $0.journalPath = path
             $0.port = port
         }

@@ -33,6 +33,7 @@ final class ClusterNodes: @unchecked Sendable {
     private func start(_ name: String) throws {
         var configuration = ServerConfiguration()
         configuration.port = try Self.freePort()
+        configuration.panels = [CalmPanel.config]
         configuration.logLevel = .error
         configuration.logSink = { _ in Changes.bump() }
         let setup = ClusterSetup(
