@@ -2,7 +2,8 @@
 # The Swift client from outside the repository: a throwaway package that depends on this
 # checkout by path builds the README's ten lines, runs them against the release server,
 # and, after the server is stopped and started again on the same port and journal, its
-# next DOWN is granted with a higher fence without the app reconnecting by hand.
+# next DOWN is granted with a higher fence without the app reconnecting by hand. The server
+# is .build/release/arbiter, the binary `swift run -c release arbiter` builds and runs.
 #
 #   scripts/client-outside-check.sh            # PORT=7079 by default
 #   KEEP=1 scripts/client-outside-check.sh     # keep the temporary package and logs
