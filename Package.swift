@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .executable(name: "arbiter", targets: ["arbiter"]),
         .executable(name: "arbiter-load", targets: ["arbiter-load"]),
+        .library(name: "ArbiterClient", targets: ["ArbiterClient"]),
+        .executable(name: "arbiter-watch", targets: ["arbiter-watch"]),
+        .executable(name: "arbiter-press", targets: ["arbiter-press"]),
     ],
     targets: [
         // Pure state: no Foundation, no Dispatch, no clock reads.
@@ -39,6 +42,11 @@ let package = Package(
         .target(
             name: "ArbiterClusterServer",
             dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCluster", "ArbiterClusterRuntime"]),
+        // The Swift client library: Foundation and Dispatch only, nothing of the server.
+        .target(name: "ArbiterClient"),
+        // Command-line tools built on the client library alone.
+        .executableTarget(name: "arbiter-watch", dependencies: ["ArbiterClient"], path: "clients/swift/watch"),
+        .executableTarget(name: "arbiter-press", dependencies: ["ArbiterClient"], path: "clients/swift/press"),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
@@ -75,8 +83,15 @@ let package = Package(
                 "ArbiterServer", "ArbiterClusterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster",
                 "ArbiterClusterRuntime", "ArbiterClusterTestSupport",
             ]),
+        // The Swift client against servers (single, restarted, clustered) in this process.
+        .testTarget(
+            name: "ArbiterClientTests",
+            dependencies: [
+                "ArbiterClient", "ArbiterServer", "ArbiterClusterServer", "ArbiterCluster", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport",
+                "ArbiterClusterTestSupport",
+            ]),
         // Depends on the executable so `swift test` builds the binary it drives.
-        .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport", "ArbiterClient"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via
         // CSystem, the server's codecs for WebSocket frames and config; never the server itself.
         .target(name: "ArbiterLoadKit", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),

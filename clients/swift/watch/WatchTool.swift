@@ -1,0 +1,98 @@
+import ArbiterClient
+import Foundation
+
+/// `arbiter-watch <panel>`: the panel's state, then every event as it comes, with the
+/// state again after each change of owner; it reconnects by itself like any client.
+@main
+struct WatchTool {
+    static let usage = """
+        usage: arbiter-watch <panel> [--once] [--host <host:port>]... [--name <name>] [--key <key>]
+          --once   print the state and exit
+          --host   a server or cluster node (repeat for several; default 127.0.0.1:7070)
+        """
+
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        var hosts: [String] = []
+        var name = "watch-\(ProcessInfo.processInfo.processIdentifier)"
+        var key: String?
+        var once = false
+        var positional: [String] = []
+        while !arguments.isEmpty {
+            let argument = arguments.removeFirst()
+            func value() -> String {
+                guard !arguments.isEmpty else { fail("\(argument) needs a value\n\(usage)") }
+                return arguments.removeFirst()
+            }
+            switch argument {
+            case "--once": once = true
+            case "--host": hosts.append(value())
+            case "--name": name = value()
+            case "--key": key = value()
+            case "-h", "--help":
+                say(usage)
+                exit(0)
+            default:
+                if argument.hasPrefix("-") { fail("unknown option \(argument)\n\(usage)") }
+                positional.append(argument)
+            }
+        }
+        guard positional.count == 1 else { fail(usage) }
+        do {
+            let client = try await ArbiterClient.connect(hosts: hosts.isEmpty ? ["127.0.0.1:7070"] : hosts, name: name, key: key)
+            let panel = try await client.join(positional[0])
+            let events = panel.events
+            say(table(panel.state))
+            if once { return }
+            for await event in events {
+                say("\(clock()) \(event)")
+                switch event {
+                case .pressed, .released, .resynced, .endedWhileAway: say("        \(summary(panel.state))")
+                case .removed: return
+                default: continue
+                }
+            }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    static func table(_ state: PanelState) -> String {
+        var lines = ["panel \(state.panel): members=\(state.members) fence=\(state.fence) seq=\(state.seq)" + (state.term.map { " term=\($0)" } ?? "")]
+        for button in state.buttons {
+            let owner = button.owner.map { " owner=\($0)" } ?? ""
+            lines.append("  \(button.id)  kind=\(button.kind) group=\(button.group) \(button.phase)\(owner)")
+        }
+        for waiting in state.waiting { lines.append("  waiting \(waiting.button) #\(waiting.position) \(waiting.name)") }
+        for round in state.rounds { lines.append("  round \(round.group) \(round.state) ranks=\(round.ranks.count)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One line: each button and who has it.
+    static func summary(_ state: PanelState) -> String {
+        state.buttons.map { button in
+            switch button.phase {
+            case .idle: "\(button.id)=idle"
+            case .pressed: "\(button.id)=\(button.owner ?? "?")"
+            case .locked: "\(button.id)=locked"
+            case .other(let text): "\(button.id)=\(text)"
+            }
+        }.joined(separator: " ")
+    }
+
+    static func clock() -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss.SSS"
+        return formatter.string(from: Date())
+    }
+
+    /// Unbuffered: a watcher's output goes to a pipe or a log as it happens.
+    static func say(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("arbiter-watch: \(message)\n".utf8))
+        exit(2)
+    }
+}
