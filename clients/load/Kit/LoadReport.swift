@@ -65,8 +65,14 @@ public enum LoadReport {
             }
             if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
             if o.workload != .fanout { out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members") }
-            out.append("  request->reply  " + latency(r.stats.reply))
-            out.append("  press->event    " + latency(r.stats.event))
+            if o.workload == .buzz {
+                // Each player's own place, and an announced one as the observers read it.
+                out.append("  press->RANKED   " + latency(r.stats.reply) + "   (the winner's GRANTED among them)")
+                out.append("  press->BUZZED   " + latency(r.stats.event) + "   at observers, places 2 to \(o.announcedPlaces)")
+            } else {
+                out.append("  request->reply  " + latency(r.stats.reply))
+                out.append("  press->event    " + latency(r.stats.event))
+            }
             if let cpu = r.generatorCPU, r.measuredSeconds > 0 {
                 var text = "  cpu           generator \(percent(cpu / r.measuredSeconds)) of a core"
                 if let server = r.serverCPU { text += ", server \(percent(server / r.measuredSeconds))" }
@@ -150,6 +156,7 @@ public enum LoadReport {
             ("reconnects", "\(r.stats.reconnects)"),
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]
+        if r.options.workload == .buzz { f.append(("announce", "\(r.options.announcedPlaces)")) }
         if r.checked || r.overlapChecked {
             f.append(
                 (
