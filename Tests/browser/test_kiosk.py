@@ -119,6 +119,7 @@ return {open: dialog.open, modal: dialog.matches(':modal'), rows,
         status: document.getElementById('ranking-status').textContent,
         focusInside: dialog.contains(document.activeElement),
         rowFont: row ? parseFloat(getComputedStyle(row).fontSize) : 0,
+        mine: [...document.querySelectorAll('#ranking-rows tr[data-mine="1"]')].map((tr) => tr.dataset.rank),
         scrolls: scroll.scrollHeight > scroll.clientHeight + 1,
         inViewport: r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + 0.5 && r.right <= document.documentElement.clientWidth + 0.5,
         pageScroll: Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth)};
@@ -1538,24 +1539,29 @@ def run(binary, workdir):
         mark = gina.mark()
         gina.send("DOWN fair red")
         gina.wait(r"^RANKED fair red rank=3 after_us=\d+$", since=mark, what="gina ranked third")
+        # alice presses on the tablet: her fourth place is hers alone, shown beside the two.
+        tablet.press("blue", 0.3).finish()
+        tablet.wait(lambda p: re.fullmatch(re.escape(expected) + r" · you: 4th \+\d+ ms", quiz(p)), 5,
+                    "alice's own place beside the announced ones", show=quiz)
         crowd = [cl.LineClient(port, f"hall{i:03d}") for i in range(CROWD)]
         peers += crowd
         for i, player in enumerate(crowd):
             player.send(f"DOWN fair {'blue' if i % 2 else 'red'}")
         # They press at once: the server ranks them in the order it read them.
-        by_rank = {1: "erin", 2: "frank", 3: "gina"}
+        by_rank = {1: "erin", 2: "frank", 3: "gina", 4: "alice (you)"}
         for player in crowd:
             seen = player.wait(r"^RANKED fair \w+ rank=(\d+) after_us=\d+$", timeout=10, what=f"{player.name} ranked")
             by_rank[int(seen.group(1))] = player.name
-        check(sorted(by_rank) == list(range(1, CROWD + 4)), f"the crowd's ranks are not 4 to {CROWD + 3}: {sorted(by_rank)[:10]}")
+        check(sorted(by_rank) == list(range(1, CROWD + 5)), f"the crowd's ranks are not 5 to {CROWD + 4}: {sorted(by_rank)[:10]}")
         check(quiz(phone) == expected, f"a place after announce reached the members: {quiz(phone)!r}")
+        check(re.fullmatch(re.escape(expected) + r" · you: 4th \+\d+ ms", quiz(tablet)), f"the tablet: {quiz(tablet)!r}")
         check(not gina.since(mark, r"^BUZZED fair .* rank=(?:[3-9]|\d\d+) "), f"BUZZED after announce: {gina.since(mark, r'^BUZZED')}")
         opener = tablet.d.find_element("id", "ranking-open-quiz")
         check(opener.is_displayed() and tablet.js("return document.getElementById('host-arm-quiz')") is None,
               "Full ranking is on the player's page, which has no ARM")
         opener.click()
         rows = lambda p: p.js(RANKING_JS)
-        ranked = CROWD + 3
+        ranked = CROWD + 4
         tablet.wait(lambda p: len(rows(p)["rows"]) == ranked, 5, f"the full ranking's {ranked} rows", show=lambda p: rows(p)["status"])
         table = rows(tablet)
         names = [r[1] for r in table["rows"]]
@@ -1568,6 +1574,7 @@ def run(binary, workdir):
         check(table["status"].startswith(f"Round on · {ranked} places · as of "), f"status: {table['status']!r}")
         check(table["modal"] and table["focusInside"], "the dialog is modal and has the focus")
         check(table["rowFont"] >= 24, f"rows are {table['rowFont']}px: not readable across a room")
+        check(table["mine"] == ["4"], f"alice's own row is not the one marked hers: {table['mine']}")
         check(table["scrolls"] and table["inViewport"] and table["pageScroll"] == 0,
               f"hundreds of rows must scroll inside the dialog, not the page: {table}")
         check_contrast(tablet, "full ranking open")
@@ -1597,8 +1604,9 @@ def run(binary, workdir):
         phone.wait(lambda p: not rows(p)["open"], 5, "Close closes the ranking on the phone")
         for player in crowd:
             player.close()
-        ok(f"gina's 3rd place and {CROWD} more were told to no member; Full ranking on the tablet showed all {ranked} "
-           "places in order, scrolling inside a modal dialog, followed RESET and gave the focus back")
+        ok(f"gina's 3rd place, alice's 4th (shown on her page alone) and {CROWD} more were told to no member; Full "
+           f"ranking on the tablet showed all {ranked} places in order, alice's marked, scrolling inside a modal dialog, "
+           "followed RESET and gave the focus back")
 
         section("no external fetches, no page errors")
         for page in (tablet, phone):
