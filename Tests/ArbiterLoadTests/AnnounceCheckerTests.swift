@@ -122,4 +122,18 @@ import Testing
         let closed = lines.first { $0.hasPrefix("p5: CLOSED load quiz") }!
         #expect(Self.broken(lines.moving(late, after: closed)) == [.buzzerRound])
     }
+
+    /// Cluster mode: a snapshot the player did not ask for (its node resynchronised it)
+    /// moved its stream past the round's end, so a RANKED read after it may belong to the
+    /// round before: it is placed in no round rather than reported.
+    @Test func aReplyAfterAResyncIsNotPlaced() {
+        let lines = Self.round(Self.clean)
+        let late = "p5: RANKED load blue rank=4 after_us=150"
+        let closed = lines.first { $0.hasPrefix("p5: CLOSED load quiz") }!
+        let seq = closed.split(separator: "=").last!
+        var resynced = lines.filter { $0 != late }
+        let at = resynced.firstIndex(of: closed)! + 1
+        resynced.insert(contentsOf: Self.snapshot("p5", seq: Int(seq)!, fence: 1) + [late], at: at)
+        #expect(Self.broken(resynced).isEmpty)
+    }
 }

@@ -308,6 +308,7 @@ extension Engine {
             recordReply(peer)
             peer.step = .idle
         }
+        if m.kind == .error, peer.downsInFlight > 0 { peer.downsInFlight -= 1 }
         peer.timerGeneration &+= 1
     }
 

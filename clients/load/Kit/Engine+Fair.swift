@@ -137,6 +137,7 @@ extension Engine {
         }
         peer.step = .awaitingDown
         peer.pressRound = plan.panels[peer.panel].roundNumber.load(ordering: .relaxed)
+        peer.downsInFlight += 1
         peer.sentAt = LoadClock.now()
         // Stored before the DOWN leaves, so an observer's BUZZED always finds it.
         if peer.roundSeq >= 0 { plan.panels[peer.panel].presses.store(session: peer.session, round: peer.roundSeq, sentAt: peer.sentAt) }
@@ -197,9 +198,12 @@ extension Engine {
             peer.lastReply = m
             peer.lastReplyAt = now
         }
-        if peer.role == .player, m.kind == .granted || m.kind == .ranked || m.kind == .denied, peer.step != .awaitingDown {
-            // Every press gets exactly one answer: this one answers no DOWN in flight.
-            return stats.error("\(peer.name): an answer with no DOWN awaiting one (a second answer?): \(Engine.text(raw, range))")
+        if peer.role == .player, m.kind == .granted || m.kind == .ranked || m.kind == .denied || m.kind == .error {
+            // Every press gets exactly one answer: this one must answer a DOWN in flight.
+            guard peer.downsInFlight > 0 else {
+                return stats.error("\(peer.name): an answer with no DOWN awaiting one (a second answer?): \(Engine.text(raw, range))")
+            }
+            peer.downsInFlight -= 1
         }
         switch (peer.role, m.kind) {
         case (.player, .granted):

@@ -62,6 +62,10 @@ final class Peer {
     /// counted; player and observer: the seq of the ARMED of the round it is in, or -1
     /// (pressed from a snapshot): with the session, it names a press (`PressTable`).
     var pressRound = -1
+    /// buzz player: DOWNs sent whose answer has not come. Usually 0 or 1; in cluster mode
+    /// a new term's snapshot sets the player idle while its DOWN may still be answered
+    /// (decided in the next round the host opens), and it presses again meanwhile.
+    var downsInFlight = 0
     var answeredRound = -1
     var roundSeq: Int64 = -1
     /// buzz player: its last reply, for the report of a round given up (`roundStalled`).

@@ -142,10 +142,12 @@ extension SafetyChecker {
 
     /// A player's RANKED reply, placed in the round its stream is reading (`RoundBook`).
     /// A stream of another term than the model's, or not joined, reads no round the
-    /// model knows.
+    /// model knows; one moved on by a snapshot it did not ask for cannot tell which.
     func rankedReply(_ stream: Int, _ m: WireMessage) {
         let s = streams[stream]
-        guard modelStarted, s.joined, s.term == modelTerm, s.session >= 0, m.button >= 0, Int(m.button) < buttons.count else { return }
+        guard modelStarted, s.joined, !s.resynced, s.term == modelTerm, s.session >= 0, m.button >= 0, Int(m.button) < buttons.count else {
+            return
+        }
         let g = buttons.groups[Int(m.button)]
         guard buttons.policies[g] == .buzzer else { return }
         let findings = fair[g].book.replied(at: s.expected - 1, session: s.session, rank: m.rank, afterUs: m.afterUs)

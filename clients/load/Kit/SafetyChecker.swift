@@ -201,6 +201,7 @@ public final class SafetyChecker {
                 violate(.failover, "snapshot of term \(term) after one of term \(s.term)", [describe(stream, m)])
             }
             s.expected = m.seq + 1
+            s.resynced = true
         } else if s.joined, s.joinsAwaited == 0 {
             // A snapshot nobody asked for: the member's node resynchronised it in the same
             // term (a link dropped, frames lost, its lease lapsed). The events it missed
@@ -212,6 +213,7 @@ public final class SafetyChecker {
                 violate(.seqGap, "snapshot at seq=\(m.seq) after the event of seq=\(s.expected - 1)", [last, describe(stream, m)])
             }
             s.expected = m.seq + 1
+            s.resynced = true
         } else if s.joined, term > 0, m.seq > s.expected - 1 {
             // Cluster mode, a JOIN again whose snapshot is past events the member never
             // read: its node resynchronised it meanwhile (a link to the leader dropped or
@@ -222,6 +224,7 @@ public final class SafetyChecker {
             // Counted, not a violation; a snapshot from before what was seen still is.
             joinsPastAGap += 1
             s.expected = m.seq + 1
+            s.resynced = true
         } else if s.joined {
             // A JOIN again: everything up to the snapshot's seq was sent before it.
             if m.seq != s.expected - 1 {
