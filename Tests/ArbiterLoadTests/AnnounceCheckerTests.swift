@@ -74,7 +74,7 @@ import Testing
         for replyFirst in [false, true] {
             let checker = HistoryScript.check(Self.round(Self.clean, replyFirst: replyFirst), buttons: FairHistoryScript.buttons, announce: 2)
             #expect(checker.violations.isEmpty, "\(checker.violations)")
-            #expect(checker.roundsArmed == 1)
+            #expect(checker.roundsArmed == 1 && checker.rankedRepliesChecked == 3)
         }
     }
 

@@ -80,6 +80,7 @@ import Testing
         #expect(buzz.stats.rounds > 0 && buzz.stats.ranked >= 7 * buzz.stats.rounds)
         #expect(buzz.stats.reply.count >= 8 * buzz.stats.rounds, "press->RANKED measured at every player")
         #expect(buzz.stats.event.count > 0, "press->BUZZED measured at the observers")
+        #expect(buzz.rankedRepliesChecked >= 6 * buzz.stats.rounds, "RANKED replies placed in their rounds")
         // One BUZZED per round (rank 2): ranks 3 to 8 are answered, not told.
         let order = Dictionary(uniqueKeysWithValues: buzz.orderCounts.map { ($0.0, $0.1) })
         #expect((order[.buzzed] ?? 0) <= order[.armed] ?? 0, "\(buzz.orderCounts)")

@@ -120,6 +120,9 @@ public enum LoadReport {
             if r.lostHandOffs > 0 {
                 what.append("\(r.lostHandOffs) hand-offs whose GRANTED went with their node's link (the grant ended reason=disconnect or failover)")
             }
+            if r.options.workload == .buzz {
+                what.append("\(count(Double(r.rankedRepliesChecked))) RANKED replies checked against their rounds")
+            }
             if r.joinsPastAGap > 0 {
                 what.append("\(r.joinsPastAGap) JOINs again answered past events their node resynchronised away")
             }
@@ -162,7 +165,7 @@ public enum LoadReport {
                 (
                     "safety",
                     "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),"
-                        + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"undecided_grants\":\(r.undecidedGrants),\"lost_hand_offs\":\(r.lostHandOffs),\"joins_past_a_gap\":\(r.joinsPastAGap),\"observer_free\":\(!r.checked),"
+                        + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"undecided_grants\":\(r.undecidedGrants),\"lost_hand_offs\":\(r.lostHandOffs),\"joins_past_a_gap\":\(r.joinsPastAGap),\"ranked_replies_checked\":\(r.rankedRepliesChecked),\"observer_free\":\(!r.checked),"
                         // The evidence too, so that a script keeping only the JSON can show why.
                         + "\"first_violations\":[\(r.violations.prefix(5).map { quote($0.description) }.joined(separator: ","))]}"
                 ))

@@ -137,6 +137,7 @@ public enum LoadRunner {
                 result.undecidedGrants += c.undecidedGrants
                 result.lostHandOffs += c.lostHandOffs
                 result.joinsPastAGap += c.joinsPastAGap
+                result.rankedRepliesChecked += c.rankedRepliesChecked
                 for (i, n) in c.orderCounts.enumerated() { order[i] += n }
             }
         }

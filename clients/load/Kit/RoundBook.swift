@@ -44,6 +44,8 @@ struct RoundBook {
     /// RANKED replies that fell in no round of the book: read before the model's first
     /// snapshot, or after their round left the book.
     private(set) var unplaced = 0
+    /// RANKED replies placed in their round and held to its places.
+    private(set) var placed = 0
 
     /// ARMED at `seq`: the round before it ends there, and the oldest leaves the book.
     mutating func open(at seq: Int64, announce: Int) -> [Finding] {
@@ -86,6 +88,7 @@ struct RoundBook {
                     message: "s\(session) answered RANKED rank=\(rank) after its stream read the round's end (seq=\(closed)): a press ranked while closed")
             ]
         }
+        placed += 1
         return RoundBook.place(&rounds[r], rank: rank, session: session, afterUs: afterUs, told: false).map { [$0] } ?? []
     }
 

@@ -190,4 +190,7 @@ extension SafetyChecker {
 
     /// Buzzer rounds opened, over all groups.
     public var roundsArmed: Int { fair.reduce(0) { $0 + $1.rounds } }
+
+    /// Players' RANKED replies placed in their rounds and checked against them.
+    public var rankedRepliesChecked: Int { fair.reduce(0) { $0 + $1.book.placed } }
 }
