@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fair groups (issue 13): queue hand-offs per second against today's contend lock
-# cycles, at 10 and 100 connections, and a 1,000-player buzzer round ranked and fanned
-# out to 1,000 members (press->BUZZED). On this machine and on 127.0.0.1 only.
+# Fair groups: queue hand-offs per second against today's contend lock cycles, at 10
+# and 100 connections. Buzzer rounds of 1,000 players have their own script,
+# bench/hall.sh (on one node and through a relaying node). On this machine and on
+# 127.0.0.1 only.
 #
 #   bench/fair.sh                      # defaults: PAIRS=3 DURATION=5 WARMUP=1
 #   PAIRS=5 DURATION=10 bench/fair.sh
@@ -25,7 +26,6 @@ machine_line
 "$LOAD" config --buttons 100 >"$WORK/contend.json"
 "$LOAD" config --buttons 1 --policy queue >"$WORK/queue.json"
 "$LOAD" config --buttons 100 --policy queue >"$WORK/queue100.json"
-"$LOAD" config --buttons 4 --groups 1 --policy buzzer >"$WORK/buzz.json"
 
 for c in 10 100; do
     for _ in $(seq 1 "$PAIRS"); do
@@ -43,10 +43,6 @@ for c in 10 100; do
         measure "c$c" queue100 queue --connections "$c" --buttons 100 --duration "$DURATION" --warmup "$WARMUP"
     done
 done
-for _ in $(seq 1 "$PAIRS"); do
-    start_arbiter "$WORK/buzz.json"
-    measure buzz1000 buzz buzz --connections 1000 --connect-batch 500 --duration "$DURATION" --warmup "$WARMUP"
-done
 
 python3 - "$WORK/results.jsonl" <<'PY'
 import json, statistics, sys
@@ -58,8 +54,8 @@ k = lambda v: f"{v:,.0f}"
 ms = lambda v: f"{v / 1000:.2f} ms"
 print("| row | system | per second (median, min-max) | clean | p99 press->event |")
 print("|---|---|---|---|---|")
-for row in ["c10", "c100", "buzz1000"]:
-    for system in ["contend100", "contend1", "queue", "queue100", "buzz"]:
+for row in ["c10", "c100"]:
+    for system in ["contend100", "contend1", "queue", "queue100"]:
         runs = [r for r in rows if r["row"] == row and r["system"] == system]
         if not runs: continue
         extra = ""
@@ -71,9 +67,6 @@ for row in ["c10", "c100", "buzz1000"]:
             offs = [r["hand_offs"] / r["measured_s"] for r in runs if r.get("measured_s")]
             what = "lock cycles/s"
             extra = f", of which hand-offs/s {cell(offs, k)}"
-        elif system == "buzz":
-            rate = [r["rounds"] / r["measured_s"] for r in runs if r.get("measured_s")]
-            what = "rounds/s"
         else:
             rate = [r["cycles_per_s"] for r in runs if "cycles_per_s" in r]
             what = "lock cycles/s"

@@ -68,4 +68,20 @@ import Testing
         #expect(run.stats.abandonedRounds == 0, "\(LoadReport.text(run))")
         #expect(run.stats.rounds > 0)
     }
+
+    /// Every press gets exactly one answer: a second RANKED to one DOWN is an error of
+    /// the run, not taken as the answer to a press never sent.
+    @Test func aSecondAnswerToOnePressIsAnError() throws {
+        let node = try FakeBuzzerNode(doubledAnswers: 2)
+        defer { node.stop() }
+        let o = try LoadOptions.parse([
+            "buzz", "--port", "\(node.port)", "--connections", "4", "--observers", "0", "--duration", "0.5", "--no-check",
+        ])
+        let run = LoadRunner.run(o)
+        #expect(run.failure == nil, "\(run.failure ?? "")")
+        #expect(run.stats.errors == 2, "\(run.stats.errorSamples)")
+        #expect(
+            run.stats.errorSamples.first?.contains("an answer with no DOWN awaiting one (a second answer?): RANKED load") == true, "\(run.stats.errorSamples)")
+        #expect(run.exitCode == 3)
+    }
 }

@@ -9,6 +9,8 @@ import Synchronization
 /// DOWN of the round before met its RESET), and in the first `skippedArmeds` rounds one member is not sent the `ARMED` (its node paused through it);
 /// in the first `resyncedArmeds` it is sent a snapshot of the open round instead (its node
 /// resynchronised it past the `ARMED`).
+/// The first `doubledAnswers` ranked presses are answered `RANKED` twice (a server that
+/// breaks "every press gets exactly one answer").
 /// Otherwise a well-behaved panel `load`: ARM opens a round, the first DOWN wins, later ones
 /// are ranked, RESET closes it, a DOWN while closed is `DENIED reason=early` (no lockout).
 /// Events carry no consistent `seq` across skipped lines, so runs against it check nothing.
@@ -29,9 +31,10 @@ final class FakeBuzzerNode: Sendable {
         var skippedLeft = 0
         var resyncedLeft = 0
         var lockedOutLeft = 0
+        var doubledLeft = 0
     }
 
-    init(unavailableDowns: Int = 0, skippedArmeds: Int = 0, resyncedArmeds: Int = 0, lockedOutDowns: Int = 0) throws {
+    init(unavailableDowns: Int = 0, skippedArmeds: Int = 0, resyncedArmeds: Int = 0, lockedOutDowns: Int = 0, doubledAnswers: Int = 0) throws {
         socket = try LoopbackListener()
         port = socket.port
         state.withLock {
@@ -39,6 +42,7 @@ final class FakeBuzzerNode: Sendable {
             $0.skippedLeft = skippedArmeds
             $0.resyncedLeft = resyncedArmeds
             $0.lockedOutLeft = lockedOutDowns
+            $0.doubledLeft = doubledAnswers
         }
         socket.serveEach { [self] client, number in serve(client, session: number) }
     }
@@ -113,6 +117,10 @@ final class FakeBuzzerNode: Sendable {
             if !s.ranked.contains(session) { s.ranked.append(session) }
             let rank = (s.ranked.firstIndex(of: session) ?? 0) + 1
             put(fd, "RANKED load \(button) rank=\(rank) after_us=\(rank * 10)\n")
+            if s.doubledLeft > 0 {
+                s.doubledLeft -= 1
+                put(fd, "RANKED load \(button) rank=\(rank) after_us=\(rank * 10)\n")
+            }
             broadcast("BUZZED load \(button) name=\(name) session=s\(session) rank=\(rank) after_us=\(rank * 10)")
         case "UP" where words.count >= 3:
             if let w = s.winner, w.session == session, w.button == words[2] {

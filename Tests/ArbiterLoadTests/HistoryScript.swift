@@ -91,10 +91,12 @@ struct HistoryScript {
     static func check(_ lines: [String]) -> SafetyChecker { check(lines, buttons: buttons) }
 
     /// Runs `lines` (each `stream: wire line`) of panel `load` with `buttons` through a
-    /// fresh checker; the fair groups' script shares it.
-    static func check(_ lines: [String], buttons: [SnapshotButton]) -> SafetyChecker {
+    /// fresh checker, its buzzer groups told `announce` places; the fair groups' scripts
+    /// share it.
+    static func check(_ lines: [String], buttons: [SnapshotButton], announce: Int = 10) -> SafetyChecker {
         let table = ButtonTable(panel: "load", buttons: buttons)
         let checker = SafetyChecker(buttons: table)
+        checker.announce = announce
         var streams: [String: Int] = [:]
         for line in lines {
             let colon = line.firstIndex(of: ":")!

@@ -66,6 +66,34 @@ import Testing
         #expect(buzz.stats.rounds > 0 && buzz.stats.ranked >= 5 * buzz.stats.rounds && buzz.stats.earlyDenied > 0)
     }
 
+    /// A group that tells members two places: the rest of each round is answered to its
+    /// players alone, the host still ends every round, and the checker holds both the
+    /// events and the replies. Given the wrong `--announce`, it says so.
+    @Test func buzzWithFewerPlacesToldThanPlayers() throws {
+        let config = ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--buttons", "3", "--groups", "1", "--policy", "buzzer", "--announce", "2"]))
+        let server = try ServerProcess(config: config)
+        defer { server.stop() }
+        let buzz = LoadRunner.run(
+            try options(["buzz", "--connections", "8", "--announce", "2", "--duration", "0.5", "--ws-fraction", "0.5", "--observers", "2"], port: server.port))
+        #expect(buzz.exitCode == 0, "\(LoadReport.text(buzz))")
+        #expect(buzz.checked && buzz.violationCount == 0 && buzz.eventsCompared > 0)
+        #expect(buzz.stats.rounds > 0 && buzz.stats.ranked >= 7 * buzz.stats.rounds)
+        #expect(buzz.stats.reply.count >= 8 * buzz.stats.rounds, "press->RANKED measured at every player")
+        #expect(buzz.stats.event.count > 0, "press->BUZZED measured at the observers")
+        #expect(buzz.rankedRepliesChecked >= 6 * buzz.stats.rounds, "RANKED replies placed in their rounds")
+        // One BUZZED per round (rank 2): ranks 3 to 8 are answered, not told.
+        let order = Dictionary(uniqueKeysWithValues: buzz.orderCounts.map { ($0.0, $0.1) })
+        #expect((order[.buzzed] ?? 0) <= order[.armed] ?? 0, "\(buzz.orderCounts)")
+
+        // The default group tells ten places; a run that expects two reads too many.
+        let defaultServer = try ServerProcess(
+            config: ConfigWriter.panelJSON(try LoadOptions.parse(["config", "--buttons", "3", "--groups", "1", "--policy", "buzzer"])))
+        defer { defaultServer.stop() }
+        let wrong = LoadRunner.run(try options(["buzz", "--connections", "6", "--announce", "2", "--duration", "0.3"], port: defaultServer.port))
+        #expect(wrong.exitCode == 1, "\(LoadReport.text(wrong))")
+        #expect(wrong.violations.contains { $0.rule == .buzzerAnnounce }, "\(wrong.violations)")
+    }
+
     @Test func contendOverIPv6Loopback() throws {
         let server = try ServerProcess(config: try Self.config(), host: "::1")
         defer { server.stop() }

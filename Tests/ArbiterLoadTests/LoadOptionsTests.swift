@@ -106,6 +106,27 @@ import ArbiterWire
         #expect(plain[0].buttons.count == 100 && Set(plain[0].buttons.map(\.group)).count == 100)
     }
 
+    /// `--announce`: written into a buzzer group by `config`, and what `buzz` holds the
+    /// group's events to; the server's default when not given.
+    @Test func announceGoesIntoTheConfigAndTheCheck() throws {
+        func policy(_ arguments: [String]) throws -> GroupPolicy {
+            let panels = try ConfigDecoder.decode(Array(ConfigWriter.panelJSON(try LoadOptions.parse(arguments)).utf8))
+            return try #require(panels.first).policy(ofGroup: "g1")
+        }
+        let buzzer = ["config", "--buttons", "4", "--groups", "1", "--policy", "buzzer"]
+        #expect(try policy(buzzer + ["--announce", "25"]) == .buzzer(earlyLockoutMs: 20, announce: 25))
+        #expect(try policy(buzzer) == .buzzer(earlyLockoutMs: 20, announce: GroupPolicy.defaultAnnounce))
+        #expect(try LoadOptions.parse(["buzz", "--announce", "3"]).announcedPlaces == 3)
+        #expect(try LoadOptions.parse(["buzz"]).announcedPlaces == GroupPolicy.defaultAnnounce)
+        #expect(throws: LoadOptions.UsageError(message: "--announce is a buzzer group's: config --policy buzzer --announce <n>")) {
+            try LoadOptions.parse(["config", "--policy", "queue", "--announce", "3"])
+        }
+        #expect(throws: LoadOptions.UsageError(message: "--announce applies to buzz and config, not contend")) {
+            try LoadOptions.parse(["contend", "--announce", "3"])
+        }
+        #expect(throws: LoadOptions.UsageError.self) { try LoadOptions.parse(["buzz", "--announce", "0"]) }
+    }
+
     @Test func memoryAndCPUParsing() {
         #expect(ProcessMemory.parseVmRSS("Name:\tarbiter\nVmPeak:\t  9000 kB\nVmRSS:\t   18520 kB\n") == 18520 * 1024)
         #expect(ProcessMemory.parseVmRSS("Name:\tx\n") == nil)

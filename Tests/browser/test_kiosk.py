@@ -73,14 +73,15 @@ CONFIG = {
             ],
         },
         {"id": "lobby", "title": "Second panel", "buttons": [{"id": "x", "label": "X"}]},
-        # Fair groups (issue 13): a queue of two taps, a buzzer of two teams.
+        # Fair groups: a queue of two taps, a buzzer of two teams whose members are told the
+        # first two places of a round (announce); the rest are asked for (Full ranking).
         {"id": "fair", "title": "Quiz night",
          "buttons": [{"id": "qa", "label": "Queue A", "group": "line"},
                      {"id": "qb", "label": "Queue B", "group": "line"},
                      {"id": "red", "label": "Red team", "group": "quiz"},
                      {"id": "blue", "label": "Blue team", "group": "quiz"}],
          "groups": {"line": {"policy": "queue", "max_queue": 8},
-                    "quiz": {"policy": "buzzer", "early_lockout_ms": 100}}},
+                    "quiz": {"policy": "buzzer", "early_lockout_ms": 100, "announce": 2}}},
         # Layouts with 1 and 12 buttons. The single label needs a CJK font, nothing else.
         {"id": "one", "title": ODD_TITLE, "buttons": [{"id": "alarm", "label": "緊急"}]},
         {"id": "twelve", "title": "Twelve buttons", "buttons":
@@ -102,6 +103,27 @@ CONFIG = {
     ]
 }
 
+
+# Players who press into one buzzer round beyond its announced places, for the full
+# ranking's table: enough rows that it must scroll.
+CROWD = 150
+
+# The full ranking dialog as the page shows it (ranking.js).
+RANKING_JS = """
+const dialog = document.getElementById('ranking');
+const scroll = document.getElementById('ranking-scroll');
+const rows = [...document.querySelectorAll('#ranking-rows tr')].map((tr) => [...tr.cells].map((c) => c.textContent));
+const r = dialog.getBoundingClientRect();
+const row = document.querySelector('#ranking-rows tr');
+return {open: dialog.open, modal: dialog.matches(':modal'), rows,
+        status: document.getElementById('ranking-status').textContent,
+        focusInside: dialog.contains(document.activeElement),
+        rowFont: row ? parseFloat(getComputedStyle(row).fontSize) : 0,
+        mine: [...document.querySelectorAll('#ranking-rows tr[data-mine="1"]')].map((tr) => tr.dataset.rank),
+        scrolls: scroll.scrollHeight > scroll.clientHeight + 1,
+        inViewport: r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + 0.5 && r.right <= document.documentElement.clientWidth + 0.5,
+        pageScroll: Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth)};
+"""
 
 # One failure type for both harnesses: the kiosk failover test runs this file's pages
 # with clusterlib's nodes, and each reports the other's failures as its own.
@@ -1510,10 +1532,81 @@ def run(binary, workdir):
             page.wait_button("red", state="pressed", fired="0")
         shots.append(phone.shot("fair-host"))
         shots.append(tablet.shot("fair-round"))
+        ok(f"ARM from the host page; ranking {expected!r} on both pages")
+
+        section("fair groups: places after announce, and the full ranking on demand (tablet)")
+        # announce=2: gina's third place is her own RANKED; no member is told it.
+        mark = gina.mark()
+        gina.send("DOWN fair red")
+        gina.wait(r"^RANKED fair red rank=3 after_us=\d+$", since=mark, what="gina ranked third")
+        # alice presses on the tablet: her fourth place is hers alone, shown beside the two.
+        tablet.press("blue", 0.3).finish()
+        tablet.wait(lambda p: re.fullmatch(re.escape(expected) + r" · you: 4th \+\d+ ms", quiz(p)), 5,
+                    "alice's own place beside the announced ones", show=quiz)
+        crowd = [cl.LineClient(port, f"hall{i:03d}") for i in range(CROWD)]
+        peers += crowd
+        for i, player in enumerate(crowd):
+            player.send(f"DOWN fair {'blue' if i % 2 else 'red'}")
+        # They press at once: the server ranks them in the order it read them.
+        by_rank = {1: "erin", 2: "frank", 3: "gina", 4: "alice (you)"}
+        for player in crowd:
+            seen = player.wait(r"^RANKED fair \w+ rank=(\d+) after_us=\d+$", timeout=10, what=f"{player.name} ranked")
+            by_rank[int(seen.group(1))] = player.name
+        check(sorted(by_rank) == list(range(1, CROWD + 5)), f"the crowd's ranks are not 5 to {CROWD + 4}: {sorted(by_rank)[:10]}")
+        check(quiz(phone) == expected, f"a place after announce reached the members: {quiz(phone)!r}")
+        check(re.fullmatch(re.escape(expected) + r" · you: 4th \+\d+ ms", quiz(tablet)), f"the tablet: {quiz(tablet)!r}")
+        check(not gina.since(mark, r"^BUZZED fair .* rank=(?:[3-9]|\d\d+) "), f"BUZZED after announce: {gina.since(mark, r'^BUZZED')}")
+        opener = tablet.d.find_element("id", "ranking-open-quiz")
+        check(opener.is_displayed() and tablet.js("return document.getElementById('host-arm-quiz')") is None,
+              "Full ranking is on the player's page, which has no ARM")
+        opener.click()
+        rows = lambda p: p.js(RANKING_JS)
+        ranked = CROWD + 4
+        tablet.wait(lambda p: len(rows(p)["rows"]) == ranked, 5, f"the full ranking's {ranked} rows", show=lambda p: rows(p)["status"])
+        table = rows(tablet)
+        names = [r[1] for r in table["rows"]]
+        check([r[0] for r in table["rows"]] == [str(n) for n in range(1, ranked + 1)], f"ranks out of order: {table['rows'][:5]}")
+        check(names == [by_rank[n] for n in range(1, ranked + 1)], f"names out of rank order: {names[:6]}")
+        check(table["rows"][0][3] == "first" and all(re.fullmatch(r"\+\d+\.\d ms", r[3]) for r in table["rows"][1:]),
+              f"after the first: {[r[3] for r in table['rows'][:4]]}")
+        afters = [float(r[3][1:-3]) for r in table["rows"][1:]]
+        check(afters == sorted(afters), f"after_us goes down along the table: {afters[:10]}")
+        check(table["status"].startswith(f"Round on · {ranked} places · as of "), f"status: {table['status']!r}")
+        check(table["modal"] and table["focusInside"], "the dialog is modal and has the focus")
+        check(table["rowFont"] >= 24, f"rows are {table['rowFont']}px: not readable across a room")
+        check(table["mine"] == ["4"], f"alice's own row is not the one marked hers: {table['mine']}")
+        check(table["scrolls"] and table["inViewport"] and table["pageScroll"] == 0,
+              f"hundreds of rows must scroll inside the dialog, not the page: {table}")
+        check_contrast(tablet, "full ranking open")
+        shots.append(tablet.shot("fair-full-ranking"))
+        # Closing gives the focus back to the control that opened it.
+        tablet.d.switch_to.active_element.send_keys(Keys.ESCAPE)
+        tablet.wait(lambda p: not rows(p)["open"] and p.js("return document.activeElement.id") == "ranking-open-quiz", 5,
+                    "Escape closes the ranking and focus returns to Full ranking")
+        # Opened again and left open: RESET closes the round, and the table follows it.
+        opener.click()
+        tablet.wait(lambda p: len(rows(p)["rows"]) == ranked, 5, "the ranking again")
         phone.d.find_element("id", "host-reset-quiz").click()
         phone.wait(lambda p: quiz(p) == "round closed", 5, "RESET ends the round", show=quiz)
         gina.wait(r"^RELEASED fair red reason=reset owner=erin ", what="the winner released by RESET")
-        ok(f"ARM from the host page; ranking {expected!r} on both pages; RESET closed the round")
+        tablet.wait(lambda p: rows(p)["status"].startswith(f"Round closed · the last round's {ranked} places"), 5,
+                    "the open table follows the round's end", show=lambda p: rows(p)["status"])
+        check(len(rows(tablet)["rows"]) == ranked, "the last round's table is kept after RESET")
+        tablet.d.find_element("id", "ranking-close").click()
+        tablet.wait(lambda p: not rows(p)["open"], 5, "Close closes the ranking")
+        # On the phone: the same table, fitted to its screen and scrolling inside.
+        phone.d.find_element("id", "ranking-open-quiz").click()
+        phone.wait(lambda p: len(rows(p)["rows"]) == ranked, 5, "the last round's table on the phone")
+        table = rows(phone)
+        check(table["scrolls"] and table["inViewport"] and table["pageScroll"] == 0, f"[phone] the dialog does not fit: {table}")
+        shots.append(phone.shot("fair-full-ranking"))
+        phone.d.find_element("id", "ranking-close").click()
+        phone.wait(lambda p: not rows(p)["open"], 5, "Close closes the ranking on the phone")
+        for player in crowd:
+            player.close()
+        ok(f"gina's 3rd place, alice's 4th (shown on her page alone) and {CROWD} more were told to no member; Full "
+           f"ranking on the tablet showed all {ranked} places in order, alice's marked, scrolling inside a modal dialog, "
+           "followed RESET and gave the focus back")
 
         section("no external fetches, no page errors")
         for page in (tablet, phone):

@@ -10,8 +10,8 @@
 "use strict";
 
 (() => {
-  // name.js failed to load: the inline guard in panel.html is reloading the page.
-  if (!window.KioskName) return;
+  // name.js or ranking.js failed to load: the inline guard in panel.html is reloading the page.
+  if (!window.KioskName || !window.KioskRanking) return;
   const panelId = decodeURIComponent(location.pathname.split("/")[2] || "");
   const $ = (id) => document.getElementById(id);
 
@@ -50,7 +50,9 @@
    * Queue and buzzer groups (docs/PROTOCOL-NOTES.md, "Fair groups"), as the server tells
    * them: group -> policy; group -> the line, [{ button, name, session }] in order;
    * group -> the round, { state: "closed" | "armed" | "won", ranking: [{ button, name,
-   * session, rank, after_us }] }. Rebuilt from each snapshot, then kept by the events.
+   * session, rank, after_us }], mine: { rank, after_us } of this page's own RANKED }.
+   * Rebuilt from each snapshot, then kept by the events. Members are told only the
+   * group's first `announce` places; the rest of the table is asked for (ranking.js).
    */
   const fair = { policies: new Map(), lines: new Map(), rounds: new Map() };
   let snapshotFair = { waiting: [], rounds: [], ranks: [] };
@@ -313,6 +315,7 @@
     view.name = null;  // the session is gone, and its name with it
     renderWho();
     renderAll();
+    ranking.offline();
     offline.why = why;
     offline.at = new Date();
     document.body.dataset.offline = why;
@@ -381,6 +384,7 @@
       case "waiting":
       case "round":
       case "rank":
+        if (ranking.take(m)) return;  // the answer to this page's RANKING
         // The snapshot's lines of queue and buzzer groups, applied with OK JOIN.
         if (m.panel === panelId) snapshotFair[`${m.type === "rank" ? "ranks" : m.type === "round" ? "rounds" : "waiting"}`].push(m);
         return;
@@ -396,6 +400,7 @@
         return;
       case "ok":
         inFlight.delete(m.id);
+        if (m.re === "ranking") ranking.take(m);
         if (m.re === "join" && m.panel === panelId) applySnapshot(m);
         if (m.re === "hello") {
           view.name = m.name;
@@ -503,6 +508,7 @@
     if (keys.rejoin || keys.need === "view") hideKeyPrompt();
     keys.rejoin = false;
     restoreFocus();
+    ranking.live();
   }
 
   /** Focus back on the button that had it before a disconnect, unless the user has
@@ -539,6 +545,7 @@
   function applyEvent(m) {
     if (m.type === "armed" || m.type === "closed") {
       fair.rounds.set(m.group, { state: m.type === "armed" ? "armed" : "closed", ranking: [] });
+      ranking.roundChanged(m.group);
       return;
     }
     applyFairEvent(m);
@@ -702,6 +709,11 @@
     inFlight.delete(m.id);
     const press = presses.get(m.button);
     if (press && press.downId === m.id) press.status = "ranked";
+    // A place after the group's `announce` is told to this page alone: shown beside the
+    // announced ones until the round ends.
+    const round = fair.rounds.get(buttons.get(m.button)?.group);
+    if (round) round.mine = { rank: m.rank, after_us: m.after_us };
+    renderFair();
     announce(`${labelOf(m.button)}: ${ordinal(m.rank)}, ${afterText(m.after_us)} after the first.`);
   }
 
@@ -724,10 +736,12 @@
         if (round && round.state === "armed") {
           round.state = "won";
           round.ranking = [{ button: m.button, name: m.owner, session: m.session, rank: 1, after_us: 0 }];
+          ranking.roundChanged(group);
         }
         return;
       case "buzzed":
         if (round) round.ranking.push({ button: m.button, name: m.name, session: m.session, rank: m.rank, after_us: m.after_us });
+        ranking.roundChanged(group);
         return;
     }
   }
@@ -760,7 +774,10 @@
     const round = fair.rounds.get(group) || { state: "closed", ranking: [] };
     if (round.state === "armed") return "round open: buzz!";
     if (round.state === "closed") return "round closed";
-    return round.ranking.map((r) => `${r.rank}. ${shownOf(r.button)}${r.rank > 1 ? ` ${afterText(r.after_us)}` : ""}`).join(" · ");
+    const places = round.ranking.map((r) => `${r.rank}. ${shownOf(r.button)}${r.rank > 1 ? ` ${afterText(r.after_us)}` : ""}`);
+    const mine = round.mine;
+    if (mine && !round.ranking.some((r) => r.rank === mine.rank)) places.push(`you: ${ordinal(mine.rank)} ${afterText(mine.after_us)}`);
+    return places.join(" · ");
   }
 
   function renderFair() {
@@ -770,6 +787,7 @@
       const text = view.live ? fairText(group) : "";
       if (info.textContent !== text) info.textContent = text;
       info.hidden = !text;
+      if (box.full) box.full.hidden = !(fair.policies.get(group) === "buzzer" && view.live);
       if (box.host) {
         const buzzer = fair.policies.get(group) === "buzzer";
         box.host.hidden = !(hostMode && buzzer && view.live);
@@ -783,6 +801,10 @@
   function onError(m) {
     const command = inFlight.get(m.id);
     inFlight.delete(m.id);
+    if (command && command.cmd === "ranking") {
+      ranking.take(m);
+      return;
+    }
     if (command && (command.cmd === "up" || command.cmd === "cancel") && m.code === "not-owner") {
       return;  // the DOWN it ends was denied after the finger had already lifted: nothing held
     }
@@ -1369,13 +1391,32 @@
       grid.className = "grid";
       const elements = configs.map((config) => buttonElement(config, lastFired.get(config.id)));
       grid.append(...elements);
+      const full = rankingControl(group);
+      heading.append(" ", full);
       const host = hostControls(group);
       if (host) heading.append(" ", host);
       section.append(heading, grid);
-      groupBoxes.push({ section, grid, buttons: elements, info, host });
+      groupBoxes.push({ section, grid, buttons: elements, info, host, full });
     }
     $("groups").replaceChildren(...groupBoxes.map((g) => g.section));
     KioskLayout.arrange($("groups"), groupBoxes);
+  }
+
+  /** The "Full ranking" button of a buzzer group, on every page (shown by renderFair):
+   *  RANKING needs only the view level. */
+  function rankingControl(group) {
+    const box = document.createElement("span");
+    box.className = "ranking-control";
+    box.hidden = true;
+    const open = document.createElement("button");
+    open.type = "button";
+    open.className = "plain-button";
+    open.id = `ranking-open-${group}`;
+    open.textContent = "Full ranking";
+    open.setAttribute("aria-haspopup", "dialog");
+    open.addEventListener("click", () => ranking.open(group, open));
+    box.append(open);
+    return box;
   }
 
   /** ARM and RESET for a buzzer group on the host page (shown by renderFair). */
@@ -1474,6 +1515,10 @@
   KioskName.bindForm($("name-form"), $("name-input"), $("name-note"), (name) => {
     // On a live socket HELLO renames this session; otherwise the next connect uses it.
     if (!send({ cmd: "hello", name })) notice(`Saved; you will be ${name} once connected.`);
+  });
+
+  const ranking = KioskRanking.create({
+    panel: panelId, send, labelOf: shownOf, mySession: () => view.session, clock,
   });
 
   // Read-only view for the browser test (Tests/browser), plus one way to provoke a seq gap.

@@ -28,6 +28,10 @@ struct CheckedStream {
     var failedOver = false
     /// JOINs this connection sent whose snapshot has not come yet (`joinSent`).
     var joinsAwaited = 0
+    /// Cluster mode: a snapshot it did not ask for (its node resynchronised it, or a new
+    /// term began) moved it past events it never read, so what it has read no longer says
+    /// which round a RANKED it reads now was decided in (`rankedReply`).
+    var resynced = false
     var snapshotPressed: [Int32] = []
     /// The snapshot's buzzer rounds (ROUND) and their ranks (RANK), in its order.
     var snapshotRounds: [(group: Int32, state: RoundState)] = []

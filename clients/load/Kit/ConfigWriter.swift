@@ -25,7 +25,8 @@ public enum ConfigWriter {
         let ids = o.panelIDs
         var policies = ""
         if let policy = o.policy, taps > 0 {
-            let setting = policy == "queue" ? #""max_queue": \#(o.maxQueue)"# : #""early_lockout_ms": \#(o.earlyLockoutMs)"#
+            var setting = policy == "queue" ? #""max_queue": \#(o.maxQueue)"# : #""early_lockout_ms": \#(o.earlyLockoutMs)"#
+            if policy == "buzzer", let announce = o.announce { setting += #", "announce": \#(announce)"# }
             let groupList = (1...min(groups, taps)).map { #""g\#($0)": { "policy": "\#(policy)", \#(setting) }"# }
             policies = ",\n  \"groups\": { " + groupList.joined(separator: ", ") + " }"
         }

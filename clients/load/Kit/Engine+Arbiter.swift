@@ -55,7 +55,7 @@ extension Engine {
         if peer.role == .player, m.kind == .roundState || m.kind == .rankState { return snapshotLine(peer, m) }
         if m.kind.isEvent {
             if m.kind == .released, peer.role == .presser || peer.role == .player, m.fence == peer.fence { peer.grantEnded = true }
-            if peer.role == .host || peer.role == .player { fairEvent(peer, m) }
+            if plan.options.workload == .buzz { fairEvent(peer, m) }
             return event(peer.panel, m)
         }
         switch peer.state {
@@ -108,7 +108,7 @@ extension Engine {
     private func event(_ panel: Int, _ m: WireMessage) {
         guard measuring else { return }
         stats.events += 1
-        // buzz measures press->event on the player's own connection (fairEvent).
+        // buzz measures press->BUZZED at its observers (fairEvent).
         guard m.kind == .pressed, plan.options.workload != .buzz else { return }
         if let sent = plan.panels[panel].presses.sentAt(fence: m.fence) {
             if now >= sent { stats.event.record(now - sent) }
@@ -308,6 +308,7 @@ extension Engine {
             recordReply(peer)
             peer.step = .idle
         }
+        if m.kind == .error, peer.downsInFlight > 0 { peer.downsInFlight -= 1 }
         peer.timerGeneration &+= 1
     }
 

@@ -56,6 +56,7 @@ extension Engine {
         peer.releasePending = false
         peer.grantEnded = false
         peer.pendingOKs = 0
+        peer.downsInFlight = 0  // their answers went with the connection
         peer.timerGeneration &+= 1
         reconnects.append(peer.slot)
         return true

@@ -1,7 +1,8 @@
 /// The buzz workload: a host opens a round with ARM; every player presses once when it
-/// sees ARMED; the winner keeps its grant until the round ends; once the winner and
-/// every other player are in the panel order, the host ends the round with RESET,
-/// presses once while closed (which must be denied), and ARMs again.
+/// sees ARMED; the winner keeps its grant until the round ends; once every player has
+/// its answer (GRANTED or RANKED), the host ends the round with RESET, presses once while
+/// closed (which must be denied), and ARMs again. Members are told only the first
+/// `announce` places, so the answers, not the events, tell when everyone is in.
 extension Engine {
     /// What a peer does when the run starts (or when it is ready during the run).
     func start(_ peer: Peer) {
@@ -43,17 +44,45 @@ extension Engine {
     /// The host ends the round (if any) and opens the next; in between the group is
     /// closed, and the host's own DOWN then must be denied.
     func arm(_ peer: Peer, resetFirst: Bool) {
-        peer.fence = 0  // events of the round seen so far
         if resetFirst {
             command(peer, "RESET")
             peer.button = plan.panels[peer.panel].pressButtons[0]
             command(peer, "DOWN \(buttonID(peer, peer.button))")
         }
         peer.step = .awaitingDown
+        // Before the ARM leaves: a player presses only once it has read the ARMED, so
+        // each answer counted from here on is to a press of this round.
+        let panel = plan.panels[peer.panel]
+        panel.roundNumber.wrappingAdd(1, ordering: .relaxed)
+        panel.roundAnswers.store(0, ordering: .relaxed)
+        peer.answersSeen = 0
         command(peer, "ARM \(buzzerGroup)")
         peer.roundMovedAt = now
-        peer.roundPressers.removeAll(keepingCapacity: true)
         schedule(peer, afterNanos: Engine.roundPatience)
+    }
+
+    /// The host, once per engine turn: the round moved if more players have their answer,
+    /// and it is over once every player has. Players on other engines count into the same
+    /// atomic, which this turn reads at most a poll's wait (20 ms) late.
+    func hostTurn(_ peer: Peer) {
+        guard peer.step == .awaitingDown, control.phase == .running else { return }
+        let answers = plan.panels[peer.panel].roundAnswers.load(ordering: .relaxed)
+        guard answers != peer.answersSeen else { return }
+        peer.answersSeen = answers
+        peer.roundMovedAt = now
+        guard answers >= plan.options.connectionCount else { return }
+        if measuring { stats.rounds += 1 }
+        arm(peer, resetFirst: true)
+    }
+
+    /// A player's answer to its press (GRANTED or RANKED), counted for the host if the
+    /// round it pressed in is still the newest: an answer to a round given up meanwhile
+    /// (cluster mode) must not complete the next one.
+    private func countAnswer(_ peer: Peer) {
+        let panel = plan.panels[peer.panel]
+        guard peer.pressRound == panel.roundNumber.load(ordering: .relaxed) else { return }
+        peer.answeredRound = peer.pressRound
+        panel.roundAnswers.wrappingAdd(1, ordering: .relaxed)
     }
 
     /// How long an open round may go without a press before the host gives it up; a
@@ -78,18 +107,19 @@ extension Engine {
         if plan.options.targets.count > 1 {
             if measuring { stats.abandonedRounds += 1 }
         } else {
-            stats.error("\(peer.name): a round had \(peer.fence) of \(plan.options.connectionCount) presses and no more for 2 s; opened again")
+            stats.error("\(peer.name): a round had \(peer.answersSeen) of \(plan.options.connectionCount) presses answered and no more for 2 s; opened again")
         }
         arm(peer, resetFirst: true)
     }
 
-    /// The players of this engine the host has not read a press from in the round given
-    /// up, with their step and last reply: what a report of it needs.
+    /// The players of this engine without an answer in the round given up, with their
+    /// step and last reply: what a report of it needs.
     private func missingPressers(_ host: Peer) -> String {
-        let missing = peers.filter { $0.role == .player && $0.panel == host.panel && !host.roundPressers.contains($0.session) }
+        let round = plan.panels[host.panel].roundNumber.load(ordering: .relaxed)
+        let missing = peers.filter { $0.role == .player && $0.panel == host.panel && $0.answeredRound != round }
         let at = now
         let seconds = { (t: UInt64) in String(format: "%.3f", Double(at &- t) / 1e9) }
-        return "a round with \(host.fence) presses, given up: "
+        return "a round with \(host.answersSeen) presses, given up: "
             + missing.prefix(5).map { p in
                 let last =
                     p.lastReplyAt == 0
@@ -106,7 +136,11 @@ extension Engine {
             peer.button = buttons[peer.random.below(buttons.count)]
         }
         peer.step = .awaitingDown
+        peer.pressRound = plan.panels[peer.panel].roundNumber.load(ordering: .relaxed)
+        peer.downsInFlight += 1
         peer.sentAt = LoadClock.now()
+        // Stored before the DOWN leaves, so an observer's BUZZED always finds it.
+        if peer.roundSeq >= 0 { plan.panels[peer.panel].presses.store(session: peer.session, round: peer.roundSeq, sentAt: peer.sentAt) }
         command(peer, "DOWN \(buttonID(peer, peer.button))")
     }
 
@@ -136,25 +170,24 @@ extension Engine {
         case (.player, .armed):
             guard control.phase == .running, peer.step == .idle || peer.step == .retryingDown else { return }
             peer.timerGeneration &+= 1
+            peer.roundSeq = m.seq
             pressInRound(peer, again: false)
+        case (.observer, .armed):
+            peer.roundSeq = m.seq
+        case (.observer, .buzzed):
+            // press -> an announced place told to a member: the player's DOWN to this
+            // observer's BUZZED, fanned out to every member.
+            if measuring, let sent = plan.panels[peer.panel].presses.sentAt(session: m.session, round: peer.roundSeq), now >= sent {
+                stats.event.record(now - sent)
+            }
         case (.player, .closed):
             // The round a press was to be sent again for is over.
             if peer.step == .retryingDown {
                 peer.timerGeneration &+= 1
                 peer.step = .idle
             }
-        case (.player, .pressed), (.player, .buzzed):
-            // press -> the player's own PRESSED or BUZZED, fanned out to every member.
-            if m.session == peer.session, measuring, now >= peer.sentAt { stats.event.record(now - peer.sentAt) }
         case (.host, .pressed), (.host, .buzzed):
-            guard m.button >= 0, plan.panels[peer.panel].pressButtons.contains(m.button) else { return }
-            peer.fence += 1
-            peer.roundMovedAt = now
-            peer.roundPressers.insert(m.session)
-            if m.kind == .buzzed, measuring { stats.ranked += 1 }
-            guard peer.fence == Int64(plan.options.connectionCount) else { return }
-            if measuring { stats.rounds += 1 }
-            if control.phase == .running { arm(peer, resetFirst: true) }
+            if m.button >= 0, plan.panels[peer.panel].pressButtons.contains(m.button) { peer.roundMovedAt = now }
         default:
             break
         }
@@ -165,16 +198,30 @@ extension Engine {
             peer.lastReply = m
             peer.lastReplyAt = now
         }
+        if peer.role == .player, m.kind == .granted || m.kind == .ranked || m.kind == .denied || m.kind == .error {
+            // Every press gets exactly one answer: this one must answer a DOWN in flight.
+            guard peer.downsInFlight > 0 else {
+                return stats.error("\(peer.name): an answer with no DOWN awaiting one (a second answer?): \(Engine.text(raw, range))")
+            }
+            peer.downsInFlight -= 1
+        }
         switch (peer.role, m.kind) {
         case (.player, .granted):
             // The winner holds until the host's RESET (or the next ARM) ends the round.
             recordReply(peer)
+            countAnswer(peer)
             if measuring { stats.grants += 1 }
             peer.fence = m.fence
             peer.grantEnded = false
             peer.step = .idle
         case (.player, .ranked):
+            // press -> RANKED: the player's own place, whether or not members are told it.
             recordReply(peer)
+            countAnswer(peer)
+            if measuring { stats.ranked += 1 }
+            peer.step = .idle
+        case (.player, .denied) where m.reason == .early && control.phase != .running:
+            // The run is draining: the host's last RESET came before this press.
             peer.step = .idle
         case (.host, .denied) where m.reason == .early || m.reason == .lockedOut:
             if measuring { stats.earlyDenied += 1 }
@@ -236,6 +283,7 @@ extension Engine {
     /// or it would be given up for want of this player.
     func playerJoined(_ peer: Peer) {
         if roundOpenForPlayer(peer), control.phase == .running, peer.step == .idle {
+            peer.roundSeq = -1
             pressInRound(peer, again: false)
         }
     }
@@ -265,6 +313,7 @@ extension Engine {
             // and the round was given up (seed 71: "c22 idle, last DOWN 5.990 s ago").
             if pressNow, control.phase == .running, peer.step == .idle || peer.step == .retryingDown {
                 peer.timerGeneration &+= 1
+                peer.roundSeq = -1
                 pressInRound(peer, again: false)
             }
             return
@@ -276,7 +325,10 @@ extension Engine {
             peer.step = .idle
             // A new term's rounds start closed; one already open when this node joined
             // the new leader (its ARMED came first) is pressed in at once.
-            if pressNow, control.phase == .running { pressInRound(peer, again: false) }
+            if pressNow, control.phase == .running {
+                peer.roundSeq = -1
+                pressInRound(peer, again: false)
+            }
         case .host:
             if control.phase == .running { arm(peer, resetFirst: true) }
         case .presser, .observer, .member, .idler:

@@ -31,6 +31,8 @@ final class Engine: @unchecked Sendable {
     var reconnects: [Int] = []
     var settingUp = 0
     var presserSlots: [Int] = []
+    /// buzz: the host's slot on the engine that has it, else -1.
+    var hostSlot = -1
     var reportedDrained = false
     var reportedFinished = false
     var finalPending = 0
@@ -57,6 +59,7 @@ final class Engine: @unchecked Sendable {
         peers.append(peer)
         // Players and the host also take part in draining: a run ends once they are idle.
         if role == .presser || role == .player || role == .host { presserSlots.append(peer.slot) }
+        if role == .host { hostSlot = peer.slot }
         return peer
     }
 
@@ -123,6 +126,7 @@ final class Engine: @unchecked Sendable {
             }
         case .running:
             if !reconnects.isEmpty { connectMore() }
+            if hostSlot >= 0 { hostTurn(peers[hostSlot]) }
             if !measured, now >= control.measureStart.load(ordering: .acquiring) {
                 // Warm-up over: forget what was counted so far, except errors.
                 measured = true

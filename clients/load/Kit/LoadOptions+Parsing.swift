@@ -10,7 +10,7 @@ extension LoadOptions {
         "--observers", "--ws-fraction", "--duration", "--warmup", "--cycles", "--threads", "--seed",
         "--server-pid", "--json", "--no-check", "--max-hold-ms", "--connect-batch", "--lock-ttl-ms",
         "--holds", "--talks", "--groups", "--hold-ms", "--long-ms", "--min-talk-ms", "--policy", "--max-queue",
-        "--early-lockout-ms", "--help",
+        "--early-lockout-ms", "--announce", "--help",
     ]
 
     /// Parses `<workload> [flags]`; flags accept `--flag value` and `--flag=value`.
@@ -89,6 +89,7 @@ extension LoadOptions {
                 o.policy = p
             case "--max-queue": o.maxQueue = try int(flag, inline, min: 1, max: 100_000)
             case "--early-lockout-ms": o.earlyLockoutMs = try int(flag, inline, max: 86_400_000)
+            case "--announce": o.announce = try int(flag, inline, min: 1, max: 100_000)
             default:
                 if !argument.hasPrefix("-"), !sawWorkload, let w = Workload(rawValue: argument) {
                     o.workload = w
@@ -120,6 +121,12 @@ extension LoadOptions {
         }
         if o.panels > 1 && o.workload != .contend && o.workload != .config {
             throw UsageError(message: "--panels applies to contend and config, not \(o.workload.rawValue)")
+        }
+        if o.announce != nil && o.workload == .config && o.policy != "buzzer" {
+            throw UsageError(message: "--announce is a buzzer group's: config --policy buzzer --announce <n>")
+        }
+        if o.announce != nil && o.workload != .config && o.workload != .buzz {
+            throw UsageError(message: "--announce applies to buzz and config, not \(o.workload.rawValue)")
         }
         let total = o.buttons.map { $0 } ?? 0
         if o.workload == .config && total + o.holdButtons + o.talkButtons > 1000 {

@@ -1,3 +1,4 @@
+import ArbiterCore
 import ArbiterIO
 /// Everything `arbiter-load` is started with. Defaults are the documented ones; a nil
 /// count means "the workload's default" (see `connectionCount`).
@@ -60,11 +61,18 @@ public struct LoadOptions: Sendable, Equatable {
     public var policy: String?
     public var maxQueue = 100_000
     public var earlyLockoutMs = 20
+    /// `--announce`: the places of a buzzer group that members are told (`announce` in
+    /// the config `config` prints; buzz: what the checker holds the group to). nil: the
+    /// server's default.
+    public var announce: Int?
     public var showHelp = false
 
     public init() {}
 
     public var isRedis: Bool { redisHost != nil }
+
+    /// The buzzer group's `announce` the run assumes: `--announce`, or the server's default.
+    public var announcedPlaces: Int { announce ?? GroupPolicy.defaultAnnounce }
 
     /// The nodes connections are spread over: `--hosts`, or `host:port` alone.
     public var targets: [LoadHost] { hosts.isEmpty ? [LoadHost(host: host, port: port)] : hosts }

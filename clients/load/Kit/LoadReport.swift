@@ -65,8 +65,14 @@ public enum LoadReport {
             }
             if r.stats.lateUps > 0 { out.append("  late UPs      \(r.stats.lateUps)   stale-fence after the hold fired and another press began") }
             if o.workload != .fanout { out.append("  events/s      \(count(r.eventsPerSecond))   delivered to members") }
-            out.append("  request->reply  " + latency(r.stats.reply))
-            out.append("  press->event    " + latency(r.stats.event))
+            if o.workload == .buzz {
+                // Each player's own place, and an announced one as the observers read it.
+                out.append("  press->RANKED   " + latency(r.stats.reply) + "   (the winner's GRANTED among them)")
+                out.append("  press->BUZZED   " + latency(r.stats.event) + "   at observers, places 2 to \(o.announcedPlaces)")
+            } else {
+                out.append("  request->reply  " + latency(r.stats.reply))
+                out.append("  press->event    " + latency(r.stats.event))
+            }
             if let cpu = r.generatorCPU, r.measuredSeconds > 0 {
                 var text = "  cpu           generator \(percent(cpu / r.measuredSeconds)) of a core"
                 if let server = r.serverCPU { text += ", server \(percent(server / r.measuredSeconds))" }
@@ -114,6 +120,9 @@ public enum LoadReport {
             if r.lostHandOffs > 0 {
                 what.append("\(r.lostHandOffs) hand-offs whose GRANTED went with their node's link (the grant ended reason=disconnect or failover)")
             }
+            if r.options.workload == .buzz {
+                what.append("\(count(Double(r.rankedRepliesChecked))) RANKED replies checked against their rounds")
+            }
             if r.joinsPastAGap > 0 {
                 what.append("\(r.joinsPastAGap) JOINs again answered past events their node resynchronised away")
             }
@@ -150,12 +159,13 @@ public enum LoadReport {
             ("reconnects", "\(r.stats.reconnects)"),
             ("reply_latency_us", latencyJSON(r.stats.reply)), ("event_latency_us", latencyJSON(r.stats.event)),
         ]
+        if r.options.workload == .buzz { f.append(("announce", "\(r.options.announcedPlaces)")) }
         if r.checked || r.overlapChecked {
             f.append(
                 (
                     "safety",
                     "{\"clean\":\(r.violationCount == 0),\"violations\":\(r.violationCount),\"events_checked\":\(r.eventsChecked),"
-                        + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"undecided_grants\":\(r.undecidedGrants),\"lost_hand_offs\":\(r.lostHandOffs),\"joins_past_a_gap\":\(r.joinsPastAGap),\"observer_free\":\(!r.checked),"
+                        + "\"events_compared\":\(r.eventsCompared),\"grants_checked\":\(r.grantsChecked),\"undecided_grants\":\(r.undecidedGrants),\"lost_hand_offs\":\(r.lostHandOffs),\"joins_past_a_gap\":\(r.joinsPastAGap),\"ranked_replies_checked\":\(r.rankedRepliesChecked),\"observer_free\":\(!r.checked),"
                         // The evidence too, so that a script keeping only the JSON can show why.
                         + "\"first_violations\":[\(r.violations.prefix(5).map { quote($0.description) }.joined(separator: ","))]}"
                 ))

@@ -31,6 +31,8 @@ public struct LoadResult: Sendable {
     public var lostHandOffs = 0
     /// Cluster mode: JOINs again answered past a gap the member's node resynchronised.
     public var joinsPastAGap = 0
+    /// buzz: players' RANKED replies the checker placed in their rounds.
+    public var rankedRepliesChecked = 0
     /// The panel's total order by event kind, as the checker rebuilt it.
     public var orderCounts: [(MessageKind, Int)] = []
     /// Server VmRSS (bytes) before and after the idle connections were greeted.

@@ -41,7 +41,7 @@ public enum LoadRunner {
             panels.append(
                 PanelPlan(
                     index: p, id: table?.panel ?? o.panel, table: table, pressButtons: setup.pressButtons[p],
-                    lockTTLms: o.lockTTLms, checks: o.checks && setup.probes[p] != nil, buttonOffset: offset))
+                    lockTTLms: o.lockTTLms, checks: o.checks && setup.probes[p] != nil, announce: o.announcedPlaces, buttonOffset: offset))
             offset += table?.count ?? 0
         }
         let plan = RunPlan(options: o, panels: panels, control: control, overlap: setup.makeOverlapChecker(o))
@@ -137,6 +137,7 @@ public enum LoadRunner {
                 result.undecidedGrants += c.undecidedGrants
                 result.lostHandOffs += c.lostHandOffs
                 result.joinsPastAGap += c.joinsPastAGap
+                result.rankedRepliesChecked += c.rankedRepliesChecked
                 for (i, n) in c.orderCounts.enumerated() { order[i] += n }
             }
         }

@@ -54,10 +54,20 @@ final class Peer {
     var random: SplitMix64
     /// buzz host: commands sent whose OK is not read yet.
     var pendingOKs = 0
-    /// buzz host: when the open round last moved (its ARM, or a press event of it), and
-    /// the sessions whose press it has read.
+    /// buzz host: when the open round last moved (its ARM, an event or an answer of it),
+    /// and the players' answers to it counted so far (`PanelPlan.roundAnswers`).
     var roundMovedAt: UInt64 = 0
-    var roundPressers: Set<Int64> = []
+    var answersSeen = 0
+    /// buzz player: the host's round number when it last pressed, and of its last answer
+    /// counted; player and observer: the seq of the ARMED of the round it is in, or -1
+    /// (pressed from a snapshot): with the session, it names a press (`PressTable`).
+    var pressRound = -1
+    /// buzz player: DOWNs sent whose answer has not come. Usually 0 or 1; in cluster mode
+    /// a new term's snapshot sets the player idle while its DOWN may still be answered
+    /// (decided in the next round the host opens), and it presses again meanwhile.
+    var downsInFlight = 0
+    var answeredRound = -1
+    var roundSeq: Int64 = -1
     /// buzz player: its last reply, for the report of a round given up (`roundStalled`).
     var lastReply = WireMessage()
     var lastReplyAt: UInt64 = 0

@@ -30,6 +30,25 @@ final class PressTable: @unchecked Sendable {
         cs_atomic_store_u64(fences + i, UInt64(bitPattern: fence))
     }
 
+    /// buzz: a player's press in the round whose ARMED had seq `round`. BUZZED carries
+    /// no fence, and a session presses once per round, so the pair names the press. The
+    /// multiplier is odd: within one round, sessions that differ in their low 16 bits
+    /// take different slots.
+    @inline(__always)
+    func store(session: Int64, round: Int64, sentAt: UInt64) {
+        store(fence: PressTable.key(session: session, round: round), sentAt: sentAt)
+    }
+
+    @inline(__always)
+    func sentAt(session: Int64, round: Int64) -> UInt64? {
+        sentAt(fence: PressTable.key(session: session, round: round))
+    }
+
+    @inline(__always)
+    private static func key(session: Int64, round: Int64) -> Int64 {
+        Int64(bitPattern: (UInt64(bitPattern: session) &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(bitPattern: round))
+    }
+
     /// The send time of the press that got `fence`, if known yet.
     @inline(__always)
     func sentAt(fence: Int64) -> UInt64? {

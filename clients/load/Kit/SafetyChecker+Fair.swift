@@ -15,6 +15,8 @@ extension SafetyChecker {
         var lastAfter: Int64 = 0
         var ranked: Set<Int64> = []
         var rounds = 0
+        /// The recent rounds place by place, events and RANKED replies together.
+        var book = RoundBook()
 
         enum Round { case closed, armed, won }
     }
@@ -31,7 +33,12 @@ extension SafetyChecker {
             fair[g].lastRank = 0
             fair[g].lastAfter = 0
             fair[g].ranked = []
-            if m.kind == .armed { fair[g].rounds += 1 }
+            if m.kind == .armed {
+                fair[g].rounds += 1
+                report(fair[g].book.open(at: m.seq, announce: announce), witness: witness, m)
+            } else {
+                fair[g].book.close(at: m.seq)
+            }
             return
         default:
             break
@@ -84,6 +91,7 @@ extension SafetyChecker {
             fair[g].lastRank = 1
             fair[g].lastAfter = 0
             fair[g].ranked = [m.session]
+            report(fair[g].book.told(rank: 1, session: m.session, afterUs: 0), witness: witness, m)
         case (.buzzed, .buzzer):
             if fair[g].round != .won {
                 violate(.buzzerRound, "BUZZED while the round is \(fair[g].round == .closed ? "closed" : "armed without a winner")", evidence)
@@ -94,8 +102,13 @@ extension SafetyChecker {
             if !fair[g].ranked.insert(m.session).inserted {
                 violate(.buzzerRank, "s\(m.session) ranked twice in one round", evidence)
             }
+            // Places after `announce` are each told to their player alone (RANKED).
+            if Int(m.rank) > announce {
+                violate(.buzzerAnnounce, "BUZZED rank=\(m.rank) told to the members, beyond the group's announce=\(announce)", evidence)
+            }
             fair[g].lastRank = m.rank
             fair[g].lastAfter = m.afterUs
+            report(fair[g].book.told(rank: m.rank, session: m.session, afterUs: m.afterUs), witness: witness, m)
         default:
             break
         }
@@ -105,13 +118,17 @@ extension SafetyChecker {
     /// joined, or its node resynchronised it, after the ARMED): the round goes on from
     /// its ROUND and RANK lines. Before, it started closed, and the round's next BUZZED
     /// was reported as one "while the round is closed" (nemesis buzz seed 70).
-    func startRounds(_ rounds: [(group: Int32, state: RoundState)], _ ranks: [(button: Int32, session: Int64, rank: Int32, afterUs: Int64)]) {
+    func startRounds(
+        at seq: Int64, _ rounds: [(group: Int32, state: RoundState)], _ ranks: [(button: Int32, session: Int64, rank: Int32, afterUs: Int64)]
+    ) {
         for (group, state) in rounds where Int(group) < fair.count {
             let g = Int(group)
             fair[g].round = state == .armed ? .armed : state == .won ? .won : .closed
             fair[g].lastRank = 0
             fair[g].lastAfter = 0
             fair[g].ranked = []
+            let places = ranks.filter { Int($0.button) < buttons.count && buttons.groups[Int($0.button)] == g }
+            fair[g].book.restart(at: seq, open: fair[g].round != .closed, places: places.map { ($0.session, $0.rank, $0.afterUs) })
         }
         for rank in ranks where Int(rank.button) < buttons.count {
             let g = buttons.groups[Int(rank.button)]
@@ -123,6 +140,24 @@ extension SafetyChecker {
         }
     }
 
+    /// A player's RANKED reply, placed in the round its stream is reading (`RoundBook`).
+    /// A stream of another term than the model's, or not joined, reads no round the
+    /// model knows; one moved on by a snapshot it did not ask for cannot tell which.
+    func rankedReply(_ stream: Int, _ m: WireMessage) {
+        let s = streams[stream]
+        guard modelStarted, s.joined, !s.resynced, s.term == modelTerm, s.session >= 0, m.button >= 0, Int(m.button) < buttons.count else {
+            return
+        }
+        let g = buttons.groups[Int(m.button)]
+        guard buttons.policies[g] == .buzzer else { return }
+        let findings = fair[g].book.replied(at: s.expected - 1, session: s.session, rank: m.rank, afterUs: m.afterUs)
+        for f in findings { violate(f.rule, f.message, [describe(stream, m)]) }
+    }
+
+    private func report(_ findings: [RoundBook.Finding], witness: Int32, _ m: WireMessage) {
+        for f in findings { violate(f.rule, f.message, [describe(Int(witness), m)]) }
+    }
+
     /// Cluster mode: a hand-off waits when the leader's block of fences is used up, until
     /// the next block is reserved in etcd; then every waiting hand-off goes, group by group
     /// (nemesis seed 63: fences 424001 and 424002, 0.3 s after the releases at 424000).
@@ -131,6 +166,14 @@ extension SafetyChecker {
     /// groups' hand-offs.
     private func deferredHandOff(releasedAt seq: Int64) -> Bool {
         fairDecisionSeq < seq
+    }
+
+    /// At the end, whatever the last snapshot showed: every round still in the book is
+    /// checked whole (its places were all read before the run's final JOINs).
+    func finishRounds() {
+        for g in fair.indices where buttons.policies[g] == .buzzer {
+            for f in fair[g].book.finish(announce: announce) { violate(f.rule, f.message, []) }
+        }
     }
 
     /// At the end, once every button is idle: nobody may still wait in a line.
@@ -147,4 +190,7 @@ extension SafetyChecker {
 
     /// Buzzer rounds opened, over all groups.
     public var roundsArmed: Int { fair.reduce(0) { $0 + $1.rounds } }
+
+    /// Players' RANKED replies placed in their rounds and checked against them.
+    public var rankedRepliesChecked: Int { fair.reduce(0) { $0 + $1.book.placed } }
 }

@@ -99,4 +99,25 @@ extension SafetyChecker {
             break
         }
     }
+
+    func compareGrant(_ stream: Int, _ grant: WireMessage, _ pressed: WireMessage, _ witness: Int32) {
+        lastMatchedFence = max(lastMatchedFence, grant.fence)
+        let session = streams[stream].session
+        if grant.button != pressed.button || (session >= 0 && session != pressed.session) {
+            violate(
+                .grantMismatch, "GRANTED and PRESSED of fence=\(grant.fence) disagree on the button or the owner",
+                [describe(stream, grant) + " (session s\(session))", describe(Int(witness), pressed)])
+        }
+    }
+
+    func oldestNeeded() -> Int64 {
+        sinceTrim += 1
+        if sinceTrim >= 256 || cachedOldest == 0 {
+            sinceTrim = 0
+            var oldest = nextApply
+            for s in streams where s.active && s.joined && s.term == modelTerm && s.expected < oldest { oldest = s.expected }
+            cachedOldest = oldest
+        }
+        return cachedOldest
+    }
 }

@@ -1,3 +1,5 @@
+import ArbiterCore
+
 /// Checks everything the generator observed against the protocol's safety rules.
 ///
 /// Fed every message each watched connection received, in the order it received them
@@ -10,6 +12,8 @@ public final class SafetyChecker {
     public let buttons: ButtonTable
     /// Violations kept with their evidence; the rest are only counted.
     public let maxViolations: Int
+    /// A buzzer group's `announce`: the places its members are told (`--announce`).
+    public var announce = GroupPolicy.defaultAnnounce
     public private(set) var violations: [Violation] = []
     public private(set) var violationCount = 0
     /// Events read by all streams, and how many of them were compared with another
@@ -73,8 +77,8 @@ public final class SafetyChecker {
     /// a failover release for the grant (`SafetyChecker+Failover`). Trimmed to the seqs
     /// some member may not have read.
     var releasedAt: [Int64: Int64] = [:]
-    private var sinceTrim = 0
-    private var cachedOldest: Int64 = 0
+    var sinceTrim = 0
+    var cachedOldest: Int64 = 0
 
     public init(buttons: ButtonTable, maxViolations: Int = 50) {
         self.buttons = buttons
@@ -150,6 +154,8 @@ public final class SafetyChecker {
             if m.button >= 0 { streams[stream].snapshotRanks.append((m.button, m.session, m.rank, m.afterUs)) }
         case .okJoin:
             joined(stream, m)
+        case .ranked:
+            rankedReply(stream, m)
         case .released where m.reason == .failover:
             failover(stream, m)
         case .okLeave:
@@ -195,6 +201,7 @@ public final class SafetyChecker {
                 violate(.failover, "snapshot of term \(term) after one of term \(s.term)", [describe(stream, m)])
             }
             s.expected = m.seq + 1
+            s.resynced = true
         } else if s.joined, s.joinsAwaited == 0 {
             // A snapshot nobody asked for: the member's node resynchronised it in the same
             // term (a link dropped, frames lost, its lease lapsed). The events it missed
@@ -206,6 +213,7 @@ public final class SafetyChecker {
                 violate(.seqGap, "snapshot at seq=\(m.seq) after the event of seq=\(s.expected - 1)", [last, describe(stream, m)])
             }
             s.expected = m.seq + 1
+            s.resynced = true
         } else if s.joined, term > 0, m.seq > s.expected - 1 {
             // Cluster mode, a JOIN again whose snapshot is past events the member never
             // read: its node resynchronised it meanwhile (a link to the leader dropped or
@@ -216,6 +224,7 @@ public final class SafetyChecker {
             // Counted, not a violation; a snapshot from before what was seen still is.
             joinsPastAGap += 1
             s.expected = m.seq + 1
+            s.resynced = true
         } else if s.joined {
             // A JOIN again: everything up to the snapshot's seq was sent before it.
             if m.seq != s.expected - 1 {
@@ -236,10 +245,10 @@ public final class SafetyChecker {
         if !modelStarted {
             modelTerm = term
             startModel(at: m.seq, fence: m.fence, pressed: s.snapshotPressed)
-            startRounds(s.snapshotRounds, s.snapshotRanks)
+            startRounds(at: m.seq, s.snapshotRounds, s.snapshotRanks)
         } else if term > modelTerm {
             startTerm(term, at: m.seq, fence: m.fence, pressed: s.snapshotPressed)
-            startRounds(s.snapshotRounds, s.snapshotRanks)
+            startRounds(at: m.seq, s.snapshotRounds, s.snapshotRanks)
         }
         if s.snapshotBusy == 0, term == modelTerm, m.seq > idleSnapshotSeq { idleSnapshotSeq = m.seq }
         s.snapshotBusy = 0
@@ -309,6 +318,7 @@ public final class SafetyChecker {
 
     /// Checks at the end of the run.
     public func finish() {
+        finishRounds()
         // If the model reached a snapshot in which every button was idle, every
         // PRESSED before it must have been RELEASED, and every grant announced.
         guard modelStarted, idleSnapshotSeq >= 0, nextApply - 1 == idleSnapshotSeq else { return }
@@ -365,27 +375,6 @@ public final class SafetyChecker {
         // A press whose grant reply never comes is reported at the end; a long run
         // keeps only the recent ones.
         if unmatchedPresses.count > 100_000 { unmatchedPresses.removeAll() }
-    }
-
-    private func compareGrant(_ stream: Int, _ grant: WireMessage, _ pressed: WireMessage, _ witness: Int32) {
-        lastMatchedFence = max(lastMatchedFence, grant.fence)
-        let session = streams[stream].session
-        if grant.button != pressed.button || (session >= 0 && session != pressed.session) {
-            violate(
-                .grantMismatch, "GRANTED and PRESSED of fence=\(grant.fence) disagree on the button or the owner",
-                [describe(stream, grant) + " (session s\(session))", describe(Int(witness), pressed)])
-        }
-    }
-
-    func oldestNeeded() -> Int64 {
-        sinceTrim += 1
-        if sinceTrim >= 256 || cachedOldest == 0 {
-            sinceTrim = 0
-            var oldest = nextApply
-            for s in streams where s.active && s.joined && s.term == modelTerm && s.expected < oldest { oldest = s.expected }
-            cachedOldest = oldest
-        }
-        return cachedOldest
     }
 
     func describe(_ stream: Int, _ m: WireMessage) -> String {

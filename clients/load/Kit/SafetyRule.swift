@@ -45,6 +45,9 @@ public enum SafetyRule: String, Sendable, CaseIterable {
     /// Buzzer groups: one winner per round, and no DOWN accepted while closed.
     case buzzerRound = "buzzer-round"
     /// Buzzer groups: ranks 2, 3, ... in order, `after_us` never going down, one place
-    /// per session and round.
+    /// per session and round, in the events and in the players' RANKED replies alike.
     case buzzerRank = "buzzer-rank"
+    /// Buzzer groups: members are told (BUZZED) the places 2 to the group's `announce`
+    /// and no later one; a player answered RANKED within `announce` is told to them.
+    case buzzerAnnounce = "buzzer-announce"
 }

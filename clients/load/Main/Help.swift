@@ -20,7 +20,8 @@ enum Help {
           queue     C contenders loop DOWN/UP on a queue group: a busy DOWN waits in line
                     and is granted by hand-off (config --buttons 1 --policy queue)
           buzz      buzzer rounds: a host ARMs, N players press on ARMED, one wins and
-                    the rest are ranked (config --buttons 4 --groups 1 --policy buzzer)
+                    the rest are ranked (config --buttons 4 --groups 1 --policy buzzer);
+                    members are told the first --announce places
           config    print a panel configuration for the server (arbiter --config FILE)
 
         OPTIONS:
@@ -54,6 +55,8 @@ enum Help {
           --max-hold-ms <ms>      holds: a press is held 0..ms at random (default: 400).
           --connect-batch <n>     Connections set up at once (default: 256).
           --lock-ttl-ms <ms>      Redis contend: PX of the lock (default: 10000).
+          --announce <n>          buzz: the buzzer group's announce, as configured: a
+                                  BUZZED beyond rank n is a violation (default: 10).
           --no-check              Skip the safety checks (the event checker, and contend's
                                   overlap check of every grant, which needs no observer).
           --json                  Print the report as one JSON object.
@@ -73,6 +76,8 @@ enum Help {
           --policy <p>            config: give every tap group the policy queue or buzzer.
           --max-queue <n>         config: max_queue of queue groups (default: 100000).
           --early-lockout-ms <ms> config: early_lockout_ms of buzzer groups (default: 20).
+          --announce <n>          config: announce of buzzer groups, the places members
+                                  are told (default: the server's, 10).
 
         A server's per-session rate limit (arbiter --rate, default 1000/s) is answered by
         retrying after a pause and counted as rate-limited; use arbiter --rate 0 for
