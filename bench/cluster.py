@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cluster mode under load (issue 11), or a demo cluster to play with.
+"""Cluster mode under load, or a demo cluster to play with.
 
     python3 bench/cluster.py BINDIR            the benchmark (bench/cluster.sh runs it)
     python3 bench/cluster.py BINDIR --demo     3 etcd members + 3 nodes, until Ctrl-C

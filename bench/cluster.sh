@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster mode under load (issue 11): 3 etcd members and 3 nodes on loopback, lock cycles
+# Cluster mode under load: 3 etcd members and 3 nodes on loopback, lock cycles
 # through the leader's node and through a relaying node (and on one single node), fan-out
 # of 3000 members over 3 nodes and on 1, and FAILOVERS (20) kills of the busy panel's
 # leader, one every 10 s, under load with the checker on. See bench/cluster.py for the

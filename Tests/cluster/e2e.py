@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cluster mode end to end (issue 11): a 3-member etcd and 3 arbiter nodes on loopback.
+"""Cluster mode end to end: a 3-member etcd and 3 arbiter nodes on loopback.
 
     python3 Tests/cluster/e2e.py [path/to/arbiter] [--only a,b,...]   (default .build/debug/arbiter)
 
