@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterHooks
 import ArbiterIO
 import ArbiterWire
 
@@ -78,6 +79,9 @@ extension PanelHost {
             // is never held back (no button may stay stuck), and is counted as unwritten.
             if !written, undoable { return false }
         }
+        // Before the broadcast: with a journal, a hooked event is on file before any member
+        // can see it (the one wait hooks add, and only to hooked events).
+        if let hooks { hooks.capture(output.events, wallMs: wall()) }
         // A queue's hand-off tells its head apart: that rare case has its own loop, so
         // the common one stays as small as the optimizer needs to inline what it calls.
         if !output.notices.isEmpty { return deliverWithNotices(replyTo: requester, format: format, id: id, flush: &flush) }
