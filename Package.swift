@@ -80,7 +80,7 @@ let package = Package(
                 "ArbiterClusterRuntime", "ArbiterClusterTestSupport",
             ]),
         // Depends on the executable so `swift test` builds the binary it drives.
-        .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport", "ArbiterHooks", "ArbiterWire"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via
         // CSystem, the server's codecs for WebSocket frames and config; never the server itself.
         .target(name: "ArbiterLoadKit", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),
