@@ -43,18 +43,26 @@ def receiver():
     return server.server_address[1]
 
 
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 def start(config, directory):
     path = os.path.join(directory, "config.json")
     with open(path, "w") as f:
         json.dump(config, f)
-    p = subprocess.Popen([f"{BIN}/arbiter", "--config", path, "--port", "0", "--rate", "0", "--log-level", "warn"],
-                         stderr=subprocess.PIPE, text=True)
+    port = free_port()
+    p = subprocess.Popen([f"{BIN}/arbiter", "--config", path, "--port", str(port), "--rate", "0", "--log-level", "warn"])
     for _ in range(200):
-        line = p.stderr.readline()
-        if "msg=listening" in line:
-            port = int(line.split("port=")[1].split()[0])
-            threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
             return p, port
+        except OSError:
+            time.sleep(0.05)
     raise SystemExit("server did not start")
 
 
