@@ -30,12 +30,15 @@ let package = Package(
         // (epoll, accept, reads, bounded output, flushing, closing), subclassed by the
         // server. No policy: nothing about panels, sessions or protocols.
         .target(name: "ArbiterIO", dependencies: ["CSystem"]),
+        // Webhooks: each hook's outbox (pure, on a manual clock in tests), its senders
+        // (our own HTTP/1.1 client; URLSession for https) and the store beside the journal.
+        .target(name: "ArbiterHooks", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO"]),
         // The single-node server, its policy over ArbiterIO: reactors, connections, panels,
         // journal, metrics. It knows no cluster: `ServerCluster` and `PanelRole` are the
         // seams cluster mode fills.
         .target(
             name: "ArbiterServer",
-            dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO"],
+            dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterHooks"],
             plugins: ["EmbedKiosk"]),
         // Cluster mode in the server: the node's wiring to its runtime (ClusterContext), each
         // panel's role as leader or follower (ClusterPanel), and the relay links between nodes.
@@ -60,6 +63,7 @@ let package = Package(
             ]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
+        .testTarget(name: "ArbiterHooksTests", dependencies: ["ArbiterHooks", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport"]),
         // The wrappers and the event loop (with a test policy) against real sockets and files.
         .testTarget(name: "ArbiterIOTests", dependencies: ["ArbiterIO", "CSystem"]),
         // The shared flag reader, and arbiter's own options through @testable import.
@@ -91,7 +95,7 @@ let package = Package(
                 "ArbiterClusterTestSupport",
             ]),
         // Depends on the executable so `swift test` builds the binary it drives.
-        .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport", "ArbiterClient"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport", "ArbiterClient", "ArbiterHooks", "ArbiterWire"]),
         // The load generator and safety checker: real sockets through ArbiterIO, epoll via
         // CSystem, the server's codecs for WebSocket frames and config; never the server itself.
         .target(name: "ArbiterLoadKit", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCLI", "CSystem"], path: "clients/load/Kit"),

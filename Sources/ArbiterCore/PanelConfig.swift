@@ -9,6 +9,8 @@ public struct PanelConfig: Sendable, Equatable {
     /// Up to this many members, each join and leave is told by name (`JOINED`, `LEFT`);
     /// above it, as counts in one `PRESENCE` per tick (`PresenceTally`).
     public var presenceSummaryAbove: Int
+    /// Where the panel's events are POSTed as they are broadcast.
+    public var hooks: [HookConfig] = []
 
     public static let defaultPresenceSummaryAbove = 100
 

@@ -57,6 +57,7 @@ public final class ArbiterServer: Sendable {
         // Leadership may start before the first client: the panels' queues exist now, and
         // the reactors that serve clients start below.
         state.cluster?.start()
+        state.hooks?.start()
         for reactor in state.reactors { reactor.start() }
         let first = state.reactors[0]
         first.queue.sync {
@@ -125,6 +126,7 @@ public final class ArbiterServer: Sendable {
         // Let the releases those closes started run to the end before the panels stop.
         for panel in state.panels { panel.queue.sync {} }
         for panel in state.panels { panel.queue.sync { panel.stop() } }
+        state.hooks?.stop()
         state.cluster?.stopRelay()
         state.journal?.close()
     }

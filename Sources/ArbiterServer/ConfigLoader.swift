@@ -14,10 +14,12 @@ public enum ConfigLoader {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
             throw Failure(description: "\(path): \(reason)")
         }
+        let panels: [PanelConfig]
         do {
-            return try ConfigDecoder.decode(Array(data))
+            panels = try ConfigDecoder.decode(Array(data))
         } catch {
             throw Failure(description: "\(path): \(error.description)")
         }
+        return try HookSecretFile.fill(panels, configPath: path)
     }
 }

@@ -35,6 +35,8 @@ struct HTTPRouter {
             case .now(let response): return response
             case .later(let entries): return panelsResponse(entries.map(\.localJSON), keepAlive: keepAlive, headOnly: headOnly)
             }
+        case "/api/hooks":
+            return apiHooks(head, keepAlive: keepAlive, peer: peer)
         case "/api/nodes":
             return reply(200, "application/json", apiNodes(), [("Cache-Control", "no-store")])
         case "/ws":
@@ -60,7 +62,7 @@ struct HTTPRouter {
     }
 
     /// The key of `Authorization: Bearer <key>`, as a kiosk that was given one sends it.
-    private func bearerKey(_ head: HTTPRequestHead) -> String? {
+    func bearerKey(_ head: HTTPRequestHead) -> String? {
         guard let value = head.header("Authorization") else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }

@@ -60,6 +60,7 @@ struct MetricsPage {
                 journal.refusals.load(ordering: .relaxed))
             p.gauge("arbiter_journal_healthy", "1 while the journal can be written, 0 while presses are refused.", journal.isHealthy ? 1 : 0)
         }
+        if let hooks = server.hooks { HookMetrics.write(hooks, into: &p) }
         server.cluster?.writeMetrics(into: &p)
         p.histogram("arbiter_command_seconds", "Time from reading a panel command to its reply being queued.", total.latency)
         return p.text

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterHooks
 import ArbiterIO
 import ArbiterWire
 
@@ -78,6 +79,9 @@ extension PanelHost {
             // is never held back (no button may stay stuck), and is counted as unwritten.
             if !written, undoable { return false }
         }
+        // Before the broadcast: with a journal, a hooked event is on file before any member
+        // can see it (the one wait hooks add, and only to hooked events).
+        if hooks != nil { handToHooks() }
         // A queue's hand-off tells its head apart: that rare case has its own loop, so
         // the common one stays as small as the optimizer needs to inline what it calls.
         if !output.notices.isEmpty { return deliverWithNotices(replyTo: requester, format: format, id: id, flush: &flush) }
@@ -118,6 +122,14 @@ extension PanelHost {
         }
         if !waiters.isEmpty || role?.hasRemoteWaiters == true { forgetDequeuedWaiters() }
         return true
+    }
+
+    /// Out of line: inside `deliver`, the call made the common path too large to inline
+    /// what it calls, and every panel paid for it (bench/callgrind.sh).
+    @inline(never)
+    private func handToHooks() {
+        if wallReading == nil { wallReading = clock.wallMilliseconds() }
+        hooks?.capture(output.events, wallMs: wallReading ?? 0)
     }
 
     /// Waiters that left their line (DEQUEUED) need no hand-off GRANTED any more.

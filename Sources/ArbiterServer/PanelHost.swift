@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterHooks
 import ArbiterIO
 import ArbiterWire
 import Dispatch
@@ -50,6 +51,9 @@ package final class PanelHost: @unchecked Sendable {
     /// node's connections (cluster mode, `PanelRole`); nil on a single node. Set once,
     /// before the panel starts, so one read per command decides which path it takes.
     @exclusivity(unchecked) package private(set) var role: (any PanelRole)?
+    /// The panel's webhooks; nil without any, so a panel without hooks pays one test.
+    /// Set before the panel starts.
+    @exclusivity(unchecked) var hooks: PanelHooks?
 
     init(
         index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,

@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterHooks
 import ArbiterIO
 import ArbiterWire
 import Dispatch
@@ -34,6 +35,8 @@ package final class ServerState: @unchecked Sendable {
     let connectionLimits: ConnectionLimits
 
     let journal: Journal?
+    /// The panels' webhooks; nil when no panel has one.
+    let hooks: HookSystem?
     /// The Host and Origin values served (DNS rebinding, cross-site WebSockets).
     let hostPolicy: HostPolicy
     private let shuttingDownFlag = Atomic<Bool>(false)
@@ -86,6 +89,14 @@ package final class ServerState: @unchecked Sendable {
                 reservedFence: cluster == nil ? loaded.lastFences[panel.id] ?? 0 : 0, history: loaded.history[panel.id] ?? [], journal: panelJournal,
                 clock: clock, sessions: registry, hasKeys: hasKeys)
         }
+        // Cluster mode refuses hooks at start (main.swift): nothing there yet carries a
+        // pending delivery over to the next leader.
+        let hookLog = HookLog { level, message, fields in log.log(level == .debug ? .debug : level == .info ? .info : .warning, message, fields) }
+        let hookSystem =
+            cluster == nil
+            ? try HookSystem.make(panels: configuration.panels, journalPath: configuration.journalPath, clock: clock, log: hookLog) : nil
+        for host in hosts { host.hooks = hookSystem?.panels[host.config.id] }
+        self.hooks = hookSystem
         self.panels = hosts
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = hasKeys

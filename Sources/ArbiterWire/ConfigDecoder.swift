@@ -84,7 +84,7 @@ public enum ConfigDecoder {
         }
 
         func panel(_ v: JSONValue, _ path: String) throws(Failure) -> PanelConfig {
-            _ = try object(v, path, allowed: ["id", "title", "buttons", "keys", "groups", "presence_summary_above"])
+            _ = try object(v, path, allowed: ["id", "title", "buttons", "keys", "groups", "presence_summary_above", "hooks"])
             let id = try self.id(v["id"], "\(path).id")
             let title = try text(v["title"], "\(path).title")
             guard case .array(let items)? = v["buttons"] else { throw fail("\(path).buttons", "is required and must be an array") }
@@ -110,7 +110,9 @@ public enum ConfigDecoder {
                 guard n >= 0, n <= 1_000_000 else { throw fail("\(path).presence_summary_above", "must be between 0 and 1000000, not \(n)") }
                 summaryAbove = Int(n)
             }
-            return PanelConfig(id: id, title: title, buttons: buttons, keys: keys, groups: groups, presenceSummaryAbove: summaryAbove)
+            var config = PanelConfig(id: id, title: title, buttons: buttons, keys: keys, groups: groups, presenceSummaryAbove: summaryAbove)
+            config.hooks = try HookConfigDecoder.hooks(v["hooks"], "\(path).hooks", buttons: buttons)
+            return config
         }
 
         func groups(_ v: JSONValue?, _ path: String, buttons: [ButtonConfig], buttonsPath: String) throws(Failure) -> [String: GroupPolicy] {

@@ -50,6 +50,12 @@ if !openPanels.isEmpty {
         ["host": options.host, "panels": openPanels.map(\.id).joined(separator: ",")])
 }
 
+if options.clusterEndpoints != nil, let hooked = configuration.panels.firstIndex(where: { !$0.hooks.isEmpty }) {
+    // A pending delivery lives on the leader alone, and would be lost with it.
+    FileHandle.standardError.write(
+        Data("error: \(options.configPath ?? "config"): panels[\(hooked)].hooks: not supported in cluster mode yet; run hooked panels on one node\n".utf8))
+    exit(78)
+}
 if let endpoints = options.clusterEndpoints, let node = options.node, let advertise = options.advertise, let keyPath = options.clusterKeyPath {
     switch ClusterKeyFile.read(path: keyPath) {
     case .failure(let refusal):

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// The log lines of servers a test started, kept in memory instead of standard error:
@@ -27,6 +28,20 @@ public final class LogCapture: @unchecked Sendable {
             kept.append(trimmed)
             if kept.count > limit { kept.removeFirst(kept.count - limit) }
         }
+        recorded.signal()
+    }
+
+    private let recorded = DispatchSemaphore(value: 0)
+
+    /// Waits, on each new line rather than by polling, until `count` lines contain `text`
+    /// (or `timeout` s); those lines.
+    @discardableResult
+    public func wait(for text: String, count: Int = 1, timeout: Double = 10) -> [String] {
+        let end = DispatchTime.now() + timeout
+        while lines(containing: text).count < count {
+            guard recorded.wait(timeout: end) == .success else { break }
+        }
+        return lines(containing: text)
     }
 
     public var lines: [String] { lock.withLock { kept } }

@@ -1,0 +1,165 @@
+import ArbiterIO
+import Dispatch
+import Foundation
+import Glibc
+
+/// A webhook receiver on 127.0.0.1 for tests: records every request and answers as told,
+/// honestly or as a hostile one would.
+public final class HookReceiver: @unchecked Sendable {
+    public enum Behavior: Sendable {
+        case status(Int)
+        /// Reads the request and never answers (until the receiver closes).
+        case silent
+        /// A byte of a valid status line a second.
+        case trickle
+        /// Bytes without a line end, as fast as they are taken, up to 1 GiB.
+        case flood
+    }
+
+    public struct Received: Sendable {
+        public var target: String
+        public var headers: [String: String]
+        public var body: [UInt8]
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    struct State {
+        var behavior: Behavior
+        var received: [Received] = []
+        var listener: Int32 = -1
+        var closed = false
+        var down = false
+    }
+
+    public private(set) var port: UInt16 = 0
+    private let state: Locked<State>
+    private let arrived = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    public init(_ behavior: Behavior = .status(200)) throws {
+        state = Locked(State(behavior: behavior))
+        try listen(port: 0)
+    }
+
+    public var behavior: Behavior {
+        get { state.withLock { $0.behavior } }
+        set { state.withLock { $0.behavior = newValue } }
+    }
+
+    public var received: [Received] { state.withLock { $0.received } }
+
+    /// Waits (on arrivals, not by polling) until `count` requests came, or `timeout` s.
+    @discardableResult
+    public func wait(for count: Int, timeout: Double = 10) -> [Received] {
+        let end = DispatchTime.now() + timeout
+        while received.count < count {
+            guard arrived.wait(timeout: end) == .success else { break }
+        }
+        return received
+    }
+
+    /// Down until `resume`: every connection is reset as soon as it is accepted. The port
+    /// stays bound, so no other test's server can take it meanwhile.
+    public func pause() { state.withLock { $0.down = true } }
+
+    public func resume() { state.withLock { $0.down = false } }
+
+    public func close() {
+        state.withLock { s in
+            if s.listener >= 0 { Glibc.close(s.listener) }
+            s.listener = -1
+            s.closed = true
+        }
+        for _ in 0..<64 { released.signal() }
+    }
+
+    deinit { close() }
+
+    private func listen(port: UInt16) throws {
+        let (fd, bound) = try Sys.listen(host: "127.0.0.1", port: port, backlog: 64)
+        self.port = bound
+        state.withLock { $0.listener = fd }
+        let thread = DispatchQueue(label: "hook-receiver.accept")
+        thread.async { self.acceptLoop(fd) }
+    }
+
+    private func acceptLoop(_ listener: Int32) {
+        // Ends when the listener is closed (pause, close).
+        while state.withLock({ $0.listener == listener }) {
+            var p = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 50) > 0 else { continue }
+            guard case .accepted(let fd, _) = Sys.accept(listener) else { continue }
+            if state.withLock({ $0.down }) {
+                var reset = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+                Glibc.close(fd)
+                continue
+            }
+            DispatchQueue.global().async { self.serve(fd) }
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        defer { Glibc.close(fd) }
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var request: Received?
+        // Bounded: each read adds bytes or ends the loop, and requests are small.
+        while request == nil, bytes.count < 1 << 20 {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { return }
+            bytes += chunk[..<n]
+            request = Self.parse(bytes)
+        }
+        guard let request else { return }
+        let behavior = state.withLock { s -> Behavior in
+            s.received.append(request)
+            return s.behavior
+        }
+        arrived.signal()
+        switch behavior {
+        case .status(let code):
+            _ = put(fd, Array("HTTP/1.1 \(code) X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+        case .silent:
+            _ = released.wait(timeout: .now() + 30)
+        case .trickle:
+            for byte in "HTTP/1.1 200 OK\r\n\r\n".utf8 {
+                guard put(fd, [byte]), released.wait(timeout: .now() + 1) == .timedOut else { return }
+            }
+        case .flood:
+            let block = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
+            for _ in 0..<16_384 { guard put(fd, block) else { break } }
+        }
+    }
+
+    /// Writes all of `bytes`; false once the peer is gone (no SIGPIPE).
+    private func put(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { return false }
+            offset += n
+        }
+        return true
+    }
+
+    static func parse(_ bytes: [UInt8]) -> Received? {
+        let separator = Array("\r\n\r\n".utf8)
+        guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else { return nil }
+        let head = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        let body = Array(bytes[(end + 4)...])
+        guard body.count >= length else { return nil }
+        let target = head.first?.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+        return Received(target: target, headers: headers, body: Array(body.prefix(length)))
+    }
+}
