@@ -25,6 +25,7 @@ package final class PanelHost: @unchecked Sendable {
     /// need not be a member. Dropped at the hand-off, at DEQUEUED and at disconnect.
     @exclusivity(unchecked) var waiters: [SessionID: Connection] = [:]
     @exclusivity(unchecked) var output = PanelOutput()
+    @exclusivity(unchecked) var deferredReplies = DeferredReplies()
     private var timer: DispatchSourceTimer?
     /// The clock the core decides by (the server's).
     package let clock: any TimeSource
@@ -202,7 +203,10 @@ package final class PanelHost: @unchecked Sendable {
         }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
-        core.handle(request, session: session, name: name, access: access, now: now, into: &output)
+        // When its bytes arrived (a buzzer ranks by it), and who pressed (`Player`).
+        let arrival = connection.map { Instant(nanoseconds: $0.arrivedAt) }
+        let address = connection?.address ?? role?.requesterAddress ?? ""
+        core.handle(request, session: session, name: name, access: access, now: now, arrival: arrival, address: address, into: &output)
         if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: before != nil, flush: &flush), let before, let journal {
             core = before
             journal.noteRefusal()
@@ -290,6 +294,7 @@ package final class PanelHost: @unchecked Sendable {
             memberCount.subtract(1, ordering: .relaxed)
         }
         if !waiters.isEmpty { waiters.removeValue(forKey: connection.session) }
+        if !deferredReplies.isEmpty { _ = deferredReplies.drop(connection.session) }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.disconnect(session: connection.session, now: clock.now(), into: &output)
