@@ -107,6 +107,7 @@ extension Engine {
         }
         peer.step = .awaitingDown
         peer.sentAt = LoadClock.now()
+        peer.downPending = true
         command(peer, "DOWN \(buttonID(peer, peer.button))")
     }
 
@@ -134,6 +135,7 @@ extension Engine {
     func fairEvent(_ peer: Peer, _ m: WireMessage) {
         switch (peer.role, m.kind) {
         case (.player, .armed):
+            peer.armedSeen += 1
             guard control.phase == .running, peer.step == .idle || peer.step == .retryingDown else { return }
             peer.timerGeneration &+= 1
             pressInRound(peer, again: false)
@@ -169,12 +171,14 @@ extension Engine {
         case (.player, .granted):
             // The winner holds until the host's RESET (or the next ARM) ends the round.
             recordReply(peer)
+            if measuring { stats.arrivals.record(round: peer.armedSeen, sentAt: peer.downWrittenAt, rank: 1) }
             if measuring { stats.grants += 1 }
             peer.fence = m.fence
             peer.grantEnded = false
             peer.step = .idle
         case (.player, .ranked):
             recordReply(peer)
+            if measuring { stats.arrivals.record(round: peer.armedSeen, sentAt: peer.downWrittenAt, rank: m.rank) }
             peer.step = .idle
         case (.host, .denied) where m.reason == .early || m.reason == .lockedOut:
             if measuring { stats.earlyDenied += 1 }
