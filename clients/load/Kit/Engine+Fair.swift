@@ -25,6 +25,8 @@ extension Engine {
         let panel = plan.panels[peer.panel].id
         let words = line.split(separator: " ").map(String.init)
         if peer.role == .host, words[0] != "DOWN" { peer.pendingOKs += 1 }
+        // Stamped at its write (`ArrivalOrder`).
+        if peer.role == .player, words[0] == "DOWN" { peer.downPending = true }
         switch peer.transport {
         case .line:
             send(peer, Array("\(words[0]) \(panel)\(words.count > 1 ? " " + words[1...].joined(separator: " ") : "")\n".utf8))
@@ -107,7 +109,6 @@ extension Engine {
         }
         peer.step = .awaitingDown
         peer.sentAt = LoadClock.now()
-        peer.downPending = true
         command(peer, "DOWN \(buttonID(peer, peer.button))")
     }
 
@@ -166,19 +167,20 @@ extension Engine {
         if peer.role == .player {
             peer.lastReply = m
             peer.lastReplyAt = now
+            if measuring, m.kind == .granted || m.kind == .ranked {
+                stats.arrivals.record(round: peer.armedSeen, sentAt: peer.downWrittenAt, rank: m.kind == .granted ? 1 : m.rank)
+            }
         }
         switch (peer.role, m.kind) {
         case (.player, .granted):
             // The winner holds until the host's RESET (or the next ARM) ends the round.
             recordReply(peer)
-            if measuring { stats.arrivals.record(round: peer.armedSeen, sentAt: peer.downWrittenAt, rank: 1) }
             if measuring { stats.grants += 1 }
             peer.fence = m.fence
             peer.grantEnded = false
             peer.step = .idle
         case (.player, .ranked):
             recordReply(peer)
-            if measuring { stats.arrivals.record(round: peer.armedSeen, sentAt: peer.downWrittenAt, rank: m.rank) }
             peer.step = .idle
         case (.host, .denied) where m.reason == .early || m.reason == .lockedOut:
             if measuring { stats.earlyDenied += 1 }
