@@ -45,6 +45,36 @@ extension PanelHost {
         return Array(j.finish().utf8)
     }
 
+    // MARK: History
+
+    func replyHistory(_ count: Int, access: Access, to connection: Connection?, _ command: ParsedCommand, flush: inout FlushList) {
+        let format = command.format
+        let id = command.id
+        guard let connection else { return role?.replyHistoryRemotely(count, access: access, format: format, id: id) ?? () }
+        guard access >= .view else {
+            return flush.appendReply(to: connection, panel: index) { out, _ in
+                MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
+            }
+        }
+        let entries = history.last(count)
+        flush.appendReply(to: connection, panel: index) { out, _ in encodeHistory(entries, format: format, id: id, into: &out) }
+    }
+
+    /// HISTORY's answer: the records, then `OK HISTORY`; for a local session and, through
+    /// the relay, for a session of another node.
+    package func encodeHistory(_ entries: [HistoryRing.Entry], format: WireFormat, id: CommandID?, into out: inout [UInt8]) {
+        for entry in entries {
+            let record: HistoryRecord?
+            switch entry {
+            case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
+            case .loaded(let loaded): record = loaded
+            }
+            guard let record else { continue }
+            MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
+        }
+        MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
+    }
+
     // MARK: Output
 
     /// Writes the core's decisions: the reply to its requester, each event to every

@@ -63,6 +63,22 @@ struct BuzzerArrivalServerTests {
         #expect(events.last?.contains("name=alice") == true)
     }
 
+    /// A JSON DOWN's reply keeps its id when it comes after the window, and the winner's
+    /// UP sent meanwhile is answered after it.
+    @Test func aDeferredReplyKeepsItsFormAndWhatFollowsWaitsBehindIt() throws {
+        let server = try EmbeddedServer(panels: [Self.windowed])
+        let host = server.connect()
+        host.send("HELLO host\nARM f quiz\n")
+        server.advance(milliseconds: 10)
+        let alice = server.connect(from: "10.0.0.7")
+        alice.send("HELLO alice\n")
+        _ = alice.lines()
+        alice.send(#"{"cmd":"down","panel":"f","button":"red","id":7}"# + "\nUP f red\n")
+        #expect(alice.lines().isEmpty)
+        server.advance(milliseconds: 3)
+        #expect(alice.lines() == [#"{"type":"granted","panel":"f","button":"red","fence":1,"id":7}"#, "OK UP f red"])
+    }
+
     /// Presses that arrived before the ARM was read are early, even when read after it.
     @Test func aPressThatArrivedBeforeTheArmIsEarly() throws {
         let server = try EmbeddedServer(panels: [Self.windowed])
