@@ -34,4 +34,19 @@ extension EventLoop {
             return batchStamp
         }
     }
+
+    // MARK: Embedded (tests)
+
+    /// One read of `bytes` on `channel`, handled as `drainReadyEvents` handles one.
+    /// On `queue`.
+    package final func deliverForTesting(_ bytes: [UInt8], to channel: Channel, arrivedNanosAgo: Int64 = 0) {
+        assertOnQueue()
+        batchStamp = batchTime(givenSystem: SystemClock.monotonic.nanoseconds())
+        arrivalStamp = batchStamp - arrivedNanosAgo
+        var flush = FlushList()
+        bytes.withUnsafeBufferPointer { received($0, on: channel, flush: &flush) }
+        batchEnded(flush: &flush)
+        flush.flushAll()
+        closeRequested()
+    }
 }

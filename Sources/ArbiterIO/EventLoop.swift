@@ -39,8 +39,10 @@ open class EventLoop: @unchecked Sendable {
     /// Whether accepted sockets are stamped by the kernel and read with `recvmsg`: a
     /// buzzer round ranks by arrival. Off, every read costs what it did.
     public final let stampsArrivals: Bool
-    /// CLOCK_REALTIME minus CLOCK_MONOTONIC, sampled once per batch (`ArrivalStamp`).
+    /// CLOCK_REALTIME minus CLOCK_MONOTONIC, sampled at most once a millisecond, at a
+    /// batch's start (`ArrivalStamp`): it moves only when the wall clock is set.
     @exclusivity(unchecked) final var realtimeOffset: Int64 = 0
+    @exclusivity(unchecked) private var offsetSampledAt: Int64 = 0
     /// Where the arrivals of stamped reads came from (/metrics reads them).
     package final let arrivalCounts = ArrivalCounts()
     /// How long an idle reactor looks before it blocks (`IdleSpin`).
@@ -59,6 +61,7 @@ open class EventLoop: @unchecked Sendable {
     public init(index: Int, label: String, sendBufferBytes: Int32?, idleSpinNs: Int64 = 0, stampsArrivals: Bool = false) throws(Sys.Failure) {
         self.index = index
         self.stampsArrivals = stampsArrivals
+        if stampsArrivals { realtimeOffset = ArrivalStamp.initialRealtimeOffset() }
         self.idleSpin = IdleSpin(maxNs: idleSpinNs)
         self.queue = DispatchQueue(label: label)
         self.sendBufferBytes = sendBufferBytes
@@ -184,19 +187,6 @@ open class EventLoop: @unchecked Sendable {
 
     // MARK: Embedded (tests): what an epoll wake-up or a timer would do, driven by hand
 
-    /// One read of `bytes` on `channel`, handled as `drainReadyEvents` handles one.
-    /// On `queue`.
-    package final func deliverForTesting(_ bytes: [UInt8], to channel: Channel, arrivedNanosAgo: Int64 = 0) {
-        assertOnQueue()
-        batchStamp = batchTime(givenSystem: SystemClock.monotonic.nanoseconds())
-        arrivalStamp = batchStamp - arrivedNanosAgo
-        var flush = FlushList()
-        bytes.withUnsafeBufferPointer { received($0, on: channel, flush: &flush) }
-        batchEnded(flush: &flush)
-        flush.flushAll()
-        closeRequested()
-    }
-
     /// Stops (or restarts) the epoll descriptor's source, as a lost wake-up would: for
     /// the test of the sweep's safety net. On `queue`.
     package final func suspendSourceForTesting(_ suspended: Bool) {
@@ -230,7 +220,10 @@ open class EventLoop: @unchecked Sendable {
             // sockets are ready, instead of a wait(0) that finds them quiet and a second
             // call that waits (one system call less per request answered).
             timeout = 1
-            if stampsArrivals { realtimeOffset = ArrivalStamp.realtimeOffset(givenMonotonic: real) }
+            if stampsArrivals, real &- offsetSampledAt >= 1_000_000 {
+                realtimeOffset = ArrivalStamp.realtimeOffset(previous: realtimeOffset)
+                offsetSampledAt = real
+            }
             for i in 0..<n {
                 let (data, events) = epoll.ready(i)
                 if data == EventLoop.listenerData {

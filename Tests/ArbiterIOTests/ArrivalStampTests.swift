@@ -29,6 +29,17 @@ import Testing
         #expect(ArrivalStamp.reading(kernelRealtimeNs: offset + read, realtimeOffset: offset, readMonotonicNs: read) == .delay(0))
     }
 
+    /// The offset between the clocks, sampled between two monotonic readings: what the two
+    /// clocks read now, to well within a millisecond.
+    @Test func theOffsetIsTheWallClockLessTheMonotonicOne() {
+        let offset = ArrivalStamp.initialRealtimeOffset()
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        let now = Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec) - SystemClock.monotonic.nanoseconds()
+        #expect(abs(now - offset) < 1_000_000)
+        #expect(abs(ArrivalStamp.realtimeOffset(previous: offset) - offset) < 1_000_000)
+    }
+
     /// Over TCP loopback: bytes that waited in the socket before the loop read them carry
     /// their arrival, not the read's time.
     @Test func aStampingLoopReadsWhenBytesArrivedNotWhenItGotToThem() throws {
