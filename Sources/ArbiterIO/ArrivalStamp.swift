@@ -37,8 +37,10 @@ public enum ArrivalStamp {
     public static func reading(kernelRealtimeNs: Int64, realtimeOffset: Int64, readMonotonicNs: Int64) -> Reading {
         guard kernelRealtimeNs != 0 else { return .none }
         let delay = readMonotonicNs &- (kernelRealtimeNs &- realtimeOffset)
-        guard delay >= 0, delay <= maxDelayNs else { return .clockStepped }
-        return .delay(delay)
+        // The offset is known to within half a sample's spread: a stamp that close after
+        // its read came at the read.
+        guard delay >= -maxSampleSpreadNs / 2, delay <= maxDelayNs else { return .clockStepped }
+        return .delay(max(0, delay))
     }
 
     /// The widest a sample's two monotonic readings may be apart for its offset to be kept.

@@ -19,6 +19,8 @@ import Testing
     @Test func aStampOutsideItsBoundsMeansTheWallClockMoved() {
         let offset: Int64 = 1_000_000_000_000
         let read: Int64 = 5_000_000_000
+        // Within the offset's error after the read: at the read.
+        #expect(ArrivalStamp.reading(kernelRealtimeNs: offset + read + 5_000, realtimeOffset: offset, readMonotonicNs: read) == .delay(0))
         // Set forward by 10 ms after the offset was sampled.
         #expect(ArrivalStamp.reading(kernelRealtimeNs: offset + read + 10_000_000, realtimeOffset: offset, readMonotonicNs: read) == .clockStepped)
         // Set back by 2 s.
