@@ -17,8 +17,8 @@ callgrind_setup() {
 # no observer, CONNECTIONS overrides; ARBITER_ARGS adds server options).
 callgrind_total() {
   local workload=$1 config=$2 cycles=$3 port=$((20000 + RANDOM % 20000))
+  # shellcheck disable=SC2086 # ARBITER_ARGS is a list of options
   valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$workload.$cycles" \
-    # shellcheck disable=SC2086 # ARBITER_ARGS is a list of options
     "$OUT/arbiter" --port "$port" --config "$config" --rate 0 --log-level warn ${ARBITER_ARGS:-} 2>"$OUT/vg.$workload.$cycles" &
   local pid=$!
   for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
