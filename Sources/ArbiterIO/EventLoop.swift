@@ -171,6 +171,10 @@ open class EventLoop: @unchecked Sendable {
     /// Watches the listening socket: its connections are accepted on this loop.
     package final func watchListener(_ fd: Int32) {
         listenerFD = fd
+        // Accepted sockets inherit it, and the kernel, which turns its stamping on some
+        // time after the first socket asks (and off after the last one goes), has it on
+        // before any client's first bytes: else those came unstamped.
+        if stampsArrivals { _ = cs_enable_rx_timestamps(fd) }
         epoll.add(fd, events: cs_EPOLLIN, data: EventLoop.listenerData)
     }
 
