@@ -14,11 +14,12 @@ callgrind_setup() {
 
 # callgrind_total <workload> <config> <cycles>: the server's total user-space
 # instructions while arbiter-load drives <cycles> cycles of <workload> (10 connections,
-# no observer, CONNECTIONS overrides).
+# no observer, CONNECTIONS overrides; ARBITER_ARGS adds server options).
 callgrind_total() {
   local workload=$1 config=$2 cycles=$3 port=$((20000 + RANDOM % 20000))
+  # shellcheck disable=SC2086 # ARBITER_ARGS is a list of options
   valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$workload.$cycles" \
-    "$OUT/arbiter" --port "$port" --config "$config" --rate 0 --log-level warn 2>"$OUT/vg.$workload.$cycles" &
+    "$OUT/arbiter" --port "$port" --config "$config" --rate 0 --log-level warn ${ARBITER_ARGS:-} 2>"$OUT/vg.$workload.$cycles" &
   local pid=$!
   for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
   "$BIN/arbiter-load" "$workload" --port "$port" --connections "${CONNECTIONS:-10}" --observers 0 --cycles "$cycles" >"$OUT/load.$workload.$cycles" 2>&1

@@ -5,6 +5,8 @@
 # 2N, 10 connections, no observer); the difference divided by the 2N extra requests is
 # the cost of one request, with start-up, connection set-up and shutdown cancelled out.
 # Usage: bench/callgrind.sh [N]     (default 20000 cycles = 40000 requests)
+# STAMPED=1: a second panel with a buzzer group beside the pressed one, so every client
+# socket carries the kernel's receive stamp (read with recvmsg), on one reactor as without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-20000}"
@@ -12,6 +14,15 @@ N="${1:-20000}"
 . bench/callgrind-lib.sh
 callgrind_setup
 "$BIN/arbiter-load" config --buttons 100 > "$OUT/load.json"
+if [ "${STAMPED:-0}" = 1 ]; then
+  python3 - "$OUT/load.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["panels"].append({"id": "quiz", "buttons": [{"id": "q1", "group": "quiz"}], "groups": {"quiz": {"policy": "buzzer"}}})
+json.dump(c, open(sys.argv[1], "w"))
+PY
+  ARBITER_ARGS="--reactors 1 ${ARBITER_ARGS:-}"
+fi
 A=$(callgrind_total contend "$OUT/load.json" "$N")
 B=$(callgrind_total contend "$OUT/load.json" $((2 * N)))
 echo "callgrind: arbiter: $(( (B - A) / (2 * N) )) user-space instructions per DOWN/UP request ($A for $N cycles, $B for $((2 * N)))"

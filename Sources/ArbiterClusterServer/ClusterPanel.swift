@@ -104,6 +104,15 @@ final class ClusterPanel: PanelRole, ClusterPanelPart, @unchecked Sendable {
 
     @inline(__always) func deliverRemoteNotice(_ notice: PanelOutput.Notice) { duties.deliverRemoteNotice(notice) }
 
+    func deferRemoteReply() {
+        guard let remote = remoteRequester else { return }
+        clusterState.relayed.deferredReplies[remote.session, default: []].append(remote)
+    }
+
+    /// A relayed session's client address is not sent to the leader: its player is
+    /// matched by its name on its node.
+    var requesterAddress: String? { remoteRequester.map { "node:" + $0.node } }
+
     @inline(__always) func deliverRemoteReply(_ reply: PanelReply) {
         guard let remote = remoteRequester else { return }
         duties.deliverRemoteReply(reply, to: remote)

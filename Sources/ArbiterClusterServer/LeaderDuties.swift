@@ -92,6 +92,12 @@ struct LeaderDuties: ClusterPanelPart {
 
     /// A queue's hand-off GRANTED for a relayed session that waited in the line.
     func deliverRemoteNotice(_ notice: PanelOutput.Notice) {
+        if notice.answersEarlier {
+            guard var owed = panel.clusterState.relayed.deferredReplies[notice.session], !owed.isEmpty else { return }
+            let remote = owed.removeFirst()
+            panel.clusterState.relayed.deferredReplies[notice.session] = owed.isEmpty ? nil : owed
+            return deliverRemoteReply(notice.reply, to: remote)
+        }
         guard let waiter = panel.clusterState.relayed.remoteWaiters.removeValue(forKey: notice.session) else { return }
         sendReply(.notice, notice.reply, to: waiter, id: nil)
     }
@@ -264,6 +270,7 @@ struct LeaderDuties: ClusterPanelPart {
         for session in list {
             panel.clusterState.relayed.remoteSessions[session] = nil
             panel.clusterState.relayed.remoteWaiters[session] = nil
+            panel.clusterState.relayed.deferredReplies[session] = nil
             if keepingMembers, panel.clusterState.relayed.remoteMembers[session] != nil { panel.clusterState.relayed.keptMembers[session] = now.milliseconds }
         }
         // A member leaves the relay's list only after its LEFT went out: its node hears of

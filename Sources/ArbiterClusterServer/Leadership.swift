@@ -145,6 +145,7 @@ struct Leadership: ClusterPanelPart {
             duties.relay(lines: lines, term: term, seq: 0, cluster, leaseEpoch: 0)
         }
         waits.endLocalWaits(endingGroups, flush: &flush)
+        host.giveUpDeferredReplies("panel \(config.id) stopped being decided here before this press was ranked; \(ClusterPanel.retryHint)", flush: &flush)
         core = fresh
         self.panel.clusterState.relayed.forgetRemoteSessions()
         waiters = [:]

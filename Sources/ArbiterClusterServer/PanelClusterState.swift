@@ -146,6 +146,9 @@ struct RelayedSessions {
     var memberNodes: [String: MemberNode] = [:]
     /// Leader: relayed sessions waiting in a queue group's line, for their hand-off GRANTED.
     var remoteWaiters: [SessionID: RemoteRequester] = [:]
+    /// Leader: relayed commands whose replies come later (a buzzer press waiting for its
+    /// decision window, and what its session sent behind it), oldest first per session.
+    var deferredReplies: [SessionID: [RemoteRequester]] = [:]
     /// Leader: relayed members kept through their node's link drop, each with when (the
     /// panel's clock, ms); one that does not JOIN again within `ClusterSetup.
     /// memberGraceMs` leaves (`LeaderDuties.checkKeptMembers`).
@@ -177,6 +180,7 @@ struct RelayedSessions {
         remoteMembers = [:]
         memberNodes = [:]
         remoteWaiters = [:]
+        deferredReplies = [:]
         keptMembers = [:]
     }
 }

@@ -1,29 +1,106 @@
 /// The round of one `buzzer` group and its early-press lockouts.
 struct BuzzerRound: Sendable, Equatable {
     var state: RoundState = .closed
+    /// When the ARM that opened the round was read: a press that arrived before it is
+    /// early, even when it is decided after it.
+    var openedAt: Instant?
     /// The winner's arrival, which every `after_us` is measured from.
     var wonAt: Instant?
     var ranking: [Ranking] = []
+    /// Presses read and not ranked yet, by arrival (then by the order they were read).
+    var pending: [PendingPress] = []
+    /// The latest arrival ranked so far: a press ranked after it that arrived earlier came
+    /// later than the decision window allowed for.
+    var latestRanked: Instant?
     /// Sessions that pressed early, until when they stay locked out.
     var lockouts: [SessionID: Instant] = [:]
+    /// The same lockouts by player, so that a new connection of the same player is
+    /// locked out too.
+    var playerLockouts: [Player: Instant] = [:]
 
-    mutating func open() {
+    mutating func open(at now: Instant) {
         state = .armed
+        openedAt = now
         wonAt = nil
+        latestRanked = nil
         ranking.removeAll()
+        // Expired lockouts are forgotten here too: a player who never presses again
+        // would keep its entry for ever.
+        if !lockouts.isEmpty { lockouts = lockouts.filter { now < $0.value } }
+        if !playerLockouts.isEmpty { playerLockouts = playerLockouts.filter { now < $0.value } }
     }
 
-    /// The ranking stays, for `RANKING`, until the next round opens.
+    /// The ranking stays, for `RANKING`, until the next round opens. Called with nothing
+    /// pending (the core ranks what waits first).
     mutating func close() {
         state = .closed
         wonAt = nil
+        openedAt = nil
     }
 
-    /// Whether `session` is still locked out at `now`; an expired lockout is forgotten.
-    mutating func isLockedOut(_ session: SessionID, at now: Instant) -> Bool {
-        guard let until = lockouts[session] else { return false }
-        if now < until { return true }
-        lockouts.removeValue(forKey: session)
+    /// Whether `session`, or another session of `player`, is locked out at `now`; an
+    /// expired lockout is forgotten.
+    mutating func isLockedOut(_ session: SessionID, _ player: Player, at now: Instant) -> Bool {
+        if let until = lockouts[session] {
+            if now < until { return true }
+            lockouts.removeValue(forKey: session)
+        }
+        if let until = playerLockouts[player] {
+            if now < until { return true }
+            playerLockouts.removeValue(forKey: player)
+        }
         return false
+    }
+
+    mutating func lockOut(_ session: SessionID, _ player: Player, until: Instant) {
+        lockouts[session] = until
+        playerLockouts[player] = until
+    }
+
+    func pendingIndex(of session: SessionID) -> Int? {
+        pending.isEmpty ? nil : pending.firstIndex { $0.session == session }
+    }
+
+    /// Puts `press` in its place by arrival; among equal arrivals (two DOWNs of one
+    /// read), after those read before it.
+    mutating func enqueue(_ press: PendingPress) {
+        var i = pending.count
+        while i > 0, pending[i - 1].arrival > press.arrival { i -= 1 }
+        pending.insert(press, at: i)
+    }
+
+    /// When the earliest waiting press is ranked.
+    func nextDue(windowUs: Int64) -> Instant? {
+        pending.first.map { Instant(nanoseconds: $0.arrival.nanoseconds &+ windowUs &* 1000) }
+    }
+
+    /// The earliest waiting press, if its window has passed at `now`.
+    mutating func takeDue(at now: Instant, windowUs: Int64) -> PendingPress? {
+        guard let due = nextDue(windowUs: windowUs), due <= now else { return nil }
+        return pending.removeFirst()
+    }
+
+    /// Ranks a press that arrived at `arrival` behind those ranked so far; false when it
+    /// arrived before one of them (it came later than the window allowed for, and is
+    /// ranked last all the same: a place already told is never taken back).
+    mutating func rank(
+        button: Int, name: String, session: SessionID, arrival: Instant
+    ) -> (ranking: Ranking, inOrder: Bool) {
+        let inOrder = latestRanked.map { arrival >= $0 } ?? true
+        if inOrder { latestRanked = arrival }
+        // after_us never goes below the rank before it, so ranks and after_us agree.
+        let measured = max(0, arrival.microseconds(since: wonAt ?? arrival))
+        let floor = ranking.last?.afterMicroseconds ?? 0
+        let ranked = Ranking(button: button, name: name, session: session, rank: ranking.count + 1, afterMicroseconds: max(measured, floor))
+        ranking.append(ranked)
+        return (ranked, inOrder)
+    }
+
+    /// Opens the ranking with its winner.
+    mutating func win(button: Int, name: String, session: SessionID, arrival: Instant) {
+        state = .won
+        wonAt = arrival
+        latestRanked = arrival
+        ranking = [Ranking(button: button, name: name, session: session, rank: 1, afterMicroseconds: 0)]
     }
 }

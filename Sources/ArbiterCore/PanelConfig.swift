@@ -28,6 +28,26 @@ public struct PanelConfig: Sendable, Equatable {
 
     public func policy(ofGroup group: String) -> GroupPolicy { groups[group] ?? .exclusive }
 
+    /// The answer to a press on a button the panel lacks (it changes nothing); who may
+    /// not press is told that first, as for a button that exists.
+    func unknownButtonReply(_ verb: Verb, id: String, access: Access) -> PanelReply {
+        guard access >= .press else {
+            if verb == .down { return .deniedForbidden(buttonID: id) }
+            return .error(.forbidden, "\(verb.rawValue) needs the press key of panel \(self.id)")
+        }
+        return .error(.noSuchButton, "no button \(id) on panel \(self.id); \(buttonList())")
+    }
+
+    /// The panel's button ids for an unknown button's error, as an unknown panel's points
+    /// to PANELS: the presser sees what it may press without a JOIN. A panel may have a
+    /// thousand buttons, so past `shown` the rest is counted, not listed.
+    func buttonList(shown: Int = 20) -> String {
+        let ids = buttons.prefix(shown).map(\.id).joined(separator: ", ")
+        let more = buttons.count - shown
+        guard more > 0 else { return "its buttons: \(ids)" }
+        return "its buttons: \(ids) and \(more) more (JOIN \(self.id) lists them all)"
+    }
+
     /// The panel served when no `--config` is given (PROTOCOL.md section 8).
     public static let demo = PanelConfig(
         id: "demo",

@@ -17,14 +17,14 @@ extension PanelCore {
     }
 
     mutating func down(
-        _ b: Int, session: SessionID, name: String, access: Access, now: Instant, into out: inout PanelOutput
+        _ b: Int, session: SessionID, name: String, access: Access, now: Instant, origin: PressOrigin, into out: inout PanelOutput
     ) {
         guard access >= .press else {
             return out.append(.reply(.deniedForbidden(buttonID: config.buttons[b].id)))
         }
         advance(to: now, into: &out)
         let g = groupOf(b)
-        if hasFairGroups, fairDown(b, group: g, session: session, name: name, now: now, into: &out) { return }
+        if hasFairGroups, fairDown(b, group: g, session: session, name: name, access: access, now: now, origin: origin, into: &out) { return }
         if let grant = grantOf(group: g) {
             if grant.owner.session == session, grant.button == b {
                 // Idempotent: a repeated DOWN (a retry, a second finger on the same
@@ -63,6 +63,9 @@ extension PanelCore {
             return
         }
         advance(to: now, into: &out)
+        if hasFairGroups, waitBehindPress(verb == .up ? .up : .cancel, b, group: g, fence: fence, session: session, access: access, now: now, into: &out) {
+            return
+        }
         // Letting go while waiting in line: out of the line. With a fence it is about a
         // grant, and a late release never touches what the session does now.
         if hasFairGroups, fence == nil,
@@ -94,26 +97,6 @@ extension PanelCore {
             out.append(.reply(.error(.notOwner, "\(id()) is not held by you")))
         }
     }
-
-    /// A press on a button the panel lacks changes nothing; who may not press is told
-    /// that first, as for a button that exists.
-    func unknownButton(_ verb: Verb, id: String, access: Access, into out: inout PanelOutput) {
-        guard access >= .press else {
-            if verb == .down { return out.append(.reply(.deniedForbidden(buttonID: id))) }
-            return out.append(.reply(.error(.forbidden, "\(verb.rawValue) needs the press key of panel \(config.id)")))
-        }
-        out.append(.reply(.error(.noSuchButton, "no button \(id) on panel \(config.id); \(buttonList())")))
-    }
-
-    /// The panel's button ids for an unknown button's error, as an unknown panel's points
-    /// to PANELS: the presser sees what it may press without a JOIN. A panel may have a
-    /// thousand buttons, so past `shown` the rest is counted, not listed.
-    func buttonList(shown: Int = 20) -> String {
-        let ids = config.buttons.prefix(shown).map(\.id).joined(separator: ", ")
-        let more = config.buttons.count - shown
-        guard more > 0 else { return "its buttons: \(ids)" }
-        return "its buttons: \(ids) and \(more) more (JOIN \(config.id) lists them all)"
-    }
 }
 
 /// `queue` groups: a DOWN on a busy group waits in line instead of failing, and the head
@@ -124,7 +107,7 @@ extension PanelCore {
     /// inlined: the press path of an exclusive group stays as small as it was.
     @inline(never)
     mutating func fairDown(
-        _ b: Int, group g: Int, session: SessionID, name: String, now: Instant,
+        _ b: Int, group g: Int, session: SessionID, name: String, access: Access, now: Instant, origin: PressOrigin,
         into out: inout PanelOutput
     ) -> Bool {
         switch policies[g] {
@@ -132,8 +115,8 @@ extension PanelCore {
             return false
         case .queue(let maxQueue):
             return queueDown(b, group: g, maxQueue: maxQueue, session: session, name: name, into: &out)
-        case .buzzer(let lockoutMs, let announce):
-            buzzerDown(b, group: g, lockoutMs: lockoutMs, announce: announce, session: session, name: name, now: now, into: &out)
+        case .buzzer(let lockoutMs, _, _):
+            buzzerDown(b, group: g, lockoutMs: lockoutMs, session: session, name: name, access: access, now: now, origin: origin, into: &out)
             return true
         }
     }
@@ -259,9 +242,11 @@ extension PanelCore {
         guard let g = buzzerGroup(group, into: &out) else { return }
         advance(to: now, into: &out)
         out.append(.reply(.armed(group: group)))
+        // Presses that arrived before it are ranked in the round they were for.
+        rankWaitingPresses(group: g, now: now, into: &out)
         // The next ARM ends the round: a winner still holding lets go, as on RESET.
         if grants[g] != nil { end(group: g, reason: .reset, now: now, into: &out) }
-        rounds[g].open()
+        rounds[g].open(at: now)
         emit(.armed(group: group), into: &out)
     }
 
@@ -286,44 +271,125 @@ extension PanelCore {
     }
 
     mutating func buzzerDown(
-        _ b: Int, group g: Int, lockoutMs: Int64, announce: Int, session: SessionID, name: String,
-        now: Instant, into out: inout PanelOutput
+        _ b: Int, group g: Int, lockoutMs: Int64, session: SessionID, name: String, access: Access, now: Instant,
+        origin: PressOrigin, into out: inout PanelOutput
     ) {
-        if rounds[g].isLockedOut(session, at: now) {
+        if waitBehindPress(.down, b, group: g, fence: nil, session: session, access: access, now: now, into: &out) { return }
+        let player = Player(name: name, address: origin.address)
+        if rounds[g].isLockedOut(session, player, at: now) {
             return out.append(.reply(.denied(button: b, reason: .lockedOut)))
         }
-        switch rounds[g].state {
-        case .closed:
-            if lockoutMs > 0 { rounds[g].lockouts[session] = now + lockoutMs }
-            out.append(.reply(.denied(button: b, reason: .early)))
-        case .armed:
-            let grant = newGrant(button: b, session: session, name: name, now: now)
-            rounds[g].state = .won
-            rounds[g].wonAt = now
-            rounds[g].ranking = [Ranking(button: b, name: name, session: session, rank: 1, afterMicroseconds: 0)]
-            out.append(.reply(.granted(button: b, fence: grant.owner.fence)))
+        // Arrived before the ARM was read (and decided after it, read late by another
+        // reactor): nobody could have seen the round open, so it is early.
+        if rounds[g].state == .closed || origin.arrival < (rounds[g].openedAt ?? origin.arrival) {
+            if lockoutMs > 0 { rounds[g].lockOut(session, player, until: now + lockoutMs) }
+            return out.append(.reply(.denied(button: b, reason: .early)))
+        }
+        if let grant = grants[g], grant.owner.session == session, grant.button == b {
+            return out.append(.reply(.granted(button: b, fence: grant.owner.fence)))
+        }
+        if let mine = rounds[g].ranking.first(where: { $0.session == session }) {
+            // One place per session and round: pressing again changes nothing.
+            return out.append(.reply(.ranked(button: b, rank: mine.rank, afterMicroseconds: mine.afterMicroseconds)))
+        }
+        pressOrder += 1
+        let order = pressOrder
+        let arrival = min(origin.arrival, now)
+        rounds[g].enqueue(PendingPress(button: b, session: session, name: name, arrival: arrival, readAt: now, order: order))
+        noteDeadline(pendingDue(group: g))
+        rankDuePresses(group: g, at: now, current: order, into: &out)
+        // Still waiting: its reply comes once it is ranked.
+        if rounds[g].pending.contains(where: { $0.order == order }) { out.deferReply() }
+    }
+
+    /// A DOWN, UP or CANCEL of a session whose DOWN in group `g` waits for its decision
+    /// window: it waits behind it, to be run once that press is ranked, as if it had been
+    /// ranked at once. False when the session has no press waiting there.
+    mutating func waitBehindPress(
+        _ verb: Verb, _ b: Int, group g: Int, fence: UInt64?, session: SessionID, access: Access, now: Instant,
+        into out: inout PanelOutput
+    ) -> Bool {
+        guard case .buzzer = policies[g], let i = rounds[g].pendingIndex(of: session) else { return false }
+        rounds[g].pending[i].followUps.append(.init(verb: verb, button: b, fence: fence, access: access, readAt: now))
+        out.deferReply()
+        return true
+    }
+
+    /// When the group's earliest waiting press is due to be ranked.
+    func pendingDue(group g: Int) -> Instant? {
+        guard case .buzzer(_, _, let windowUs) = policies[g] else { return nil }
+        return rounds[g].nextDue(windowUs: windowUs)
+    }
+
+    /// Ranks every press whose decision window has passed at `now`, in every group.
+    mutating func rankDuePresses(at now: Instant, into out: inout PanelOutput) {
+        for g in 0..<groupCount where !rounds[g].pending.isEmpty {
+            rankDuePresses(group: g, at: now, current: nil, into: &out)
+        }
+    }
+
+    /// Ranks the group's presses whose decision window has passed at `now`, earliest
+    /// arrival first. The press numbered `current` is the command being run: its reply
+    /// is the command's; the others answer their earlier commands.
+    mutating func rankDuePresses(group g: Int, at now: Instant, current: UInt64?, into out: inout PanelOutput) {
+        guard !rankingWaiting, case .buzzer(_, let announce, let windowUs) = policies[g] else { return }
+        rankingWaiting = true
+        defer { rankingWaiting = false }
+        while let press = rounds[g].takeDue(at: now, windowUs: windowUs) {
+            place(press, group: g, announce: announce, isCurrent: press.order == current, into: &out)
+        }
+    }
+
+    /// Ranks every press the group has waiting, whatever its window: an ARM, RESET or
+    /// shutdown came after them.
+    mutating func rankWaitingPresses(group g: Int, now: Instant, into out: inout PanelOutput) {
+        guard !rounds[g].pending.isEmpty, !rankingWaiting, case .buzzer(_, let announce, _) = policies[g] else { return }
+        rankingWaiting = true
+        defer { rankingWaiting = false }
+        while !rounds[g].pending.isEmpty {
+            place(rounds[g].pending.removeFirst(), group: g, announce: announce, isCurrent: false, into: &out)
+        }
+    }
+
+    /// A waiting press's turn: the round's winner if it has none, else the next rank; its
+    /// reply, then the presses its session sent while it waited.
+    private mutating func place(_ press: PendingPress, group g: Int, announce: Int, isCurrent: Bool, into out: inout PanelOutput) {
+        let b = press.button
+        // Its reply first, as any command's precedes the events it causes.
+        func answer(_ reply: PanelReply) {
+            if isCurrent { out.append(.reply(reply)) } else if !press.gone { out.append(.answer(press.session, reply)) }
+        }
+        if rounds[g].state == .armed {
+            let grant = newGrant(button: b, session: press.session, name: press.name, now: press.readAt)
+            rounds[g].win(button: b, name: press.name, session: press.session, arrival: press.arrival)
+            answer(.granted(button: b, fence: grant.owner.fence))
             emit(.pressed(button: b, owner: grant.owner), into: &out)
             emit(.fired(button: b, owner: grant.owner), into: &out)
-        case .won:
-            if let grant = grants[g], grant.owner.session == session, grant.button == b {
-                return out.append(.reply(.granted(button: b, fence: grant.owner.fence)))
-            }
-            if let mine = rounds[g].ranking.first(where: { $0.session == session }) {
-                // One place per session and round: pressing again changes nothing.
-                return out.append(.reply(.ranked(button: b, rank: mine.rank, afterMicroseconds: mine.afterMicroseconds)))
-            }
-            // Arrival is when the bytes were read. Presses read by two reactors may be
-            // decided out of arrival order by a few microseconds: the rank is the
-            // decision order, and after_us never goes below the rank before it.
-            let measured = now.microseconds(since: rounds[g].wonAt ?? now)
-            let floor = rounds[g].ranking.last?.afterMicroseconds ?? 0
-            let ranking = Ranking(
-                button: b, name: name, session: session, rank: rounds[g].ranking.count + 1,
-                afterMicroseconds: max(measured, floor))
-            rounds[g].ranking.append(ranking)
-            out.append(.reply(.ranked(button: b, rank: ranking.rank, afterMicroseconds: ranking.afterMicroseconds)))
+        } else {
+            let (ranked, inOrder) = rounds[g].rank(button: b, name: press.name, session: press.session, arrival: press.arrival)
+            if !inOrder { lateArrivals += 1 }
+            answer(.ranked(button: b, rank: ranked.rank, afterMicroseconds: ranked.afterMicroseconds))
             // Members hear the places a screen shows; each player has its own reply.
-            if ranking.rank <= announce { emit(.buzzed(ranking), into: &out) }
+            if ranked.rank <= announce { emit(.buzzed(ranked), into: &out) }
+        }
+        if press.gone, let grant = grants[g], grant.owner.session == press.session {
+            end(group: g, reason: .disconnect, now: press.readAt, into: &out)
+            forgetEnded(button: b, session: press.session)
+        }
+        for followUp in press.followUps {
+            var next = PanelOutput()
+            handle(followUp.request, session: press.session, name: press.name, access: followUp.access, now: followUp.readAt, into: &next)
+            out.append(contentsOf: next, answering: press.session)
+        }
+    }
+
+    /// A session that disconnected: its waiting presses are still ranked, and answer
+    /// nobody; what it sent behind them is dropped.
+    mutating func forgetWaitingPresses(of session: SessionID) {
+        for g in 0..<groupCount {
+            guard let i = rounds[g].pendingIndex(of: session) else { continue }
+            rounds[g].pending[i].gone = true
+            rounds[g].pending[i].followUps.removeAll()
         }
     }
 }

@@ -39,8 +39,16 @@ public struct PanelCore: Sendable {
     /// Joins and leaves counted for the next `PRESENCE` (panels above
     /// `config.presenceSummaryAbove` members).
     var presence = PresenceTally()
-    /// No live grant has a deadline before this; may be early, never late.
+    /// No live grant (or press waiting for its decision window) has a deadline before
+    /// this; may be early, never late.
     var earliestDeadline: Instant?
+    /// Buzzer presses given to the core so far: the order among equal arrivals.
+    var pressOrder: UInt64 = 0
+    /// Waiting presses are being ranked: what they run meanwhile ranks nothing more.
+    var rankingWaiting = false
+    /// Buzzer presses ranked behind a press that arrived after them: read later than
+    /// their group's decision window allowed for (a metric).
+    public internal(set) var lateArrivals: UInt64 = 0
 
     /// The last fence handed out (what a snapshot reports).
     public internal(set) var lastFence: UInt64
@@ -99,9 +107,12 @@ public struct PanelCore: Sendable {
 
     // MARK: Commands
 
+    /// `arrival` is when the command's bytes arrived, by the same clock as `now` (the
+    /// time they were read, which it is when nil): buzzer presses are ranked by it.
+    /// `address` is where the session's client connects from, for `Player`.
     public mutating func handle(
         _ request: PanelRequest, session: SessionID, name: String, access: Access,
-        now: Instant, into out: inout PanelOutput
+        now: Instant, arrival: Instant? = nil, address: String = "", into out: inout PanelOutput
     ) {
         if handOffPending, nextFence <= fenceLimit { resumeHandOffs(now: now, into: &out) }
         switch request {
@@ -115,17 +126,19 @@ public struct PanelCore: Sendable {
         case .press(let press):
             let b = press.button
             guard b >= 0, b < config.buttons.count else {
-                return unknownButton(press.verb, id: "#\(b)", access: access, into: &out)
+                return out.append(.reply(config.unknownButtonReply(press.verb, id: "#\(b)", access: access)))
             }
             switch press.verb {
-            case .down: down(b, session: session, name: name, access: access, now: now, into: &out)
+            case .down:
+                let origin = PressOrigin(arrival: arrival ?? now, address: address)
+                down(b, session: session, name: name, access: access, now: now, origin: origin, into: &out)
             case .up: release(.up, b, fence: press.fence, session: session, access: access, now: now, into: &out)
             case .cancel: release(.cancel, b, fence: press.fence, session: session, access: access, now: now, into: &out)
             // `Press` is never made with another verb.
             case .hello, .help, .panels, .join, .leave, .history, .ping, .quit, .reset, .arm, .kick, .ranking: break
             }
         case .unknownButton(let verb, let id):
-            unknownButton(verb, id: id, access: access, into: &out)
+            out.append(.reply(config.unknownButtonReply(verb, id: id, access: access)))
         case .reset:
             guard access >= .admin else {
                 return out.append(.reply(.error(.forbidden, "RESET needs the admin key of panel \(config.id)")))
@@ -160,7 +173,10 @@ public struct PanelCore: Sendable {
     public mutating func abandon(session: SessionID, now: Instant, into out: inout PanelOutput) {
         advance(to: now, into: &out)
         // Out of every line first, so a group it owns is not handed back to it.
-        if hasFairGroups { dequeueEverywhere(session, reason: .disconnect, into: &out) }
+        if hasFairGroups {
+            dequeueEverywhere(session, reason: .disconnect, into: &out)
+            forgetWaitingPresses(of: session)
+        }
         for g in 0..<groupCount {
             if let grant = grants[g], grant.owner.session == session {
                 end(group: g, reason: .disconnect, now: now, into: &out)
@@ -212,6 +228,7 @@ public struct PanelCore: Sendable {
     public mutating func advance(to now: Instant, into out: inout PanelOutput) {
         if handOffPending, nextFence <= fenceLimit { resumeHandOffs(now: now, into: &out) }
         guard let earliest = earliestDeadline, earliest <= now else { return }
+        if hasFairGroups { rankDuePresses(at: now, into: &out) }
         // Each step either ends a grant or moves its deadline past `now`, except a talk
         // that starts and times out in the same late tick: two steps. Bounded anyway.
         var budget = 2 * groupCount + 2
@@ -271,6 +288,7 @@ public struct PanelCore: Sendable {
         var earliest = presence.dueAt
         for g in 0..<groupCount {
             if let d = grants[g]?.deadline, earliest == nil || d < earliest! { earliest = d }
+            if hasFairGroups, let d = pendingDue(group: g), earliest == nil || d < earliest! { earliest = d }
         }
         earliestDeadline = earliest
     }
@@ -368,8 +386,12 @@ extension PanelCore {
     }
 
     mutating func endAll(reason: ReleaseReason, now: Instant, into out: inout PanelOutput) {
-        // The lines are emptied first: a reset or shutdown hands nothing on.
-        if hasFairGroups { clearFairGroups(reason: reason == .reset ? .reset : .shutdown, into: &out) }
+        // Presses that arrived before it are ranked before it. The lines are emptied
+        // first: a reset or shutdown hands nothing on.
+        if hasFairGroups {
+            for g in 0..<groupCount { rankWaitingPresses(group: g, now: now, into: &out) }
+            clearFairGroups(reason: reason == .reset ? .reset : .shutdown, into: &out)
+        }
         for g in 0..<groupCount where grants[g] != nil {
             end(group: g, reason: reason, now: now, into: &out)
         }

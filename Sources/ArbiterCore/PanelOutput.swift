@@ -12,6 +12,9 @@ public struct PanelOutput: Sendable, Equatable {
         /// A reply to a session other than the requester: a queue's head told it is
         /// granted.
         case notice(SessionID, PanelReply)
+        /// The reply to an earlier command of a session, which was held back
+        /// (`replyDeferred`): a buzzer press ranked once its decision window passed.
+        case answer(SessionID, PanelReply)
     }
 
     /// A reply to another session, and how many of `events` come before it.
@@ -19,14 +22,21 @@ public struct PanelOutput: Sendable, Equatable {
         public var session: SessionID
         public var reply: PanelReply
         public var eventsBefore: Int
+        /// It answers an earlier command of the session whose reply was deferred (`answer`),
+        /// and goes where that reply was due.
+        public var answersEarlier = false
     }
 
     public private(set) var events: [PanelEvent] = []
     public private(set) var reply: PanelReply?
     /// How many of `events` come before `reply`.
     public private(set) var eventsBeforeReply = 0
-    /// Replies to other sessions (rare: a queue hand-off), in order.
+    /// Replies to other sessions (rare: a queue hand-off, a buzzer press ranked late),
+    /// in order.
     public private(set) var notices: [Notice] = []
+    /// The command has no reply yet: it comes later as an `answer` (a buzzer press waits
+    /// for its decision window). Its session's later answers must wait behind it.
+    public private(set) var replyDeferred = false
 
     public init() {}
 
@@ -35,6 +45,24 @@ public struct PanelOutput: Sendable, Equatable {
         reply = nil
         eventsBeforeReply = 0
         if !notices.isEmpty { notices.removeAll(keepingCapacity: true) }
+        replyDeferred = false
+    }
+
+    mutating func deferReply() {
+        assert(reply == nil, "one reply per command")
+        replyDeferred = true
+    }
+
+    /// Appends what `other` holds, in its order, its reply as the `answer` to
+    /// `session`'s earlier command (a follow-up of a deferred press, run once it was
+    /// ranked).
+    mutating func append(contentsOf other: PanelOutput, answering session: SessionID) {
+        for item in other.items {
+            switch item {
+            case .reply(let r): append(.answer(session, r))
+            case .event, .notice, .answer: append(item)
+            }
+        }
     }
 
     mutating func append(_ item: Item) {
@@ -47,6 +75,8 @@ public struct PanelOutput: Sendable, Equatable {
             eventsBeforeReply = events.count
         case .notice(let session, let r):
             notices.append(Notice(session: session, reply: r, eventsBefore: events.count))
+        case .answer(let session, let r):
+            notices.append(Notice(session: session, reply: r, eventsBefore: events.count, answersEarlier: true))
         }
     }
 
@@ -57,7 +87,8 @@ public struct PanelOutput: Sendable, Equatable {
         for i in 0...events.count {
             if i == eventsBeforeReply, let reply { all.append(.reply(reply)) }
             while n < notices.count, notices[n].eventsBefore == i {
-                all.append(.notice(notices[n].session, notices[n].reply))
+                let notice = notices[n]
+                all.append(notice.answersEarlier ? .answer(notice.session, notice.reply) : .notice(notice.session, notice.reply))
                 n += 1
             }
             if i < events.count { all.append(.event(events[i])) }

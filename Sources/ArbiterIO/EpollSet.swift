@@ -1,4 +1,5 @@
 import CSystem
+import Glibc
 
 /// One epoll descriptor, the memory its waits fill and the buffer reads land in.
 ///
@@ -66,6 +67,17 @@ package final class EpollSet: @unchecked Sendable {
         case wouldBlock
         case eof
         case failed(Int32)
+    }
+
+    /// `read`, with the kernel's receive stamp of the bytes read in `stamp` (nanoseconds on
+    /// CLOCK_REALTIME; 0 when none came: `ArrivalStamp`). For sockets stamped with
+    /// `cs_enable_rx_timestamps`.
+    @inlinable package func receive(_ socket: Int32, stamp: inout Int64) -> ReadResult {
+        let n = cs_recv_stamped(socket, scratch.baseAddress, scratch.count, &stamp)
+        if n > 0 { return .bytes(UnsafeBufferPointer(start: scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)) }
+        if n == 0 { return .eof }
+        let e = Int32(truncatingIfNeeded: -n)
+        return e == EAGAIN || e == EWOULDBLOCK ? .wouldBlock : .failed(e)
     }
 
     /// Reads what `socket` has into the shared buffer, without blocking.

@@ -32,6 +32,19 @@ open class EventLoop: @unchecked Sendable {
     /// of the batch are being handled would be stamped before they arrived, and a hold
     /// timed from that stamp fires early (issue 9, section 5). Read through `batchNanos`.
     @exclusivity(unchecked) @usableFromInline final var batchStamp: Int64 = 0
+    /// When the bytes of the current read arrived, on `batchStamp`'s clock: the kernel's
+    /// receive stamp moved onto it where sockets are stamped (`stampsArrivals`), else the
+    /// read time. Read through `arrivalNanos`.
+    @exclusivity(unchecked) @usableFromInline final var arrivalStamp: Int64 = 0
+    /// Whether accepted sockets are stamped by the kernel and read with `recvmsg`: a
+    /// buzzer round ranks by arrival. Off, every read costs what it did.
+    public final let stampsArrivals: Bool
+    /// CLOCK_REALTIME minus CLOCK_MONOTONIC, sampled at most once a millisecond, at a
+    /// batch's start (`ArrivalStamp`): it moves only when the wall clock is set.
+    @exclusivity(unchecked) final var realtimeOffset: Int64 = 0
+    @exclusivity(unchecked) private var offsetSampledAt: Int64 = 0
+    /// Where the arrivals of stamped reads came from (/metrics reads them).
+    package final let arrivalCounts = ArrivalCounts()
     /// How long an idle reactor looks before it blocks (`IdleSpin`).
     @exclusivity(unchecked) private var idleSpin: IdleSpin
     /// When the epoll descriptor's source last ran (monotonic nanoseconds).
@@ -45,8 +58,10 @@ open class EventLoop: @unchecked Sendable {
     private var queueTag: Int { Int(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 
     /// Public for the same reason as `Channel.init`.
-    public init(index: Int, label: String, sendBufferBytes: Int32?, idleSpinNs: Int64 = 0) throws(Sys.Failure) {
+    public init(index: Int, label: String, sendBufferBytes: Int32?, idleSpinNs: Int64 = 0, stampsArrivals: Bool = false) throws(Sys.Failure) {
         self.index = index
+        self.stampsArrivals = stampsArrivals
+        if stampsArrivals { realtimeOffset = ArrivalStamp.initialRealtimeOffset() }
         self.idleSpin = IdleSpin(maxNs: idleSpinNs)
         self.queue = DispatchQueue(label: label)
         self.sendBufferBytes = sendBufferBytes
@@ -109,6 +124,9 @@ open class EventLoop: @unchecked Sendable {
     /// instructions per DOWN/UP for this and `Channel.output`).
     @inlinable public final var batchNanos: Int64 { batchStamp }
 
+    /// When the bytes being handled arrived, on `batchNanos`'s clock (`arrivalStamp`).
+    @inlinable public final var arrivalNanos: Int64 { arrivalStamp }
+
     /// Whether the caller runs on `queue`.
     package final var isCurrent: Bool { DispatchQueue.getSpecific(key: EventLoop.queueKey) == queueTag }
 
@@ -153,6 +171,10 @@ open class EventLoop: @unchecked Sendable {
     /// Watches the listening socket: its connections are accepted on this loop.
     package final func watchListener(_ fd: Int32) {
         listenerFD = fd
+        // Accepted sockets inherit it, and the kernel, which turns its stamping on some
+        // time after the first socket asks (and off after the last one goes), has it on
+        // before any client's first bytes: else those came unstamped.
+        if stampsArrivals { _ = cs_enable_rx_timestamps(fd) }
         epoll.add(fd, events: cs_EPOLLIN, data: EventLoop.listenerData)
     }
 
@@ -168,18 +190,6 @@ open class EventLoop: @unchecked Sendable {
     package final var channelCount: Int { slots.count - freeSlots.count }
 
     // MARK: Embedded (tests): what an epoll wake-up or a timer would do, driven by hand
-
-    /// One read of `bytes` on `channel`, handled as `drainReadyEvents` handles one.
-    /// On `queue`.
-    package final func deliverForTesting(_ bytes: [UInt8], to channel: Channel) {
-        assertOnQueue()
-        batchStamp = batchTime(givenSystem: SystemClock.monotonic.nanoseconds())
-        var flush = FlushList()
-        bytes.withUnsafeBufferPointer { received($0, on: channel, flush: &flush) }
-        batchEnded(flush: &flush)
-        flush.flushAll()
-        closeRequested()
-    }
 
     /// Stops (or restarts) the epoll descriptor's source, as a lost wake-up would: for
     /// the test of the sweep's safety net. On `queue`.
@@ -204,6 +214,7 @@ open class EventLoop: @unchecked Sendable {
             let n = timeout > 0 ? idleWait(timeoutMs: timeout) : epoll.wait(timeoutMs: 0)
             let real = SystemClock.monotonic.nanoseconds()
             batchStamp = batchTime(givenSystem: real)
+            arrivalStamp = batchStamp
             if n <= 0 {
                 if timeout > 0 { break }
                 timeout = 1
@@ -213,6 +224,10 @@ open class EventLoop: @unchecked Sendable {
             // sockets are ready, instead of a wait(0) that finds them quiet and a second
             // call that waits (one system call less per request answered).
             timeout = 1
+            if stampsArrivals, real &- offsetSampledAt >= 1_000_000 {
+                realtimeOffset = ArrivalStamp.realtimeOffset(previous: realtimeOffset)
+                offsetSampledAt = real
+            }
             for i in 0..<n {
                 let (data, events) = epoll.ready(i)
                 if data == EventLoop.listenerData {
@@ -284,6 +299,7 @@ open class EventLoop: @unchecked Sendable {
         if let size = sendBufferBytes {
             Sys.setOption(channel.fd, SOL_SOCKET, SO_SNDBUF, size)
         }
+        if stampsArrivals { _ = cs_enable_rx_timestamps(channel.fd) }
         let err = epoll.add(channel.fd, events: cs_EPOLLIN | cs_EPOLLRDHUP, data: channel.epollData)
         if err != 0 {
             trouble(.registrationFailed(errno: err))
@@ -291,20 +307,6 @@ open class EventLoop: @unchecked Sendable {
             return
         }
         registered(channel)
-    }
-
-    private func readable(_ channel: Channel, flush: inout FlushList) {
-        switch epoll.read(channel.fd) {
-        case .bytes(let bytes):
-            batchStamp = batchTime(givenSystem: SystemClock.monotonic.nanoseconds())
-            received(bytes, on: channel, flush: &flush)
-        case .wouldBlock:
-            return
-        case .eof:
-            close(channel, reason: "eof")
-        case .failed(let e):
-            close(channel, reason: "errno \(e)")
-        }
     }
 
     /// Closes the socket, once: while it is still in the table, the subclass agrees

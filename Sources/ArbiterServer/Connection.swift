@@ -39,6 +39,10 @@ package final class Connection: Channel, @unchecked Sendable {
     let acceptedAt: Instant
     /// When bytes last arrived.
     @exclusivity(unchecked) var lastReadAt: Instant
+    /// When the bytes of its commands now being run arrived (`EventLoop.arrivalNanos`),
+    /// on the server clock. Set at each read: a connection is read once per batch, and
+    /// its presses deferred to the batch's end run before its next read.
+    @exclusivity(unchecked) var arrivedAt: Int64 = 0
     /// The session's command token bucket.
     @exclusivity(unchecked) var tokens: Double = 0
     @exclusivity(unchecked) var tokensAt: Int64 = 0

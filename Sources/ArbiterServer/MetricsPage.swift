@@ -8,8 +8,11 @@ struct MetricsPage {
     func render() -> String {
         var total = PanelCounters()
         var members = 0
+        var late: UInt64 = 0
         for host in server.panels {
-            total.merge(host.queue.sync { host.counters })
+            let (counters, lateArrivals) = host.queue.sync { (host.counters, host.core.lateArrivals) }
+            total.merge(counters)
+            late += lateArrivals
             members += host.memberCount.load(ordering: .relaxed)
         }
         let m = server.metrics
@@ -52,6 +55,21 @@ struct MetricsPage {
         p.counter(
             "arbiter_output_budget_cuts_total", "Peers disconnected, largest backlog first, because all peers together had too much unsent output.",
             value(.outputBudgetCuts))
+        if server.stampsArrivals {
+            var sources = [0, 0, 0]
+            for reactor in server.reactors {
+                sources[0] += reactor.arrivalCounts.stamped.load(ordering: .relaxed)
+                sources[1] += reactor.arrivalCounts.unstamped.load(ordering: .relaxed)
+                sources[2] += reactor.arrivalCounts.clockStepped.load(ordering: .relaxed)
+            }
+            p.counters(
+                "arbiter_arrival_reads_total",
+                "Reads of client sockets by where their arrival time came from: the kernel's receive stamp, or the read time because no stamp came or the wall clock moved.",
+                label: "source", [("kernel", sources[0]), ("read-no-stamp", sources[1]), ("read-clock-step", sources[2])])
+        }
+        p.counter(
+            "arbiter_buzzer_late_presses_total", "Buzzer presses read after their decision window, ranked behind a press that arrived after them.",
+            Int(late))
         p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
         p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
         if let journal = server.journal {

@@ -46,6 +46,36 @@ extension PanelHost {
         return Array(j.finish().utf8)
     }
 
+    // MARK: History
+
+    func replyHistory(_ count: Int, access: Access, to connection: Connection?, _ command: ParsedCommand, flush: inout FlushList) {
+        let format = command.format
+        let id = command.id
+        guard let connection else { return role?.replyHistoryRemotely(count, access: access, format: format, id: id) ?? () }
+        guard access >= .view else {
+            return flush.appendReply(to: connection, panel: index) { out, _ in
+                MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
+            }
+        }
+        let entries = history.last(count)
+        flush.appendReply(to: connection, panel: index) { out, _ in encodeHistory(entries, format: format, id: id, into: &out) }
+    }
+
+    /// HISTORY's answer: the records, then `OK HISTORY`; for a local session and, through
+    /// the relay, for a session of another node.
+    package func encodeHistory(_ entries: [HistoryRing.Entry], format: WireFormat, id: CommandID?, into out: inout [UInt8]) {
+        for entry in entries {
+            let record: HistoryRecord?
+            switch entry {
+            case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
+            case .loaded(let loaded): record = loaded
+            }
+            guard let record else { continue }
+            MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
+        }
+        MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
+    }
+
     // MARK: Output
 
     /// Writes the core's decisions: the reply to its requester, each event to every
@@ -144,6 +174,7 @@ extension PanelHost {
     /// A reply to a session that did not send the command: a queue's head is told it
     /// is granted, in its own format, whether it is a member or not.
     private func deliverNotice(_ notice: PanelOutput.Notice, flush: inout FlushList) {
+        if notice.answersEarlier { return deliverAnswer(notice, flush: &flush) }
         guard
             let connection = waiters.removeValue(forKey: notice.session) ?? members[notice.session]
                 ?? sessions.withLock({ $0[notice.session] })
@@ -153,8 +184,38 @@ extension PanelHost {
         }
     }
 
+    /// The reply to a session's earlier command, into the slot it took in its output.
+    private func deliverAnswer(_ notice: PanelOutput.Notice, flush: inout FlushList) {
+        guard let slot = deferredReplies.take(notice.session) else { return role?.deliverRemoteNotice(notice) ?? () }
+        flush.answer(slot.token, to: slot.connection, panel: index) { out, _ in
+            MessageEncoder.encode(notice.reply, names: names, format: slot.format, id: slot.id, into: &out)
+        }
+    }
+
+    /// The panel is no longer decided here while replies are owed (cluster mode: a press
+    /// waited for its decision window when the term ended): each is `ERROR unavailable`.
+    package func giveUpDeferredReplies(_ message: String, flush: inout FlushList) {
+        guard !deferredReplies.isEmpty else { return }
+        for slot in deferredReplies.dropAll() {
+            flush.answer(slot.token, to: slot.connection, panel: index) { out, _ in
+                MessageEncoder.encode(.error(.unavailable, message), format: slot.format, id: slot.id, into: &out)
+            }
+        }
+    }
+
+    /// The command's reply comes later (`deliverAnswer`): its session's later answers wait
+    /// behind a slot taken now.
+    @inline(never)
+    private func deferReply(of requester: Connection?, format: WireFormat, id: CommandID?) {
+        guard let requester else { return role?.deferRemoteReply() ?? () }
+        deferredReplies.reserve(for: requester, format: format, id: id)
+    }
+
     private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
-        guard let reply = output.reply else { return }
+        guard let reply = output.reply else {
+            if output.replyDeferred { deferReply(of: requester, format: format, id: id) }
+            return
+        }
         guard let requester else { return role?.deliverRemoteReply(reply) ?? () }
         flush.appendReply(to: requester, panel: index) { out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)

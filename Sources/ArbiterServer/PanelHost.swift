@@ -26,6 +26,7 @@ package final class PanelHost: @unchecked Sendable {
     /// need not be a member. Dropped at the hand-off, at DEQUEUED and at disconnect.
     @exclusivity(unchecked) var waiters: [SessionID: Connection] = [:]
     @exclusivity(unchecked) var output = PanelOutput()
+    @exclusivity(unchecked) var deferredReplies = DeferredReplies()
     private var timer: DispatchSourceTimer?
     /// The clock the core decides by (the server's).
     package let clock: any TimeSource
@@ -206,7 +207,10 @@ package final class PanelHost: @unchecked Sendable {
         }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
-        core.handle(request, session: session, name: name, access: access, now: now, into: &output)
+        // When its bytes arrived (a buzzer ranks by it), and who pressed (`Player`).
+        let arrival = connection.map { Instant(nanoseconds: $0.arrivedAt) }
+        let address = connection?.address ?? role?.requesterAddress ?? ""
+        core.handle(request, session: session, name: name, access: access, now: now, arrival: arrival, address: address, into: &output)
         if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: before != nil, flush: &flush), let before, let journal {
             core = before
             journal.noteRefusal()
@@ -294,38 +298,11 @@ package final class PanelHost: @unchecked Sendable {
             memberCount.subtract(1, ordering: .relaxed)
         }
         if !waiters.isEmpty { waiters.removeValue(forKey: connection.session) }
+        if !deferredReplies.isEmpty { _ = deferredReplies.drop(connection.session) }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         core.disconnect(session: connection.session, now: clock.now(), into: &output)
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
-    }
-
-    private func replyHistory(_ count: Int, access: Access, to connection: Connection?, _ command: ParsedCommand, flush: inout FlushList) {
-        let format = command.format
-        let id = command.id
-        guard let connection else { return role?.replyHistoryRemotely(count, access: access, format: format, id: id) ?? () }
-        guard access >= .view else {
-            return flush.appendReply(to: connection, panel: index) { out, _ in
-                MessageEncoder.encode(.error(.forbidden, "HISTORY needs the view key of panel \(config.id)"), format: format, id: id, into: &out)
-            }
-        }
-        let entries = history.last(count)
-        flush.appendReply(to: connection, panel: index) { out, _ in encodeHistory(entries, format: format, id: id, into: &out) }
-    }
-
-    /// HISTORY's answer: the records, then `OK HISTORY`; for a local session and, through
-    /// the relay, for a session of another node.
-    package func encodeHistory(_ entries: [HistoryRing.Entry], format: WireFormat, id: CommandID?, into out: inout [UInt8]) {
-        for entry in entries {
-            let record: HistoryRecord?
-            switch entry {
-            case .live(let event, let at): record = HistoryRecord(event: event, panel: config, at: at)
-            case .loaded(let loaded): record = loaded
-            }
-            guard let record else { continue }
-            MessageEncoder.encode(.record(record), format: format, id: id, into: &out)
-        }
-        MessageEncoder.encode(.okCount(verb: "HISTORY", panel: config.id, count: entries.count), format: format, id: id, into: &out)
     }
 
     /// The state now, after performing whatever the clock owed.
@@ -390,8 +367,9 @@ package final class PanelHost: @unchecked Sendable {
         timerDeadline = next
         guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }
         // In nanoseconds: a delay rounded down to milliseconds wakes the core before its
-        // deadline, which then has nothing to do and asks again at once.
+        // deadline, which then has nothing to do and asks again at once. A short one (a
+        // buzzer's decision window) is late by its leeway: every reply waits for it.
         let delay = max(0, next.nanoseconds &- clock.now().nanoseconds)
-        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay)), leeway: .milliseconds(1))
+        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay)), leeway: delay < 10_000_000 ? .microseconds(50) : .milliseconds(1))
     }
 }

@@ -37,8 +37,15 @@ package protocol PanelRole: AnyObject {
     var hasRemoteWaiters: Bool { get }
     /// The events of a decision with DEQUEUED lines, for waiters of other nodes.
     func waitersMayHaveLeft(_ events: [PanelEvent])
-    /// A hand-off GRANTED for a session that is not one of this node's connections.
+    /// A hand-off GRANTED for a session that is not one of this node's connections, or
+    /// the reply to its earlier command (`PanelOutput.Notice.answersEarlier`).
     func deliverRemoteNotice(_ notice: PanelOutput.Notice)
+    /// The reply to the command of another node's session being served comes later, as a
+    /// notice that answers it.
+    func deferRemoteReply()
+    /// The player address of the other node's session being served (`Player`): its
+    /// client's address is not known here.
+    var requesterAddress: String? { get }
     /// The reply to a command that came from another node's session (the requester
     /// being served has no connection here).
     func deliverRemoteReply(_ reply: PanelReply)

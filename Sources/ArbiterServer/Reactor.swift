@@ -39,7 +39,7 @@ package final class Reactor: EventLoop, @unchecked Sendable {
         self.runner = SessionRunner(server: server)
         try super.init(
             index: index, label: "arbiter.reactor.\(index)", sendBufferBytes: server.configuration.socketSendBufferBytes,
-            idleSpinNs: server.configuration.idleSpinNs)
+            idleSpinNs: server.configuration.idleSpinNs, stampsArrivals: server.stampsArrivals)
     }
 
     package override func start() {
@@ -218,6 +218,7 @@ extension Reactor {
         assertOnQueue()
         let now = Instant(nanoseconds: batchNanos)
         connection.lastReadAt = now
+        connection.arrivedAt = arrivalNanos
         perform(connection.machine.bytesArrived(bytes, at: now), bytes, on: connection, flush: &flush)
     }
 

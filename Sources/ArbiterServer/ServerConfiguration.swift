@@ -83,6 +83,10 @@ public struct ServerConfiguration: Sendable {
     /// more than there are panels: a panel's decisions are serial anyway, and a second
     /// reactor on one panel only adds contention for its queue.
     public var reactorCount = 0
+    /// Whether client sockets carry the kernel's receive stamp, which buzzer rounds rank
+    /// by (`ArrivalStamp`): nil (the default) when some panel has a buzzer group and the
+    /// server runs on the system clock. Without it, the time a socket was read.
+    public var arrivalStamps: Bool?
     /// The listen backlog: connections the kernel completes before they are accepted.
     /// nil (the default) takes the system maximum, `/proc/sys/net/core/somaxconn`, so a
     /// storm of reconnecting kiosks is queued rather than dropped into SYN retries.

@@ -43,6 +43,9 @@ package final class ServerState: @unchecked Sendable {
 
     /// The clock every decision reads: the system's, or a manual one in tests.
     let clock: any TimeSource
+    /// Whether reactors stamp client sockets with the kernel's receive time
+    /// (`ServerConfiguration.arrivalStamps`): a stamp is on the system clock, not a test's.
+    let stampsArrivals: Bool
 
     init(configuration given: ServerConfiguration, clock: any TimeSource = SystemClock.monotonic) throws {
         var configuration = given
@@ -98,6 +101,8 @@ package final class ServerState: @unchecked Sendable {
         for host in hosts { host.hooks = hookSystem?.panels[host.config.id] }
         self.hooks = hookSystem
         self.panels = hosts
+        let buzzers = configuration.panels.contains { $0.groups.values.contains { if case .buzzer = $0 { true } else { false } } }
+        stampsArrivals = configuration.arrivalStamps ?? (buzzers && clock === SystemClock.monotonic)
         self.panelsByID = IDTable(hosts.map { ($0.config.id, $0) })
         self.hasKeys = hasKeys
         self.connectionLimits = ConnectionLimits(configuration)

@@ -121,7 +121,7 @@ public enum ConfigDecoder {
             for (name, g) in try object(v, path, allowed: Array(Set(buttons.map(\.group))).sorted()) {
                 let at = "\(path).\(name)"
                 let policyName = try string(g["policy"], "\(at).policy") ?? "exclusive"
-                let fields: [String: [String]] = ["exclusive": [], "queue": ["max_queue"], "buzzer": ["early_lockout_ms", "announce"]]
+                let fields: [String: [String]] = ["exclusive": [], "queue": ["max_queue"], "buzzer": ["early_lockout_ms", "announce", "decision_window_us"]]
                 guard let own = fields[policyName] else {
                     throw fail("\(at).policy", "must be exclusive, queue or buzzer, not \"\(policyName)\"")
                 }
@@ -143,9 +143,15 @@ public enum ConfigDecoder {
                         guard n >= 1, n <= 100_000 else { throw fail("\(at).announce", "must be between 1 and 100000, not \(n)") }
                         announce = Int(n)
                     }
+                    var window = GroupPolicy.defaultDecisionWindowUs
+                    if let w = g["decision_window_us"] {
+                        guard let n = w.integer else { throw fail("\(at).decision_window_us", "must be a whole number of microseconds, not \(w.typeName)") }
+                        guard n >= 0, n <= 100_000 else { throw fail("\(at).decision_window_us", "must be between 0 and 100000, not \(n)") }
+                        window = n
+                    }
                     policy = .buzzer(
                         earlyLockoutMs: try millis(g["early_lockout_ms"], "\(at).early_lockout_ms", min: 0)
-                            ?? GroupPolicy.defaultEarlyLockoutMs, announce: announce)
+                            ?? GroupPolicy.defaultEarlyLockoutMs, announce: announce, decisionWindowUs: window)
                 default:
                     policy = .exclusive
                 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 const int cs_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
@@ -45,6 +46,35 @@ int cs_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeo
         data[i] = evs[i].data.u64;
     }
     return n;
+}
+
+int cs_enable_rx_timestamps(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) == 0 ? 0 : errno;
+}
+
+long cs_recv_stamped(int fd, void *buf, long len, int64_t *stamp_ns) {
+    // Room for one timespec message; anything else the kernel adds is cut (MSG_CTRUNC).
+    union {
+        char bytes[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = {.iov_base = buf, .iov_len = (size_t)len};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes, .msg_controllen = sizeof(control.bytes)};
+    ssize_t n;
+    do {
+        n = recvmsg(fd, &msg, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return -errno;
+    *stamp_ns = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+            *stamp_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        }
+    }
+    return (long)n;
 }
 
 int cs_accept(int listener, char *peer, int peer_len) {

@@ -14,6 +14,8 @@ public struct ArbiterOptions: Equatable, Sendable {
     public var webSocketEcho = false
     /// Serve panels without an admin key beyond loopback (protected mode off).
     public var openAdmin = false
+    /// `--no-arrival-stamps`: buzzer presses ranked by read time (`arrivalStamps`).
+    public var arrivalStamps = true
     public var showHelp = false
     public var showVersion = false
     /// Limits and journal, applied onto `ServerConfiguration` (defaults there).
@@ -71,6 +73,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         if let v = keyFailureRate { c.keyFailures.ceilingPerSecond = v }
         if let v = maxTotalOutboundBytes { c.maxTotalOutboundBytes = v }
         if let v = idleSpinMicroseconds { c.idleSpinNs = Int64(v) * 1000 }
+        if !arrivalStamps { c.arrivalStamps = false }
         c.allowedHosts += allowedHosts
         c.allowedOrigins += allowedOrigins
     }
@@ -136,6 +139,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                                 waking a sleeping CPU is slow (VMs), at the cost of CPU time.
           --reactors <n>        Threads reading sockets (default: one per core, at most one
                                 per panel).
+          --no-arrival-stamps   Rank buzzer presses by when their socket was read, not by the
+                                kernel's receive stamp (to compare; the stamp is the default).
           --allow-host <name>   Also answer HTTP requests whose Host is <name> (repeatable),
                                 e.g. the name a reverse proxy or DNS gives the server. Loopback,
                                 the listen address and, on 0.0.0.0/::, the machine's addresses
@@ -185,7 +190,7 @@ public struct ArbiterOptions: Equatable, Sendable {
         "--max-outbound", "--head-timeout", "--reactors",
         "--allow-host", "--allow-origin", "--backlog", "--key-failures", "--key-failure-rate",
         "--max-total-outbound", "--open-admin", "--cluster", "--node", "--advertise", "--cluster-key", "--cluster-ttl",
-        "--no-advertise-check", "--idle-spin",
+        "--no-advertise-check", "--idle-spin", "--no-arrival-stamps",
     ]
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> ArbiterOptions {
@@ -219,6 +224,8 @@ public struct ArbiterOptions: Equatable, Sendable {
                 options.openAdmin = true
             case "--no-advertise-check":
                 options.checksAdvertise = false
+            case "--no-arrival-stamps":
+                options.arrivalStamps = false
             case "--journal":
                 options.journalPath = try value(flag, inline)
             case "--journal-sync":

@@ -13,10 +13,27 @@ struct CoreHarness {
 
     /// Runs one command and returns its rendered output (also appended to `log`).
     @discardableResult
-    mutating func send(_ request: PanelRequest, _ session: Int, _ name: String? = nil, access: Access = .admin) -> [String] {
+    mutating func send(
+        _ request: PanelRequest, _ session: Int, _ name: String? = nil, access: Access = .admin, arrival: Instant? = nil, address: String = ""
+    ) -> [String] {
         var out = PanelOutput()
-        core.handle(request, session: SessionID(session), name: name ?? "u\(session)", access: access, now: now, into: &out)
+        core.handle(
+            request, session: SessionID(session), name: name ?? "u\(session)", access: access, now: now, arrival: arrival, address: address,
+            into: &out)
         return record(out)
+    }
+
+    /// A DOWN read now whose bytes arrived `agoUs` microseconds earlier (the kernel's
+    /// stamp), from `name` at `address`.
+    @discardableResult
+    mutating func down(_ b: String, _ session: Int, arrivedUsAgo agoUs: Int64, name: String? = nil, address: String = "") -> [String] {
+        let arrival = Instant(nanoseconds: now.nanoseconds - agoUs * 1000)
+        return send(press(.down(panel: b, button: b)), session, name, arrival: arrival, address: address)
+    }
+
+    /// Moves the clock by microseconds without any timer firing.
+    mutating func skipMicros(_ us: Int64) {
+        now = Instant(nanoseconds: now.nanoseconds + us * 1000)
     }
 
     @discardableResult
@@ -96,7 +113,8 @@ struct CoreHarness {
     }
 
     private mutating func record(_ out: PanelOutput) -> [String] {
-        let lines = out.items.map { render($0) }
+        var lines = out.items.map { render($0) }
+        if out.replyDeferred { lines.insert("(reply deferred)", at: 0) }
         log += lines
         return lines
     }
@@ -106,6 +124,7 @@ struct CoreHarness {
         case .reply(let r): render(r)
         case .event(let e): render(e)
         case .notice(let s, let r): "to \(s): " + render(r)
+        case .answer(let s, let r): "answer \(s): " + render(r)
         }
     }
 

@@ -4,7 +4,8 @@ import Testing
 extension PanelConfig {
     /// `q`: a queue group of two taps and a hold; `quiz`: a buzzer group of two taps.
     static func fairPanel(
-        maxQueue: Int = 3, lockoutMs: Int64 = 250, announce: Int = GroupPolicy.defaultAnnounce, holdMs: Int64 = 1000, tapTimeout: Int64 = 10_000
+        maxQueue: Int = 3, lockoutMs: Int64 = 250, announce: Int = GroupPolicy.defaultAnnounce, holdMs: Int64 = 1000, tapTimeout: Int64 = 10_000,
+        windowUs: Int64 = 0
     ) -> PanelConfig {
         PanelConfig(
             id: "f",
@@ -15,7 +16,7 @@ extension PanelConfig {
                 ButtonConfig(id: "red", kind: .tap, group: "quiz"),
                 ButtonConfig(id: "blue", kind: .tap, group: "quiz"),
                 ButtonConfig(id: "x", kind: .tap, group: "plain"),
-            ], groups: ["q": .queue(maxQueue: maxQueue), "quiz": .buzzer(earlyLockoutMs: lockoutMs, announce: announce)])
+            ], groups: ["q": .queue(maxQueue: maxQueue), "quiz": .buzzer(earlyLockoutMs: lockoutMs, announce: announce, decisionWindowUs: windowUs)])
     }
 }
 

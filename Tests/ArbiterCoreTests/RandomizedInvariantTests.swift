@@ -102,6 +102,7 @@ struct InvariantChecker {
             case .reply: continue
             case .notice(let s, .granted(_, let fence)): pendingHandOff = (s, fence)
             case .notice(_, let r): violations.append("unexpected notice \(r)")
+            case .answer(_, let r): violations.append("unexpected answer \(r)")
             case .event(let e): see(e, upByOwner: upByOwner)
             }
         }

@@ -69,6 +69,13 @@ final class EmbeddedConnection: @unchecked Sendable {
         reactor.queue.sync { reactor.deliverForTesting(bytes, to: connection) }
     }
 
+    /// Bytes read now that the kernel stamped `microseconds` earlier (a socket another
+    /// reactor got to late).
+    func send(_ text: String, arrivedMicrosecondsAgo microseconds: Int64) {
+        let reactor = connection.reactor
+        reactor.queue.sync { reactor.deliverForTesting(Array(text.utf8), to: connection, arrivedNanosAgo: microseconds * 1000) }
+    }
+
     /// Everything written to the peer since the last read.
     func output() -> [UInt8] { connection.sink?.take() ?? [] }
 

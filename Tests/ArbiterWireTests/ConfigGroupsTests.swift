@@ -21,15 +21,32 @@ struct ConfigGroupsTests {
     @Test func theIssueExample() throws {
         let p = try decode(panel(groups: #"{"main":{"policy":"queue","max_queue":16},"quiz":{"policy":"buzzer","early_lockout_ms":250}}"#))[0]
         #expect(p.policy(ofGroup: "main") == .queue(maxQueue: 16))
-        #expect(p.policy(ofGroup: "quiz") == .buzzer(earlyLockoutMs: 250))
+        #expect(p.policy(ofGroup: "quiz") == .buzzer(earlyLockoutMs: 250, decisionWindowUs: GroupPolicy.defaultDecisionWindowUs))
         #expect(p.policy(ofGroup: "sos") == .exclusive)
     }
 
     @Test func defaults() throws {
         let p = try decode(panel(groups: #"{"main":{"policy":"queue"},"quiz":{"policy":"buzzer"},"sos":{}}"#))[0]
         #expect(p.groups["main"] == .queue(maxQueue: GroupPolicy.defaultMaxQueue))
-        #expect(p.groups["quiz"] == .buzzer(earlyLockoutMs: GroupPolicy.defaultEarlyLockoutMs))
+        #expect(p.groups["quiz"] == .buzzer(earlyLockoutMs: GroupPolicy.defaultEarlyLockoutMs, decisionWindowUs: 2000))
         #expect(p.groups["sos"] == .exclusive)
+    }
+
+    /// `decision_window_us`: 0 decides each press as it is read; at most 100 ms.
+    @Test func theDecisionWindowIsConfigured() throws {
+        let zero = try decode(panel(groups: #"{"quiz":{"policy":"buzzer","decision_window_us":0}}"#))[0]
+        #expect(zero.groups["quiz"] == .buzzer(earlyLockoutMs: 250, decisionWindowUs: 0))
+        let most = try decode(panel(groups: #"{"quiz":{"policy":"buzzer","decision_window_us":100000}}"#))[0]
+        #expect(most.groups["quiz"] == .buzzer(earlyLockoutMs: 250, decisionWindowUs: 100_000))
+        #expect(
+            failure(panel(groups: #"{"quiz":{"policy":"buzzer","decision_window_us":100001}}"#))
+                == "panels[0].groups.quiz.decision_window_us: must be between 0 and 100000, not 100001")
+        #expect(
+            failure(panel(groups: #"{"quiz":{"policy":"buzzer","decision_window_us":0.5}}"#))?.hasPrefix(
+                "panels[0].groups.quiz.decision_window_us: must be a whole number of microseconds") == true)
+        #expect(
+            failure(panel(groups: #"{"main":{"policy":"queue","decision_window_us":5}}"#))?.hasPrefix(
+                #"panels[0].groups.main: unknown field "decision_window_us""#) == true)
     }
 
     @Test func aPanelWithoutGroupsIsUnchanged() throws {

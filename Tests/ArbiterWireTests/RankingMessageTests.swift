@@ -59,8 +59,10 @@ struct RankingMessageTests {
     }
 
     @Test func announceIsConfigured() throws {
-        #expect(try decode(#"{"policy":"buzzer"}"#).policy(ofGroup: "quiz") == .buzzer(earlyLockoutMs: 250, announce: 10))
-        #expect(try decode(#"{"policy":"buzzer","announce":100000}"#).policy(ofGroup: "quiz") == .buzzer(earlyLockoutMs: 250, announce: 100_000))
+        #expect(try decode(#"{"policy":"buzzer"}"#).policy(ofGroup: "quiz") == .buzzer(earlyLockoutMs: 250, announce: 10, decisionWindowUs: 2000))
+        #expect(
+            try decode(#"{"policy":"buzzer","announce":100000}"#).policy(ofGroup: "quiz")
+                == .buzzer(earlyLockoutMs: 250, announce: 100_000, decisionWindowUs: 2000))
         #expect(failure(#"{"policy":"buzzer","announce":0}"#) == "panels[0].groups.quiz.announce: must be between 1 and 100000, not 0")
         #expect(failure(#"{"policy":"buzzer","announce":"top"}"#)?.hasPrefix("panels[0].groups.quiz.announce: must be a whole number") == true)
         #expect(failure(#"{"policy":"queue","announce":3}"#)?.contains("announce") == true)

@@ -14,6 +14,13 @@ int cs_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 int cs_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeout_ms);
 /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. Returns the fd or -errno.
 int cs_accept(int listener, char *peer, int peer_len);
+/// Asks the kernel to stamp what arrives on a socket with its receive time
+/// (SO_TIMESTAMPNS, CLOCK_REALTIME). Returns 0 or errno.
+int cs_enable_rx_timestamps(int fd);
+/// recvmsg(2) without blocking into buf, with the kernel's receive stamp of the data
+/// read (of the last segment, when a read takes several) in *stamp_ns (nanoseconds on
+/// CLOCK_REALTIME; 0 when none came). Returns the bytes read, 0 at the end, or -errno.
+long cs_recv_stamped(int fd, void *buf, long len, int64_t *stamp_ns);
 /// 4 when host is an IPv4 literal (dotted quad), 6 when an IPv6 literal (no brackets),
 /// 0 otherwise. Shared by the server's --host and the generator's --host and --redis.
 int cs_ip_literal_version(const char *host);

@@ -85,4 +85,23 @@ struct ClusterBuzzerTests {
         #expect(table.dropFirst(2).first?.hasPrefix("RANK f red name=red session=") == true)
         #expect(table.last == "OK RANKING f quiz ranked=2")
     }
+
+    /// A relayed press waits for its decision window at the leader, which answers it then
+    /// through the relay, in its place: the UP its session sent behind it comes after.
+    @Test func aRelayedPressIsAnsweredAfterItsWindowAndWhatFollowsItWaits() throws {
+        var panel = Panels.fair
+        panel.groups["quiz"] = .buzzer(earlyLockoutMs: 200, decisionWindowUs: 2000)
+        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [panel], sockets: false)
+        let (leader, follower) = try nodes.leaderAndFollower(of: "f")
+        let host = try nodes.client(leader, name: "host")
+        host.send("ARM f quiz")
+        _ = try host.expect("OK ARM f quiz")
+        let red = try nodes.client(follower, name: "red")
+        red.sendRaw(Array("DOWN f red\nUP f red\n".utf8))
+        #expect(try red.readLine().hasPrefix("GRANTED f red fence="))
+        #expect(try red.readLine() == "OK UP f red")
+        let blue = try nodes.client(leader, name: "blue")
+        blue.send("DOWN f blue")
+        #expect(try blue.readLine().hasPrefix("RANKED f blue rank=2 after_us="))
+    }
 }

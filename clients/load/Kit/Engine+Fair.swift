@@ -26,6 +26,8 @@ extension Engine {
         let panel = plan.panels[peer.panel].id
         let words = line.split(separator: " ").map(String.init)
         if peer.role == .host, words[0] != "DOWN" { peer.pendingOKs += 1 }
+        // Stamped at its write (`ArrivalOrder`).
+        if peer.role == .player, words[0] == "DOWN" { peer.downPending = true }
         switch peer.transport {
         case .line:
             send(peer, Array("\(words[0]) \(panel)\(words.count > 1 ? " " + words[1...].joined(separator: " ") : "")\n".utf8))
@@ -168,6 +170,7 @@ extension Engine {
     func fairEvent(_ peer: Peer, _ m: WireMessage) {
         switch (peer.role, m.kind) {
         case (.player, .armed):
+            peer.armedSeen += 1
             guard control.phase == .running, peer.step == .idle || peer.step == .retryingDown else { return }
             peer.timerGeneration &+= 1
             peer.roundSeq = m.seq
@@ -197,6 +200,9 @@ extension Engine {
         if peer.role == .player {
             peer.lastReply = m
             peer.lastReplyAt = now
+            if measuring, m.kind == .granted || m.kind == .ranked {
+                stats.arrivals.record(round: peer.armedSeen, sentAt: peer.downWrittenAt, rank: m.kind == .granted ? 1 : m.rank)
+            }
         }
         if peer.role == .player, m.kind == .granted || m.kind == .ranked || m.kind == .denied || m.kind == .error {
             // Every press gets exactly one answer: this one must answer a DOWN in flight.

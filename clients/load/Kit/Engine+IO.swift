@@ -228,6 +228,12 @@ extension Engine {
             peer.releasePending = false
             plan.overlap?.released(button: globalButton(peer), by: peer.id, sentAt: LoadClock.now())
         }
+        if peer.downPending {
+            // buzz: a press is sent when its write starts, not when it was queued behind
+            // other peers' writes (`ArrivalOrder`).
+            peer.downPending = false
+            peer.downWrittenAt = LoadClock.now()
+        }
         while peer.outputStart < peer.output.count {
             let result = peer.output.withUnsafeBytes { raw in
                 Sys.write(peer.fd, UnsafeRawBufferPointer(rebasing: raw[peer.outputStart...]))

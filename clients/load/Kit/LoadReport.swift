@@ -51,6 +51,10 @@ public enum LoadReport {
                 out.append(
                     "  rounds/s      \(count(Double(r.stats.rounds) / max(r.measuredSeconds, 1e-9)))   rounds \(r.stats.rounds)   ranked \(count(Double(r.stats.ranked)))   early DOWNs denied \(r.stats.earlyDenied)\(r.stats.abandonedRounds > 0 ? "   rounds abandoned \(r.stats.abandonedRounds)" : "")"
                 )
+                let order = r.stats.arrivals.summary(players: o.connectionCount)
+                out.append(
+                    "  send order    \(order.inversions) of \(order.pairs) pairs sent >= 100 us apart ranked the other way, in \(order.rounds) whole rounds; winner not the first sender \(order.winnerInversions); any gap: \(order.allInversions), the largest \(order.largestInvertedGapNs / 1000) us"
+                )
             }
             if r.stats.reconnects > 0 {
                 out.append("  reconnects    \(r.stats.reconnects)   connections whose node went away, connected to another (--hosts)")
@@ -176,6 +180,16 @@ public enum LoadReport {
         if let cpu = r.generatorCPU { f.append(("generator_cpu_s", fixed(cpu, 2))) }
         if let cpu = r.serverCPU { f.append(("server_cpu_s", fixed(cpu, 2))) }
         if r.generatorCPU != nil { f.append(("generator_bound", "\(r.isGeneratorBound)")) }
+        if r.options.workload == .buzz {
+            let order = r.stats.arrivals.summary(players: r.options.connectionCount)
+            f.append(
+                (
+                    "arrival_order",
+                    "{\"rounds\":\(order.rounds),\"pairs\":\(order.pairs),\"inversions\":\(order.inversions),\"winner_inversions\":\(order.winnerInversions),"
+                        + "\"all_inversions\":\(order.allInversions),\"largest_inverted_gap_us\":\(order.largestInvertedGapNs / 1000),"
+                        + "\"inverted_by_gap\":[\(order.invertedByGap.map(String.init).joined(separator: ","))]}"
+                ))
+        }
         if let failure = r.failure { f.append(("failure", quote(failure))) }
         if !r.stats.abandonSamples.isEmpty {
             f.append(("abandon_samples", "[" + r.stats.abandonSamples.map(quote).joined(separator: ",") + "]"))

@@ -40,6 +40,11 @@ final class Peer {
     /// Overlap check: a release (UP, DEL) is queued and is stamped when it is written;
     /// and the panel's highest fence read before the pending DOWN was queued.
     var releasePending = false
+    /// buzz: a DOWN waits in `output` to be stamped at its write (`downWrittenAt`), and
+    /// the ARMED events this player has seen (the round its press is for).
+    var downPending = false
+    var downWrittenAt: UInt64 = 0
+    var armedSeen = 0
     var fenceFloor: Int64 = -1
     /// Cluster mode: the last DOWN was answered "may or may not have been done". If it was
     /// done, its retry is answered with that grant again (PROTOCOL.md: a DOWN on the

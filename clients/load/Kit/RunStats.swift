@@ -34,6 +34,8 @@ public struct RunStats: Sendable {
     public var rounds = 0
     public var ranked = 0
     public var earlyDenied = 0
+    /// buzz: each player's DOWN, when it was written and its rank (`ArrivalOrder`).
+    public var arrivals = ArrivalOrder()
     /// buzz, `--hosts`: rounds the host closed and opened again after `Engine.roundPatience`
     /// without a press: a player's press, or its event, went with a fault (a node paused
     /// through the round, a DOWN refused `unavailable` twice). One node: an error.
@@ -71,6 +73,7 @@ public struct RunStats: Sendable {
         rounds += o.rounds
         ranked += o.ranked
         earlyDenied += o.earlyDenied
+        arrivals.merge(o.arrivals)
         abandonedRounds += o.abandonedRounds
         abandonSamples += o.abandonSamples.prefix(max(0, 5 - abandonSamples.count))
         reconnects += o.reconnects

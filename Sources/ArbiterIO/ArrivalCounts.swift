@@ -1,0 +1,12 @@
+import Synchronization
+
+/// Where the arrival times of one loop's reads of stamped sockets came from
+/// (`EventLoop.stampsArrivals`): the kernel's stamp, or the read time because no stamp
+/// came or the wall clock moved (`ArrivalStamp`). Any thread reads them (/metrics).
+public final class ArrivalCounts: Sendable {
+    public let stamped = Atomic<Int>(0)
+    public let unstamped = Atomic<Int>(0)
+    public let clockStepped = Atomic<Int>(0)
+
+    public init() {}
+}
