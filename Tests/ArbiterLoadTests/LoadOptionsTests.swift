@@ -114,8 +114,8 @@ import ArbiterWire
             return try #require(panels.first).policy(ofGroup: "g1")
         }
         let buzzer = ["config", "--buttons", "4", "--groups", "1", "--policy", "buzzer"]
-        #expect(try policy(buzzer + ["--announce", "25"]) == .buzzer(earlyLockoutMs: 20, announce: 25))
-        #expect(try policy(buzzer) == .buzzer(earlyLockoutMs: 20, announce: GroupPolicy.defaultAnnounce))
+        #expect(try policy(buzzer + ["--announce", "25"]) == .buzzer(earlyLockoutMs: 20, announce: 25, decisionWindowUs: GroupPolicy.defaultDecisionWindowUs))
+        #expect(try policy(buzzer) == .buzzer(earlyLockoutMs: 20, announce: GroupPolicy.defaultAnnounce, decisionWindowUs: GroupPolicy.defaultDecisionWindowUs))
         #expect(try LoadOptions.parse(["buzz", "--announce", "3"]).announcedPlaces == 3)
         #expect(try LoadOptions.parse(["buzz"]).announcedPlaces == GroupPolicy.defaultAnnounce)
         #expect(throws: LoadOptions.UsageError(message: "--announce is a buzzer group's: config --policy buzzer --announce <n>")) {
