@@ -36,9 +36,12 @@ let package = Package(
         // The single-node server, its policy over ArbiterIO: reactors, connections, panels,
         // journal, metrics. It knows no cluster: `ServerCluster` and `PanelRole` are the
         // seams cluster mode fills.
+        // The journal: one node's append-only file of grants and fences, its replay,
+        // compaction and lock.
+        .target(name: "ArbiterJournal", dependencies: ["ArbiterWire", "ArbiterIO"]),
         .target(
             name: "ArbiterServer",
-            dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterHooks"],
+            dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterHooks", "ArbiterJournal"],
             plugins: ["EmbedKiosk"]),
         // Cluster mode in the server: the node's wiring to its runtime (ClusterContext), each
         // panel's role as leader or follower (ClusterPanel), and the relay links between nodes.
@@ -59,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "arbiter",
             dependencies: [
-                "ArbiterServer", "ArbiterClusterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "CSystem", "ArbiterCluster", "ArbiterEtcd",
+                "ArbiterServer", "ArbiterClusterServer", "ArbiterIO", "ArbiterCLI", "ArbiterWire", "CSystem", "ArbiterCluster", "ArbiterEtcd", "ArbiterJournal",
             ]),
         .testTarget(name: "ArbiterCoreTests", dependencies: ["ArbiterCore"]),
         .testTarget(name: "ArbiterWireTests", dependencies: ["ArbiterWire", "ArbiterCore"]),
@@ -85,7 +88,7 @@ let package = Package(
             name: "ArbiterServerTests",
             dependencies: [
                 "ArbiterServer", "ArbiterClusterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster",
-                "ArbiterClusterRuntime", "ArbiterClusterTestSupport",
+                "ArbiterClusterRuntime", "ArbiterClusterTestSupport", "ArbiterJournal",
             ]),
         // The Swift client against servers (single, restarted, clustered) in this process.
         .testTarget(

@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterIO
 import ArbiterServer
 import Glibc
 

@@ -1,4 +1,6 @@
 import ArbiterCore
+import ArbiterIO
+import ArbiterJournal
 
 /// Everything the server is started with. Defaults are the documented ones.
 public struct ServerConfiguration: Sendable {

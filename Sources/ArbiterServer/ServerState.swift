@@ -1,6 +1,7 @@
 import ArbiterCore
 import ArbiterHooks
 import ArbiterIO
+import ArbiterJournal
 import ArbiterWire
 import Dispatch
 import Glibc

@@ -1,3 +1,4 @@
+import ArbiterIO
 import Dispatch
 import Glibc
 

@@ -1,6 +1,7 @@
 import ArbiterCLI
 import ArbiterCluster
 import ArbiterEtcd
+import ArbiterIO
 import ArbiterServer
 import ArbiterWire
 import CSystem

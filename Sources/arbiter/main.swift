@@ -2,6 +2,7 @@ import ArbiterCLI
 import ArbiterCluster
 import ArbiterEtcd
 import ArbiterIO
+import ArbiterJournal
 import ArbiterClusterServer
 import ArbiterServer
 import Dispatch

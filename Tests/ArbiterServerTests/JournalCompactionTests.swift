@@ -1,5 +1,6 @@
 import ArbiterCore
 import ArbiterIO
+@testable import ArbiterJournal
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Dispatch

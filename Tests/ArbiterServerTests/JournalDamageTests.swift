@@ -1,4 +1,5 @@
 import ArbiterCore
+@testable import ArbiterJournal
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Foundation

@@ -1,3 +1,4 @@
+@testable import ArbiterJournal
 import ArbiterTestSupport
 import Foundation
 import Glibc

@@ -7,22 +7,23 @@ import Foundation
 ///
 /// Redis's AOF rule: a torn last line (a crash mid-write) is cut off with a warning;
 /// any other line the server would not have written stops the start (`JournalDamaged`).
-struct JournalLoader {
-    struct Loaded {
+public struct JournalLoader {
+    public struct Loaded: Sendable {
+        public init() {}
         /// The highest fence of each panel, reserved or handed out: the next one is above.
-        var lastFences: [String: UInt64] = [:]
+        public var lastFences: [String: UInt64] = [:]
         /// The highest fence of each panel a record shows handed out.
-        var grantedFences: [String: UInt64] = [:]
-        var history: [String: [HistoryRecord]] = [:]
+        public var grantedFences: [String: UInt64] = [:]
+        public var history: [String: [HistoryRecord]] = [:]
         /// The journal lines of `history`, as they were read: what compaction keeps.
-        var historyLines: [String: [[UInt8]]] = [:]
-        var records = 0
+        public var historyLines: [String: [[UInt8]]] = [:]
+        public var records = 0
         /// Non-empty lines read.
-        var lines = 0
-        var warnings: [String] = []
+        public var lines = 0
+        public var warnings: [String] = []
     }
 
-    static func load(path: String, keep: Int) throws -> Loaded {
+    public static func load(path: String, keep: Int) throws -> Loaded {
         var loaded = Loaded()
         guard let handle = FileHandle(forUpdatingAtPath: path) else {
             // A journal that exists but cannot be read is not an empty one: starting

@@ -12,13 +12,13 @@ import Glibc
 /// A lock by name only excludes every user of the file while the file has one name, so a
 /// journal with hard links is refused (`JournalLinked`). Symlinks are resolved instead:
 /// they name the file's one name.
-final class JournalLock: @unchecked Sendable {
+public final class JournalLock: @unchecked Sendable {
     let path: String
     private var fd: Int32
 
     /// Locks the journal at `journalPath` (a symlinked journal is locked at its target,
     /// so two names for one file still exclude each other).
-    init(journalPath: String) throws {
+    public init(journalPath: String) throws {
         var target = journalPath
         if let resolved = realpath(journalPath, nil) {
             target = String(cString: resolved)
@@ -60,7 +60,7 @@ final class JournalLock: @unchecked Sendable {
     }
 
     /// Drops the lock: another server may take the journal from here on.
-    func release() {
+    public func release() {
         guard fd >= 0 else { return }
         Glibc.close(fd)
         fd = -1

@@ -28,18 +28,18 @@ import Synchronization
 /// on its own queue from a snapshot, while every panel keeps appending to the old file.
 /// The lines appended meanwhile are copied after the snapshot, and only the last few of
 /// them, the rename and the switch of descriptors happen under the lock (see `compact`).
-final class Journal: @unchecked Sendable {
-    let path: String
+public final class Journal: @unchecked Sendable {
+    public let path: String
     let syncRecords: Bool
     private let log: ServerLog
     private let io: JournalIO
     /// How many fences one reservation covers: one fsync per this many grants.
-    static let reservationBlock: UInt64 = 1000
+    public static let reservationBlock: UInt64 = 1000
     /// Compact at run time when the file grows past this; 0: only when opened.
     let maxBytes: Int
     let keep: Int
     /// Presses refused because the journal could not be written (for /metrics).
-    let refusals = Atomic<Int>(0)
+    public let refusals = Atomic<Int>(0)
     /// Held until `close`: no second server hands out this journal's fences.
     private let lock: JournalLock?
 
@@ -70,7 +70,7 @@ final class Journal: @unchecked Sendable {
 
     /// Opens `path` for appending after `JournalLoader` has read it, and compacts it
     /// first when it holds more than twice what a restart needs.
-    init(
+    public init(
         path: String, syncRecords: Bool, maxBytes: Int, keep: Int, loaded: JournalLoader.Loaded, log: ServerLog,
         io: JournalIO = .system, retryIntervalMs: Int64 = 1000, lock: JournalLock? = nil
     ) throws(Sys.Failure) {
@@ -115,23 +115,23 @@ final class Journal: @unchecked Sendable {
     private let compactionQueue = DispatchQueue(label: "arbiter.journal.compaction")
 
     /// Whether the last write or sync worked (or the disk has worked again since).
-    var isHealthy: Bool { state.withLock { $0.health.isHealthy } }
+    public var isHealthy: Bool { state.withLock { $0.health.isHealthy } }
 
     /// Whether a press may go ahead and try the disk now: always while the journal is
     /// healthy; while it is not, one press per retry interval (the others are refused
     /// without touching the disk).
-    func admitsPress(nowMs: Int64) -> Bool {
+    public func admitsPress(nowMs: Int64) -> Bool {
         state.withLock { $0.health.admits(nowMs: nowMs) }
     }
 
     /// A press was refused because the journal could not be written.
-    func noteRefusal() {
+    public func noteRefusal() {
         refusals.add(1, ordering: .relaxed)
         state.withLock { $0.health.noteRefusal() }
     }
 
     /// What is wrong, for the refusal's message.
-    var failureText: String {
+    public var failureText: String {
         let e = state.withLock { $0.health.failure } ?? EIO
         return String(cString: strerror(e))
     }
@@ -140,7 +140,7 @@ final class Journal: @unchecked Sendable {
     /// they could not be written (or, with `syncRecords`, synced): they are then cut
     /// back off the file, and the caller decides whether what they record still stands.
     @discardableResult
-    func append(panel: String, _ bytes: [UInt8]) -> Bool {
+    public func append(panel: String, _ bytes: [UInt8]) -> Bool {
         guard !bytes.isEmpty else { return true }
         return state.withLock { s in
             let start = s.size
@@ -174,7 +174,7 @@ final class Journal: @unchecked Sendable {
 
     /// Records, durably, that fences of `panel` up to `upTo` may be handed out. False if
     /// the reservation could not be written and synced: then no fence of it may be used.
-    func reserve(panel: String, upTo: UInt64) -> Bool {
+    public func reserve(panel: String, upTo: UInt64) -> Bool {
         let fd: Int32? = state.withLock { s in
             let start = s.size
             let line = JournalCompactor.reserveLine(panel: panel, upTo: upTo) + [0x0A]
@@ -208,7 +208,7 @@ final class Journal: @unchecked Sendable {
         }
     }
 
-    func close() {
+    public func close() {
         // A compaction under way finishes (or gives up) first: its file may be the journal.
         compactionQueue.sync {}
         state.withLock { s in _ = fsync(s.fd) }
