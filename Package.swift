@@ -51,8 +51,10 @@ let package = Package(
         // The Swift client library: Foundation and Dispatch only, nothing of the server.
         .target(name: "ArbiterClient"),
         // Command-line tools built on the client library alone.
-        .executableTarget(name: "arbiter-watch", dependencies: ["ArbiterClient"], path: "clients/swift/watch"),
-        .executableTarget(name: "arbiter-press", dependencies: ["ArbiterClient"], path: "clients/swift/press"),
+        // What the client tools share: their command line and how they speak.
+        .target(name: "ArbiterClientTool", path: "clients/swift/tool"),
+        .executableTarget(name: "arbiter-watch", dependencies: ["ArbiterClient", "ArbiterClientTool"], path: "clients/swift/watch"),
+        .executableTarget(name: "arbiter-press", dependencies: ["ArbiterClient", "ArbiterClientTool"], path: "clients/swift/press"),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),
@@ -95,7 +97,7 @@ let package = Package(
             name: "ArbiterClientTests",
             dependencies: [
                 "ArbiterClient", "ArbiterServer", "ArbiterClusterServer", "ArbiterCluster", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport",
-                "ArbiterClusterTestSupport",
+                "ArbiterClusterTestSupport", "ArbiterClientTool",
             ]),
         // Depends on the executable so `swift test` builds the binary it drives.
         .testTarget(name: "EndToEndTests", dependencies: ["arbiter", "ArbiterTestSupport", "ArbiterClient", "ArbiterHooks", "ArbiterWire"]),

@@ -1,4 +1,5 @@
 import ArbiterClient
+import ArbiterClientTool
 import Foundation
 
 /// `arbiter-press <panel> <button> [--hold]`: one press through the client library. A tap
@@ -17,56 +18,38 @@ struct PressTool {
         """
 
     static func main() async {
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        var hosts: [String] = []
-        var name = "press-\(ProcessInfo.processInfo.processIdentifier)"
-        var key: String?
         var hold = false
         var seconds: Double?
-        var positional: [String] = []
-        while !arguments.isEmpty {
-            let argument = arguments.removeFirst()
-            func value() -> String {
-                guard !arguments.isEmpty else { fail("\(argument) needs a value\n\(usage)") }
-                return arguments.removeFirst()
-            }
-            switch argument {
+        let line = ToolCommandLine.orExit(program: "arbiter-press", usage: usage, positional: 2) { flag, value throws(ToolCommandLine.UsageError) in
+            switch flag {
             case "--hold": hold = true
             case "--for":
-                guard let s = Double(value()), s >= 0 else { fail("--for needs a number of seconds") }
+                guard let s = Double(try value()), s >= 0 else { throw ToolCommandLine.UsageError(message: "--for needs a number of seconds") }
                 seconds = s
-            case "--host": hosts.append(value())
-            case "--name": name = value()
-            case "--key": key = value()
-            case "-h", "--help":
-                say(usage)
-                exit(0)
-            default:
-                if argument.hasPrefix("-") { fail("unknown option \(argument)\n\(usage)") }
-                positional.append(argument)
+            default: return false
             }
+            return true
         }
-        guard positional.count == 2 else { fail(usage) }
         do {
-            exit(try await press(panel: positional[0], button: positional[1], hold: hold, seconds: seconds, hosts: hosts, name: name, key: key))
+            exit(try await press(panel: line.positional[0], button: line.positional[1], hold: hold, seconds: seconds, line: line))
         } catch {
-            fail("\(error)")
+            line.fail("\(error)")
         }
     }
 
-    static func press(panel id: String, button: String, hold: Bool, seconds: Double?, hosts: [String], name: String, key: String?) async throws
+    static func press(panel id: String, button: String, hold: Bool, seconds: Double?, line: ToolCommandLine) async throws
         -> Int32
     {
-        let client = try await ArbiterClient.connect(hosts: hosts.isEmpty ? ["127.0.0.1:7070"] : hosts, name: name, key: key)
+        let client = try await ArbiterClient.connect(hosts: line.servers, name: line.name, key: line.key)
         let panel = try await client.join(id)
         let kind = panel.state[button: button]?.kind ?? "unknown"
         // Subscribed before the press, so that none of its events is missed.
         let events = panel.events
         let result = try await panel.down(button)
-        say("\(id) \(button) (\(kind)): \(result)")
+        line.say("\(id) \(button) (\(kind)): \(result)")
         guard case .granted(let fence) = result else { return 1 }
         guard hold else {
-            say("up: \(try await panel.up(button))")
+            line.say("up: \(try await panel.up(button))")
             return 0
         }
         let lift: @Sendable () -> Void = { Task { _ = try? await panel.up(button) } }
@@ -105,20 +88,9 @@ struct PressTool {
         }
         interrupt.cancel()
         // Lifted by Ctrl-C or --for, the UP was already sent; else the finger lifts now.
-        if !ownRelease { say("up: \(try await panel.up(button))") }
+        if !ownRelease { line.say("up: \(try await panel.up(button))") }
         guard kind == "hold" else { return 0 }
-        say(fired ? "the hold fired" : "the hold did not fire")
+        line.say(fired ? "the hold fired" : "the hold did not fire")
         return fired ? 0 : 3
-    }
-
-    /// Unbuffered, so that lines keep their order with the progress bar's and reach a pipe
-    /// at once.
-    static func say(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
-    }
-
-    static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("arbiter-press: \(message)\n".utf8))
-        exit(2)
     }
 }

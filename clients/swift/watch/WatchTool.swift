@@ -1,4 +1,5 @@
 import ArbiterClient
+import ArbiterClientTool
 import Foundation
 
 /// `arbiter-watch <panel>`: the panel's state, then every event as it comes, with the
@@ -12,48 +13,28 @@ struct WatchTool {
         """
 
     static func main() async {
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        var hosts: [String] = []
-        var name = "watch-\(ProcessInfo.processInfo.processIdentifier)"
-        var key: String?
         var once = false
-        var positional: [String] = []
-        while !arguments.isEmpty {
-            let argument = arguments.removeFirst()
-            func value() -> String {
-                guard !arguments.isEmpty else { fail("\(argument) needs a value\n\(usage)") }
-                return arguments.removeFirst()
-            }
-            switch argument {
-            case "--once": once = true
-            case "--host": hosts.append(value())
-            case "--name": name = value()
-            case "--key": key = value()
-            case "-h", "--help":
-                say(usage)
-                exit(0)
-            default:
-                if argument.hasPrefix("-") { fail("unknown option \(argument)\n\(usage)") }
-                positional.append(argument)
-            }
+        let line = ToolCommandLine.orExit(program: "arbiter-watch", usage: usage, positional: 1) { flag, _ in
+            guard flag == "--once" else { return false }
+            once = true
+            return true
         }
-        guard positional.count == 1 else { fail(usage) }
         do {
-            let client = try await ArbiterClient.connect(hosts: hosts.isEmpty ? ["127.0.0.1:7070"] : hosts, name: name, key: key)
-            let panel = try await client.join(positional[0])
+            let client = try await ArbiterClient.connect(hosts: line.servers, name: line.name, key: line.key)
+            let panel = try await client.join(line.positional[0])
             let events = panel.events
-            say(table(panel.state))
+            line.say(table(panel.state))
             if once { return }
             for await event in events {
-                say("\(clock()) \(event)")
+                line.say("\(clock()) \(event)")
                 switch event {
-                case .pressed, .released, .resynced, .endedWhileAway: say("        \(summary(panel.state))")
+                case .pressed, .released, .resynced, .endedWhileAway: line.say("        \(summary(panel.state))")
                 case .removed: return
                 default: continue
                 }
             }
         } catch {
-            fail("\(error)")
+            line.fail("\(error)")
         }
     }
 
@@ -84,15 +65,5 @@ struct WatchTool {
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm:ss.SSS"
         return formatter.string(from: Date())
-    }
-
-    /// Unbuffered: a watcher's output goes to a pipe or a log as it happens.
-    static func say(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
-    }
-
-    static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("arbiter-watch: \(message)\n".utf8))
-        exit(2)
     }
 }
