@@ -17,6 +17,9 @@ import ArbiterWire
 /// readers learn nothing of them, and nobody can guess one offline from the stored form
 /// without the cluster key too.
 ///
+/// Groups with a policy of their own are written by name (`panels[0].groups.quiz.policy
+/// "buzzer"`), with every field of the policy; exclusive groups, the default, are not.
+///
 /// The line after the header is a check value of the cluster key itself (`keyCheckPath`).
 /// A node started with another key file would otherwise agree on a config without panel
 /// keys, win leadership of panels whose relay links every other node then refuses (the
@@ -24,6 +27,10 @@ import ArbiterWire
 public struct ClusterConfig: Equatable, Sendable {
     public static let header = "arbiter-config 1"
     static let keyCheckPath = "cluster-key"
+    /// Marks a stored form that describes groups' policies. A config stored by a build
+    /// without them is compared without this node's group lines, so a rolling upgrade
+    /// agrees; once the cluster's config is stored by this build, groups are compared too.
+    static let groupsMarkPath = "groups-described"
 
     public let lines: [String]
 
@@ -31,6 +38,7 @@ public struct ClusterConfig: Equatable, Sendable {
         var lines = [ClusterConfig.header]
         let check = ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: Array("arbiter-cluster-key-check".utf8)))
         lines.append("\(ClusterConfig.keyCheckPath) \"hmac:\(check)\"")
+        lines.append("\(ClusterConfig.groupsMarkPath) 1")
         func add(_ path: String, _ text: String) {
             var out: [UInt8] = []
             JSONString.append(text, to: &out)
@@ -48,6 +56,22 @@ public struct ClusterConfig: Equatable, Sendable {
             // before the field existed stays the same, and a rolling upgrade agrees.
             if panel.presenceSummaryAbove != PanelConfig.defaultPresenceSummaryAbove {
                 lines.append("\(path).presence_summary_above \(panel.presenceSummaryAbove)")
+            }
+            for name in panel.groups.keys.sorted() {
+                let gp = "\(path).groups.\(name)"
+                switch panel.policy(ofGroup: name) {
+                case .exclusive:
+                    // What every group not described is: no line, as for those.
+                    continue
+                case .queue(let maxQueue):
+                    add("\(gp).policy", "queue")
+                    lines.append("\(gp).max_queue \(maxQueue)")
+                case .buzzer(let earlyLockoutMs, let announce, let decisionWindowUs):
+                    add("\(gp).policy", "buzzer")
+                    lines.append("\(gp).early_lockout_ms \(earlyLockoutMs)")
+                    lines.append("\(gp).announce \(announce)")
+                    lines.append("\(gp).decision_window_us \(decisionWindowUs)")
+                }
             }
             for (b, button) in panel.buttons.enumerated() {
                 let bp = "\(path).buttons[\(b)]"
@@ -82,7 +106,8 @@ public struct ClusterConfig: Equatable, Sendable {
     /// The key check is not a field (`refusal` reports it first, and a config stored by a
     /// build without it is compared on its fields alone).
     public func firstDifference(from cluster: ClusterConfig) -> String? {
-        let lines = self.fields
+        let describesGroups = cluster.lines.contains { Self.split($0).path == Self.groupsMarkPath }
+        let lines = describesGroups ? self.fields : self.fields.filter { !Self.split($0).path.contains(".groups.") }
         let clusterLines = cluster.fields
         for i in 0..<max(lines.count, clusterLines.count) {
             let mine = i < lines.count ? Self.split(lines[i]) : nil
@@ -93,6 +118,8 @@ public struct ClusterConfig: Equatable, Sendable {
             case (let m?, let t?) where m.path == t.path:
                 if m.path.contains(".keys.") { return "\(m.path) differs" }
                 return "\(m.path) \(m.value) vs \(t.value)"
+            case (let m?, let t?) where m.path.contains(".groups.") || t.path.contains(".groups."):
+                return "\(m.path) vs \(t.path) (a group's policy is described on one side only)"
             case (let m?, let t?):
                 // A field exists on one side only: a panel or button more or fewer.
                 return "\(m.path) vs \(t.path) (a panel or button is missing on one side)"
@@ -126,7 +153,12 @@ public struct ClusterConfig: Equatable, Sendable {
         }.first
     }
 
-    private var fields: [String] { lines.filter { Self.split($0).path != Self.keyCheckPath } }
+    private var fields: [String] {
+        lines.filter {
+            let path = Self.split($0).path
+            return path != Self.keyCheckPath && path != Self.groupsMarkPath
+        }
+    }
 
     private static func split(_ line: String) -> (path: String, value: String) {
         guard let space = line.firstIndex(of: " ") else { return (line, "") }

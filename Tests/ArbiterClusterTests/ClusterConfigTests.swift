@@ -37,6 +37,40 @@ import Testing
         #expect(set.lines.contains("panels[1].presence_summary_above 500"))
     }
 
+    func quiz(_ policy: GroupPolicy) -> [PanelConfig] {
+        var quiz = panels()
+        quiz[0].buttons.append(ButtonConfig(id: "buzz", kind: .tap, group: "quiz"))
+        quiz[0].groups["quiz"] = policy
+        return quiz
+    }
+
+    @Test func aGroupsPolicyIsComparedFieldByField() {
+        let cluster = ClusterConfig(panels: quiz(.buzzer(earlyLockoutMs: 250, announce: 10, decisionWindowUs: 2000)), clusterKey: key)
+        #expect(cluster.lines.contains(#"panels[0].groups.quiz.policy "buzzer""#))
+        let announce = ClusterConfig(panels: quiz(.buzzer(earlyLockoutMs: 250, announce: 25, decisionWindowUs: 2000)), clusterKey: key)
+        #expect(announce.firstDifference(from: cluster) == "panels[0].groups.quiz.announce 25 vs 10")
+        let window = ClusterConfig(panels: quiz(.buzzer(earlyLockoutMs: 250, announce: 10, decisionWindowUs: 0)), clusterKey: key)
+        #expect(window.firstDifference(from: cluster) == "panels[0].groups.quiz.decision_window_us 0 vs 2000")
+        let queue = ClusterConfig(panels: quiz(.queue(maxQueue: 16)), clusterKey: key)
+        #expect(queue.firstDifference(from: cluster) == #"panels[0].groups.quiz.policy "queue" vs "buzzer""#)
+        // An exclusive group written out is what an undescribed one is.
+        let exclusive = ClusterConfig(panels: quiz(.exclusive), clusterKey: key)
+        #expect(!exclusive.text.contains(".groups."))
+        var undescribed = quiz(.exclusive)
+        undescribed[0].groups = [:]
+        #expect(exclusive.firstDifference(from: ClusterConfig(panels: undescribed, clusterKey: key)) == nil)
+    }
+
+    @Test func aConfigStoredWithoutGroupsAgreesWithThisBuildsForARollingUpgrade() {
+        let mine = ClusterConfig(panels: quiz(.buzzer(earlyLockoutMs: 250, announce: 10, decisionWindowUs: 2000)), clusterKey: key)
+        // What a build that wrote no groups stored: no mark, no group lines.
+        let older = ClusterConfig(text: mine.lines.filter { !$0.hasPrefix("groups-described") && !$0.contains(".groups.") }.joined(separator: "\n"))!
+        #expect(mine.firstDifference(from: older) == nil)
+        // Stored by this build, the same config without the policy differs.
+        let plain = ClusterConfig(panels: quiz(.exclusive), clusterKey: key)
+        #expect(plain.firstDifference(from: mine) == "panels[0].buttons[0].id vs panels[0].groups.quiz.policy (a group's policy is described on one side only)")
+    }
+
     @Test func theRefusalNamesTheFirstDifferingField() {
         let mine = ClusterConfig(panels: panels(holdMs: 3000), clusterKey: key)
         let cluster = ClusterConfig(panels: panels(holdMs: 2000), clusterKey: key)
