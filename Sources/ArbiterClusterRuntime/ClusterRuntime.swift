@@ -23,23 +23,18 @@ public final class ClusterRuntime: @unchecked Sendable {
     private let cluster: ClusterNode
     private let callbacks: ClusterRuntimeCallbacks
     private let clock: @Sendable () -> Instant
-    private let control = DispatchQueue(label: "arbiter.cluster.control")
+    private let control = OwningQueue(label: "arbiter.cluster.control")
     private var keeper: LeaseKeeper!
-    private let lock = Locked(OwnerState())
-    /// The panels the server was told to decide. Every change bumps `tableChanges`.
-    private var deciding = DecisionTable() {
-        didSet { tableChanges.bump() }
-    }
-    private let tableChanges = ChangeCounter()
-    private var leaders: [String: LeaderInfo?] = [:]
-    private var stats = ClusterRuntimeStats()
-    private var registrations: [String: NodeRegistration] = [:]
+    /// What the control queue, the lease queue's watchdog and any caller share, reached
+    /// only through its lock.
+    private let book: Locked<RuntimeBook>
+    private let tableChanges: ChangeCounter
+    // MARK: The control queue's
+
     private var stepTimer: DispatchSourceTimer?
     private let stepIntervalMilliseconds: Int
     private let timing: ClusterTiming
     private var watcher: PanelKeyWatcher?
-    /// A step asked for by the watch is queued once, however many changes came.
-    private var watchStepQueued = false
     /// With the watch open, the keys are read when it reports a change and otherwise only
     /// every `observeEveryMilliseconds`: three nodes reading both prefixes every 100 ms
     /// kept a 3-member etcd at about a fifth of a core on a 2-core machine. On `control`.
@@ -60,6 +55,9 @@ public final class ClusterRuntime: @unchecked Sendable {
     ) {
         self.node = name
         self.callbacks = callbacks
+        let tableChanges = ChangeCounter()
+        self.tableChanges = tableChanges
+        self.book = Locked(RuntimeBook(tableChanges: tableChanges))
         let clock: @Sendable () -> Instant = { Instant(milliseconds: source.milliseconds()) }
         self.clock = clock
         self.timing = timing
@@ -82,7 +80,7 @@ public final class ClusterRuntime: @unchecked Sendable {
 
     public func start() {
         keeper.start(intervalMilliseconds: max(5, Int(timing.keepAliveIntervalMilliseconds) / 20))
-        let timer = DispatchSource.makeTimerSource(queue: control)
+        let timer = DispatchSource.makeTimerSource(queue: control.queue)
         timer.schedule(deadline: .now(), repeating: .milliseconds(stepIntervalMilliseconds), leeway: .milliseconds(5))
         timer.setEventHandler { [weak self] in self?.step() }
         stepTimer = timer
@@ -92,15 +90,15 @@ public final class ClusterRuntime: @unchecked Sendable {
 
     /// The watch saw a change: one extra step, soon.
     private func stepSoon() {
-        let queue = withLock { () -> Bool in
-            if watchStepQueued { return false }
-            watchStepQueued = true
+        let queue = withLock { b -> Bool in
+            if b.watchStepQueued { return false }
+            b.watchStepQueued = true
             return true
         }
         guard queue else { return }
-        control.async { [weak self] in
+        control.queue.async { [weak self] in
             guard let self else { return }
-            withLock { watchStepQueued = false }
+            withLock { b in b.watchStepQueued = false }
             // Not after stop: the timer is gone then.
             if stepTimer != nil { step(watchSawAChange: true) }
         }
@@ -111,13 +109,13 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// goes quiet, as a crashed one would (tests use that).
     public func stop(resign: Bool) {
         watcher?.stop()
-        control.sync {
+        control.queue.sync {
             stepTimer?.cancel()
             stepTimer = nil
         }
         keeper.stop()
-        if resign { control.sync { cluster.shutdown() } }
-        let stopped = withLock { deciding.removeAll() }
+        if resign { control.queue.sync { cluster.shutdown() } }
+        let stopped = withLock { b in b.deciding.removeAll() }
         for (panel, block) in stopped { callbacks.stopDeciding(panel, block.term, .shutdown) }
     }
 
@@ -134,7 +132,7 @@ public final class ClusterRuntime: @unchecked Sendable {
         let generation = self.generation
         let lease = keeper.snapshot
         let now = clock()
-        guard let safeUntil = lease.safeUntil, let block = withLock({ deciding.canDecide(panel, lease: lease, now: now) }) else { return nil }
+        guard let safeUntil = lease.safeUntil, let block = withLock({ b in b.deciding.canDecide(panel, lease: lease, now: now) }) else { return nil }
         return DecisionWindow(block: block, safeUntil: safeUntil, generation: generation)
     }
 
@@ -150,37 +148,37 @@ public final class ClusterRuntime: @unchecked Sendable {
 
     /// The running core used most of its block: reserve the next one, same term.
     public func reserveMoreFences(_ panel: String, size: UInt64? = nil) {
-        control.async { [self] in cluster.reserveMoreFences(panel, size: size) }
+        control.queue.async { [self] in cluster.reserveMoreFences(panel, size: size) }
     }
 
     /// Every live node's advertised address as of the last step (for the kiosk's list of
     /// nodes to fail over to). Safe from any thread, callbacks included.
     public func nodeAddresses() -> [String: String] {
-        withLock { registrations }.mapValues(\.address)
+        withLock { b in b.registrations }.mapValues(\.address)
     }
 
     /// One live node's advertised address as of the last step: what a leader's every
     /// event and reply to a follower looks up, without building the whole map.
     public func address(ofNode node: String) -> String? {
-        withLock { registrations[node]?.address }
+        withLock { b in b.registrations[node]?.address }
     }
 
     /// Whether `node` announced `feature` (`ClusterFeatures`) under its current lease, as
     /// of the last step: a frame newer than the baseline goes only to a node that did.
     public func node(_ node: String, supports feature: String) -> Bool {
-        withLock { registrations[node]?.features.contains(feature) ?? false }
+        withLock { b in b.registrations[node]?.features.contains(feature) ?? false }
     }
 
     /// The etcd lease of every live node's registration, as last read (with
     /// `nodeAddresses`).
     public func nodeRegistrations() -> [String: Int64] {
-        withLock { registrations }.mapValues(\.lease)
+        withLock { b in b.registrations }.mapValues(\.lease)
     }
 
     public var statistics: ClusterRuntimeStats {
         let lease = keeper.counters
-        return withLock {
-            var s = stats
+        return withLock { b in
+            var s = b.stats
             s.keepAlivesSent = lease.keepAlivesSent
             s.keepAlivesAnswered = lease.keepAlivesAnswered
             s.keepAlivesFailed = lease.keepAlivesFailed
@@ -223,7 +221,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// Every panel's leadership state and the last etcd error, read on the control queue:
     /// what a test prints when a leader does not settle.
     public func leadershipDescription() -> String {
-        control.sync { "\(cluster.machines.mapValues(\.state)) lastError=\(cluster.lastError.map { "\($0)" } ?? "none")" }
+        control.queue.sync { "\(cluster.machines.mapValues(\.state)) lastError=\(cluster.lastError.map { "\($0)" } ?? "none")" }
     }
 
     /// Whether the watch on the panels' keys is open (false without a watch client).
@@ -232,7 +230,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     // MARK: Private
 
     private func adopt() {
-        control.async { [self] in
+        control.queue.async { [self] in
             let wasSafe = cluster.lease.isSafe(at: clock())
             // The keeper's lease as it is now: a step may have pulled a newer one than this
             // change's (`ClusterNode.externalLease`), which must not be taken back.
@@ -247,6 +245,7 @@ public final class ClusterRuntime: @unchecked Sendable {
     }
 
     private func step(watchSawAChange: Bool = false) {
+        control.check("a step of the panels' machines")
         let started = clock()
         // A watch (re)opened only sees changes from then on: read once right after it opens.
         let watching = watcher?.isOpen == true
@@ -259,10 +258,10 @@ public final class ClusterRuntime: @unchecked Sendable {
         resignWhatTheServerStopped()
         let took = clock().since(started)
         let seen = cluster.registrations
-        withLock {
-            registrations = seen
-            stats.steps += 1
-            stats.longestStepMilliseconds = max(stats.longestStepMilliseconds, took)
+        withLock { b in
+            b.registrations = seen
+            b.stats.steps += 1
+            b.stats.longestStepMilliseconds = max(b.stats.longestStepMilliseconds, took)
         }
     }
 
@@ -272,11 +271,12 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// disagree; without it the node would keep the election key and never decide again,
     /// the panel dead until the node restarts.
     private func resignWhatTheServerStopped() {
+        control.check("resigning what the server stopped")
         let leading = cluster.machines.compactMap { panel, machine -> (String, Int64)? in
             if case .leading(let term, _) = machine.state { (panel, term) } else { nil }
         }
         guard !leading.isEmpty else { return }
-        let stopped = withLock { leading.filter { deciding.entries[$0.0]?.block.term != $0.1 } }
+        let stopped = withLock { b in leading.filter { b.deciding.entries[$0.0]?.block.term != $0.1 } }
         for (panel, term) in stopped { cluster.resignIfLeading(panel, term: term) }
     }
 
@@ -288,9 +288,9 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// sanitizer run of the cluster tests, about one in ten: a leader that held the
     /// election key and never decided).
     private func watchdog(_: Instant) {
-        let stopped = withLock {
-            let ended = deciding.expire(lease: keeper.snapshot, now: clock())
-            for entry in ended { stats.stepDowns[String(describing: entry.reason), default: 0] += 1 }
+        let stopped = withLock { b in
+            let ended = b.deciding.expire(lease: keeper.snapshot, now: clock())
+            for entry in ended { b.stats.stepDowns[String(describing: entry.reason), default: 0] += 1 }
             return ended
         }
         for (panel, block, reason) in stopped { callbacks.stopDeciding(panel, block.term, reason) }
@@ -299,8 +299,8 @@ public final class ClusterRuntime: @unchecked Sendable {
     /// What the watchdog's race did before it read the lease under the lock: `panel`'s
     /// decision ended as the server hears it, its machine not told.
     func stopDecidingBehindTheMachineForTesting(_ panel: String) {
-        let ended = withLock { () -> FenceBlock? in
-            guard let block = deciding.entries[panel]?.block, deciding.stop(panel, term: block.term) else { return nil }
+        let ended = withLock { b -> FenceBlock? in
+            guard let block = b.deciding.entries[panel]?.block, b.deciding.stop(panel, term: block.term) else { return nil }
             return block
         }
         if let ended { callbacks.stopDeciding(panel, ended.term, .leaseLost) }
@@ -308,26 +308,27 @@ public final class ClusterRuntime: @unchecked Sendable {
 
     /// On the control queue, for every action of the panels' machines.
     private func perform(_ action: PanelLeadershipAction, for panel: String) {
+        control.check("an action of a panel's machine")
         switch action {
         case .startDeciding(let block):
             guard let lease = cluster.lease.leaseID else { return }
-            withLock { deciding.start(panel, block: block, lease: lease) }
+            withLock { b in b.deciding.start(panel, block: block, lease: lease) }
             callbacks.becameLeader(panel, block.term, block.first - 1, block)
         case .extendFences(let block):
-            let current = withLock { deciding.extend(panel, block: block) }
+            let current = withLock { b in b.deciding.extend(panel, block: block) }
             if current { callbacks.fencesExtended(panel, block) }
         case .stopDeciding(let term, let reason):
-            let wasDeciding = withLock {
-                guard deciding.stop(panel, term: term) else { return false }
-                stats.stepDowns[String(describing: reason), default: 0] += 1
+            let wasDeciding = withLock { b in
+                guard b.deciding.stop(panel, term: term) else { return false }
+                b.stats.stepDowns[String(describing: reason), default: 0] += 1
                 return true
             }
             // Else the watchdog already stopped it.
             if wasDeciding { callbacks.stopDeciding(panel, term, reason) }
         case .follow(let leader):
-            let changed = withLock {
-                guard leaders[panel] != .some(leader) else { return false }
-                leaders[panel] = .some(leader)
+            let changed = withLock { b in
+                guard b.leaders[panel] != .some(leader) else { return false }
+                b.leaders[panel] = .some(leader)
                 return true
             }
             guard changed else { return }
@@ -337,7 +338,7 @@ public final class ClusterRuntime: @unchecked Sendable {
         }
     }
 
-    private func withLock<T>(_ body: () -> T) -> T {
-        lock.withLock { _ in body() }
+    private func withLock<T>(_ body: (inout RuntimeBook) -> T) -> T {
+        book.withLock(body)
     }
 }

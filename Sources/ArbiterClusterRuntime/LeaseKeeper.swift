@@ -15,17 +15,12 @@ final class LeaseKeeper: @unchecked Sendable {
 
     private let etcd: any EtcdAPI
     private let clock: @Sendable () -> Instant
-    private let queue = DispatchQueue(label: "arbiter.cluster.lease")
+    private let queue = OwningQueue(label: "arbiter.cluster.lease")
     private let calls = DispatchQueue(label: "arbiter.cluster.lease.calls", attributes: .concurrent)
-    private let lock = Locked(OwnerState())
-    private var machine: NodeLeaseStateMachine
-    private var inFlight = 0
-    private var lastSent: Instant?
-    private var lastRenewedSentAt: Instant?
-    /// Since when `machine`'s lease has been safe without a break: set by a grant, and by
-    /// a renewal that came after the deadline had passed; nil while no lease is held.
-    private var safeSince: Instant?
-    private var stats = ClusterRuntimeStats()
+    /// What the lease queue's ticks and the calls' answers share, reached only through
+    /// its lock.
+    private let book: Locked<LeaseBook>
+    /// The tick's timer: the lease queue's (`start` and `stop` run there).
     private var timer: DispatchSourceTimer?
     private let ttlSeconds: Int64
     /// Called (on the calls queue) with the machine after every change of its deadline or lease.
@@ -43,65 +38,68 @@ final class LeaseKeeper: @unchecked Sendable {
     ) {
         self.etcd = etcd
         self.clock = clock
-        self.machine = NodeLeaseStateMachine(timing: timing)
+        self.book = Locked(LeaseBook(machine: NodeLeaseStateMachine(timing: timing)))
         self.ttlSeconds = timing.ttlSeconds
         self.changed = changed
         self.ticked = ticked
     }
 
     var snapshot: NodeLeaseStateMachine {
-        lock.withLock { _ in machine }
+        book.withLock { $0.machine }
     }
 
     /// The lease, and since when it has been safe without a break, read together
     /// (`ClusterNode.externalLease`).
     var current: (lease: NodeLeaseStateMachine, safeSince: Instant?) {
-        lock.withLock { _ in (machine, safeSince) }
+        book.withLock { ($0.machine, $0.safeSince) }
     }
 
     var counters: ClusterRuntimeStats {
-        lock.withLock { _ in stats }
+        book.withLock { $0.stats }
     }
 
     /// Ticks every `intervalMilliseconds`: small against the keepalive interval, so a
     /// keepalive leaves within that of when it is due and the deadline watchdog (`ticked`)
     /// fires within that of the deadline.
     func start(intervalMilliseconds: Int) {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now(), repeating: .milliseconds(intervalMilliseconds), leeway: .milliseconds(2))
-        timer.setEventHandler { [weak self] in self?.tick() }
-        self.timer = timer
-        timer.resume()
+        queue.queue.sync {
+            let timer = DispatchSource.makeTimerSource(queue: queue.queue)
+            timer.schedule(deadline: .now(), repeating: .milliseconds(intervalMilliseconds), leeway: .milliseconds(2))
+            timer.setEventHandler { [weak self] in self?.tick() }
+            self.timer = timer
+            timer.resume()
+        }
     }
 
     func stop() {
-        queue.sync {
+        queue.queue.sync {
             timer?.cancel()
             timer = nil
         }
     }
 
     private func tick() {
+        queue.check("the lease's tick")
         let now = clock()
-        let call = lock.withLock { _ -> (@Sendable () -> Void)? in
-            let action = machine.tick(now: now)
+        let call = book.withLock { b -> (@Sendable () -> Void)? in
+            let action = b.machine.tick(now: now)
             var call: (@Sendable () -> Void)?
             switch action {
             case .grant:
-                machine.grantSent(now: now)
+                b.machine.grantSent(now: now)
                 call = { [self] in grant(sentAt: now) }
-            case .keepAlive(let id) where inFlight < Self.maxInFlight:
-                machine.keepAliveSent(now: now)
-                inFlight += 1
-                stats.keepAlivesSent += 1
-                if let lastSent { stats.longestKeepAliveGapMilliseconds = max(stats.longestKeepAliveGapMilliseconds, now.since(lastSent)) }
-                lastSent = now
+            case .keepAlive(let id) where b.inFlight < Self.maxInFlight:
+                b.machine.keepAliveSent(now: now)
+                b.inFlight += 1
+                b.stats.keepAlivesSent += 1
+                if let lastSent = b.lastSent { b.stats.longestKeepAliveGapMilliseconds = max(b.stats.longestKeepAliveGapMilliseconds, now.since(lastSent)) }
+                b.lastSent = now
                 call = { [self] in keepAlive(id, sentAt: now) }
             case .keepAlive, .none, .renewed, .lost:
                 break
             }
             if call != nil {
-                published.publish(machine)
+                published.publish(b.machine)
                 changes.bump()
             }
             return call
@@ -113,18 +111,18 @@ final class LeaseKeeper: @unchecked Sendable {
     private func grant(sentAt: Instant) {
         let result: Result<EtcdLease, EtcdError>
         do { result = .success(try etcd.grantLease(ttlSeconds: ttlSeconds)) } catch { result = .failure(error) }
-        let after = lock.withLock { _ in
+        let after = book.withLock { b in
             switch result {
             case .success(let lease):
-                _ = machine.granted(lease)
-                lastRenewedSentAt = sentAt
-                safeSince = clock()
-            case .failure: machine.grantFailed()
+                _ = b.machine.granted(lease)
+                b.lastRenewedSentAt = sentAt
+                b.safeSince = clock()
+            case .failure: b.machine.grantFailed()
             }
-            lastSent = nil
-            published.publish(machine)
+            b.lastSent = nil
+            published.publish(b.machine)
             changes.bump()
-            return machine
+            return b.machine
         }
         changed(after)
     }
@@ -132,32 +130,32 @@ final class LeaseKeeper: @unchecked Sendable {
     private func keepAlive(_ id: Int64, sentAt: Instant) {
         let result: Result<EtcdLease, EtcdError>
         do { result = .success(try etcd.keepAlive(lease: id)) } catch { result = .failure(error) }
-        let (action, after) = lock.withLock { _ in
-            inFlight -= 1
+        let (action, after) = book.withLock { b in
+            b.inFlight -= 1
             let now = clock()
-            let wasSafe = machine.isSafe(at: now)
+            let wasSafe = b.machine.isSafe(at: now)
             let action: NodeLeaseStateMachine.Action
             switch result {
             case .success(let lease):
-                stats.keepAlivesAnswered += 1
-                if let previous = lastRenewedSentAt {
-                    stats.longestRenewalGapMilliseconds = max(stats.longestRenewalGapMilliseconds, sentAt.since(previous))
+                b.stats.keepAlivesAnswered += 1
+                if let previous = b.lastRenewedSentAt {
+                    b.stats.longestRenewalGapMilliseconds = max(b.stats.longestRenewalGapMilliseconds, sentAt.since(previous))
                 }
-                lastRenewedSentAt = max(lastRenewedSentAt ?? sentAt, sentAt)
-                action = machine.keepAliveAnswered(lease, sentAt: sentAt)
+                b.lastRenewedSentAt = max(b.lastRenewedSentAt ?? sentAt, sentAt)
+                action = b.machine.keepAliveAnswered(lease, sentAt: sentAt)
             case .failure(let error):
-                stats.keepAlivesFailed += 1
-                action = machine.keepAliveFailed(error)
+                b.stats.keepAlivesFailed += 1
+                action = b.machine.keepAliveFailed(error)
             }
-            if case .lost = action { lastSent = nil }
+            if case .lost = action { b.lastSent = nil }
             switch action {
-            case .renewed: if !wasSafe { safeSince = now }
-            case .lost: safeSince = nil
+            case .renewed: if !wasSafe { b.safeSince = now }
+            case .lost: b.safeSince = nil
             case .none, .grant, .keepAlive: break
             }
-            published.publish(machine)
+            published.publish(b.machine)
             changes.bump()
-            return (action, machine)
+            return (action, b.machine)
         }
         switch action {
         case .renewed, .lost: changed(after)

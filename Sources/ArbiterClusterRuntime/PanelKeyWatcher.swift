@@ -11,10 +11,10 @@ final class PanelKeyWatcher: @unchecked Sendable {
     private let etcd: any EtcdAPI
     private let keys: EtcdKeyRange
     private let changed: @Sendable () -> Void
-    private let queue = DispatchQueue(label: "arbiter.cluster.watch")
-    private let lock = Locked(OwnerState())
-    private var stopped = false
-    private var stream: (any EtcdWatchStream)?
+    private let queue = OwningQueue(label: "arbiter.cluster.watch")
+    /// Whether `stop` was called, and the stream open now: `stop` and `isOpen` come from
+    /// other threads than the watch's.
+    private let state = Locked<(stopped: Bool, stream: (any EtcdWatchStream)?)>((false, nil))
 
     init(etcd: any EtcdAPI, keys: EtcdKeyRange, changed: @escaping @Sendable () -> Void) {
         self.etcd = etcd
@@ -23,13 +23,13 @@ final class PanelKeyWatcher: @unchecked Sendable {
     }
 
     func start() {
-        queue.async { [self] in run() }
+        queue.queue.async { [self] in run() }
     }
 
     func stop() {
-        let open = lock.withLock { _ in
-            stopped = true
-            return stream
+        let open = state.withLock {
+            $0.stopped = true
+            return $0.stream
         }
         open?.cancel()
     }
@@ -37,18 +37,19 @@ final class PanelKeyWatcher: @unchecked Sendable {
     /// Whether a watch is open now: changes made from here on are seen (a watch opened
     /// later starts at the revision it is opened at, and misses what came before).
     var isOpen: Bool {
-        lock.withLock { _ in stream != nil && !stopped }
+        state.withLock { $0.stream != nil && !$0.stopped }
     }
 
     private var isStopped: Bool {
-        lock.withLock { _ in stopped }
+        state.withLock { $0.stopped }
     }
 
     private func run() {
+        queue.check("the watch's loop")
         while !isStopped {
             do throws(EtcdError) {
                 let opened = try etcd.watch(keys, startRevision: 0)
-                lock.withLock { _ in stream = opened }
+                state.withLock { $0.stream = opened }
                 while !isStopped {
                     let started = SystemClock.monotonic.nanoseconds()
                     if try !opened.next(timeoutMilliseconds: 1000).isEmpty { changed() }
@@ -56,7 +57,7 @@ final class PanelKeyWatcher: @unchecked Sendable {
                     if SystemClock.monotonic.nanoseconds() - started < 10_000_000 { usleep(20_000) }
                 }
             } catch {
-                lock.withLock { _ in stream = nil }
+                state.withLock { $0.stream = nil }
                 // Opened again after a pause; the timed steps cover the gap.
                 if !isStopped { usleep(500_000) }
             }
