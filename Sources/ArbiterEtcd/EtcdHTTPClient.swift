@@ -17,8 +17,8 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     public let endpoints: [EtcdEndpoint]
     public let timeoutMilliseconds: Int64
     public let health: EtcdMemberHealth
-    private let lock = Locked(OwnerState())
-    private var preferred = 0
+    /// The endpoint tried first: the one that last answered.
+    private let preferred = Locked(0)
 
     /// `health`: shared by every client of one node, so that what one call learns about a
     /// member steers the others; one of its own without it.
@@ -32,7 +32,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
 
     /// The endpoint the next call tries first.
     public var currentEndpoint: EtcdEndpoint {
-        lock.withLock { _ in endpoints[preferred] }
+        endpoints[preferred.withLock { $0 }]
     }
 
     public func grantLease(ttlSeconds: Int64) throws(EtcdError) -> EtcdLease {
@@ -130,7 +130,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     /// A connection to the first endpoint that accepts one: from the preferred one on,
     /// the suspect ones last.
     private func open(deadline: Int64) throws(EtcdError) -> (EtcdSocket, Int) {
-        let start = lock.withLock { _ in preferred }
+        let start = preferred.withLock { $0 }
         var reasons: [String] = []
         // Each endpoint gets a share of the time, so one that swallows SYNs cannot use it all.
         let share = max(200, timeoutMilliseconds / Int64(endpoints.count))
@@ -139,7 +139,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
             guard now < deadline else { break }
             do {
                 let socket = try EtcdSocket.connect(to: endpoints[index], deadline: min(deadline, now + share))
-                lock.withLock { _ in preferred = index }
+                preferred.withLock { $0 = index }
                 return (socket, index)
             } catch {
                 health.unreachable(index)
@@ -150,7 +150,7 @@ public final class EtcdHTTPClient: EtcdAPI, @unchecked Sendable {
     }
 
     private func demote(_ index: Int) {
-        lock.withLock { _ in if preferred == index { preferred = (index + 1) % endpoints.count } }
+        preferred.withLock { if $0 == index { $0 = (index + 1) % endpoints.count } }
     }
 
     private func request(_ path: String, _ body: String, endpoint: EtcdEndpoint) -> [UInt8] {

@@ -22,28 +22,40 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     public static let failureMemoryMilliseconds: Int64 = 5_000
 
     public let members: Int
-    private let lock = Locked(OwnerState())
     private let clock: any TimeSource
-    private var startedAt: [Int: (member: Int, at: Int64)] = [:]
-    private var nextCall = 0
-    private var failedAt: [Int64?]
+    /// Every caller's thread shares it: the lock's value.
+    private let calls: Locked<Calls>
+
+    /// The calls under way and each member's last failure.
+    struct Calls {
+        var startedAt: [Int: (member: Int, at: Int64)] = [:]
+        var nextCall = 0
+        var failedAt: [Int64?]
+
+        /// 0: nothing against it; 1: a call failed lately; 2: a call is stalled on it now.
+        func rank(_ member: Int, at: Int64) -> Int {
+            if startedAt.values.contains(where: { $0.member == member && at - $0.at >= EtcdMemberHealth.stallMilliseconds }) { return 2 }
+            if let failed = failedAt[member], at - failed < EtcdMemberHealth.failureMemoryMilliseconds { return 1 }
+            return 0
+        }
+    }
 
     /// `clock`: a manual one in tests.
     public init(members: Int, clock: any TimeSource = SystemClock.monotonic) {
         precondition(members > 0, "at least one etcd member")
         self.members = members
         self.clock = clock
-        self.failedAt = Array(repeating: nil, count: members)
+        self.calls = Locked(Calls(failedAt: Array(repeating: nil, count: members)))
     }
 
     /// A call to `member` is under way (connected; its request about to be sent). Returns
     /// the token `ended` takes.
     public func began(_ member: Int) -> Int {
         let at = clock.milliseconds()
-        return lock.withLock { _ in
-            nextCall += 1
-            startedAt[nextCall] = (member, at)
-            return nextCall
+        return calls.withLock { c in
+            c.nextCall += 1
+            c.startedAt[c.nextCall] = (member, at)
+            return c.nextCall
         }
     }
 
@@ -52,21 +64,21 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// the connection broke.
     public func ended(_ call: Int, answered: Bool) {
         let at = clock.milliseconds()
-        lock.withLock { _ in
-            guard let (member, _) = startedAt.removeValue(forKey: call) else { return }
-            failedAt[member] = answered ? nil : at
+        calls.withLock { c in
+            guard let (member, _) = c.startedAt.removeValue(forKey: call) else { return }
+            c.failedAt[member] = answered ? nil : at
         }
     }
 
     /// A connection to `member` failed: nothing was sent.
     public func unreachable(_ member: Int) {
         let at = clock.milliseconds()
-        lock.withLock { _ in failedAt[member] = at }
+        calls.withLock { c in c.failedAt[member] = at }
     }
 
     public func isSuspect(_ member: Int) -> Bool {
         let at = clock.milliseconds()
-        return lock.withLock { _ in rank(member, at: at) > 0 }
+        return calls.withLock { c in c.rank(member, at: at) > 0 }
     }
 
     /// Every member, starting at `preferred` and going round: those not suspect first,
@@ -75,9 +87,9 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// member that is frozen now.
     public func order(from preferred: Int) -> [Int] {
         let at = clock.milliseconds()
-        return lock.withLock { _ in
-            let ring = (0..<failedAt.count).map { (preferred + $0) % failedAt.count }
-            let ranks = ring.map { rank($0, at: at) }
+        return calls.withLock { c in
+            let ring = (0..<c.failedAt.count).map { (preferred + $0) % c.failedAt.count }
+            let ranks = ring.map { c.rank($0, at: at) }
             // By rank, then by place in the ring (`sorted` is not stable).
             return ring.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { ring[$0] }
         }
@@ -88,17 +100,10 @@ public final class EtcdMemberHealth: @unchecked Sendable {
     /// leader, or without a majority) moving would gain nothing.
     public func shouldLeave(_ member: Int) -> Bool {
         let at = clock.milliseconds()
-        return lock.withLock { _ in
-            let own = rank(member, at: at)
+        return calls.withLock { c in
+            let own = c.rank(member, at: at)
             guard own > 0 else { return false }
-            return (0..<failedAt.count).contains { $0 != member && rank($0, at: at) < own }
+            return (0..<c.failedAt.count).contains { $0 != member && c.rank($0, at: at) < own }
         }
-    }
-
-    /// 0: nothing against it; 1: a call failed lately; 2: a call is stalled on it now.
-    private func rank(_ member: Int, at: Int64) -> Int {
-        if startedAt.values.contains(where: { $0.member == member && at - $0.at >= Self.stallMilliseconds }) { return 2 }
-        if let failed = failedAt[member], at - failed < Self.failureMemoryMilliseconds { return 1 }
-        return 0
     }
 }
