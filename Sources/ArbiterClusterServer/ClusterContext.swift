@@ -14,9 +14,11 @@ import Synchronization
 final class ClusterContext: @unchecked Sendable {
     let setup: ClusterSetup
     let log: ServerLog
-    private(set) var runtime: ClusterRuntime!
+    // Unchecked, as the relay network below: set once at start, then read on every
+    // relayed command.
+    @exclusivity(unchecked) private(set) var runtime: ClusterRuntime!
     /// Set once before the runtime starts.
-    private(set) var relay: (any RelaySender)?
+    @exclusivity(unchecked) private(set) var relay: (any RelaySender)?
     /// The panels by id; emptied when the server stops, as they hold this context too.
     let hostTable = Locked<[String: ClusterPanel]>([:])
     var hosts: [String: ClusterPanel] { hostTable.withLock { $0 } }
@@ -93,7 +95,7 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// The relay transport on sockets; nil when a test put its own relay in the setup.
-    private(set) var network: RelayNetwork?
+    @exclusivity(unchecked) private(set) var network: RelayNetwork?
 
     /// Frames to `node` were dropped unsent (its link went down, a dial failed): what this
     /// node's sessions sent a panel it leads may be lost, so those panels re-sync.
