@@ -14,9 +14,11 @@ import Synchronization
 final class ClusterContext: @unchecked Sendable {
     let setup: ClusterSetup
     let log: ServerLog
-    private(set) var runtime: ClusterRuntime!
+    // Unchecked, as the relay network below: set once at start, then read on every
+    // relayed command.
+    @exclusivity(unchecked) private(set) var runtime: ClusterRuntime!
     /// Set once before the runtime starts.
-    private(set) var relay: (any RelaySender)?
+    @exclusivity(unchecked) private(set) var relay: (any RelaySender)?
     /// The panels by id; emptied when the server stops, as they hold this context too.
     let hostTable = Locked<[String: ClusterPanel]>([:])
     var hosts: [String: ClusterPanel] { hostTable.withLock { $0 } }
@@ -93,7 +95,7 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// The relay transport on sockets; nil when a test put its own relay in the setup.
-    private(set) var network: RelayNetwork?
+    @exclusivity(unchecked) private(set) var network: RelayNetwork?
 
     /// Frames to `node` were dropped unsent (its link went down, a dial failed): what this
     /// node's sessions sent a panel it leads may be lost, so those panels re-sync.
@@ -235,16 +237,20 @@ final class ClusterContext: @unchecked Sendable {
         case .command(let command):
             relayedIn.add(1, ordering: .relaxed)
             // A command naming another origin is refused by the panel; it says nothing of runs.
-            if command.origin == node, !admit(.init(incarnation: command.incarnation, lease: command.lease), of: node) { return }
+            // Counted before admitting: the panel's check for a run retired since is then an atomic read.
+            let admitted = command.origin == node ? runs.replacementCount : nil
+            if admitted != nil, !admit(.init(incarnation: command.incarnation, lease: command.lease), of: node) { return }
             guard let host = host(of: command.panel) else { return }
             // The command's arrival, as a reactor stamps a local one: when its bytes were
             // read, not when the panel's queue let it in (a buzzer ranks by it; a busy
             // panel would otherwise rank a relayed press by its wait in the queue).
             let arrived = host.clock.nanoseconds()
             guard onLinkQueue else {
-                return host.queue.async { Self.run(host, epoch, heardAt) { $0.duties.relayedCommand(command, arrived: arrived, from: node, flush: &$1) } }
+                return host.queue.async {
+                    Self.run(host, epoch, heardAt) { $0.duties.relayedCommand(command, arrived: arrived, from: node, admitted: admitted, flush: &$1) }
+                }
             }
-            Self.enter(host, epoch, heardAt) { $0.duties.relayedCommand(command, arrived: arrived, from: node, flush: &$1) }
+            Self.enter(host, epoch, heardAt) { $0.duties.relayedCommand(command, arrived: arrived, from: node, admitted: admitted, flush: &$1) }
         case .reply(let panel, _, _, _, _, _), .event(let panel, _, _, _), .typedEvent(let panel, _, _, _), .stateAnswer(let panel, _, _, _),
             .grantEnded(let panel, _, _, _, _, _):
             if heardWhileLapsed() {
@@ -319,7 +325,7 @@ final class ClusterContext: @unchecked Sendable {
     }
 
     /// Whether `run` of `node` was replaced by a newer run (its frames are dropped).
-    func isRetired(_ run: RelayIncarnations.Run, of node: String) -> Bool { runs.isRetired(run, of: node) }
+    func isRetired(_ run: RelayIncarnations.Run, of node: String, admitted: UInt64? = nil) -> Bool { runs.isRetired(run, of: node, admitted: admitted) }
 
     /// No link to `node` is left, or its registration under `lease` vanished: its
     /// sessions' grants end for every panel led here (with the registration, its members

@@ -14,12 +14,13 @@ struct LeaderDuties: ClusterPanelPart {
     /// is in its node's range, so it cannot be one of ours), with the key it presented
     /// there checked here; its output goes into `flush`, for the caller to write once it
     /// has left the queue. `arrived` is when this node read the frame, on `clock`: the
-    /// command's arrival, as for a local one. On `queue`.
-    func relayedCommand(_ relayed: RelayCommand, arrived: Int64, from node: String, flush: inout FlushList) {
+    /// command's arrival, as for a local one. `admitted`: `NodeRuns.replacementCount` read
+    /// before the frame was admitted, if it was. On `queue`.
+    func relayedCommand(_ relayed: RelayCommand, arrived: Int64, from node: String, admitted: UInt64? = nil, flush: inout FlushList) {
         assertOnQueue()
         // A run of the node that was replaced since this frame was admitted: its sessions
         // ended, its session numbers may be the new run's, and nobody waits for a reply.
-        if let cluster, cluster.isRetired(.init(incarnation: relayed.incarnation, lease: relayed.lease), of: node) {
+        if let cluster, cluster.isRetired(.init(incarnation: relayed.incarnation, lease: relayed.lease), of: node, admitted: admitted) {
             cluster.staleFrames.add(1, ordering: .relaxed)
             return
         }

@@ -67,37 +67,39 @@ final class RelayLink: @unchecked Sendable {
     let pullWanted = Atomic<Bool>(false)
 
     // MARK: Owned by `queue`
+    // Unchecked: only `queue` touches these, and the checks the compiler adds to a class's
+    // properties cost every relayed frame (swift_beginAccess, callgrind).
 
-    var phase: Phase {
+    @exclusivity(unchecked) var phase: Phase {
         didSet {
             if case .up = phase { isUp = true } else { isUp = false }
         }
     }
     /// Kept beside `phase`: asked twice per frame, where matching the enum copied it.
-    private(set) var isUp = false
+    @exclusivity(unchecked) private(set) var isUp = false
     /// The peer whose frames this link writes (a dialled link's from the start; an
     /// accepted one's once chosen, `attach`).
-    var sendingPeer: RelayPeer?
-    private var decoder: RelayFrameDecoder
-    var out: [UInt8] = []
-    var outStart = 0
+    @exclusivity(unchecked) var sendingPeer: RelayPeer?
+    @exclusivity(unchecked) private var decoder: RelayFrameDecoder
+    @exclusivity(unchecked) var out: [UInt8] = []
+    @exclusivity(unchecked) var outStart = 0
     /// Where each frame in `out` ends, to count frames written and frames lost.
-    var frameEnds: [Int] = []
+    @exclusivity(unchecked) var frameEnds: [Int] = []
     /// The lease epoch of the oldest frame in `out` that holds only under this node's
     /// lease (0: none): checked before each write (`RelayNetwork.outputStands`).
-    var outEpoch: UInt64 = 0
-    var frameHead = 0
-    var readSource: DispatchSourceRead?
-    var writeSource: DispatchSourceWrite?
-    var writeArmed = false
-    var liveSources = 0
-    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    @exclusivity(unchecked) var outEpoch: UInt64 = 0
+    @exclusivity(unchecked) var frameHead = 0
+    @exclusivity(unchecked) var readSource: DispatchSourceRead?
+    @exclusivity(unchecked) var writeSource: DispatchSourceWrite?
+    @exclusivity(unchecked) var writeArmed = false
+    @exclusivity(unchecked) var liveSources = 0
+    @exclusivity(unchecked) private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// How long the linger looks before it blocks in poll (`RelayOptions.idleSpinNs`).
-    private var idleSpin: IdleSpin
+    @exclusivity(unchecked) private var idleSpin: IdleSpin
     /// Pings and the silence check, once the link is up (`RelayOptions.pingIntervalMs`).
-    var liveness: DispatchSourceTimer?
+    @exclusivity(unchecked) var liveness: DispatchSourceTimer?
     /// When bytes last came in, any bytes: ms of the monotonic clock.
-    var lastHeardMs: Int64 = 0
+    @exclusivity(unchecked) var lastHeardMs: Int64 = 0
 
     /// A dialled link: `fd` is connecting to `address`, where `node` should answer.
     init(network: RelayNetwork, fd: Int32, address: String, dialingNode node: String, sending peer: RelayPeer) {

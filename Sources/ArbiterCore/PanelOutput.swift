@@ -28,7 +28,13 @@ public struct PanelOutput: Sendable, Equatable {
     }
 
     public private(set) var events: [PanelEvent] = []
-    public private(set) var reply: PanelReply?
+    /// Whether the command has its reply (`reply`).
+    public private(set) var hasReply = false
+    /// The reply while `hasReply`, else `.reset`. Not a `PanelReply?`: the compiler
+    /// copies and destroys that optional through generic value witnesses (callgrind:
+    /// about +300 instructions per DOWN/UP request).
+    public private(set) var replyIfAny: PanelReply = .reset
+    public var reply: PanelReply? { hasReply ? replyIfAny : nil }
     /// How many of `events` come before `reply`.
     public private(set) var eventsBeforeReply = 0
     /// Replies to other sessions (rare: a queue hand-off, a buzzer press ranked late),
@@ -42,14 +48,17 @@ public struct PanelOutput: Sendable, Equatable {
 
     public mutating func removeAll() {
         events.removeAll(keepingCapacity: true)
-        reply = nil
+        if hasReply {
+            hasReply = false
+            replyIfAny = .reset
+        }
         eventsBeforeReply = 0
         if !notices.isEmpty { notices.removeAll(keepingCapacity: true) }
         replyDeferred = false
     }
 
     mutating func deferReply() {
-        assert(reply == nil, "one reply per command")
+        assert(!hasReply, "one reply per command")
         replyDeferred = true
     }
 
@@ -70,8 +79,9 @@ public struct PanelOutput: Sendable, Equatable {
         case .event(let e):
             events.append(e)
         case .reply(let r):
-            assert(reply == nil, "one reply per command")
-            reply = r
+            assert(!hasReply, "one reply per command")
+            hasReply = true
+            replyIfAny = r
             eventsBeforeReply = events.count
         case .notice(let session, let r):
             notices.append(Notice(session: session, reply: r, eventsBefore: events.count))
@@ -85,7 +95,7 @@ public struct PanelOutput: Sendable, Equatable {
         var all: [Item] = []
         var n = 0
         for i in 0...events.count {
-            if i == eventsBeforeReply, let reply { all.append(.reply(reply)) }
+            if i == eventsBeforeReply, hasReply { all.append(.reply(replyIfAny)) }
             while n < notices.count, notices[n].eventsBefore == i {
                 let notice = notices[n]
                 all.append(notice.answersEarlier ? .answer(notice.session, notice.reply) : .notice(notice.session, notice.reply))

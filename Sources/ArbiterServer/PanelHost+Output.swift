@@ -212,10 +212,11 @@ extension PanelHost {
     }
 
     private func deliverReply(to requester: Connection?, format: WireFormat, id: CommandID?, flush: inout FlushList) {
-        guard let reply = output.reply else {
+        guard output.hasReply else {
             if output.replyDeferred { deferReply(of: requester, format: format, id: id) }
             return
         }
+        let reply = output.replyIfAny
         guard let requester else { return role?.deliverRemoteReply(reply) ?? () }
         flush.appendReply(to: requester, panel: index) { out, _ in
             MessageEncoder.encode(reply, names: names, format: format, id: id, into: &out)

@@ -198,25 +198,45 @@ package final class PanelHost: @unchecked Sendable {
         _ request: PanelRequest, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
         session: SessionID, name: String, from connection: Connection?, flush: inout FlushList
     ) {
-        var before: PanelCore?
         if case .press(let press) = request, press.verb == .down {
             if let refusal = admitDown() {
                 return refuse(refusal, to: connection, format: replyFormat, id: id, flush: &flush)
             }
-            // Kept so that a press whose records cannot be written is undone, unseen.
-            if journal != nil { before = core }
+            if let journal {
+                return runUndoably(
+                    request, journal: journal, access: access, now: now, replyFormat: replyFormat, id: id, session: session, name: name,
+                    from: connection, flush: &flush)
+            }
         }
+        decide(request, access: access, now: now, session: session, name: name, from: connection)
+        deliver(replyTo: connection, format: replyFormat, id: id, flush: &flush)
+    }
+
+    /// A DOWN with a journal: the core is kept so that a press whose records cannot be
+    /// written is undone, unseen. Apart from `run`: a `PanelCore?` made ready there cost
+    /// every press its zeroing, journal or not.
+    @inline(never)
+    private func runUndoably(
+        _ request: PanelRequest, journal: Journal, access: Access, now: Instant, replyFormat: WireFormat, id: CommandID?,
+        session: SessionID, name: String, from connection: Connection?, flush: inout FlushList
+    ) {
+        let before = core
+        decide(request, access: access, now: now, session: session, name: name, from: connection)
+        if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: true, flush: &flush) {
+            core = before
+            journal.noteRefusal()
+            refuse(unavailable(journal), to: connection, format: replyFormat, id: id, flush: &flush)
+        }
+    }
+
+    @inline(__always)
+    private func decide(_ request: PanelRequest, access: Access, now: Instant, session: SessionID, name: String, from connection: Connection?) {
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
         // When its bytes arrived (a buzzer ranks by it), and who pressed (`Player`).
         let arrival = connection.map { Instant(nanoseconds: $0.arrivedAt) }
         let address = connection?.address ?? role?.requesterAddress ?? ""
         core.handle(request, session: session, name: name, access: access, now: now, arrival: arrival, address: address, into: &output)
-        if !deliver(replyTo: connection, format: replyFormat, id: id, undoable: before != nil, flush: &flush), let before, let journal {
-            core = before
-            journal.noteRefusal()
-            refuse(unavailable(journal), to: connection, format: replyFormat, id: id, flush: &flush)
-        }
     }
 
     /// Why a DOWN may not go ahead, or nil: the panel has no fence left, or the fence it

@@ -113,7 +113,7 @@ package final class ServerState: @unchecked Sendable {
         self.hostPolicy = HostPolicy(
             listenHost: configuration.host, machineNames: wildcard ? Sys.machineNames() : [],
             allowedHosts: configuration.allowedHosts, allowedOrigins: configuration.allowedOrigins)
-        cluster?.attach(hosts) { [weak self] target, key, admin in self?.kickForAnotherNode(target, key: key, by: admin) ?? .noSuchSession }
+        cluster?.attach(hosts, kick: kickForAnotherNode())
     }
 
     var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .relaxed) }

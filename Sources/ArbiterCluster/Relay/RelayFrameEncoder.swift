@@ -192,7 +192,8 @@ public enum RelayFrameEncoder {
     /// A string field's size: its length and its UTF-8.
     private static func s(_ string: String) -> Int { 4 + string.utf8.count }
 
-    private struct Writer {
+    /// Writes fields through one pointer into memory sized beforehand.
+    struct Writer {
         let base: UnsafeMutablePointer<UInt8>
         var written = 0
 
