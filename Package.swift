@@ -85,7 +85,7 @@ let package = Package(
             name: "ArbiterServerTests",
             dependencies: [
                 "ArbiterServer", "ArbiterClusterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster",
-                "ArbiterClusterRuntime", "ArbiterClusterTestSupport",
+                "ArbiterClusterRuntime", "ArbiterClusterTestSupport", "ArbiterHooks",
             ]),
         // The Swift client against servers (single, restarted, clustered) in this process.
         .testTarget(
