@@ -13,9 +13,9 @@ import ArbiterWire
 ///     panels[0].id "demo"
 ///     panels[0].buttons[1].hold_ms 3000
 ///
-/// Panel keys and hook secrets are written as HMAC-SHA256 under `--cluster-key`, never in clear: etcd's
-/// readers learn nothing of them, and nobody can guess one offline from the stored form
-/// without the cluster key too.
+/// Panel keys and hook secrets are written as HMAC-SHA256 under `--cluster-key`, never in
+/// clear: etcd's readers learn nothing of them, and nobody can guess one offline from the
+/// stored form without the cluster key too.
 ///
 /// The line after the header is a check value of the cluster key itself (`keyCheckPath`).
 /// A node started with another key file would otherwise agree on a config without panel

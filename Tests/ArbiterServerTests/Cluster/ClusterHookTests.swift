@@ -32,6 +32,19 @@ struct ClusterHookTests {
         return r.headers["webhook-signature"] == WebhookSignature.sign(key: secret, id: id, timestamp: stamp, body: r.body)
     }
 
+    @Test func aStoredDeliveryReadsBackAsItWasWrittenAndOtherKeysAreSkipped() throws {
+        let keys = ClusterKeys()
+        let delivery = HookDelivery(id: "arb1_demo_7_3", seq: 3, body: Array(#"{"type":"pressed","owner":"a\"b"}"#.utf8), createdWallMs: 1_700)
+        let value = ClusterHookStore.value(url: "http://127.0.0.1:9/in", term: 7, delivery)
+        func kv(_ key: String) -> EtcdKeyValue {
+            EtcdKeyValue(key: Array(key.utf8), value: Array(value.utf8), createRevision: 1, modRevision: 1, version: 1, lease: 0)
+        }
+        let found = try #require(ClusterHookStore.found(kv(keys.hook("demo/0", id: delivery.id)), prefix: keys.hooks("demo"), panel: "demo"))
+        #expect(found.term == 7)
+        #expect(found.pending == HookStore.Pending(hook: "demo/0", url: "http://127.0.0.1:9/in", delivery: delivery))
+        #expect(ClusterHookStore.found(kv(keys.hooks("demo") + "x/" + delivery.id), prefix: keys.hooks("demo"), panel: "demo") == nil)
+    }
+
     @Test func aHookedEventIsInEtcdBeforeAnyMemberSeesIt() throws {
         let receiver = try HookReceiver(.status(503))
         let nodes = try ClusterTestNodes(["a", "b"], panels: Self.panels(receiver))
