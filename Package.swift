@@ -47,7 +47,7 @@ let package = Package(
         // panel's role as leader or follower (ClusterPanel), and the relay links between nodes.
         .target(
             name: "ArbiterClusterServer",
-            dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCluster", "ArbiterClusterRuntime"]),
+            dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterHooks"]),
         // The Swift client library: Foundation and Dispatch only, nothing of the server.
         .target(name: "ArbiterClient"),
         // Command-line tools built on the client library alone.
@@ -90,7 +90,7 @@ let package = Package(
             name: "ArbiterServerTests",
             dependencies: [
                 "ArbiterServer", "ArbiterClusterServer", "ArbiterWire", "ArbiterCore", "ArbiterIO", "ArbiterTestSupport", "ArbiterCluster",
-                "ArbiterClusterRuntime", "ArbiterClusterTestSupport", "ArbiterJournal",
+                "ArbiterClusterRuntime", "ArbiterClusterTestSupport", "ArbiterJournal", "ArbiterHooks",
             ]),
         // The Swift client against servers (single, restarted, clustered) in this process.
         .testTarget(

@@ -13,9 +13,9 @@ import ArbiterWire
 ///     panels[0].id "demo"
 ///     panels[0].buttons[1].hold_ms 3000
 ///
-/// Panel keys are written as HMAC-SHA256 under `--cluster-key`, never in clear: etcd's
-/// readers learn nothing of them, and nobody can guess one offline from the stored form
-/// without the cluster key too.
+/// Panel keys and hook secrets are written as HMAC-SHA256 under `--cluster-key`, never in
+/// clear: etcd's readers learn nothing of them, and nobody can guess one offline from the
+/// stored form without the cluster key too.
 ///
 /// Groups with a policy of their own are written by name (`panels[0].groups.quiz.policy
 /// "buzzer"`), with every field of the policy; exclusive groups, the default, are not.
@@ -73,6 +73,20 @@ public struct ClusterConfig: Equatable, Sendable {
                     lines.append("\(gp).decision_window_us \(decisionWindowUs)")
                 }
             }
+            // Only for hooked panels, so a hook-less cluster's stored form is unchanged.
+            // Every node signs what it delivers as leader: the secrets must be the same,
+            // and only their HMAC is written, as the panel keys' is.
+            for (h, hook) in panel.hooks.enumerated() {
+                let hp = "\(path).hooks[\(h)]"
+                add("\(hp).url", hook.url)
+                add("\(hp).events", hook.events.joined(separator: ","))
+                lines.append("\(hp).buttons \(hook.buttons.map { "[\($0.map(String.init).joined(separator: ","))]" } ?? "null")")
+                let secret = hook.secret.map { ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: Array("arbiter-hook-secret\0".utf8) + $0)) }
+                lines.append("\(hp).secret \(secret.map { "\"hmac:\($0)\"" } ?? "null")")
+                lines.append("\(hp).timeout_ms \(hook.timeoutMs)")
+                lines.append("\(hp).max_age_s \(hook.maxAgeS)")
+                lines.append("\(hp).max_pending \(hook.maxPending)")
+            }
             for (b, button) in panel.buttons.enumerated() {
                 let bp = "\(path).buttons[\(b)]"
                 add("\(bp).id", button.id)
@@ -116,7 +130,7 @@ public struct ClusterConfig: Equatable, Sendable {
             case (let m?, let t?) where m == t:
                 continue
             case (let m?, let t?) where m.path == t.path:
-                if m.path.contains(".keys.") { return "\(m.path) differs" }
+                if m.path.contains(".keys.") || m.path.hasSuffix(".secret") { return "\(m.path) differs" }
                 return "\(m.path) \(m.value) vs \(t.value)"
             case (let m?, let t?) where m.path.contains(".groups.") || t.path.contains(".groups."):
                 return "\(m.path) vs \(t.path) (a group's policy is described on one side only)"

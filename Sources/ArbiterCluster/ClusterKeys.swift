@@ -6,6 +6,7 @@
 ///     /arbiter/panels/<p>/leader      leading node's name; under its lease; term = create_revision
 ///     /arbiter/panels/<p>/fence       highest fence ever reserved, decimal; no lease, never deleted
 ///     /arbiter/config                 the panels' config in ClusterConfig's canonical form; no lease
+///     /arbiter/hooks/<p>/<i>/<id>     a hook's pending delivery (`webhook-id` <id>); no lease, deleted once done
 public struct ClusterKeys: Equatable, Sendable {
     public var root: String
 
@@ -21,6 +22,11 @@ public struct ClusterKeys: Equatable, Sendable {
     public func leader(_ panel: String) -> String { "\(root)/panels/\(panel)/leader" }
     public func fence(_ panel: String) -> String { "\(root)/panels/\(panel)/fence" }
     public var config: String { "\(root)/config" }
+    /// Not under `panels`: the runtime watches that prefix, and every hooked event would
+    /// wake every node's step.
+    public func hooks(_ panel: String) -> String { "\(root)/hooks/\(panel)/" }
+    /// `hook` is `<panel>/<index>` (`HookRunner.key`).
+    public func hook(_ hook: String, id: String) -> String { "\(root)/hooks/\(hook)/\(id)" }
 
     /// The panel whose election key `key` is, if it is one.
     public func panel(ofLeaderKey key: String) -> String? {

@@ -1,5 +1,6 @@
 import ArbiterCluster
 import ArbiterCore
+import ArbiterHooks
 import ArbiterIO
 import ArbiterServer
 import ArbiterWire
@@ -52,6 +53,8 @@ extension ClusterContext: ServerCluster {
         Sys.close(listener.fd)
         throw ClusterStartFailure(refusal)
     }
+
+    var hookPersistence: any HookPersistence { hookStore }
 
     func writeMetrics(into p: inout PrometheusText) {
         p.gauge("arbiter_cluster_panels_led", "Panels this node decides now.", ledPanels())

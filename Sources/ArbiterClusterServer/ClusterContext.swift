@@ -42,6 +42,8 @@ final class ClusterContext: @unchecked Sendable {
     /// This node's lapses (`NodeLapse`): while lapsed, everything a leader sends is dropped
     /// and nothing is relayed until the panels this node follows have resynchronised.
     let lapse: LeaseLapse
+    /// Hooked panels' pending deliveries, in etcd.
+    let hookStore: ClusterHookStore
 
     var node: String { setup.node }
 
@@ -55,6 +57,7 @@ final class ClusterContext: @unchecked Sendable {
         self.fenceTroubles = FenceTroubles(log: log)
         self.nodeWatch = NodeWatch(node: setup.node)
         self.runs = NodeRuns(log: log)
+        self.hookStore = ClusterHookStore(etcd: setup.hooks ?? setup.control, keys: setup.keys, log: log)
         defer {
             nodeWatch.gone = { [weak self] node, lease in self?.linkDown(node, lease: lease) }
             runs.replaced = { [weak self] node in

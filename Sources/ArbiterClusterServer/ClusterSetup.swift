@@ -23,6 +23,8 @@ public struct ClusterSetup: ServerClusterSetup, @unchecked Sendable {
     /// Holds the watch on the panels' keys open (a third client); nil: no watch, changes
     /// are seen at the next step.
     public var watch: (any EtcdAPI)?
+    /// Writes hooked panels' pending deliveries, from the panels' queues; nil: `control`.
+    public var hooks: (any EtcdAPI)?
     /// The endpoints as the operator wrote them, for messages ("tried ...").
     public var endpointsDescription: String
     public var stepIntervalMilliseconds: Int

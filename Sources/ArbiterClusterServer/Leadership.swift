@@ -1,6 +1,7 @@
 import ArbiterServer
 import ArbiterCluster
 import ArbiterCore
+import ArbiterHooks
 import ArbiterIO
 import ArbiterWire
 
@@ -74,6 +75,24 @@ struct Leadership: ClusterPanelPart {
             deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
         }
         finishBatch(&flush)
+        if host.hooks != nil {
+            cluster.hookStore.load(panel: config.id) { [panel] found in panel.queue.async { panel.leadership.resumeHooks(found, term: term) } }
+        }
+    }
+
+    /// What the panel's earlier leaders left undelivered is this node's to deliver now,
+    /// same id, same body, while it still leads in `term`. What this term made itself is
+    /// already with its hooks. On `queue`.
+    func resumeHooks(_ found: [ClusterHookStore.Found], term: Int64) {
+        assertOnQueue()
+        guard let hooks = host.hooks, let cluster, panel.clusterState.block?.term == term else { return }
+        let earlier = found.filter { $0.term != term }.map(\.pending)
+        guard !earlier.isEmpty else { return }
+        let unmatched = hooks.resume(
+            earlier, wallMs: clock.wallMilliseconds(), log: cluster.hookStore.hookLog, why: "hook deliveries taken over from the panel's last leader")
+        if unmatched > 0 {
+            cluster.log.warning("undelivered hook events dropped: their hook is no longer in the config", ["panel": config.id, "events": "\(unmatched)"])
+        }
     }
 
     /// More fences, same term. On `queue`.
@@ -105,6 +124,8 @@ struct Leadership: ClusterPanelPart {
         assertOnQueue()
         guard let cluster, let block = self.panel.clusterState.block, block.term == term else { return }
         self.panel.clusterState.standing = .following
+        // Kept in etcd, they are the next leader's to deliver, this node's again if it is.
+        host.hooks?.abandon()
         let now = clock.now()
         let grants = core.liveGrants
         failover.localGrantsEndedWithTerm(grants, node: cluster.node)

@@ -148,6 +148,16 @@ public struct HookOutbox: Sendable {
         return (entry.delivery, result)
     }
 
+    /// Drops every delivery, in flight or not: a late `finish` of one finds nothing.
+    public mutating func abandonAll() {
+        entries = [:]
+        fresh = []
+        freshHead = 0
+        retries = HookDueHeap()
+        inFlight = 0
+        overflowing = false
+    }
+
     /// When `takeAttempts` next has something to start; nil while nothing is waiting or
     /// every slot is taken (a finishing attempt calls again).
     public func nextWake(now: Int64) -> Int64? {

@@ -19,12 +19,12 @@ public final class HookRunner: @unchecked Sendable {
     private var stopped = false
     private let sender: any HookSender
     private let clock: any TimeSource
-    private let store: HookStore?
+    private let store: (any HookPersistence)?
     private let log: HookLog
     public let stats = Locked(HookStats())
 
     public init(
-        panel: String, index: Int, config: HookConfig, url: HookURL, sender: any HookSender, clock: any TimeSource, store: HookStore?,
+        panel: String, index: Int, config: HookConfig, url: HookURL, sender: any HookSender, clock: any TimeSource, store: (any HookPersistence)?,
         log: HookLog, policy: HookOutbox.Policy? = nil, jitter: (@Sendable (Int64) -> Int64)? = nil
     ) {
         self.panel = panel
@@ -75,6 +75,16 @@ public final class HookRunner: @unchecked Sendable {
                 }
             }
             self.pump()
+        }
+    }
+
+    /// Forgets every delivery not yet done, without marking any done: in a cluster, when
+    /// this node stops leading the panel, its next leader delivers them from etcd (the
+    /// ones in flight may arrive twice, with the same `webhook-id`).
+    public func abandon() {
+        queue.async {
+            self.outbox.abandonAll()
+            self.stats.withLock { $0.pending = 0 }
         }
     }
 

@@ -22,6 +22,12 @@ public final class HookStore: @unchecked Sendable {
         public var hook: String
         public var url: String
         public var delivery: HookDelivery
+
+        public init(hook: String, url: String, delivery: HookDelivery) {
+            self.hook = hook
+            self.url = url
+            self.delivery = delivery
+        }
     }
 
     struct State {
@@ -177,4 +183,10 @@ public final class HookStore: @unchecked Sendable {
         }
         return fd
     }
+}
+
+extension HookStore: HookPersistence {
+    /// A single node has one term: the file is its only guard.
+    @discardableResult
+    public func add(_ items: [(hook: String, url: String, delivery: HookDelivery)], panel: String, term: Int64?) -> Bool { add(items) }
 }

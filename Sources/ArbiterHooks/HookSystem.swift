@@ -4,19 +4,22 @@ import ArbiterWire
 
 /// Every hook of the server: built from the config at start, with the store beside the
 /// journal when there is one (pending deliveries then outlive a restart; without one
-/// they live in memory only).
+/// they live in memory only), or, in a cluster, the store the cluster gives (etcd: a
+/// panel's pending deliveries are resumed by whichever node leads it next).
 public final class HookSystem: @unchecked Sendable {
     public let panels: [String: PanelHooks]
     public let runners: [HookRunner]
-    public let store: HookStore?
+    public let store: (any HookPersistence)?
 
-    /// nil when no panel has a hook.
+    /// nil when no panel has a hook. With `persistence`, nothing is reloaded here: each
+    /// panel resumes its own when this node starts leading it (`PanelHooks.resume`).
     public static func make(
-        panels: [PanelConfig], journalPath: String?, clock: any TimeSource, log: HookLog,
+        panels: [PanelConfig], journalPath: String?, persistence: (any HookPersistence)? = nil, clock: any TimeSource, log: HookLog,
         sender: ((HookURL) -> any HookSender)? = nil, policy: HookOutbox.Policy? = nil
     ) throws -> HookSystem? {
         guard panels.contains(where: { !$0.hooks.isEmpty }) else { return nil }
-        let store = try journalPath.map { try HookStore(path: $0 + ".hooks", log: log) }
+        let file = persistence == nil ? try journalPath.map { try HookStore(path: $0 + ".hooks", log: log) } : nil
+        let store: (any HookPersistence)? = persistence ?? file
         let ids = WebhookID.random()
         var byPanel: [String: PanelHooks] = [:]
         var all: [HookRunner] = []
@@ -33,36 +36,33 @@ public final class HookSystem: @unchecked Sendable {
             all += runners
         }
         let system = HookSystem(panels: byPanel, runners: all, store: store)
-        system.reload(clock: clock, log: log)
+        if let file { system.reload(file, clock: clock, log: log) }
         return system
     }
 
-    init(panels: [String: PanelHooks], runners: [HookRunner], store: HookStore?) {
+    init(panels: [String: PanelHooks], runners: [HookRunner], store: (any HookPersistence)?) {
         self.panels = panels
         self.runners = runners
         self.store = store
     }
 
-    /// Hands the store's undelivered events back to their hooks, same id, same body. A hook
-    /// is matched by panel, index and URL: one whose config changed gets none.
-    private func reload(clock: any TimeSource, log: HookLog) {
-        guard let store else { return }
+    /// Hands the file's undelivered events back to their hooks (`PanelHooks.resume`).
+    private func reload(_ file: HookStore, clock: any TimeSource, log: HookLog) {
         let wall = clock.wallMilliseconds()
+        var byPanel: [String: [HookStore.Pending]] = [:]
+        var owner: [String: String] = [:]
+        for (panel, hooks) in panels { for runner in hooks.runners { owner[runner.key] = panel } }
         var unmatched = 0
-        var byRunner: [String: (runner: HookRunner, items: [HookDelivery], ages: [Int64])] = [:]
-        for runner in runners { byRunner[runner.key] = (runner, [], []) }
-        for p in store.loaded {
-            guard let entry = byRunner[p.hook], entry.runner.config.url == p.url else {
+        for p in file.loaded {
+            guard let panel = owner[p.hook] else {
                 unmatched += 1
-                store.done(hook: p.hook, id: p.delivery.id)
+                file.done(hook: p.hook, id: p.delivery.id)
                 continue
             }
-            byRunner[p.hook]?.items.append(p.delivery)
-            byRunner[p.hook]?.ages.append(max(0, wall - p.delivery.createdWallMs) * 1_000_000)
+            byPanel[panel, default: []].append(p)
         }
-        for (_, entry) in byRunner where !entry.items.isEmpty {
-            log.write(.info, "hook deliveries resumed after a restart", ["hook": entry.runner.key, "pending": "\(entry.items.count)"])
-            entry.runner.submit(entry.items, ageNs: entry.ages)
+        for (panel, pending) in byPanel {
+            unmatched += panels[panel]?.resume(pending, wallMs: wall, log: log, why: "hook deliveries resumed after a restart") ?? 0
         }
         if unmatched > 0 {
             log.write(.warning, "undelivered hook events dropped: their hook is no longer in the config", ["events": "\(unmatched)"])

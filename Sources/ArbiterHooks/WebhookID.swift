@@ -21,4 +21,11 @@ public struct WebhookID: Sendable {
 
     /// The id of the event `seq` of `panel` (panel ids have no `.`, and the seq is last).
     public func make(panel: String, seq: UInt64) -> String { "\(incarnation)_\(panel)_\(seq)" }
+
+    /// In a cluster a panel's seq starts again at each term, and one process may lead it
+    /// in several: the term (etcd's revision of the election, never repeated) goes in too.
+    public func make(panel: String, term: Int64?, seq: UInt64) -> String {
+        guard let term else { return make(panel: panel, seq: seq) }
+        return "\(incarnation)_\(panel)_\(term)_\(seq)"
+    }
 }

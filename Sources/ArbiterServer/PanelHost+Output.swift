@@ -156,10 +156,13 @@ extension PanelHost {
 
     /// Out of line: inside `deliver`, the call made the common path too large to inline
     /// what it calls, and every panel paid for it (bench/callgrind.sh).
+    /// In a cluster only the leader delivers: a follower never decides, but output it
+    /// makes for its own sessions must not reach the hooks either.
     @inline(never)
     private func handToHooks() {
+        guard role?.decides ?? true else { return }
         if wallReading == nil { wallReading = clock.wallMilliseconds() }
-        hooks?.capture(output.events, wallMs: wallReading ?? 0)
+        hooks?.capture(output.events, wallMs: wallReading ?? 0, term: core.term)
     }
 
     /// Waiters that left their line (DEQUEUED) need no hand-off GRANTED any more.

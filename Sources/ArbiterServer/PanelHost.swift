@@ -55,7 +55,7 @@ package final class PanelHost: @unchecked Sendable {
     @exclusivity(unchecked) package private(set) var role: (any PanelRole)?
     /// The panel's webhooks; nil without any, so a panel without hooks pays one test.
     /// Set before the panel starts.
-    @exclusivity(unchecked) var hooks: PanelHooks?
+    @exclusivity(unchecked) package var hooks: PanelHooks?
 
     init(
         index: Int, config: PanelConfig, lastFence: UInt64, reservedFence: UInt64 = 0, history: [HistoryRecord] = [], journal: Journal? = nil,

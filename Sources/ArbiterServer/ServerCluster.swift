@@ -1,4 +1,5 @@
 import ArbiterCore
+import ArbiterHooks
 import ArbiterIO
 import ArbiterWire
 
@@ -45,6 +46,9 @@ package protocol ServerCluster: AnyObject, Sendable {
     /// have it (the caller answers `no-such-session`); else the answer is written later,
     /// in a reply slot of `admin`'s.
     func kickElsewhere(_ target: SessionID, by admin: Connection, format: WireFormat, id: CommandID?) -> Bool
+    /// Where hooked panels keep their pending deliveries (etcd), so that a panel's next
+    /// leader finishes what this node could not.
+    var hookPersistence: any HookPersistence { get }
     /// The cluster's series for `/metrics`.
     func writeMetrics(into page: inout PrometheusText)
 }

@@ -93,12 +93,12 @@ package final class ServerState: @unchecked Sendable {
                 reservedFence: cluster == nil ? loaded.lastFences[panel.id] ?? 0 : 0, history: loaded.history[panel.id] ?? [], journal: panelJournal,
                 clock: clock, sessions: registry, hasKeys: hasKeys)
         }
-        // Cluster mode refuses hooks at start (main.swift): nothing there yet carries a
-        // pending delivery over to the next leader.
+        // In cluster mode the pending deliveries are kept in etcd, not beside the journal:
+        // the panel's next leader, on whatever node, finishes them.
         let hookLog = HookLog { level, message, fields in log.log(level == .debug ? .debug : level == .info ? .info : .warning, message, fields) }
-        let hookSystem =
-            cluster == nil
-            ? try HookSystem.make(panels: configuration.panels, journalPath: configuration.journalPath, clock: clock, log: hookLog) : nil
+        let hookSystem = try HookSystem.make(
+            panels: configuration.panels, journalPath: cluster == nil ? configuration.journalPath : nil, persistence: cluster?.hookPersistence,
+            clock: clock, log: hookLog)
         for host in hosts { host.hooks = hookSystem?.panels[host.config.id] }
         self.hooks = hookSystem
         self.panels = hosts

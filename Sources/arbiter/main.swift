@@ -51,12 +51,6 @@ if !openPanels.isEmpty {
         ["host": options.host, "panels": openPanels.map(\.id).joined(separator: ",")])
 }
 
-if options.clusterEndpoints != nil, let hooked = configuration.panels.firstIndex(where: { !$0.hooks.isEmpty }) {
-    // A pending delivery lives on the leader alone, and would be lost with it.
-    FileHandle.standardError.write(
-        Data("error: \(options.configPath ?? "config"): panels[\(hooked)].hooks: not supported in cluster mode yet; run hooked panels on one node\n".utf8))
-    exit(78)
-}
 if let endpoints = options.clusterEndpoints, let node = options.node, let advertise = options.advertise, let keyPath = options.clusterKeyPath {
     switch ClusterKeyFile.read(path: keyPath) {
     case .failure(let refusal):
@@ -71,6 +65,9 @@ if let endpoints = options.clusterEndpoints, let node = options.node, let advert
             endpointsDescription: endpoints.map(\.description).joined(separator: ","),
             watch: EtcdHTTPClient(endpoints: endpoints, health: health), timing: ClusterTiming(ttlSeconds: options.clusterTTLSeconds))
         setup.checksAdvertise = options.checksAdvertise
+        // Hooked events wait for this client's writes: its own, with half the timeout, so
+        // a panel never waits behind the runtime's ranges nor for long on a stalled member.
+        setup.hooks = EtcdHTTPClient(endpoints: endpoints, timeoutMilliseconds: 1_000, health: health)
         configuration.cluster = setup
     }
 }

@@ -71,6 +71,37 @@ import Testing
         #expect(plain.firstDifference(from: mine) == "panels[0].buttons[0].id vs panels[0].groups.quiz.policy (a group's policy is described on one side only)")
     }
 
+    func hooked(secret: String?) -> [PanelConfig] {
+        var p = panels()
+        p[0].hooks = [HookConfig(url: "http://127.0.0.1:9/in", events: ["fired", "pressed"], buttons: [1], secret: secret.map { Array($0.utf8) })]
+        return p
+    }
+
+    @Test func aHookSecretIsComparedByItsDigestNeverInClear() throws {
+        let mine = ClusterConfig(panels: hooked(secret: "hook secret one"), clusterKey: key)
+        #expect(!mine.text.contains("hook secret one"))
+        let secretLine = try #require(mine.lines.first { $0.hasPrefix("panels[0].hooks[0].secret ") })
+        #expect(secretLine.hasPrefix(#"panels[0].hooks[0].secret "hmac:"#))
+        // The same secret: the node joins.
+        #expect(mine.refusal(node: "b", cluster: ClusterConfig(panels: hooked(secret: "hook secret one"), clusterKey: key)) == nil)
+        // Another one: refused, and the refusal shows neither secret nor digest.
+        let other = ClusterConfig(panels: hooked(secret: "hook secret two"), clusterKey: key)
+        let refusal = try #require(mine.refusal(node: "b", cluster: other))
+        #expect(refusal.hasSuffix("panels[0].hooks[0].secret differs"))
+        #expect(!refusal.contains("hmac:"))
+        // None where the cluster has one: refused too.
+        #expect(ClusterConfig(panels: hooked(secret: nil), clusterKey: key).refusal(node: "b", cluster: mine) != nil)
+    }
+
+    @Test func hookLessPanelsKeepTheirStoredFormSoOlderNodesStillAgree() {
+        let plain = ClusterConfig(panels: panels(), clusterKey: key)
+        #expect(!plain.text.contains("hooks"))
+        let hooked = ClusterConfig(panels: hooked(secret: "s"), clusterKey: key)
+        #expect(hooked.lines.contains(#"panels[0].hooks[0].url "http://127.0.0.1:9/in""#))
+        #expect(hooked.lines.contains("panels[0].hooks[0].buttons [1]"))
+        #expect(hooked.refusal(node: "b", cluster: plain) != nil)
+    }
+
     @Test func theRefusalNamesTheFirstDifferingField() {
         let mine = ClusterConfig(panels: panels(holdMs: 3000), clusterKey: key)
         let cluster = ClusterConfig(panels: panels(holdMs: 2000), clusterKey: key)

@@ -29,6 +29,22 @@ import Testing
         #expect(box.pending == 4)
     }
 
+    /// A leader that stops deciding forgets its deliveries (the next leader has them in
+    /// etcd): an attempt that ends afterwards finds nothing, and the slots are free again.
+    @Test func abandoningForgetsEverythingAndALateFinishFindsNothing() {
+        var box = outbox(inFlight: 2)
+        for seq in 1...4 { _ = box.enqueue(delivery(UInt64(seq)), now: now) }
+        let started = box.takeAttempts(now: now).attempts
+        _ = box.finish(started[0].serial, .status(503), now: now)
+        box.abandonAll()
+        #expect(box.pending == 0)
+        #expect(box.inFlight == 0)
+        #expect(box.finish(started[1].serial, .status(204), now: now) == nil)
+        #expect(box.nextWake(now: now) == nil)
+        _ = box.enqueue(delivery(5), now: now)
+        #expect(box.takeAttempts(now: now).attempts.map(\.delivery.seq) == [5])
+    }
+
     @Test func backoffDoublesFromHalfASecondToThirtySeconds() {
         var box = outbox(inFlight: 1)
         _ = box.enqueue(delivery(1), now: now)

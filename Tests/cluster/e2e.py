@@ -49,6 +49,10 @@ tests, each a function that raises Failure when its guarantee is broken:
      other node (one a member, one not): each is told DEQUEUED reason=failover (the line
      went with the term), the member then reads the new term's snapshot with no one
      waiting, and the line works again
+  o  a hooked panel (its hook's receiver, here, answering 503): presses through a
+     follower, then kill -9 the panel's leader and let the receiver succeed: every PRESSED
+     a member saw is delivered by the new leader, with the webhook-id it had before the
+     kill (one id per event, none shared), every attempt signed (Standard Webhooks)
   j  GET /api/panels answers the same document on every node while a button is held
      through a relaying node (each panel as its leader has it: owner, fence, members on
      all nodes), and shows the release on every node; PANELS on a relaying node counts a
@@ -109,7 +113,9 @@ CONFIG = {
             {"id": "q1", "kind": "tap", "group": "q", "timeout_ms": 0},
             {"id": "q2", "kind": "tap", "group": "q", "timeout_ms": 0}],
          "groups": {"q": {"policy": "queue"}}},
-    ] + [{"id": f"spare{i}", "buttons": [{"id": "s1", "kind": "tap"}]} for i in range(1, 4)]
+        # Its hook (url, secret_file) is filled in by main(), once the receiver listens.
+        {"id": "hooked", "title": "Hooked", "buttons": [{"id": "h1", "kind": "tap", "timeout_ms": 0}]},
+    ] + [{"id": f"spare{i}", "buttons": [{"id": "s1", "kind": "tap"}]} for i in range(2, 4)]
 }
 
 SUMMARY = []     # (scenario, figure text)
@@ -973,6 +979,101 @@ def scenario_k(cluster):
         c.close()
 
 
+# ------------------------------------------------------------------ (o) webhooks across a failover
+
+class HookReceiver:
+    """A Standard Webhooks receiver on 127.0.0.1: records every request's webhook-id, body
+    and whether its signature verifies, and answers `status` (503: the hook keeps retrying)."""
+
+    def __init__(self):
+        import http.server
+        self.key = os.urandom(24)
+        self.status = 200
+        self.lock = threading.Lock()
+        self.got = []   # (monotonic time, webhook-id, body dict, signature ok, status answered)
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                wid, stamp = self.headers.get("webhook-id", ""), self.headers.get("webhook-timestamp", "")
+                mac = hmac.new(receiver.key, f"{wid}.{stamp}.".encode() + body, hashlib.sha256).digest()
+                signed = self.headers.get("webhook-signature", "") == "v1," + base64.b64encode(mac).decode()
+                with receiver.lock:
+                    status = receiver.status
+                    receiver.got.append((time.monotonic(), wid, json.loads(body), signed, status))
+                self.send_response(status)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def hook(self, directory):
+        secret = directory / "hook.secret"
+        secret.write_text("whsec_" + base64.b64encode(self.key).decode() + "\n")
+        os.chmod(secret, 0o600)
+        return {"url": f"http://127.0.0.1:{self.port}/in", "events": ["pressed"], "secret_file": str(secret)}
+
+    def received(self):
+        with self.lock:
+            return list(self.got)
+
+
+HOOKS = None
+
+
+def scenario_o(cluster):
+    """The leader keeps a hooked event's deliveries in etcd before a member sees it: killed
+    while its receiver fails, its deliveries are the new leader's, same webhook-id."""
+    settle(cluster)
+    HOOKS.status = 503
+    leader = cluster.leader_of("hooked")
+    a, b = others(cluster, leader)
+    watcher, _, _ = member(a.port, "watcher-o", "hooked")
+    presser = cl.LineClient(b.port, "presser-o")
+    mark = watcher.mark()
+    presses = 6
+    for _ in range(presses):
+        presser.request("DOWN hooked h1", r"^GRANTED hooked h1\b", what="a press of the hooked panel")
+        presser.request("UP hooked h1", r"^OK UP\b", what="its release")
+    cl.wait_until(lambda: len(watcher.texts(mark, r"^PRESSED hooked h1\b")) >= presses, 5, "the member seeing every press")
+    seen = [fence_of(line) for line in watcher.texts(mark, r"^PRESSED hooked h1\b")]
+    check(len(seen) == presses, f"(o) the member saw {len(seen)} of {presses} PRESSED: {watcher.texts(mark)}")
+    # Every event tried once by the leader and refused, so each is pending in etcd.
+    cl.wait_until(lambda: {g[2].get("fence") for g in HOOKS.received()} >= set(seen), 10, "a first (refused) attempt of each event")
+    before = HOOKS.received()
+    ids_before = {g[2]["fence"]: g[1] for g in before}
+    killed_at = time.monotonic()
+    leader.kill9()
+    log(f"(o) killed {leader.name}, hooked's leader (kill -9), {len(before)} attempts refused before")
+    HOOKS.status = 200
+
+    def delivered():
+        ok = {g[2].get("fence") for g in HOOKS.received() if g[4] == 200 and g[0] > killed_at}
+        return ok >= set(seen)
+    cl.wait_until(delivered, TTL + 12, "every event the member saw delivered after the kill")
+    got = HOOKS.received()
+    done_at = max(g[0] for g in got if g[4] == 200)
+    by_fence = {}
+    for _, wid, body, signed, _ in got:
+        check(signed, f"(o) an attempt whose signature does not verify: {wid}")
+        by_fence.setdefault(body.get("fence"), set()).add(wid)
+    for fence in seen:
+        check(by_fence[fence] == {ids_before[fence]}, f"(o) fence {fence} came with ids {by_fence[fence]}, before the kill {ids_before[fence]}")
+    ids = [ids_before[f] for f in seen]
+    check(len(set(ids)) == len(ids), f"(o) two events share a webhook-id: {ids}")
+    new_leader = cluster.leader_of("hooked")
+    figure("o", f"{presses} hooked events, {len(before)} refused attempts before the kill, all {presses} delivered by {new_leader.name} "
+           f"{done_at - killed_at:.2f} s after it with their ids (e.g. {ids[0]}), {len(got)} attempts in all")
+    for c in (watcher, presser):
+        c.close()
+
+
 # ------------------------------------------------------------------ (j) /api/panels on every node
 
 def scenario_j(cluster):
@@ -1094,7 +1195,7 @@ def scenario_n(cluster):
 
 SCENARIOS = {"e": scenario_e, "j": scenario_j, "d": scenario_d, "a": scenario_a, "b": scenario_b, "f": scenario_f, "g": scenario_g, "h": scenario_h,
              "i": scenario_i, "k": scenario_k, "c": scenario_c, "l": scenario_l, "m": scenario_m,
-             "n": scenario_n}
+             "n": scenario_n, "o": scenario_o}
 
 
 def main():
@@ -1109,6 +1210,9 @@ def main():
         print(f"e2e: {binary} or arbiter-load beside it is missing (swift build)", file=sys.stderr)
         return 2
     cl.install_cleanup()
+    global HOOKS
+    HOOKS = HookReceiver()
+    next(p for p in CONFIG["panels"] if p["id"] == "hooked")["hooks"] = [HOOKS.hook(cl.temp_dir("arbiter-hooks."))]
     started = time.monotonic()
     results = []
     try:

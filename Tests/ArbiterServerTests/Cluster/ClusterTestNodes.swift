@@ -28,6 +28,8 @@ final class ClusterTestNodes: @unchecked Sendable {
     private(set) var ports: [String: UInt16] = [:]
     private(set) var leaseViews: [String: SharedEtcd.View] = [:]
     private(set) var controlViews: [String: SharedEtcd.View] = [:]
+    /// Each node's client for its hooks' pending deliveries (`ClusterSetup.hooks`).
+    private(set) var hookViews: [String: SharedEtcd.View] = [:]
     let panels: [PanelConfig]
     /// Real relay links (`RelayNetwork` on the nodes' ports) instead of the hub.
     let sockets: Bool
@@ -64,6 +66,7 @@ final class ClusterTestNodes: @unchecked Sendable {
     func start(_ name: String) throws {
         let lease = etcd.view()
         let control = etcd.view()
+        let hooks = etcd.view()
         var configuration = ServerConfiguration()
         // With sockets, the node must know its port to advertise it before it listens.
         configuration.port = sockets ? try ClusterTestNodes.freePort() : 0
@@ -83,6 +86,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         setup.answerTimeoutMs = answerTimeoutMs
         setup.memberGraceMs = memberGraceMs
         setup.joinWaitMs = joinWaitMs
+        setup.hooks = hooks
         if let features = features[name] { setup.features = features }
         if !sockets { setup.relay = hub.sender(for: name) }
         configuration.cluster = setup
@@ -94,6 +98,7 @@ final class ClusterTestNodes: @unchecked Sendable {
         ports[name] = port
         leaseViews[name] = lease
         controlViews[name] = control
+        hookViews[name] = hooks
     }
 
     /// A port the kernel just gave out and took back: free unless another test grabs it.
