@@ -136,4 +136,22 @@ extension ClusterContext: ServerCluster {
     func stateAnswered(_ id: UInt64, panel: String, state: [UInt8], from node: String) {
         stateQueries.settle(id, panel, from: node)?(state)
     }
+
+    /// Notices registrations that vanished since the last call: their sessions are gone.
+    func checkNodes() {
+        guard let runtime else { return }
+        let registrations = runtime.nodeRegistrations()
+        nodeWatch.registrationsSeen(registrations)
+        checkLease()
+        let typed = Set(registrations.keys.filter { runtime.node($0, supports: ClusterFeatures.typedEvents) })
+        for host in hosts.values {
+            host.queue.async {
+                host.clusterState.typedEventNodes = typed
+                host.clusterState.relayed.typedEventNodes(typed)
+                host.failover.checkAnswers()
+                host.duties.checkKeptMembers()
+                host.failover.forgetGone()
+            }
+        }
+    }
 }

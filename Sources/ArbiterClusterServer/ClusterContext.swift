@@ -381,22 +381,4 @@ final class ClusterContext: @unchecked Sendable {
 
     /// Whether a frame for `node` leaves without dialling it: a link to it is up.
     func hasLinkUp(to node: String) -> Bool { relay?.hasLinkUp(to: node) ?? false }
-
-    /// Notices registrations that vanished since the last call: their sessions are gone.
-    func checkNodes() {
-        guard let runtime else { return }
-        let registrations = runtime.nodeRegistrations()
-        nodeWatch.registrationsSeen(registrations)
-        checkLease()
-        let typed = Set(registrations.keys.filter { runtime.node($0, supports: ClusterFeatures.typedEvents) })
-        for host in hosts.values {
-            host.queue.async {
-                host.clusterState.typedEventNodes = typed
-                host.clusterState.relayed.typedEventNodes(typed)
-                host.failover.checkAnswers()
-                host.duties.checkKeptMembers()
-                host.failover.forgetGone()
-            }
-        }
-    }
 }
