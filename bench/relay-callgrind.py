@@ -11,9 +11,7 @@ is the relayed requests plus what the node does in the background meanwhile (lea
 keepalives, the watch). Valgrind cannot read the DWARF of a Swift release build, so BINDIR's
 `arbiter` should be stripped of debug info first (`strip -g`; the symbols stay).
 `NODE_ARGS` adds flags to both nodes (e.g. `NODE_ARGS="--idle-spin 0"` to compare a build
-from before spinning became opt-in with one after). `FANOUT_MEMBERS=N`: instead, one
-presser and N members on n2 (`arbiter-load fanout`), and the figure is per fan-out
-delivery (PRESSED and RELEASED to every member of each cycle). Read the result with `callgrind_annotate [--inclusive=yes] <workdir>/cg.out.1`.
+from before spinning became opt-in with one after). Read the result with `callgrind_annotate [--inclusive=yes] <workdir>/cg.out.1`.
 """
 import base64
 import json
@@ -61,12 +59,9 @@ def main():
         procs.append(cl.spawn(argv, work / f"{name}.log"))
         cl.wait_until(lambda: cl.http_get(port, "/healthz", timeout=3)[0] == 200, 120, f"{name} to answer /healthz", interval=0.5)
 
-    members = int(os.environ.get("FANOUT_MEMBERS", "0"))
-
     def load(n):
-        workload = ["fanout", "--connections", str(members)] if members else ["contend", "--connections", "1"]
-        return subprocess.run([str(bindir / "arbiter-load"), workload[0], "--hosts", f"127.0.0.1:{port2}", "--panel", "busy",
-                               "--buttons", str(BUTTONS)] + workload[1:] + ["--observers", "0", "--cycles", str(n), "--json"],
+        return subprocess.run([str(bindir / "arbiter-load"), "contend", "--hosts", f"127.0.0.1:{port2}", "--panel", "busy",
+                               "--buttons", str(BUTTONS), "--connections", "1", "--observers", "0", "--cycles", str(n), "--json"],
                               capture_output=True, text=True, timeout=600)
     try:
         time.sleep(2)
@@ -88,12 +83,8 @@ def main():
         dump = work / "cg.out.1"
         totals = subprocess.run(["callgrind_annotate", str(dump)], capture_output=True, text=True).stdout
         total = next(int(line.split()[0].replace(",", "")) for line in totals.splitlines() if "PROGRAM TOTALS" in line)
-        if members:
-            print(f"relay-callgrind: {profiled}: {total // (2 * cycles * members)} user-space instructions per fan-out delivery "
-                  f"({total} over {cycles} cycles to {members} members, background included); profile: {dump}")
-        else:
-            print(f"relay-callgrind: {profiled}: {total // (2 * cycles)} user-space instructions per relayed request "
-                  f"({total} over {2 * cycles} requests, background included); profile: {dump}")
+        print(f"relay-callgrind: {profiled}: {total // (2 * cycles)} user-space instructions per relayed request "
+              f"({total} over {2 * cycles} requests, background included); profile: {dump}")
     finally:
         for proc in reversed(procs):
             cl.kill_group(proc)
