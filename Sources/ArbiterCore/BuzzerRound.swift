@@ -74,9 +74,13 @@ struct BuzzerRound: Sendable, Equatable {
         pending.first.map { Instant(nanoseconds: $0.arrival.nanoseconds &+ windowUs &* 1000) }
     }
 
-    /// The earliest waiting press, if its window has passed at `now`.
-    mutating func takeDue(at now: Instant, windowUs: Int64) -> PendingPress? {
-        guard let due = nextDue(windowUs: windowUs), due <= now else { return nil }
+    /// The earliest waiting press, if its window has passed at `now`, or if it arrived by
+    /// `readThrough`: every press that arrived before it has then been read, so none can
+    /// still come to take its place, and waiting out the window would only delay it.
+    mutating func takeDue(at now: Instant, windowUs: Int64, readThrough: Instant?) -> PendingPress? {
+        guard let first = pending.first else { return nil }
+        let read = readThrough.map { first.arrival <= $0 } ?? false
+        guard read || first.arrival.nanoseconds &+ windowUs &* 1000 <= now.nanoseconds else { return nil }
         return pending.removeFirst()
     }
 

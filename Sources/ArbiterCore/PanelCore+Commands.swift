@@ -335,7 +335,7 @@ extension PanelCore {
         guard !rankingWaiting, case .buzzer(_, let announce, let windowUs) = policies[g] else { return }
         rankingWaiting = true
         defer { rankingWaiting = false }
-        while let press = rounds[g].takeDue(at: now, windowUs: windowUs) {
+        while let press = rounds[g].takeDue(at: now, windowUs: windowUs, readThrough: readThrough) {
             place(press, group: g, announce: announce, isCurrent: press.order == current, into: &out)
         }
     }
