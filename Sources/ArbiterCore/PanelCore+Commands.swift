@@ -315,6 +315,10 @@ extension PanelCore {
         return true
     }
 
+    /// Buzzer presses ranked once read through, and at the end of their window (with a
+    /// `readThrough` given), over every round so far.
+    public var rankedBy: (readThrough: UInt64, window: UInt64) { rounds.reduce((0, 0)) { ($0.0 + $1.rankedReadThrough, $0.1 + $1.rankedAtWindow) } }
+
     /// When the group's earliest waiting press is due to be ranked.
     func pendingDue(group g: Int) -> Instant? {
         guard case .buzzer(_, _, let windowUs) = policies[g] else { return nil }

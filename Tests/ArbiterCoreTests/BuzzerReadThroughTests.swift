@@ -21,6 +21,7 @@ struct BuzzerReadThroughTests {
         h.core.readThrough = arrival
         #expect(h.waitNanos(1_000) == ["answer s1: GRANTED red fence=1", "PRESSED red u1 s1 fence=1 #2", "FIRED red u1 s1 fence=1 #3"])
         #expect(h.core.earliestWaitingArrival == nil)
+        #expect(h.core.rankedBy == (readThrough: 1, window: 0))
     }
 
     /// A press read already through is ranked by its own command, at once.
@@ -63,5 +64,6 @@ struct BuzzerReadThroughTests {
         #expect(h.core.nextDeadline == Instant(nanoseconds: h.now.nanoseconds + 2_000_000))
         #expect(h.waitNanos(1_999_999).isEmpty)
         #expect(h.waitNanos(1) == ["answer s1: GRANTED red fence=1", "PRESSED red u1 s1 fence=1 #2", "FIRED red u1 s1 fence=1 #3"])
+        #expect(h.core.rankedBy == (readThrough: 0, window: 1))
     }
 }
