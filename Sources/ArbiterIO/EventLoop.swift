@@ -241,7 +241,7 @@ open class EventLoop: @unchecked Sendable {
             for i in 0..<n {
                 let (data, events) = epoll.ready(i)
                 if data >= ReadMark.epollData {
-                    if data == EventLoop.listenerData { acceptConnections() } else { tookKick(&timeout) }
+                    if data == EventLoop.listenerData { drained = acceptConnections() && drained } else { tookKick(&timeout) }
                     continue
                 }
                 let slot = Int(UInt32(truncatingIfNeeded: data))
@@ -264,13 +264,15 @@ open class EventLoop: @unchecked Sendable {
         closeRequested()
     }
 
-    private func acceptConnections() {
+    /// False when connections may be left waiting (`ReadWatermark`: their bytes are unread).
+    private func acceptConnections() -> Bool {
         for _ in 0..<64 {
             switch Sys.accept(listenerFD) {
             case .accepted(let fd, let peer):
+                readWatermark?.handingOff()
                 accepted(fd: fd, peer: peer)
             case .wouldBlock:
-                return
+                return true
             case .failed(let e):
                 // Out of descriptors: stop watching the listener for a moment, or the
                 // level-triggered readiness would spin.
@@ -279,14 +281,16 @@ open class EventLoop: @unchecked Sendable {
                 queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
                     if listenerFD >= 0 { epoll.add(listenerFD, events: cs_EPOLLIN, data: EventLoop.listenerData) }
                 }
-                return
+                return false
             }
         }
+        return false
     }
 
     /// Takes a new channel into this loop's table and epoll. On `queue`.
     package final func register(_ channel: Channel) {
         assertOnQueue()
+        readWatermark?.takingIn(index, at: batchTime(givenSystem: SystemClock.monotonic.nanoseconds()))
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free

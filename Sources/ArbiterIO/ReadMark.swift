@@ -12,6 +12,10 @@ package final class ReadMark: Sendable {
     private let through = Atomic<Int64>(0)
     /// A look was asked for since the loop last took one: later asks write nothing.
     private let asked = Atomic<Bool>(false)
+    /// Accepted sockets this loop took in since it last looked, and when it took the last
+    /// one: a look after that settles them (`ReadWatermark.handingOff`). The loop's only.
+    private let owed = Atomic<Int>(0)
+    private let owedSince = Atomic<Int64>(0)
     /// An eventfd in the loop's epoll set: a write wakes a loop blocked in epoll_wait,
     /// or in Dispatch's wait on it, which would otherwise not look until data came.
     package let kickFD: Int32
@@ -30,6 +34,21 @@ package final class ReadMark: Sendable {
     /// batch is handled. On the loop.
     func publish(_ time: Int64) {
         if time > through.load(ordering: .relaxed) { through.store(time, ordering: .sequentiallyConsistent) }
+    }
+
+    /// The loop took an accepted socket into its epoll set at `time`. On the loop.
+    func owe(since time: Int64) {
+        owed.add(1, ordering: .relaxed)
+        owedSince.store(time, ordering: .relaxed)
+    }
+
+    /// How many taken-in sockets the look at `time` settles: all, if it came after them.
+    /// On the loop.
+    func settle(lookedAt time: Int64) -> Int {
+        let count = owed.load(ordering: .relaxed)
+        guard count > 0, time > owedSince.load(ordering: .relaxed) else { return 0 }
+        owed.store(0, ordering: .relaxed)
+        return count
     }
 
     /// Asks the loop to look at its sockets without waiting and publish what it read

@@ -19,6 +19,14 @@ public final class ReadWatermark: Sendable {
     /// when nobody waits.
     private let wanted = Atomic<Int64>(.max)
     private let waiters = Mutex<[Waiter]>([])
+    /// Accepted sockets that the loop they went to has not looked at since it took them
+    /// in, and what every loop had read through when the first was accepted. A
+    /// connection's bytes can come before its socket is in any epoll set, and the loop
+    /// that accepted it says it has read through its batch; the watermark stays here
+    /// until each is looked at.
+    private let handOffs = Mutex<(count: Int, through: Int64)>((0, .max))
+    /// `handOffs.through`, written under its lock and read without it.
+    private let heldAt = Atomic<Int64>(.max)
 
     /// How much later than its stamp a press may show on a loop's ready list: the stamp
     /// is moved onto the monotonic clock within half of `ArrivalStamp.maxSampleSpreadNs`
@@ -38,10 +46,32 @@ public final class ReadWatermark: Sendable {
     }
 
     /// The time every loop has read through (0 before each has looked once).
-    package var readThrough: Int64 {
+    package var readThrough: Int64 { min(marksThrough, heldAt.load(ordering: .sequentiallyConsistent)) }
+
+    private var marksThrough: Int64 {
         var low = Int64.max
         for mark in marks { low = min(low, mark.readThrough) }
         return low
+    }
+
+    /// A socket was accepted, and goes to some loop: until that loop has looked at it, the
+    /// watermark stays where the loops were. On the accepting loop, before its batch ends.
+    func handingOff() {
+        let low = marksThrough
+        handOffs.withLock { h in
+            if h.count == 0 {
+                h.through = low
+                heldAt.store(low, ordering: .sequentiallyConsistent)
+            }
+            h.count += 1
+        }
+    }
+
+    /// Loop `index` took an accepted socket into its epoll set at `time`; it looks again
+    /// at once, whether or not the socket has bytes. On that loop.
+    func takingIn(_ index: Int, at time: Int64) {
+        marks[index].owe(since: time)
+        marks[index].kick()
     }
 
     /// Calls `wake` (on some loop's thread) once every loop has read through `time`,
@@ -63,6 +93,16 @@ public final class ReadWatermark: Sendable {
     /// Loop `index` read through `time`. On that loop.
     func loop(_ index: Int, readThrough time: Int64) {
         marks[index].publish(time)
+        let settled = marks[index].settle(lookedAt: time)
+        if settled > 0 {
+            handOffs.withLock { h in
+                h.count = max(0, h.count - settled)
+                if h.count == 0 {
+                    h.through = .max
+                    heldAt.store(.max, ordering: .sequentiallyConsistent)
+                }
+            }
+        }
         published()
     }
 
