@@ -55,7 +55,9 @@ public final class ReadWatermark: Sendable {
     }
 
     /// A socket was accepted, and goes to some loop: until that loop has looked at it, the
-    /// watermark stays where the loops were. On the accepting loop, before its batch ends.
+    /// watermark stays where the loops were. Every socket accepted must be taken in
+    /// (`EventLoop.register`), or it stays there for good. On the accepting loop, before
+    /// its batch ends.
     func handingOff() {
         let low = marksThrough
         handOffs.withLock { h in
