@@ -12,6 +12,10 @@ struct BuzzerRound: Sendable, Equatable {
     /// The latest arrival ranked so far: a press ranked after it that arrived earlier came
     /// later than the decision window allowed for.
     var latestRanked: Instant?
+    /// Presses ranked by `takeDue` with a read-through given: once read through, or when
+    /// their window ended first (a metric of how often the reactors were that late).
+    var rankedReadThrough: UInt64 = 0
+    var rankedAtWindow: UInt64 = 0
     /// Sessions that pressed early, until when they stay locked out.
     var lockouts: [SessionID: Instant] = [:]
     /// The same lockouts by player, so that a new connection of the same player is
@@ -74,9 +78,14 @@ struct BuzzerRound: Sendable, Equatable {
         pending.first.map { Instant(nanoseconds: $0.arrival.nanoseconds &+ windowUs &* 1000) }
     }
 
-    /// The earliest waiting press, if its window has passed at `now`.
-    mutating func takeDue(at now: Instant, windowUs: Int64) -> PendingPress? {
-        guard let due = nextDue(windowUs: windowUs), due <= now else { return nil }
+    /// The earliest waiting press, if its window has passed at `now`, or if it arrived by
+    /// `readThrough`: every press that arrived before it has then been read, so none can
+    /// still come to take its place, and waiting out the window would only delay it.
+    mutating func takeDue(at now: Instant, windowUs: Int64, readThrough: Instant?) -> PendingPress? {
+        guard let first = pending.first else { return nil }
+        let read = readThrough.map { first.arrival <= $0 } ?? false
+        guard read || first.arrival.nanoseconds &+ windowUs &* 1000 <= now.nanoseconds else { return nil }
+        if read { rankedReadThrough += 1 } else if readThrough != nil { rankedAtWindow += 1 }
         return pending.removeFirst()
     }
 

@@ -315,6 +315,10 @@ extension PanelCore {
         return true
     }
 
+    /// Buzzer presses ranked once read through, and at the end of their window (with a
+    /// `readThrough` given), over every round so far.
+    public var rankedBy: (readThrough: UInt64, window: UInt64) { rounds.reduce((0, 0)) { ($0.0 + $1.rankedReadThrough, $0.1 + $1.rankedAtWindow) } }
+
     /// When the group's earliest waiting press is due to be ranked.
     func pendingDue(group g: Int) -> Instant? {
         guard case .buzzer(_, _, let windowUs) = policies[g] else { return nil }
@@ -335,7 +339,7 @@ extension PanelCore {
         guard !rankingWaiting, case .buzzer(_, let announce, let windowUs) = policies[g] else { return }
         rankingWaiting = true
         defer { rankingWaiting = false }
-        while let press = rounds[g].takeDue(at: now, windowUs: windowUs) {
+        while let press = rounds[g].takeDue(at: now, windowUs: windowUs, readThrough: readThrough) {
             place(press, group: g, announce: announce, isCurrent: press.order == current, into: &out)
         }
     }

@@ -31,9 +31,7 @@ public struct PanelCore: Sendable {
     public var fenceLimit: UInt64 = .max
     /// A hand-off waits for a fence.
     var handOffPending = false
-    /// Per button, each session's last grant that ended without its own UP/CANCEL
-    /// (fired, timeout, reset), so a finger lifted after a hold fired gets
-    /// `OK UP ... ended=` instead of an error, once.
+    /// Per button, each session's last grant that ended without its own UP/CANCEL.
     var ended: [[SessionID: EndedGrant]]
     var memberNames: [SessionID: String] = [:]
     /// Joins and leaves counted for the next `PRESENCE` (panels above
@@ -58,11 +56,10 @@ public struct PanelCore: Sendable {
     public internal(set) var seq: UInt64 = 0
     /// Cluster mode: the term this core decides in, reported by its snapshots.
     public var term: Int64?
-
-    struct EndedGrant: Sendable, Equatable {
-        var fence: UInt64
-        var reason: ReleaseReason
-    }
+    /// Every press that arrived by this time has been given to the core (the host read
+    /// all its sockets through it): a waiting buzzer press that arrived by then is ranked
+    /// before its window ends. Set by the host; nil, the window alone decides.
+    public var readThrough: Instant?
 
     /// - Parameters:
     ///   - lastFence: the highest fence the journal shows handed out for this panel.
@@ -104,6 +101,9 @@ public struct PanelCore: Sendable {
     /// When the core next needs to be woken; a wake-up is only a hint, `advance`
     /// re-checks against the time it is given.
     public var nextDeadline: Instant? { earliestDeadline }
+
+    /// The earliest buzzer press waiting: once `readThrough` reaches it, `advance` ranks it.
+    public var earliestWaitingArrival: Instant? { rounds.lazy.compactMap { $0.pending.first?.arrival }.min() }
 
     // MARK: Commands
 
@@ -227,6 +227,7 @@ public struct PanelCore: Sendable {
     /// Performs everything the clock owes up to `now`, earliest deadline first.
     public mutating func advance(to now: Instant, into out: inout PanelOutput) {
         if handOffPending, nextFence <= fenceLimit { resumeHandOffs(now: now, into: &out) }
+        if hasFairGroups, readThrough != nil { rankDuePresses(at: now, into: &out) }
         guard let earliest = earliestDeadline, earliest <= now else { return }
         if hasFairGroups { rankDuePresses(at: now, into: &out) }
         // Each step either ends a grant or moves its deadline past `now`, except a talk

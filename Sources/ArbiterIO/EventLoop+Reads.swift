@@ -1,8 +1,17 @@
 import Synchronization
 
-/// Reading a ready socket: its bytes, and when they arrived.
+/// Waiting for ready sockets, and reading one: its bytes, and when they arrived.
 extension EventLoop {
-    func readable(_ channel: Channel, flush: inout FlushList) {
+    /// Waits for the next batch: spun for the window of `idleSpin`, then blocked for up to
+    /// `timeoutMs`; the spell adapts the window.
+    @inline(__always) func idleWait(timeoutMs: Int32) -> Int {
+        idleSpin.wait(
+            now: { SystemClock.monotonic.nanoseconds() }, look: { epoll.wait(timeoutMs: 0) }, block: { epoll.wait(timeoutMs: timeoutMs) })
+    }
+
+    /// One read of a ready socket; false when it filled the buffer, so that bytes may be
+    /// left behind it (the batch is not read through: `ReadWatermark`).
+    func readable(_ channel: Channel, flush: inout FlushList) -> Bool {
         var stamp: Int64 = 0
         switch stampsArrivals ? epoll.receive(channel.fd, stamp: &stamp) : epoll.read(channel.fd) {
         case .bytes(let bytes):
@@ -10,13 +19,22 @@ extension EventLoop {
             batchStamp = batchTime(givenSystem: real)
             arrivalStamp = stampsArrivals ? arrival(stamp: stamp, readAt: real) : batchStamp
             received(bytes, on: channel, flush: &flush)
+            return bytes.count < epoll.scratch.count
         case .wouldBlock:
-            return
+            return true
         case .eof:
             close(channel, reason: "eof")
         case .failed(let e):
             close(channel, reason: "errno \(e)")
         }
+        return true
+    }
+
+    /// Someone waits for this loop to read through a time (`ReadMark.kick`): the next wait
+    /// only looks, so the time it publishes is after the ask, whether or not anything came.
+    func tookKick(_ timeout: inout Int32) {
+        readWatermark?.marks[index].tookKick()
+        timeout = 0
     }
 
     /// The arrival of bytes read at `readAt` (monotonic) that the kernel stamped `stamp`,

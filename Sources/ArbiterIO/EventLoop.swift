@@ -45,8 +45,10 @@ open class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var offsetSampledAt: Int64 = 0
     /// Where the arrivals of stamped reads came from (/metrics reads them).
     package final let arrivalCounts = ArrivalCounts()
+    /// Where this loop says how far it has read (`ReadWatermark`), with the other loops.
+    package final let readWatermark: ReadWatermark?
     /// How long an idle reactor looks before it blocks (`IdleSpin`).
-    @exclusivity(unchecked) private var idleSpin: IdleSpin
+    @exclusivity(unchecked) var idleSpin: IdleSpin
     /// When the epoll descriptor's source last ran (monotonic nanoseconds).
     @exclusivity(unchecked) private var drainedAt: Int64 = 0
     /// Closes asked for on `queue` itself (a reply written, then close): done right after
@@ -58,9 +60,13 @@ open class EventLoop: @unchecked Sendable {
     private var queueTag: Int { Int(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 
     /// Public for the same reason as `Channel.init`.
-    public init(index: Int, label: String, sendBufferBytes: Int32?, idleSpinNs: Int64 = 0, stampsArrivals: Bool = false) throws(Sys.Failure) {
+    public init(
+        index: Int, label: String, sendBufferBytes: Int32?, idleSpinNs: Int64 = 0, stampsArrivals: Bool = false,
+        readWatermark: ReadWatermark? = nil
+    ) throws(Sys.Failure) {
         self.index = index
         self.stampsArrivals = stampsArrivals
+        self.readWatermark = readWatermark
         if stampsArrivals { realtimeOffset = ArrivalStamp.initialRealtimeOffset() }
         self.idleSpin = IdleSpin(maxNs: idleSpinNs)
         self.queue = DispatchQueue(label: label)
@@ -68,6 +74,7 @@ open class EventLoop: @unchecked Sendable {
         let epoll = try EpollSet()
         self.epoll = epoll
         self.epfd = epoll.fd
+        if let mark = readWatermark?.marks[index] { epoll.add(mark.kickFD, events: cs_EPOLLIN, data: ReadMark.epollData) }
     }
 
     // MARK: Hooks: what the subclass decides. Each runs on `queue`.
@@ -211,11 +218,13 @@ open class EventLoop: @unchecked Sendable {
         drainedAt = started
         var timeout: Int32 = 0
         for _ in 0..<1_000_000 {
+            let lookedAt = readWatermark == nil ? 0 : batchTime(givenSystem: SystemClock.monotonic.nanoseconds())
             let n = timeout > 0 ? idleWait(timeoutMs: timeout) : epoll.wait(timeoutMs: 0)
             let real = SystemClock.monotonic.nanoseconds()
             batchStamp = batchTime(givenSystem: real)
             arrivalStamp = batchStamp
             if n <= 0 {
+                readWatermark?.loop(index, readThrough: lookedAt)
                 if timeout > 0 { break }
                 timeout = 1
                 continue
@@ -228,10 +237,11 @@ open class EventLoop: @unchecked Sendable {
                 realtimeOffset = ArrivalStamp.realtimeOffset(previous: realtimeOffset)
                 offsetSampledAt = real
             }
+            var drained = true
             for i in 0..<n {
                 let (data, events) = epoll.ready(i)
-                if data == EventLoop.listenerData {
-                    acceptConnections()
+                if data >= ReadMark.epollData {
+                    if data == EventLoop.listenerData { drained = acceptConnections() && drained } else { tookKick(&timeout) }
                     continue
                 }
                 let slot = Int(UInt32(truncatingIfNeeded: data))
@@ -240,32 +250,29 @@ open class EventLoop: @unchecked Sendable {
                     flush.handle(channel.writable(), of: channel)
                 }
                 if events & (cs_EPOLLIN | cs_EPOLLRDHUP | cs_EPOLLHUP | cs_EPOLLERR) != 0 {
-                    readable(channel, flush: &flush)
+                    drained = readable(channel, flush: &flush) && drained
                 }
             }
             batchEnded(flush: &flush)
             flush.flushAll()
             closeRequested()
-            if real - started > 5_000_000 { break }
+            if drained, n < Int(EpollSet.batch) { readWatermark?.loop(index, readThrough: lookedAt) }
+            // Not before the look a kick taken in this batch is owed: nothing would ask again.
+            if real - started > 5_000_000, timeout > 0 { break }
         }
         flush.flushAll()
         closeRequested()
     }
 
-    /// Waits for the next batch: spun for the window of `idleSpin`, then blocked for up to
-    /// `timeoutMs`; the spell adapts the window.
-    @inline(__always) private func idleWait(timeoutMs: Int32) -> Int {
-        idleSpin.wait(
-            now: { SystemClock.monotonic.nanoseconds() }, look: { epoll.wait(timeoutMs: 0) }, block: { epoll.wait(timeoutMs: timeoutMs) })
-    }
-
-    private func acceptConnections() {
+    /// False when connections may be left waiting (`ReadWatermark`: their bytes are unread).
+    private func acceptConnections() -> Bool {
         for _ in 0..<64 {
             switch Sys.accept(listenerFD) {
             case .accepted(let fd, let peer):
+                readWatermark?.handingOff()
                 accepted(fd: fd, peer: peer)
             case .wouldBlock:
-                return
+                return true
             case .failed(let e):
                 // Out of descriptors: stop watching the listener for a moment, or the
                 // level-triggered readiness would spin.
@@ -274,14 +281,16 @@ open class EventLoop: @unchecked Sendable {
                 queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
                     if listenerFD >= 0 { epoll.add(listenerFD, events: cs_EPOLLIN, data: EventLoop.listenerData) }
                 }
-                return
+                return false
             }
         }
+        return false
     }
 
     /// Takes a new channel into this loop's table and epoll. On `queue`.
     package final func register(_ channel: Channel) {
         assertOnQueue()
+        readWatermark?.takingIn(index, at: batchTime(givenSystem: SystemClock.monotonic.nanoseconds()))
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free

@@ -9,10 +9,12 @@ struct MetricsPage {
         var total = PanelCounters()
         var members = 0
         var late: UInt64 = 0
+        var ranked: (readThrough: UInt64, window: UInt64) = (0, 0)
         for host in server.panels {
-            let (counters, lateArrivals) = host.queue.sync { (host.counters, host.core.lateArrivals) }
+            let (counters, lateArrivals, rankedBy) = host.queue.sync { (host.counters, host.core.lateArrivals, host.core.rankedBy) }
             total.merge(counters)
             late += lateArrivals
+            ranked = (ranked.readThrough + rankedBy.readThrough, ranked.window + rankedBy.window)
             members += host.memberCount.load(ordering: .relaxed)
         }
         let m = server.metrics
@@ -70,6 +72,12 @@ struct MetricsPage {
         p.counter(
             "arbiter_buzzer_late_presses_total", "Buzzer presses read after their decision window, ranked behind a press that arrived after them.",
             Int(late))
+        if server.readWatermark != nil {
+            p.counters(
+                "arbiter_buzzer_ranked_total",
+                "Buzzer presses ranked once every reactor had read through their arrival, or when their decision window ended first.",
+                label: "by", [("read-through", Int(ranked.readThrough)), ("window", Int(ranked.window))])
+        }
         p.counter("arbiter_http_requests_total", "HTTP requests answered.", value(.httpRequests))
         p.counter("arbiter_websocket_upgrades_total", "WebSocket sessions opened.", value(.webSocketUpgrades))
         if let journal = server.journal {

@@ -32,6 +32,9 @@ package final class PanelHost: @unchecked Sendable {
     /// The clock the core decides by (the server's).
     package let clock: any TimeSource
     @exclusivity(unchecked) private var timerDeadline: Instant?
+    /// Buzzer presses are ranked once the reactors have read through them; nil: when their
+    /// window ends (no stamps, cluster mode, no fair groups).
+    @exclusivity(unchecked) private var readWait: ReadWait?
     @exclusivity(unchecked) var history = HistoryRing(capacity: Request.maxHistoryCount)
     /// Open connections by session (the server's registry), to reach a waiter that left
     /// this panel's table.
@@ -115,7 +118,8 @@ package final class PanelHost: @unchecked Sendable {
     }
 
     /// Starts the panel's timer source.
-    func start() {
+    func start(reads: ReadWatermark? = nil) {
+        if let reads, role == nil, core.hasFairGroups { readWait = ReadWait(reads) }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [unowned self] in self.timerFired() }
         timer.resume()
@@ -236,6 +240,7 @@ package final class PanelHost: @unchecked Sendable {
         // When its bytes arrived (a buzzer ranks by it), and who pressed (`Player`).
         let arrival = connection.map { Instant(nanoseconds: $0.arrivedAt) }
         let address = connection?.address ?? role?.requesterAddress ?? ""
+        if let readWait { core.readThrough = readWait.readThrough }
         core.handle(request, session: session, name: name, access: access, now: now, arrival: arrival, address: address, into: &output)
     }
 
@@ -349,6 +354,7 @@ package final class PanelHost: @unchecked Sendable {
         if let role, !role.mayDecideNow() { return }
         if core.hasFairGroups { reserveHandOffFences() }
         output.removeAll()
+        if let readWait { core.readThrough = readWait.readThrough }
         core.advance(to: clock.now(), into: &output)
         var flush = FlushList()
         deliver(replyTo: nil, format: .text, id: nil, flush: &flush)
@@ -381,9 +387,25 @@ package final class PanelHost: @unchecked Sendable {
         scheduleTimer()
     }
 
-    /// Asks Dispatch to wake the core at its next deadline; a wake-up is only a hint.
+    /// The reactors read through a waiting press (`ReadWait`). On `queue`.
+    private func readsCaughtUp() {
+        readWait?.woke()
+        timerFired()
+    }
+
+    /// Asks Dispatch to wake the core at its next deadline, or when the reactors must be
+    /// asked to read through a waiting press; a wake-up is only a hint.
     private func scheduleTimer() {
-        let next = core.nextDeadline
+        var next = core.nextDeadline
+        if readWait != nil, let earliest = core.earliestWaitingArrival {
+            let wake: @Sendable () -> Void = { [weak self] in
+                guard let self else { return }
+                queue.async { self.readsCaughtUp() }
+            }
+            if let ask = readWait?.ask(earliest: earliest, now: clock.now(), wake: wake) { next = min(next ?? ask, ask) }
+        } else if readWait != nil {
+            readWait?.woke()
+        }
         guard next != timerDeadline else { return }
         timerDeadline = next
         guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }

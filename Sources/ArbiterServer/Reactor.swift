@@ -39,7 +39,7 @@ package final class Reactor: EventLoop, @unchecked Sendable {
         self.runner = SessionRunner(server: server)
         try super.init(
             index: index, label: "arbiter.reactor.\(index)", sendBufferBytes: server.configuration.socketSendBufferBytes,
-            idleSpinNs: server.configuration.idleSpinNs, stampsArrivals: server.stampsArrivals)
+            idleSpinNs: server.configuration.idleSpinNs, stampsArrivals: server.stampsArrivals, readWatermark: server.readWatermark)
     }
 
     package override func start() {

@@ -16,6 +16,9 @@ package final class ServerState: @unchecked Sendable {
     let panelsByID: IDTable<PanelHost>
     /// Set once before the listener opens.
     private(set) var reactors: [Reactor] = []
+    /// How far the reactors have read (`ReadWatermark`), where buzzer presses are ranked
+    /// by their kernel stamps on a single node; set with `reactors`.
+    private(set) var readWatermark: ReadWatermark?
     let metrics = Metrics()
     /// Open connections by session, for KICK.
     let registry: Locked<[SessionID: Connection]>
@@ -125,10 +128,11 @@ package final class ServerState: @unchecked Sendable {
             configuration.reactorCount > 0
             ? configuration.reactorCount
             : max(1, min(System.coreCount, configuration.panels.count))
+        if stampsArrivals, cluster == nil { readWatermark = try ReadWatermark(loops: count) }
         var made: [Reactor] = []
         for i in 0..<count { made.append(try Reactor(index: i, server: self)) }
         reactors = made
-        for panel in panels { panel.start() }
+        for panel in panels { panel.start(reads: readWatermark) }
     }
 
     /// A socket was accepted: number its session and hand it to a reactor.

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,11 @@ const uint32_t cs_EPOLLRDHUP = EPOLLRDHUP;
 
 int cs_epoll_create(void) {
     int fd = epoll_create1(EPOLL_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int cs_eventfd(void) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     return fd >= 0 ? fd : -errno;
 }
 

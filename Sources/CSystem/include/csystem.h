@@ -8,6 +8,9 @@
 // x86_64, so events cross the boundary as two plain arrays instead.
 
 int cs_epoll_create(void);
+/// A non-blocking eventfd (EFD_NONBLOCK | EFD_CLOEXEC), for waking a thread blocked in
+/// epoll_wait. Returns the fd or -errno.
+int cs_eventfd(void);
 /// Returns 0 or errno.
 int cs_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 /// Waits up to timeout_ms (0: poll). Returns the count, or -errno.
