@@ -2,6 +2,7 @@ import ArbiterCore
 import ArbiterHooks
 import ArbiterIO
 import ArbiterWire
+import Dispatch
 
 extension PanelHost {
     /// The panel as JSON for /api/panels: config, every button's state, members, last
@@ -271,5 +272,34 @@ extension PanelHost {
                 }
             }
         }
+    }
+
+    /// The reactors read through a waiting press (`ReadWait`). On `queue`.
+    private func readsCaughtUp() {
+        readWait?.woke()
+        timerFired()
+    }
+
+    /// Asks Dispatch to wake the core at its next deadline, or when the reactors must be
+    /// asked to read through a waiting press; a wake-up is only a hint.
+    func scheduleTimer() {
+        var next = core.nextDeadline
+        if readWait != nil, let earliest = core.earliestWaitingArrival {
+            let wake: @Sendable () -> Void = { [weak self] in
+                guard let self else { return }
+                queue.async { self.readsCaughtUp() }
+            }
+            if let ask = readWait?.ask(earliest: earliest, now: clock.now(), wake: wake) { next = min(next ?? ask, ask) }
+        } else if readWait != nil {
+            readWait?.woke()
+        }
+        guard next != timerDeadline else { return }
+        timerDeadline = next
+        guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }
+        // In nanoseconds: a delay rounded down to milliseconds wakes the core before its
+        // deadline, which then has nothing to do and asks again at once. A short one (a
+        // buzzer's decision window) is late by its leeway: every reply waits for it.
+        let delay = max(0, next.nanoseconds &- clock.now().nanoseconds)
+        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay)), leeway: delay < 10_000_000 ? .microseconds(50) : .milliseconds(1))
     }
 }

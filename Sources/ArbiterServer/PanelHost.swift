@@ -28,13 +28,13 @@ package final class PanelHost: @unchecked Sendable {
     @exclusivity(unchecked) var waiters: [SessionID: Connection] = [:]
     @exclusivity(unchecked) var output = PanelOutput()
     @exclusivity(unchecked) var deferredReplies = DeferredReplies()
-    private var timer: DispatchSourceTimer?
+    var timer: DispatchSourceTimer?
     /// The clock the core decides by (the server's).
     package let clock: any TimeSource
-    @exclusivity(unchecked) private var timerDeadline: Instant?
+    @exclusivity(unchecked) var timerDeadline: Instant?
     /// Buzzer presses are ranked once the reactors have read through them; nil: when their
     /// window ends (no stamps, cluster mode, no fair groups).
-    @exclusivity(unchecked) private var readWait: ReadWait?
+    @exclusivity(unchecked) var readWait: ReadWait?
     @exclusivity(unchecked) var history = HistoryRing(capacity: Request.maxHistoryCount)
     /// Open connections by session (the server's registry), to reach a waiter that left
     /// this panel's table.
@@ -385,34 +385,5 @@ package final class PanelHost: @unchecked Sendable {
     package func finishVisit() {
         wallReading = nil
         scheduleTimer()
-    }
-
-    /// The reactors read through a waiting press (`ReadWait`). On `queue`.
-    private func readsCaughtUp() {
-        readWait?.woke()
-        timerFired()
-    }
-
-    /// Asks Dispatch to wake the core at its next deadline, or when the reactors must be
-    /// asked to read through a waiting press; a wake-up is only a hint.
-    private func scheduleTimer() {
-        var next = core.nextDeadline
-        if readWait != nil, let earliest = core.earliestWaitingArrival {
-            let wake: @Sendable () -> Void = { [weak self] in
-                guard let self else { return }
-                queue.async { self.readsCaughtUp() }
-            }
-            if let ask = readWait?.ask(earliest: earliest, now: clock.now(), wake: wake) { next = min(next ?? ask, ask) }
-        } else if readWait != nil {
-            readWait?.woke()
-        }
-        guard next != timerDeadline else { return }
-        timerDeadline = next
-        guard let next else { return timer?.schedule(deadline: .distantFuture) ?? () }
-        // In nanoseconds: a delay rounded down to milliseconds wakes the core before its
-        // deadline, which then has nothing to do and asks again at once. A short one (a
-        // buzzer's decision window) is late by its leeway: every reply waits for it.
-        let delay = max(0, next.nanoseconds &- clock.now().nanoseconds)
-        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay)), leeway: delay < 10_000_000 ? .microseconds(50) : .milliseconds(1))
     }
 }
