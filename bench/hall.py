@@ -20,7 +20,7 @@ ANNOUNCE), the checker's verdict and the load averages before and after. Then th
 medians (min-max) of each setting.
 
 Environment: RUNS (3), PLAYERS (1000), ANNOUNCE (10), DURATION (10), WARMUP (2),
-PARTS (single,relay), HALL_JSONL (appends each run's JSON line to that file).
+PARTS (single,relay), WINDOW_US (the group's decision_window_us), HALL_JSONL (appends each run's JSON line to that file).
 """
 
 import json
@@ -50,6 +50,12 @@ def config(loader, work):
     text = subprocess.run([str(loader), "config", "--panel", "hall", "--buttons", "4", "--groups", "1",
                            "--policy", "buzzer", "--announce", str(ANNOUNCE)],
                           check=True, capture_output=True, text=True).stdout
+    if os.environ.get("WINDOW_US"):
+        # The buzzer group's decision_window_us; the server's default without it.
+        parsed = json.loads(text)
+        for group in parsed["panels"][0].get("groups", {}).values():
+            group["decision_window_us"] = int(os.environ["WINDOW_US"])
+        text = json.dumps(parsed)
     path = work / "hall.json"
     path.write_text(text)
     return path, json.loads(text)
