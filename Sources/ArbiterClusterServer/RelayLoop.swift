@@ -33,6 +33,7 @@ final class RelayLoop: EventLoop, @unchecked Sendable {
     /// EPOLLOUT: writable once connected (or failed), `RelayLink.wrote` then. Flushes
     /// leave its output alone meanwhile. On `queue`.
     func registerConnecting(_ link: RelayLink) {
+        assertOnQueue()
         link.withLock { link.output.waitingWritable = true }
         register(link)
         guard holds(link) else { return }
