@@ -361,9 +361,13 @@ open class EventLoop: @unchecked Sendable {
         if closesRequested.count == 1 { queue.async { self.closeRequested() } }
     }
 
-    /// Carries out the closes asked for on `queue`. On `queue`.
-    package final func closeRequested() {
-        guard !closesRequested.isEmpty else { return }
+    /// Carries out the closes asked for on `queue`. On `queue`; inlined in the loop,
+    /// which asks after every batch.
+    @inline(__always) package final func closeRequested() {
+        if !closesRequested.isEmpty { closeAllRequested() }
+    }
+
+    private func closeAllRequested() {
         let batch = closesRequested
         closesRequested.removeAll(keepingCapacity: true)
         for (channel, reason) in batch { close(channel, reason: reason) }
