@@ -104,7 +104,7 @@ final class ClusterContext: @unchecked Sendable {
     /// node's sessions sent a panel it leads may be lost, so those panels re-sync.
     func undelivered(_ count: Int, to node: String) {
         log.warning("relay frames dropped", ["node": node, "count": "\(count)"])
-        // After the frames the link still delivered (its own queue) have reached the
+        // After the frames the link still delivered (the relay loop's queue) have reached the
         // panels: an answer already on its way is written before the rest is failed.
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
             guard let self else { return }
@@ -225,9 +225,9 @@ final class ClusterContext: @unchecked Sendable {
 
     // MARK: Relay
 
-    /// A frame from node `from`, after the link's handshake. `onLinkQueue`: called on a
-    /// relay link's own queue (`RelayNetwork`), which may enter a panel's queue and wait
-    /// for it; else from any thread (tests' in-process hub, which may be in a panel's
+    /// A frame from node `from`, after the link's handshake. `onLinkQueue`: called on the
+    /// relay loop's queue (`RelayNetwork`), which may enter a panel's queue and wait for
+    /// it, as a reactor does; else from any thread (tests' in-process hub, which may be in a panel's
     /// queue), and the work is handed to the panel's queue.
     func receive(_ message: RelayMessage, from node: String, onLinkQueue: Bool = false) {
         // Read before the lapse check: a lapse that begins after it makes what this frame

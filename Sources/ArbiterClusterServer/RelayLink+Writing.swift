@@ -2,18 +2,18 @@ import ArbiterCluster
 import ArbiterIO
 import ArbiterServer
 import Dispatch
-import Glibc
 
-/// A relay link's liveness, writing and closing; on its `queue`, as the rest of it.
+/// A relay link's liveness, writing and closing; on the loop's queue, as the rest of it.
 extension RelayLink {
     // MARK: Liveness
 
     func startLiveness() {
         lastHeardMs = SystemClock.monotonic.milliseconds()
         let every = network.options.pingIntervalMs
-        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let timer = DispatchSource.makeTimerSource(queue: loop.queue)
         timer.schedule(deadline: .now() + .milliseconds(every), repeating: .milliseconds(every), leeway: .milliseconds(every / 10))
-        timer.setEventHandler { [weak self] in self?.checkLiveness() }
+        // Strong: `close` cancels the timer, which lets the handler go.
+        timer.setEventHandler { [self] in checkLiveness() }
         liveness = timer
         timer.resume()
     }
@@ -21,7 +21,7 @@ extension RelayLink {
     /// Closes a link that has been silent too long, else sends a ping. A link with a
     /// sending peer pings through it, since the peer may write to the socket from other
     /// threads; one without (an inbound link not chosen to carry anything) is written only
-    /// here. On `queue`.
+    /// here. On the loop's queue.
     private func checkLiveness() {
         guard isUp else { return }
         let silence = network.options.silenceTimeoutMs
@@ -29,148 +29,125 @@ extension RelayLink {
             return close(because: .silent(ms: silence))
         }
         if let peer = sendingPeer, peer.ping(on: self) { return }
-        out += RelayLink.pingFrame
-        flush()
+        say(RelayLink.pingFrame)
     }
 
     static let pingFrame = RelayFrameEncoder.encode(.ping)
 
     // MARK: Writing
 
-    func connected() -> Bool {
-        guard case .connecting(let dialer) = phase else { return true }
+    /// Appends bytes that are no frame (a handshake line, a ping) and, if `now`, writes
+    /// what the socket takes. On the loop's queue.
+    func say(_ bytes: [UInt8], now: Bool = true) {
+        let appended = withLock { () -> Bool in
+            guard acceptsOutput else { return false }
+            appendingOutput { $0 += bytes }
+            appendedBytes += bytes.count
+            return true
+        }
+        if appended, now { writeOut() }
+    }
+
+    /// Writes what the socket takes now; the rest waits for EPOLLOUT. On the loop's queue.
+    func writeOut() {
+        switch flush() {
+        case .done, .closeNow: break
+        case .failed: return close(because: .socket("write failed"))
+        case .stale: return close(because: .staleOutput)
+        }
+        countWritten()
+    }
+
+    /// EPOLLOUT: the connect finished, or the output the socket did not take left.
+    /// On the loop's queue.
+    func wrote() {
+        guard case .connecting(let dialer) = phase else { return countWritten() }
         let error = Sys.pendingError(fd)
         guard error == 0 else {
-            close(because: .socket("connect: \(Sys.Failure(call: "connect", errno: error).reason)"))
-            return false
-        }
-        phase = .dialing(dialer)
-        out += dialer.hello
-        flush()
-        return !isClosed
-    }
-
-    func writable() {
-        guard !isClosed else { return }
-        if case .connecting = phase {
-            guard connected() else { return }
+            // The loop's read meets the failure next and closes: with this reason.
+            closingBecause = .socket("connect: \(Sys.Failure(call: "connect", errno: error).reason)")
+            loop.requestClose(self, reason: "connect failed")
             return
         }
-        flush()
+        phase = .dialing(dialer)
+        say(dialer.hello)
     }
 
-    func flush() {
-        if outEpoch != 0, outStart < out.count, !network.outputStands(outEpoch) {
-            return close(because: .staleOutput)
-        }
-        while outStart < out.count {
-            let result = out.withUnsafeBytes { Sys.write(fd, UnsafeRawBufferPointer(rebasing: $0[outStart...])) }
-            switch result {
-            case .bytes(let n):
-                outStart += n
-            case .wouldBlock:
-                countWritten()
-                compact()
-                sendingPeer?.holds(out.count - outStart, on: self)
-                armWrite()
-                return
-            case .eof, .failed:
-                let reason: String
-                if case .failed(let e) = result { reason = "write: \(Sys.Failure(call: "write", errno: e).reason)" } else { reason = "write failed" }
-                return close(because: .socket(reason))
+    /// Counts the frames the socket took since the last count, after telling the sending
+    /// peer what is left: a sender that sees them counted may write its next frame
+    /// directly. On the loop's queue.
+    func countWritten() {
+        let (frames, left) = withLock { () -> (Int, Int) in
+            // Output dropped (the link closes) was not written: it stays uncounted.
+            guard acceptsOutput else { return (0, 0) }
+            let written = appendedBytes - pending
+            let before = frameHead
+            while frameHead < frameEnds.count, frameEnds[frameHead] <= written { frameHead += 1 }
+            let counted = frameHead - before
+            if frameHead == frameEnds.count {
+                frameEnds.removeAll(keepingCapacity: true)
+                frameHead = 0
+            } else if frameHead >= 1024 {
+                frameEnds.removeFirst(frameHead)
+                frameHead = 0
             }
+            return (counted, pending)
         }
-        // Empty for the peer before the frames are counted: a sender that sees them
-        // counted may write its next frame directly.
-        outEpoch = 0
-        sendingPeer?.holds(0, on: self)
-        countWritten()
-        out.removeAll(keepingCapacity: out.capacity <= 1 << 16)
-        outStart = 0
-        frameEnds.removeAll(keepingCapacity: true)
-        frameHead = 0
-        disarmWrite()
-    }
-
-    private func countWritten() {
-        let before = frameHead
-        while frameHead < frameEnds.count, frameEnds[frameHead] <= outStart { frameHead += 1 }
-        if frameHead > before { network.wrote(frames: frameHead - before) }
-    }
-
-    /// Gives back the written front of a large buffer while the rest waits for the socket.
-    private func compact() {
-        guard outStart > 1 << 20, outStart * 2 > out.count else { return }
-        out.removeFirst(outStart)
-        frameEnds.removeFirst(frameHead)
-        for i in frameEnds.indices { frameEnds[i] -= outStart }
-        frameHead = 0
-        outStart = 0
-    }
-
-    func armWrite() {
-        guard !writeArmed, let writeSource else { return }
-        writeArmed = true
-        writeSource.resume()
-    }
-
-    private func disarmWrite() {
-        guard writeArmed, let writeSource else { return }
-        writeArmed = false
-        writeSource.suspend()
+        sendingPeer?.holds(left, on: self)
+        if frames > 0 { network.wrote(frames: frames) }
     }
 
     // MARK: Closing
 
     /// Closes the link once: a refused handshake first gets its `RELAY-REFUSED` line.
-    /// The descriptor is closed when both sources have been cancelled. On `queue`.
+    /// On the loop's queue.
     func close(because closing: Closing) {
-        let was = phase
-        switch was {
-        case .closed:
-            return
-        case .accepting:
+        loop.assertOnQueue()
+        guard !isClosed else { return }
+        if case .accepting = phase {
             let line: [UInt8]
             switch closing {
             case .error(let error): line = error.refusalLine
             case .timedOut: line = Array("RELAY-REFUSED \(closing.description)\n".utf8)
             case .overflow, .socket, .peerClosed, .silent, .replaced, .stopped, .staleOutput: line = []
             }
+            // At once and once only: nothing else is written to a link in its handshake.
             if !line.isEmpty { _ = line.withUnsafeBytes { Sys.write(fd, $0) } }
-        case .connecting, .dialing, .up:
-            break
         }
-        phase = .closed
+        closingBecause = closing
+        guard loop.holds(self) else {
+            // Never in the table (the loop's registration failed, or `stop` came first).
+            leavingPeer()
+            Sys.close(fd)
+            return closed(reason: closing.description)
+        }
+        loop.close(self, reason: closing.description)
+    }
+
+    /// The loop is about to close the descriptor: the sending peer lets the link go first,
+    /// under its lock, so no direct write can use the descriptor number once reused.
+    /// On the loop's queue.
+    func leavingPeer() {
         liveness?.cancel()
         liveness = nil
         countWritten()
-        let unwrittenFrames = frameEnds.count - frameHead
-        outEpoch = 0
-        out = []
-        outStart = 0
-        frameEnds = []
-        frameHead = 0
-        if let readSource, let writeSource {
-            // A suspended source must be resumed to be cancelled.
-            if !writeArmed { writeSource.resume() }
-            writeArmed = true
-            writeSource.cancel()
-            readSource.cancel()
-        } else {
-            Sys.close(fd)
-            network.socketClosed()
-        }
-        network.closed(self, was: was, because: closing, unwrittenFrames: unwrittenFrames, sendingPeer: sendingPeer)
-        sendingPeer = nil
+        let unwrittenFrames = withLock { frameEnds.count - frameHead }
+        droppedOnClose = sendingPeer?.linkGone(self, unwrittenFrames: unwrittenFrames) ?? 0
     }
 
-    func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 {
-            Sys.close(fd)
-            network.socketClosed()
-            readSource = nil
-            writeSource = nil
+    /// The loop closed the socket (`EventLoop.closed`), for the relay's reason or its own.
+    /// On the loop's queue.
+    func closed(reason: String) {
+        let was = phase
+        phase = .closed
+        let closing = closingBecause ?? Closing(loopReason: reason)
+        closingBecause = closing
+        withLock {
+            frameEnds = []
+            frameHead = 0
         }
+        network.socketClosed()
+        network.closed(self, was: was, because: closing, dropped: droppedOnClose, sendingPeer: sendingPeer)
+        sendingPeer = nil
     }
 }

@@ -14,7 +14,8 @@ import Synchronization
 /// - `adopt` takes over a socket the server accepted whose first bytes are `RELAY-`, if a
 ///   handshake slot is free (`RelayHandshakeSlots`); refusals are logged by episode
 ///   (`RelayRefusalEpisodes`).
-/// - What the links receive goes to `onMessage` on the link's own queue, in frame order.
+/// - The links are channels of one `RelayLoop`, ArbiterIO's event loop; what they receive
+///   goes to `onMessage` on the loop's queue, in each link's frame order.
 ///   `onLinkUp` and `onLinkDown` are called once per link (a pair of nodes may have two,
 ///   one dialled each way, if both dialled before either's link was up; a newer accepted
 ///   link from a node is reported up before the one it replaces is reported down); `onUndelivered`
@@ -22,8 +23,8 @@ import Synchronization
 ///   past the outbound bound, and for an unusable address. Messages are never kept for a
 ///   later link: the content layer recovers with snapshots.
 ///
-/// Callbacks run on relay queues, never on a reactor's or a panel's; they must not call
-/// `stop`.
+/// Callbacks run on the relay loop's queue or the peers' (never on a reactor's or a
+/// panel's); they must not call `stop`.
 public final class RelayNetwork: @unchecked Sendable {
     public let node: String
     let key: [UInt8]
@@ -37,6 +38,9 @@ public final class RelayNetwork: @unchecked Sendable {
     /// Whether frames marked with a lease epoch may still be written (`ClusterContext.
     /// outputStands`); asked at each write of a link holding such frames.
     let outputStands: @Sendable (_ leaseEpoch: UInt64) -> Bool
+    /// Every link's socket (nil if its epoll descriptor could not be made: then every
+    /// dial fails and every accepted link is refused, each saying so).
+    let loop: RelayLoop?
 
     private struct Links {
         var peers: [String: RelayPeer] = [:]
@@ -78,6 +82,19 @@ public final class RelayNetwork: @unchecked Sendable {
         self.onUndelivered = onUndelivered
         self.outputStands = outputStands
         self.links = Locked(Links(handshakes: RelayHandshakeSlots(options: options)))
+        do {
+            let loop = try RelayLoop(options: options, log: log, outputStands: outputStands)
+            loop.start()
+            self.loop = loop
+        } catch {
+            log.error("relay loop not started: every relay link will fail", ["reason": "\(error)"])
+            self.loop = nil
+        }
+    }
+
+    deinit {
+        // Stopped already, unless `stop` was never called: its timers hold it otherwise.
+        if let loop { loop.queue.async { loop.stop() } }
     }
 
     // MARK: The API
@@ -114,12 +131,16 @@ public final class RelayNetwork: @unchecked Sendable {
     /// relay handshake: `ServerConfiguration.relayHandOff`. `peer` is its address: for the
     /// bounds per source and for logs. `nodeAddresses`: the registered nodes' advertised
     /// addresses, whose handshakes may take the slots kept for nodes. Returns at once; the
-    /// handshake runs on the link's queue.
+    /// handshake runs on the relay loop.
     public func adopt(fd: Int32, peer: String, firstBytes: [UInt8], nodeAddresses: [String] = []) {
+        let deadline = DispatchTime.now() + .milliseconds(options.handshakeTimeoutMs)
         let source = RelayPeerAddress(hostPort: peer)
         let fromNode = source.map { source in nodeAddresses.contains { RelayPeerAddress(hostPort: $0) == source } } ?? false
         let host = RelayAddress(peer)?.host ?? peer
-        let link = RelayLink(network: self, fd: fd, address: peer)
+        guard let loop else {
+            return refuse(fd: fd, peer: peer, RelayNetwork.noLoopRefusal, kind: .gone)
+        }
+        let link = RelayLink(network: self, loop: loop, fd: fd, address: peer)
         let refusal = links.withLock { l -> String? in
             if l.stopped { return RelayNetwork.stoppedRefusal }
             if let busy = l.handshakes.take(ObjectIdentifier(link), from: source, fromNode: fromNode, host: host) {
@@ -131,23 +152,38 @@ public final class RelayNetwork: @unchecked Sendable {
             return nil
         }
         if let refusal {
-            let line = Array("RELAY-REFUSED \(refusal)\n".utf8)
-            _ = line.withUnsafeBytes { Sys.write(fd, $0) }
-            Sys.close(fd)
-            refused(refusal == RelayNetwork.stoppedRefusal ? .gone : .busy, peer: peer, reason: refusal)
-            return
+            return refuse(fd: fd, peer: peer, refusal, kind: refusal == RelayNetwork.stoppedRefusal ? .gone : .busy)
         }
-        link.start(firstBytes: firstBytes)
+        loop.queue.async { self.begin(link, firstBytes: firstBytes, deadline: deadline) }
+    }
+
+    private func refuse(fd: Int32, peer: String, _ refusal: String, kind: RelayRefusalEpisodes.Kind) {
+        let line = Array("RELAY-REFUSED \(refusal)\n".utf8)
+        _ = line.withUnsafeBytes { Sys.write(fd, $0) }
+        Sys.close(fd)
+        refused(kind, peer: peer, reason: refusal)
+    }
+
+    /// Puts a new link in the loop's table and starts its handshake. On the loop's queue.
+    private func begin(_ link: RelayLink, firstBytes: [UInt8], deadline: DispatchTime) {
+        let loop = unsafeDowncast(link.loop, to: RelayLoop.self)
+        if link.dialed { loop.registerConnecting(link) } else { loop.register(link) }
+        // Stopped while it was on its way here: `stop` closed the links of the table.
+        link.started(firstBytes: firstBytes, deadline: deadline, stopped: isStopped)
     }
 
     /// Closes every link (each that was up is reported down) and drops what is queued.
-    /// Later sends are dropped. Not from a callback: it waits for each link's queue.
+    /// Later sends are dropped. Not from a callback: it waits for the relay loop's queue.
     public func stop() {
         let (open, peers) = links.withLock { l in
             l.stopped = true
             return (Array(l.open.values), Array(l.peers.values))
         }
-        for link in open { link.queue.sync { link.close(because: .stopped) } }
+        loop?.queue.sync {
+            // Links not in the table yet close in `begin`, which sees `stopped`.
+            for link in open where link.loop.holds(link) { link.close(because: .stopped) }
+            loop?.stop()
+        }
         let dropped = peers.reduce(0) { $0 + $1.dropAll() }
         links.withLock { $0.statistics.dropped += dropped }
     }
@@ -172,19 +208,18 @@ public final class RelayNetwork: @unchecked Sendable {
         links.withLock { $0.inbound[node] }
     }
 
-    /// A dialled link has its socket: track it and start it.
+    /// A dialled link has its socket: the loop takes it (and closes it at once if the
+    /// relay stopped meanwhile).
     func started(_ link: RelayLink) {
-        let accepted = links.withLock { l -> Bool in
+        let deadline = DispatchTime.now() + .milliseconds(options.handshakeTimeoutMs)
+        links.withLock { l in
             l.statistics.sockets += 1
-            guard !l.stopped else { return false }
-            l.open[ObjectIdentifier(link)] = link
-            return true
+            if !l.stopped { l.open[ObjectIdentifier(link)] = link }
         }
-        link.start()
-        if !accepted { link.queue.async { link.close(because: .stopped) } }
+        link.loop.queue.async { self.begin(link, firstBytes: [], deadline: deadline) }
     }
 
-    /// A link's handshake succeeded. On its queue.
+    /// A link's handshake succeeded. On the loop's queue.
     func established(_ link: RelayLink, node: String) {
         let (replaced, peer) = links.withLock { l -> (RelayLink?, RelayPeer?) in
             l.statistics.linksUp += 1
@@ -198,7 +233,7 @@ public final class RelayNetwork: @unchecked Sendable {
         log.info("relay link up", ["node": node, "peer": link.address, "dialled": link.dialed ? "yes" : "no"])
         // Up before the replaced link is even closed: a node with a link never looks gone.
         onLinkUp(node)
-        if let replaced { replaced.queue.async { replaced.close(because: .replaced) } }
+        if let replaced { replaced.loop.queue.async { replaced.close(because: .replaced) } }
         // Messages that wait for a dial may leave on this link at once.
         if let peer { peer.queue.async { peer.dialIfNeeded() } }
     }
@@ -218,9 +253,9 @@ public final class RelayNetwork: @unchecked Sendable {
         if directly { framesWrittenDirectly.add(frames, ordering: .relaxed) }
     }
 
-    /// A link closed (`was` is the phase it closed in). On its queue.
-    func closed(_ link: RelayLink, was: RelayLink.Phase, because closing: RelayLink.Closing, unwrittenFrames: Int, sendingPeer: RelayPeer?) {
-        let dropped = sendingPeer?.linkGone(link, unwrittenFrames: unwrittenFrames) ?? 0
+    /// A link closed (`was` is the phase it closed in; `dropped` frames its sending peer
+    /// lost with it). On the loop's queue.
+    func closed(_ link: RelayLink, was: RelayLink.Phase, because closing: RelayLink.Closing, dropped: Int, sendingPeer: RelayPeer?) {
         var upNode: String?
         links.withLock { l in
             l.open[ObjectIdentifier(link)] = nil
@@ -270,6 +305,7 @@ public final class RelayNetwork: @unchecked Sendable {
     }
 
     private static let stoppedRefusal = "relay stopped"
+    static let noLoopRefusal = "no relay loop (its epoll descriptor could not be made)"
 
     /// Logs a refused inbound handshake by episode (`RelayRefusalEpisodes`), and ticks the
     /// episodes while one is open.

@@ -49,8 +49,8 @@ public struct RelayOptions: Sendable {
     /// How often a run of refused handshakes is summed up in the log, one line per kind at
     /// most (`RelayRefusalEpisodes`). Default 10 s.
     public var refusalLogIntervalMs = 10_000
-    /// How long an up link that has run out of frames looks for the next one before it
-    /// blocks, at most (`IdleSpin`); 0: never. The server sets it from
+    /// How long the relay loop, out of frames, looks for the next ones before it blocks,
+    /// at most (`IdleSpin`); 0: never. The server sets it from
     /// `ServerConfiguration.idleSpinNs`. Default 0.
     public var idleSpinNs: Int64 = 0
 

@@ -9,9 +9,9 @@ import Dispatch
 /// a follower on the link the follower opened), else one this node dials.
 ///
 /// `send` writes a frame straight to the link's socket when nothing waits ahead of it, else
-/// appends under the lock and, when needed, wakes the link's queue (to write) or `queue`
+/// appends under the lock and, when needed, wakes the relay loop (to write) or `queue`
 /// (to dial): it never waits for the network (the socket is non-blocking; what it does
-/// not take at once is queued for the link's write source).
+/// not take at once is queued for the loop, which writes it on EPOLLOUT).
 final class RelayPeer: @unchecked Sendable {
     let node: String
     /// Dial decisions run here, one at a time.
@@ -43,7 +43,7 @@ final class RelayPeer: @unchecked Sendable {
 
         /// Writes `frame` to the idle `link` from this thread, under the outbox's lock (which
         /// keeps the link's own writes out); what the socket does not take is queued for the
-        /// link's queue. True if the link must be woken to pull the rest.
+        /// relay loop. True if the link must be woken to pull the rest.
         mutating func writeDirectly(_ frame: [UInt8], on link: RelayLink) -> Bool {
             let written = link.writeDirectly(frame)
             guard written < frame.count else { return false }
@@ -95,7 +95,7 @@ final class RelayPeer: @unchecked Sendable {
             }
             if let link = o.link, o.isIdle(link) {
                 // Nothing is ahead of this frame: written from this thread, it saves waking
-                // the link's queue (a wake-up costs tens of us, a relayed press crosses four).
+                // the relay loop (a wake-up costs tens of us, a relayed press crosses four).
                 guard o.writeDirectly(frame, on: link) else { return .wrote }
                 if o.leaseEpoch == 0 { o.leaseEpoch = leaseEpoch }
                 return .pull(link)
@@ -118,16 +118,15 @@ final class RelayPeer: @unchecked Sendable {
         case .wrote:
             network?.wrote(frames: 1, directly: true)
         case .pull(let link):
-            link.pullWanted.store(true, ordering: .releasing)
-            link.queue.async { link.pull() }
+            link.loop.queue.async { link.pull() }
         case .dial:
             queue.async { self.dialIfNeeded() }
         case .close(let link, let dropped):
             network?.dropped(dropped, to: node, on: queue)
-            link.queue.async { link.close(because: .overflow(limit: limit)) }
+            link.loop.queue.async { link.close(because: .overflow(limit: limit)) }
         case .stale(let link):
             network?.dropped(1, to: node, on: queue)
-            if let link { link.queue.async { link.close(because: .staleOutput) } }
+            if let link { link.loop.queue.async { link.close(because: .staleOutput) } }
         case .dropped(let count):
             network?.dropped(count, to: node, on: queue)
         }
@@ -137,7 +136,7 @@ final class RelayPeer: @unchecked Sendable {
     /// unwritten for it (a link with frames on their way needs no ping: those are heard).
     /// Never dials, never counted as a frame. False if `link` is not the one this peer
     /// writes to: then nothing else writes to it and the link sends its ping itself. On
-    /// the link's queue.
+    /// the relay loop's queue.
     func ping(on link: RelayLink) -> Bool {
         let frame = RelayLink.pingFrame
         var mine = true
@@ -186,7 +185,7 @@ final class RelayPeer: @unchecked Sendable {
         case .none:
             return
         case .inbound(let link):
-            link.queue.async { link.attach(self) }
+            link.loop.queue.async { link.attach(self) }
         case .wait(let ms):
             queue.asyncAfter(deadline: .now() + .milliseconds(Int(ms))) { self.dialIfNeeded() }
         case .connect(let address):
@@ -198,11 +197,14 @@ final class RelayPeer: @unchecked Sendable {
         guard let parsed = RelayAddress(address) else {
             return dialFailed(network: network, address: address, reason: "not a host:port address")
         }
+        guard let loop = network.loop else {
+            return dialFailed(network: network, address: address, reason: RelayNetwork.noLoopRefusal)
+        }
         switch Sys.connect(host: parsed.host, port: parsed.port) {
         case .failure(let failure):
             dialFailed(network: network, address: address, reason: failure.description)
         case .success(let fd):
-            let link = RelayLink(network: network, fd: fd, address: address, dialingNode: node, sending: self)
+            let link = RelayLink(network: network, loop: loop, fd: fd, address: address, dialingNode: node, sending: self)
             outbox.withLock { o in
                 o.link = link
                 o.linkUp = false
@@ -231,7 +233,7 @@ final class RelayPeer: @unchecked Sendable {
 
     /// The link is up: it may take what is queued. `holding` is what it still has to
     /// write of its handshake, which a frame written directly must not pass. On the
-    /// link's queue.
+    /// relay loop's queue.
     func linkReady(_ link: RelayLink, holding: Int) {
         outbox.withLock { o in
             guard o.link === link else { return }
@@ -243,7 +245,7 @@ final class RelayPeer: @unchecked Sendable {
     }
 
     /// Everything queued, for `link` to write; nil if the link is no longer this peer's.
-    /// On the link's queue.
+    /// On the relay loop's queue.
     func take(for link: RelayLink) -> (bytes: [UInt8], sizes: [Int], leaseEpoch: UInt64)? {
         outbox.withLock { o in
             guard o.link === link else { return nil }
@@ -258,7 +260,7 @@ final class RelayPeer: @unchecked Sendable {
         }
     }
 
-    /// What `link` still holds unwritten, for the bound. On the link's queue.
+    /// What `link` still holds unwritten, for the bound. On the relay loop's queue.
     func holds(_ unwritten: Int, on link: RelayLink) {
         outbox.withLock { o in
             if o.link === link { o.unwritten = unwritten }
@@ -266,7 +268,7 @@ final class RelayPeer: @unchecked Sendable {
     }
 
     /// `link` closed: if it was this peer's, everything queued and unwritten is dropped
-    /// (returned as a count) and the next frame finds a new link. On the link's queue.
+    /// (returned as a count) and the next frame finds a new link. On the relay loop's queue.
     func linkGone(_ link: RelayLink, unwrittenFrames: Int) -> Int {
         let now = SystemClock.monotonic.milliseconds()
         return outbox.withLock { o in

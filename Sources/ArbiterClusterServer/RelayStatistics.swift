@@ -13,7 +13,7 @@ public struct RelayStatistics: Equatable, Sendable {
     /// Frames written to a socket in full.
     public var framesOut = 0
     /// Of `framesOut`, those written in full by the sending thread itself, nothing being
-    /// queued ahead of them (the rest went through the link's queue).
+    /// queued ahead of them (the rest went through the relay loop).
     public var framesWrittenDirectly = 0
     /// Inbound handshakes refused (wrong key, not a relay peer, too slow, too many).
     public var refusals = 0

@@ -102,6 +102,9 @@ open class EventLoop: @unchecked Sendable {
     /// Once a second, after the check for missed wake-ups: per-channel timeouts.
     open func swept() {}
 
+    /// EPOLLOUT came and `channel` wrote what it could: a connect finished, or output left.
+    open func wrote(_ channel: Channel) {}
+
     /// The time a read (or a batch) is stamped with, given the monotonic clock's nanoseconds
     /// (a subclass may read a clock of its own; tests use a manual one).
     open func batchTime(givenSystem nanoseconds: Int64) -> Int64 { nanoseconds }
@@ -248,6 +251,7 @@ open class EventLoop: @unchecked Sendable {
                 guard slot < slots.count, let channel = slots[slot], channel.epollData == data else { continue }
                 if events & cs_EPOLLOUT != 0 {
                     flush.handle(channel.writable(), of: channel)
+                    wrote(channel)
                 }
                 if events & (cs_EPOLLIN | cs_EPOLLRDHUP | cs_EPOLLHUP | cs_EPOLLERR) != 0 {
                     drained = readable(channel, flush: &flush) && drained
@@ -366,9 +370,13 @@ open class EventLoop: @unchecked Sendable {
         if closesRequested.count == 1 { queue.async { self.closeRequested() } }
     }
 
-    /// Carries out the closes asked for on `queue`. On `queue`.
-    package final func closeRequested() {
-        guard !closesRequested.isEmpty else { return }
+    /// Carries out the closes asked for on `queue`. On `queue`; inlined in the loop,
+    /// which asks after every batch.
+    @inline(__always) package final func closeRequested() {
+        if !closesRequested.isEmpty { closeAllRequested() }
+    }
+
+    private func closeAllRequested() {
         let batch = closesRequested
         closesRequested.removeAll(keepingCapacity: true)
         for (channel, reason) in batch { close(channel, reason: reason) }

@@ -33,12 +33,16 @@ public struct FlushList {
         }
     }
 
-    package mutating func flushAll() {
+    /// Inlined where the loop calls it, after every batch: most find the list empty.
+    @inline(__always) package mutating func flushAll() {
         // A list lives on across a reactor's batches: what the next one appends is
         // marked by whoever makes it, not by this batch's decisions.
         outputEpoch = 0
         outputStampMs = 0
-        guard !channels.isEmpty else { return }
+        if !channels.isEmpty { flushListed() }
+    }
+
+    private mutating func flushListed() {
         let batch = channels
         channels.removeAll(keepingCapacity: true)
         for channel in batch {

@@ -72,6 +72,8 @@ import Testing
             }
         }
         #expect(loop.budget.queuedBytes == 0)
+        // The owner heard of it: the relay counts frames written on EPOLLOUT by it.
+        #expect(loop.record.withLock { $0.calls.contains("wrote") })
     }
 
     @Test func lastOutputIsWrittenAndThenTheSocketCloses() throws {

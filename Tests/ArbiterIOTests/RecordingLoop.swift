@@ -9,7 +9,7 @@ import Synchronization
 final class RecordingLoop: EventLoop, @unchecked Sendable {
     struct Record {
         var received: [UInt8] = []
-        /// Hook calls in order: "received", "batchEnded", "closing", "closed:<reason>", ...
+        /// Hook calls in order: "received", "batchEnded", "wrote", "closing", "closed:<reason>", ...
         var calls: [String] = []
         var accepted: [Channel] = []
         var troubles: [LoopTrouble] = []
@@ -70,6 +70,10 @@ final class RecordingLoop: EventLoop, @unchecked Sendable {
         record.withLock { r in
             if r.calls.last != "batchEnded" { r.calls.append("batchEnded") }
         }
+    }
+
+    override func wrote(_ channel: Channel) {
+        record.withLock { $0.calls.append("wrote") }
     }
 
     override func closing(_ channel: Channel) -> Bool {
