@@ -1,6 +1,8 @@
+import Dispatch
 import Synchronization
 
-/// Waiting for ready sockets, and reading one: its bytes, and when they arrived.
+/// Waiting for ready sockets, reading one (its bytes, and when they arrived), and the
+/// sweep for ready sockets a missed wake-up left unread.
 extension EventLoop {
     /// Waits for the next batch: spun for the window of `idleSpin`, then blocked for up to
     /// `timeoutMs`; the spell adapts the window.
@@ -66,5 +68,29 @@ extension EventLoop {
         batchEnded(flush: &flush)
         flush.flushAll()
         closeRequested()
+    }
+
+    // MARK: Sweep: what a missed wake-up left unread
+
+    /// Once a second: the safety net for missed wake-ups, then the subclass's timeouts.
+    /// On `queue`.
+    package final func sweep() {
+        assertOnQueue()
+        // Sockets ready while the source has not run for half a second, and still 50 ms
+        // later (a wake-up takes microseconds), mean a wake-up was missed somewhere below
+        // us. Serve them, and say so, rather than leave peers waiting for the next event.
+        if isStale() {
+            queue.asyncAfter(deadline: .now() + .milliseconds(50)) { [weak self] in
+                guard let self, self.source != nil, self.isStale() else { return }
+                self.trouble(.missedWakeup)
+                self.drainReadyEvents()
+            }
+        }
+        swept()
+    }
+
+    /// Sockets are ready but the source has not run for half a second. On `queue`.
+    private func isStale() -> Bool {
+        SystemClock.monotonic.nanoseconds() - drainedAt > 500_000_000 && epoll.hasReady()
     }
 }

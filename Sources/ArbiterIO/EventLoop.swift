@@ -20,7 +20,7 @@ open class EventLoop: @unchecked Sendable {
     package final let epfd: Int32
     /// SO_SNDBUF for every socket registered (nil: the system's default).
     private let sendBufferBytes: Int32?
-    private var source: DispatchSourceRead?
+    var source: DispatchSourceRead?
     private var sweepTimer: DispatchSourceTimer?
     @exclusivity(unchecked) package final private(set) var slots: [Channel?] = []
     @exclusivity(unchecked) private var freeSlots: [Int] = []
@@ -30,7 +30,7 @@ open class EventLoop: @unchecked Sendable {
     /// `batchTime` gives it), and once per epoll batch for whatever else the batch
     /// does. Not once per batch for reads too: bytes that arrive while earlier sockets
     /// of the batch are being handled would be stamped before they arrived, and a hold
-    /// timed from that stamp fires early (issue 9, section 5). Read through `batchNanos`.
+    /// timed from that stamp fires early. Read through `batchNanos`.
     @exclusivity(unchecked) @usableFromInline final var batchStamp: Int64 = 0
     /// When the bytes of the current read arrived, on `batchStamp`'s clock: the kernel's
     /// receive stamp moved onto it where sockets are stamped (`stampsArrivals`), else the
@@ -50,7 +50,7 @@ open class EventLoop: @unchecked Sendable {
     /// How long an idle reactor looks before it blocks (`IdleSpin`).
     @exclusivity(unchecked) var idleSpin: IdleSpin
     /// When the epoll descriptor's source last ran (monotonic nanoseconds).
-    @exclusivity(unchecked) private var drainedAt: Int64 = 0
+    @exclusivity(unchecked) var drainedAt: Int64 = 0
     /// Closes asked for on `queue` itself (a reply written, then close): done right after
     /// the round's writes rather than after the loop goes quiet, so peers see the FIN
     /// at once.
@@ -214,7 +214,7 @@ open class EventLoop: @unchecked Sendable {
     /// wake-up costs a second epoll_wait and a thread hand-off per readiness. It
     /// returns when sockets stay quiet for 1 ms, or after 5 ms of work so that timers
     /// and other blocks on this queue get their turn.
-    private func drainReadyEvents() {
+    func drainReadyEvents() {
         assertOnQueue()
         var flush = FlushList()
         let started = SystemClock.monotonic.nanoseconds()
@@ -380,29 +380,5 @@ open class EventLoop: @unchecked Sendable {
         let batch = closesRequested
         closesRequested.removeAll(keepingCapacity: true)
         for (channel, reason) in batch { close(channel, reason: reason) }
-    }
-
-    // MARK: Sweep
-
-    /// Once a second: the safety net for missed wake-ups, then the subclass's timeouts.
-    /// On `queue`.
-    package final func sweep() {
-        assertOnQueue()
-        // Sockets ready while the source has not run for half a second, and still 50 ms
-        // later (a wake-up takes microseconds), mean a wake-up was missed somewhere below
-        // us. Serve them, and say so, rather than leave peers waiting for the next event.
-        if isStale() {
-            queue.asyncAfter(deadline: .now() + .milliseconds(50)) { [weak self] in
-                guard let self, self.source != nil, self.isStale() else { return }
-                self.trouble(.missedWakeup)
-                self.drainReadyEvents()
-            }
-        }
-        swept()
-    }
-
-    /// Sockets are ready but the source has not run for half a second. On `queue`.
-    private func isStale() -> Bool {
-        SystemClock.monotonic.nanoseconds() - drainedAt > 500_000_000 && epoll.hasReady()
     }
 }
