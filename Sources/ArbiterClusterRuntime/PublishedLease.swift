@@ -5,7 +5,7 @@ import Synchronization
 /// The lease's id and safe deadline, readable without the keeper's lock (a sequence
 /// lock). Every relayed press asks for them four times, on both nodes: through the lock
 /// and a copy of the whole state machine that cost about 800 instructions a time, on
-/// the path whose latency issue 11 measures.
+/// the relay hop whose latency `bench/cluster.sh` measures.
 ///
 /// The keeper publishes under its own lock after every change of its machine, so there
 /// is one writer at a time. A reader that meets a publication under way gets nil and
