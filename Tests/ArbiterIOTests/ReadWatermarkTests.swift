@@ -34,15 +34,8 @@ import Testing
         var clients: [Int32] = []
         defer { for fd in clients { Sys.close(fd) } }
         for loop in loops {
-            let client = try Sys.connect(host: "127.0.0.1", port: listener.port).get()
+            let (client, accepted) = try #require(try loopbackConnection(to: listener))
             clients.append(client)
-            var accepted: Int32 = -1
-            for _ in 0..<1000 where accepted < 0 {
-                var p = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
-                guard poll(&p, 1, 10_000) == 1 else { break }
-                if case .accepted(let fd, _) = Sys.accept(listener.fd) { accepted = fd }
-            }
-            try #require(accepted >= 0)
             let channel = Channel(fd: accepted, generation: 1, loop: loop, outboundLimit: 1 << 20, budget: OutputBudget(limit: 1 << 30), sink: nil)
             loop.queue.sync { loop.register(channel) }
         }
