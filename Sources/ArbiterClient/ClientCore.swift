@@ -109,18 +109,28 @@ final class ClientCore: @unchecked Sendable {
         return slot.link
     }
 
-    /// A link on which `panel`'s commands may go, waiting until `deadline`.
-    func readyLink(panel: String?, ticket: Int?, deadline: DispatchTime) async throws -> LinkSlot {
+    /// A link on which `panel`'s commands may go, waiting until `deadline`. `first` runs
+    /// under the lock just before the waiter is in place, so that what it sends (a JOIN)
+    /// cannot be answered before someone waits for the answer.
+    func readyLink(
+        panel: String?, ticket: Int?, deadline: DispatchTime, first: (() -> Link?)? = nil
+    ) async throws -> LinkSlot {
         let waiter = locked { makeID() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LinkSlot, any Error>) in
-                locked {
-                    if s.closed { return continuation.resume(throwing: ArbiterClientError.closed) }
-                    if s.cancelled.remove("w\(waiter)") != nil { return continuation.resume(throwing: CancellationError()) }
-                    if let panel, s.panels[panel] == nil { return continuation.resume(throwing: ArbiterClientError.closed) }
-                    if let slot = usable(for: panel) { return continuation.resume(returning: slot) }
+                let flush: Link? = locked {
+                    if s.closed { return fail(continuation, ArbiterClientError.closed) }
+                    if s.cancelled.remove("w\(waiter)") != nil { return fail(continuation, CancellationError()) }
+                    let flush = first?()
+                    if let panel, s.panels[panel] == nil { return fail(continuation, ArbiterClientError.closed) }
+                    if let slot = usable(for: panel) {
+                        continuation.resume(returning: slot)
+                        return flush
+                    }
                     s.waiters[waiter] = LinkWaiter(panel: panel, ticket: ticket, continuation: continuation)
+                    return flush
                 }
+                flush?.flush()
                 DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in
                     locked {
                         guard let waiting = s.waiters.removeValue(forKey: waiter) else { return }
@@ -238,13 +248,11 @@ final class ClientCore: @unchecked Sendable {
 
     /// Joins `panel` (or finds it joined) and waits until its snapshot is in.
     func join(_ panel: String) async throws -> PanelState {
-        let flush: Link? = locked {
-            if s.panels[panel] == nil { s.panels[panel] = PanelSlot(panel: panel) }
-            return requestJoin(panel, cause: nil)
-        }
-        flush?.flush()
         do {
-            _ = try await readyLink(panel: panel, ticket: nil, deadline: .now() + options.commandWait)
+            _ = try await readyLink(panel: panel, ticket: nil, deadline: .now() + options.commandWait) {
+                if self.s.panels[panel] == nil { self.s.panels[panel] = PanelSlot(panel: panel) }
+                return self.requestJoin(panel, cause: nil)
+            }
         } catch {
             // A panel that never answered is not kept trying behind the caller's back.
             locked {

@@ -41,6 +41,32 @@ struct ClientBasicsTests {
         }
     }
 
+    /// The refusal may be read before the caller waits for it (a busy machine, a fast
+    /// server): it must still come back as the server's error, never as "closed". Many
+    /// joins at once on a 2-core machine make the reader win that race now and then.
+    @Test func aRefusedJoinIsTheServersErrorHoweverFastItComes() async throws {
+        let server = try TestServer()
+        let client = try await ArbiterClient.connect(hosts: ["127.0.0.1:\(server.port)"], name: "erin")
+        let wrong = await withTaskGroup(of: String?.self) { group in
+            for joiner in 0..<16 {
+                group.addTask {
+                    for attempt in 0..<40 {
+                        do {
+                            _ = try await client.join("nope\(joiner)")
+                            return "joined a panel that does not exist"
+                        } catch ArbiterClientError.server(let code, _) where code == "no-such-panel" {
+                        } catch {
+                            return "joiner \(joiner), attempt \(attempt): \(error)"
+                        }
+                    }
+                    return nil
+                }
+            }
+            return await group.compactMap { $0 }.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(wrong.isEmpty, "\(wrong)")
+    }
+
     /// A hold seen through the events: every seq once and in order, MIDWAY before the
     /// progress reaches one half, FIRED then RELEASED, and the finger's UP after it.
     @Test func aHoldsEventsComeInSeqOrder() async throws {
@@ -58,7 +84,9 @@ struct ClientBasicsTests {
         let seqs = recorder.all.compactMap(\.seq)
         #expect(seqs == Array((first + 1)...(first + UInt64(seqs.count))), "\(seqs)")
         let kinds = recorder.all.map { String(describing: $0).split(separator: " ")[0] }
-        #expect(kinds.first == "PRESSED")
+        // dave's own JOINED follows his snapshot; on a busy machine it is read after the
+        // stream began.
+        #expect(kinds.drop { $0 == "JOINED" }.first == "PRESSED", "\(kinds)")
         #expect(kinds.suffix(3) == ["PROGRESS", "FIRED", "RELEASED"])
         let midway = try #require(kinds.firstIndex(of: "MIDWAY"))
         for event in recorder.all[..<midway] {

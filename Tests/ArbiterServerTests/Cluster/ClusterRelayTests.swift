@@ -301,6 +301,9 @@ struct ClusterLinkDropTests {
         bob.close()
         let demo = try #require(nodes.servers[follower]?.stateForTesting?.panels.first)
         #expect(eventually(seconds: 5) { demo.memberCount.load(ordering: .relaxed) == 0 })
+        // The count drops first; the rest of the close (bob's sessionGone to the leader)
+        // follows on the panel's queue, and must be over before the caller watches sends.
+        demo.queue.sync {}
         return (alice, leader, follower, demo)
     }
 
