@@ -16,6 +16,9 @@ final class LeaseLapse: @unchecked Sendable {
     private let syncedLeaseID = Atomic<Int64>(0)
     private let epochNow = Atomic<UInt64>(1)
     private let clock: any TimeSource
+    /// The clock `markedAtMs` is read on, held here so that the check at every relayed
+    /// write neither looks up the shared instance nor calls through `TimeSource`.
+    private let monotonic = SystemClock.monotonic
     private let log: ServerLog
     /// Every panel this node follows ends what it relayed and what its members knew of.
     /// Set once, by the owner's init, before anything can lapse.
@@ -67,7 +70,7 @@ final class LeaseLapse: @unchecked Sendable {
     /// written either.
     func outputStands(_ epoch: UInt64, markedAtMs: Int64) -> Bool {
         guard epoch == self.epoch, !isLapsed else { return false }
-        if markedAtMs != 0, SystemClock.monotonic.milliseconds() - markedAtMs >= staleAfterMs { return false }
+        if markedAtMs != 0, monotonic.milliseconds() - markedAtMs >= staleAfterMs { return false }
         // Not through the runtime while the published lease answers (`WritableLease`).
         if let fast = writable?.read(), let lease = fast { return agrees(lease, holding: lease) }
         guard let runtime else { return true }

@@ -25,6 +25,10 @@ public final class SystemClock: TimeSource {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
+    /// `TimeSource.milliseconds` for callers that hold a `SystemClock` itself: read at
+    /// each relayed write, and the protocol's generic form went through its witness.
+    @inlinable public func milliseconds() -> Int64 { nanoseconds() / 1_000_000 }
+
     @inlinable public func wallMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
