@@ -62,7 +62,7 @@ run() {
     local out status=0
     out=$("$LOAD" "${args[@]}" "${TARGET[@]}" --json) || status=$?
     python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
-        "http://$HOST:$PORT/metrics" 2>/dev/null | grep -E '^arbiter_(arrival_reads|buzzer_)' >"$WORK/metrics-$system-$window.txt" || true
+        "http://$HOST:$PORT/metrics" 2>/dev/null | grep -E '^arbiter_(arrival_reads|arrival_behind|buzzer_)' >"$WORK/metrics-$system-$window.txt" || true
     stop_server
     record "$system" "$window" "$status" "$out" "arbiter-load ${args[*]}"
 }

@@ -45,7 +45,9 @@ extension EventLoop {
         switch ArrivalStamp.reading(kernelRealtimeNs: stamp, realtimeOffset: realtimeOffset, readMonotonicNs: readAt) {
         case .delay(let delay):
             arrivalCounts.stamped.add(1, ordering: .relaxed)
-            return batchStamp &- delay
+            let at = batchStamp &- delay
+            if let mark = readWatermark?.marks[index].readThrough, let lag = ReadWatermark.lag(of: at, behind: mark) { behindReadMark(by: lag) }
+            return at
         case .none:
             arrivalCounts.unstamped.add(1, ordering: .relaxed)
             return batchStamp
@@ -53,6 +55,11 @@ extension EventLoop {
             arrivalCounts.clockStepped.add(1, ordering: .relaxed)
             return batchStamp
         }
+    }
+
+    private func behindReadMark(by lag: Int64) {
+        arrivalCounts.behindReadMark.add(1, ordering: .relaxed)
+        if lag > arrivalCounts.behindReadMarkMaxNs.load(ordering: .relaxed) { arrivalCounts.behindReadMarkMaxNs.store(lag, ordering: .relaxed) }
     }
 
     // MARK: Embedded (tests)

@@ -34,6 +34,14 @@ public final class ReadWatermark: Sendable {
     /// queues it on the socket and wakes epoll (microseconds on loopback).
     package static let stampErrorNs: Int64 = 50_000
 
+    /// How far an arrival lies behind what its loop had already read through (`mark`),
+    /// past the stamp error; nil when it does not. Such a press was on no ready list when
+    /// the loop looked, so the kernel queued it later than it stamped it, and a press
+    /// ranked on that mark may have been ranked before it.
+    package static func lag(of arrival: Int64, behind mark: Int64) -> Int64? {
+        arrival &+ stampErrorNs < mark ? mark &- arrival : nil
+    }
+
     private struct Waiter: Sendable {
         var through: Int64
         var wake: @Sendable () -> Void

@@ -68,6 +68,15 @@ struct MetricsPage {
                 "arbiter_arrival_reads_total",
                 "Reads of client sockets by where their arrival time came from: the kernel's receive stamp, or the read time because no stamp came or the wall clock moved.",
                 label: "source", [("kernel", sources[0]), ("read-no-stamp", sources[1]), ("read-clock-step", sources[2])])
+            if server.readWatermark != nil {
+                let behind = server.reactors.reduce(0) { $0 + $1.arrivalCounts.behindReadMark.load(ordering: .relaxed) }
+                let lag = server.reactors.reduce(Int64(0)) { max($0, $1.arrivalCounts.behindReadMarkMaxNs.load(ordering: .relaxed)) }
+                p.counter(
+                    "arbiter_arrival_behind_read_mark_total",
+                    "Stamped reads whose kernel stamp came before what their reactor had already read through: the kernel queued them later than it stamped them.",
+                    behind)
+                p.gauge("arbiter_arrival_behind_read_mark_max_us", "The largest such lag, in microseconds.", Int(lag / 1000))
+            }
         }
         p.counter(
             "arbiter_buzzer_late_presses_total", "Buzzer presses read after their decision window, ranked behind a press that arrived after them.",

@@ -24,6 +24,14 @@ import Testing
         #expect(!reads.wake(onceReadThrough: asked) { Issue.record("woken for a time already read through") })
     }
 
+    /// An arrival counts as behind its loop's mark only past the stamps' error.
+    @Test func anArrivalIsBehindTheMarkOnlyPastTheStampError() {
+        let error = ReadWatermark.stampErrorNs
+        #expect(ReadWatermark.lag(of: 1_000_000, behind: 1_000_000 + error) == nil)
+        #expect(ReadWatermark.lag(of: 1_000_000, behind: 1_000_000 + error + 1) == error + 1)
+        #expect(ReadWatermark.lag(of: 2_000_000, behind: 1_000_000) == nil)
+    }
+
     /// Bytes written to both loops' sockets in bursts: whenever a loop reads bytes, the
     /// time it has published is not past their arrival (less the stamps' error).
     @Test func noLoopIsThroughBytesItHasNotReadYet() throws {

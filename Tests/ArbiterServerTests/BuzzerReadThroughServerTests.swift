@@ -30,5 +30,7 @@ struct BuzzerReadThroughServerTests {
         #expect(metrics.contains(#"arbiter_buzzer_ranked_total{by="read-through"} 2"#), "\(metrics)")
         #expect(metrics.contains(#"arbiter_buzzer_ranked_total{by="window"} 0"#))
         #expect(metrics.contains("arbiter_buzzer_late_presses_total 0"))
+        #expect(metrics.contains("arbiter_arrival_behind_read_mark_total "), "\(metrics)")
+        #expect(metrics.contains("arbiter_arrival_behind_read_mark_max_us "))
     }
 }
