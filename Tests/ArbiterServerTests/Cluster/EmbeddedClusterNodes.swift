@@ -130,7 +130,9 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
     /// the new time (its keepalive answered or refused: an event, not a timer), then runs
     /// what would have fired by then: each reactor's sweep (owed replies), each panel's
     /// timers, and each node's lapse check.
-    func advance(milliseconds total: Int64) {
+    /// `ticking: false` leaves the timers' work out (a test that needs the moment before
+    /// the node timer notices a lapse).
+    func advance(milliseconds total: Int64, ticking: Bool = true) {
         var left = total
         // Bounded: `left` shrinks by at least one step's worth each turn.
         while left > 0 {
@@ -143,8 +145,20 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
                 return before.allSatisfy { name, count in now[name].map { $0 > count } ?? true }
             }
             if !renewed { Issue.record("a live node never renewed its lease at the new time: \(describe(panels[0].id))") }
-            tick()
+            if ticking { tick() }
         }
+    }
+
+    /// etcd answers `name`'s lease calls again after an outage that outlived its lease:
+    /// the next keepalive hears the lease is gone, a new one is granted, and the clock
+    /// moves past the wait of a node whose lease ended before it campaigns again
+    /// (`ClusterNode.leaseEnded`: TTL minus the margin).
+    func etcdAnswersAgain(_ name: String) {
+        leaseViews[name]?.setFailing(false)
+        advance(milliseconds: timing.keepAliveIntervalMilliseconds)
+        let regained = eventually { context(name)?.runtime.safeLeaseID() != nil }
+        if !regained { Issue.record("\(name) never had a lease again: \(describe(panels[0].id))") }
+        advance(milliseconds: timing.ttlSeconds * 1000 - timing.safetyMarginMilliseconds)
     }
 
     /// Each live node's keepalives answered or refused so far, for the nodes that hold a
@@ -157,13 +171,15 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
         }
     }
 
-    /// Runs now what the real timers would run at the clock's time: the reactors' sweeps,
-    /// the panels' timers, and the node timer's lapse check.
+    /// Runs now what the real timers would run at the clock's time: the reactors' sweeps
+    /// (owed replies), the node timer's checks (a lapse, vanished registrations, answers
+    /// and joins past their deadlines, kept members past their grace) and the panels'
+    /// timers.
     func tick() {
         for state in states.values {
             for reactor in state.reactors { reactor.queue.sync { reactor.tickForTesting() } }
+            (state.cluster as? ClusterContext)?.checkNodes()
             for panel in state.panels { panel.queue.sync { panel.timerFired() } }
-            (state.cluster as? ClusterContext)?.checkLease()
         }
     }
 
@@ -228,6 +244,25 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
         let connection = state.adopt(fd: -1, peer: "127.0.0.1:\(nextPort)", sink: EmbeddedSink(onWrite: { Changes.bump() }))
         connection.reactor.queue.sync {}
         return EmbeddedClient(connection)
+    }
+
+    /// `GET path` on `node`, as one HTTP request on a connection of its own: the response.
+    func get(_ path: String, on node: String) throws -> String {
+        let client = try connect(node)
+        client.sendRaw("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        var response = ""
+        _ = eventually {
+            response += String(decoding: client.connection.sink?.take() ?? [], as: UTF8.self)
+            guard let end = response.range(of: "\r\n\r\n"), let length = field("Content-Length:", in: response) else { return false }
+            return response[end.upperBound...].utf8.count >= length
+        }
+        return response
+    }
+
+    private func field(_ name: String, in head: String) -> Int? {
+        head.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased()) }.flatMap {
+            Int($0.dropFirst(name.count).trimmingCharacters(in: .whitespaces))
+        }
     }
 
     /// A peer of `node` past its HELLO.
