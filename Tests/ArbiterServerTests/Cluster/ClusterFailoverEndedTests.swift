@@ -73,33 +73,6 @@ struct ClusterFailoverEndedTests {
         #expect(try carol.expect("OK UP") == "OK UP demo b3 ended=failover")
     }
 
-    /// `ended=` answers the first release of a grant that ended, and only the first, as
-    /// on one node: a relayed session's second `UP` after a reset is the leader's
-    /// `not-owner`, and stays so after the leader dies (its node did not keep the grant
-    /// for a failover answer, since the leader already gave it).
-    @Test func aResetGrantsReleaseIsAnsweredEndedOnceAlsoAcrossAFailover() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2", "n3"], panels: [Self.panel])
-        let leader = try #require(nodes.leader())
-        let (alice, _) = try nodes.member(leader, name: "alice")
-        let carol = try nodes.client(nodes.followers(of: leader)[0], name: "carol")
-        carol.send("DOWN demo b1")
-        _ = try carol.expect("GRANTED demo b1")
-        alice.send("RESET demo")
-        #expect(try alice.expect("RELEASED demo b1").contains("reason=reset owner=carol"))
-        // Its answer follows the leader's frames about the reset on the link to carol's node.
-        carol.send("DOWN demo b3")
-        _ = try carol.expect("GRANTED demo b3")
-        carol.send("UP demo b1")
-        #expect(try carol.expect("OK UP") == "OK UP demo b1 ended=reset")
-        carol.send("UP demo b1")
-        #expect(try carol.expect("ERROR").hasPrefix("ERROR not-owner"))
-
-        nodes.crash(leader)
-        #expect(try Self.onceItsNodeFollows(carol, "UP demo b1").hasPrefix("ERROR not-owner"))
-        carol.send("UP demo b3")
-        #expect(try carol.expect("OK UP") == "OK UP demo b3 ended=failover")
-    }
-
     /// The leader's own session: its core forgets an ended grant once it answered
     /// `ended=`, so when the node stops deciding it does not keep that grant to answer
     /// it a second time.
