@@ -334,15 +334,15 @@ final class EmbeddedClient: @unchecked Sendable {
         throw Failure(description: "no \(prefix) in 200 lines: \(received.suffix(20))")
     }
 
-    /// Lines through the first that starts with `prefix` (at most 200).
-    func readLines(through prefix: String, seconds: Double = 10) throws -> [String] {
+    /// Lines through the first that starts with `prefix` (at most `limit`).
+    func readLines(through prefix: String, limit: Int = 200, seconds: Double = 10) throws -> [String] {
         var lines: [String] = []
-        for _ in 0..<200 {
+        for _ in 0..<limit {
             let line = try readLine(seconds: seconds)
             lines.append(line)
             if line.hasPrefix(prefix) { return lines }
         }
-        throw Failure(description: "no \(prefix) in 200 lines: \(lines.suffix(20))")
+        throw Failure(description: "no \(prefix) in \(limit) lines: \(lines.suffix(20))")
     }
 
     /// What was written and not read yet, without waiting: call `settle` first.
