@@ -36,7 +36,8 @@ struct EmbeddedParkedJoinTests {
     /// A JOIN on a node that cannot reach etcd waits the join wait, then says why (not
     /// that the leader is unreachable: it is fine). /metrics says the lease lapsed.
     @Test func aJoinOnANodeWhoseLeaseLapsedIsRefusedNamingEtcd() throws {
-        let nodes = try EmbeddedClusterNodes(["n1", "n2"], panels: [EmbeddedOwedReleaseTests.panel], timing: EmbeddedOwedReleaseTests.timing, joinWaitMs: 1_000)
+        let nodes = try EmbeddedClusterNodes(
+            ["n1", "n2"], panels: [EmbeddedOwedReleaseTests.panel], timing: EmbeddedOwedReleaseTests.timing, joinWaitMs: 1_000)
         let (leader, follower) = try nodes.leaderAndFollower()
         let context = try #require(nodes.context(follower))
         nodes.leaseViews[follower]?.setFailing(true)
