@@ -138,6 +138,10 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
         while left > 0 {
             let step = min(left, Self.stepMilliseconds)
             left -= step
+            // The node timer's lapse check, as it would have run (every 500 ms) while the
+            // clock stood: a node that has not synchronised under its lease yet does not
+            // notice that lease lapse.
+            if ticking { for name in states.keys { context(name)?.checkLease() } }
             let before = renewals()
             clock.advance(milliseconds: step)
             let renewed = eventually(seconds: 10) {
