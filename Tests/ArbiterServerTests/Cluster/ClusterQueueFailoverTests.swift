@@ -111,8 +111,9 @@ struct ClusterQueueFailoverTests {
         let (nodes, leader, follower, bob) = (setup.nodes, setup.leader, setup.follower, setup.bob)
         nodes.crash(leader)
         #expect(nodes.leader(of: "f") == follower)
-        let answer = try ClusterFailoverEndedTests.onceItsNodeFollows(bob, "UP f a")
-        #expect(answer == "OK UP f a ended=failover")
+        // Until bob's node follows the new leader: refused `ERROR unavailable`, nothing done.
+        let released = try answer(bob, "UP f a", until: { !$0.hasPrefix("ERROR unavailable") })
+        #expect(released == "OK UP f a ended=failover")
     }
 
     /// A hand-off for a place its node does not know the session waits in (the session was

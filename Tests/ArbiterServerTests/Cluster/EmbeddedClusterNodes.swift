@@ -26,8 +26,9 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
     /// Keepalives every 100 ms of the manual clock; a lease not renewed is gone 2 s after
     /// its last keepalive, and its holder stops deciding 300 ms before that.
     static let timing = ClusterTiming(ttlSeconds: 2, keepAliveIntervalMilliseconds: 100, safetyMarginMilliseconds: 300)
-    /// The longest `advance` moves the clock before every live node has renewed its lease:
-    /// well within TTL minus margin, so a node that renews stays safe throughout.
+    /// How far `advance` moves the clock before every live node has renewed its lease (and
+    /// a keepalive interval more, at most): well within TTL minus margin, so a node that
+    /// renews stays safe throughout.
     static let stepMilliseconds: Int64 = 500
 
     let clock = ManualClock()
@@ -39,6 +40,8 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
     let answerTimeoutMs: Int64
     let memberGraceMs: Int64
     let joinWaitMs: Int64
+    /// Nodes that announce other relay features than this version's (an older version).
+    let features: [String: Set<String>]
     private(set) var states: [String: ServerState] = [:]
     private(set) var leaseViews: [String: SharedEtcd.View] = [:]
     private(set) var controlViews: [String: SharedEtcd.View] = [:]
@@ -46,8 +49,9 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
 
     init(
         _ names: [String], panels: [PanelConfig] = [.demo], timing: ClusterTiming = EmbeddedClusterNodes.timing, answerTimeoutMs: Int64 = 5_000,
-        memberGraceMs: Int64 = 15_000, joinWaitMs: Int64 = 10_000
+        memberGraceMs: Int64 = 15_000, joinWaitMs: Int64 = 10_000, features: [String: Set<String>] = [:]
     ) throws {
+        self.features = features
         etcd = SharedEtcd(clock: clock)
         self.panels = panels
         self.timing = timing
@@ -84,6 +88,7 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
         setup.memberGraceMs = memberGraceMs
         setup.joinWaitMs = joinWaitMs
         setup.hooks = etcd.view()
+        if let features = features[name] { setup.features = features }
         setup.relay = hub.sender(for: name)
         configuration.cluster = setup
         let state = try ServerState(configuration: configuration, clock: clock)
@@ -125,18 +130,22 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
 
     // MARK: Time
 
-    /// Moves the clock by `milliseconds`, at most `stepMilliseconds` at a time; after each
-    /// step, waits until every live node whose lease keeper holds a lease has renewed it at
-    /// the new time (its keepalive answered or refused: an event, not a timer), then runs
-    /// what would have fired by then: each reactor's sweep (owed replies), each panel's
-    /// timers, and each node's lapse check.
-    /// `ticking: false` leaves the timers' work out (a test that needs the moment before
-    /// the node timer notices a lapse).
+    /// Moves the clock by `milliseconds`, at most `stepMilliseconds` (and a keepalive
+    /// interval) at a time; after each step of at least a keepalive interval (a keepalive is
+    /// then due, whenever the last was sent), waits until every live node whose lease keeper
+    /// holds a lease has renewed it at the new time (its keepalive answered or refused: an
+    /// event, not a timer), then runs what would have fired by then: each reactor's sweep
+    /// (owed replies), each node timer's checks, each panel's timers. `ticking: false`
+    /// leaves the timers' work out (a test that needs the moment before the node timer
+    /// notices a lapse).
     func advance(milliseconds total: Int64, ticking: Bool = true) {
+        let interval = timing.keepAliveIntervalMilliseconds
         var left = total
-        // Bounded: `left` shrinks by at least one step's worth each turn.
+        // Bounded: `left` shrinks by at least a millisecond each turn.
         while left > 0 {
-            let step = min(left, Self.stepMilliseconds)
+            var step = min(left, Self.stepMilliseconds)
+            // A remainder shorter than a keepalive interval goes with this step.
+            if left - step < interval { step = left }
             left -= step
             // The node timer's lapse check, as it would have run (every 500 ms) while the
             // clock stood: a node that has not synchronised under its lease yet does not
@@ -144,11 +153,13 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
             if ticking { for name in states.keys { context(name)?.checkLease() } }
             let before = renewals()
             clock.advance(milliseconds: step)
-            let renewed = eventually(seconds: 10) {
-                let now = renewals()
-                return before.allSatisfy { name, count in now[name].map { $0 > count } ?? true }
+            if step >= interval {
+                let renewed = eventually(seconds: 10) {
+                    let now = renewals()
+                    return before.allSatisfy { name, count in now[name].map { $0 > count } ?? true }
+                }
+                if !renewed { Issue.record("a live node never renewed its lease at the new time: \(describe(panels[0].id))") }
             }
-            if !renewed { Issue.record("a live node never renewed its lease at the new time: \(describe(panels[0].id))") }
             if ticking { tick() }
         }
     }
@@ -201,8 +212,8 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
 
     // MARK: Leaders
 
-    /// The node deciding `panel`, once one does and every other node knows it and where it
-    /// is; waits on `Changes` (the runtimes' etcd calls), at most `seconds`.
+    /// The node deciding `panel`, once one does, every other node knows it and where it is,
+    /// and it has read every node's registration; waits on `Changes` (the runtimes' etcd calls), at most `seconds`.
     func leader(of panel: String = "demo", seconds: Double = 10) -> String? {
         var settled: String?
         _ = eventually(seconds: seconds) {
@@ -223,6 +234,8 @@ final class EmbeddedClusterNodes: @unchecked Sendable {
     private func settledLeader(of panel: String) -> String? {
         let deciding = states.keys.filter { context($0)?.runtime.canDecide(panel) != nil }
         guard deciding.count == 1, let leader = deciding.first else { return nil }
+        // The leader has read every node's registration too (and the features it announces).
+        guard states.keys.allSatisfy({ context(leader)?.address(ofNode: $0) != nil }) else { return nil }
         let known = states.keys.filter { $0 != leader }.allSatisfy { name in
             guard let host = host(name, panel), context(name)?.address(ofNode: leader) != nil else { return false }
             return host.queue.sync { host.clusterState.leader.node == leader }
