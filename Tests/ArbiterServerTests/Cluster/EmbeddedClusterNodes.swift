@@ -9,7 +9,7 @@ import Testing
 @testable import ArbiterClusterServer
 @testable import ArbiterServer
 
-/// Two or three cluster nodes with no listener and no sockets: each is a `ServerState`
+/// One to three cluster nodes with no listener and no sockets: each is a `ServerState`
 /// wired as `ArbiterServer.start` wires cluster mode (config agreed in etcd, reactors,
 /// runtime), its clients embedded connections fed bytes by hand (`EmbeddedClient`), its
 /// relay links the in-process `TestRelayHub`. One `ManualClock` is the in-memory etcd's
