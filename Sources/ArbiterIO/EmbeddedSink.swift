@@ -3,11 +3,17 @@
 /// swift-nio's `NIOEmbedded`). Production connections have none.
 public final class EmbeddedSink: Sendable {
     private let written = Locked<[UInt8]>([])
+    /// Called after each write, on the writer's thread: a test waits on it for output that
+    /// other threads write (a cluster node's relayed replies), instead of polling.
+    private let onWrite: (@Sendable () -> Void)?
 
-    public init() {}
+    public init(onWrite: (@Sendable () -> Void)? = nil) {
+        self.onWrite = onWrite
+    }
 
     public func write(_ bytes: ArraySlice<UInt8>) {
         written.withLock { $0.append(contentsOf: bytes) }
+        onWrite?()
     }
 
     /// Everything written since the last call.

@@ -3,15 +3,17 @@ import ArbiterCore
 import ArbiterIO
 import Foundation
 
-/// `InMemoryEtcd` behind a lock, on the real clock, so several runtimes' (or in-process
+/// `InMemoryEtcd` behind a lock, on the real clock unless a test passes its own, so several runtimes' (or in-process
 /// cluster nodes') threads can call it at once. Its `gate` can hold every call of one view until opened, as an etcd call
 /// stuck for its whole timeout would, and `failing` makes one view throw `unavailable`.
 package final class SharedEtcd: @unchecked Sendable {
     let lock = NSLock()
     package let etcd: InMemoryEtcd
 
-    package init() {
-        etcd = InMemoryEtcd(clock: { Instant(milliseconds: SystemClock.boot.milliseconds()) })
+    /// `clock`: what the leases expire by; a `ManualClock` makes them expire only when a
+    /// test moves it (`EmbeddedClusterNodes`).
+    package init(clock: any TimeSource = SystemClock.boot) {
+        etcd = InMemoryEtcd(clock: { Instant(milliseconds: clock.milliseconds()) })
         etcd.minimumTTLSeconds = 1
     }
 

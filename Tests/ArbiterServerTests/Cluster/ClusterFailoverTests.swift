@@ -12,65 +12,6 @@ import Testing
 /// refused while no node may decide (docs/CLUSTER.md, "What members see at a failover").
 @Suite("cluster mode: failover", .serialized)
 struct ClusterFailoverTests {
-    /// Every member, on every surviving node, reads the failover release and then its
-    /// new snapshot with nothing in between (not even another member's JOINED).
-    @Test func aCrashedLeadersGrantEndsWithFailoverThenTheNewTermsSnapshot() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
-        let leader = try #require(nodes.leader())
-        let followers = nodes.followers(of: leader)
-        let (bob, joined) = try nodes.member(followers[0], name: "bob")
-        let (carol, _) = try nodes.member(followers[0], name: "carol")
-        let (dave, _) = try nodes.member(followers[1], name: "dave")
-        let oldTerm = try #require(field("term", of: joined).flatMap { Int64($0) })
-        bob.send("DOWN demo b1")
-        let fence = try #require(field("fence", of: try bob.expect("GRANTED demo b1")).flatMap { UInt64($0) })
-        for member in [bob, carol, dave] { _ = try member.expect("FIRED demo b1 owner=bob") }
-        nodes.crash(leader)
-        var terms: Set<Int64> = []
-        for member in [bob, carol, dave] {
-            let release = try member.readLine(timeout: 10)
-            #expect(release == "RELEASED demo b1 reason=failover owner=bob fence=\(fence)")
-            let snapshot = try member.readLines(through: "OK JOIN", timeout: 10)
-            #expect(snapshot.dropLast().allSatisfy { $0.hasPrefix("BUTTON demo ") && $0.contains("state=idle") }, "\(snapshot)")
-            if let term = snapshot.last.flatMap({ field("term", of: $0) }).flatMap({ Int64($0) }) { terms.insert(term) }
-        }
-        #expect(terms.count == 1 && (terms.first ?? 0) > oldTerm, "\(terms)")
-        let newLeader = try #require(nodes.leader())
-        #expect(newLeader != leader)
-        bob.send("DOWN demo b2")
-        let next = try #require(field("fence", of: try bob.expect("GRANTED demo b2")).flatMap { UInt64($0) })
-        #expect(next > fence)
-        _ = try dave.expect("PRESSED demo b2 owner=bob")
-    }
-
-    /// A leader cut off from etcd stops at its safe deadline: the hold in flight ends with
-    /// `reason=failover` and never fires, presses get `ERROR unavailable`, and everything
-    /// comes back by itself when etcd answers again, with fences above the old ones.
-    @Test func aLeaderPastItsDeadlineStepsDownAndTheHoldNeverFires() throws {
-        let nodes = try ClusterTestNodes(["n1"])
-        #expect(nodes.leader() == "n1")
-        let (alice, joined) = try nodes.member("n1", name: "alice")
-        let term = try #require(field("term", of: joined))
-        alice.send("DOWN demo sos")
-        let fence = try #require(field("fence", of: try alice.expect("GRANTED demo sos")))
-        nodes.leaseViews["n1"]?.setFailing(true)
-        let release = try alice.expect("RELEASED demo sos", timeout: 5)
-        #expect(release == "RELEASED demo sos reason=failover owner=alice fence=\(fence)")
-        let snapshot = try alice.readLines(through: "OK JOIN")
-        #expect(snapshot.last.flatMap { field("term", of: $0) } == term)
-        alice.send("DOWN demo b1")
-        #expect(try alice.expect("ERROR").hasPrefix("ERROR unavailable panel demo has no leader right now"))
-        // The hold was 3 s from the press; well past it, nothing fired.
-        let later = alice.drain(for: 3.2)
-        #expect(!later.contains { $0.hasPrefix("FIRED") || $0.hasPrefix("PROGRESS") }, "\(later)")
-        nodes.leaseViews["n1"]?.setFailing(false)
-        let again = try alice.readLines(through: "OK JOIN", timeout: 10)
-        #expect(again.last.flatMap { field("term", of: $0) } != nil)
-        alice.send("DOWN demo b1")
-        let granted = try alice.expect("GRANTED demo b1")
-        #expect((field("fence", of: granted).flatMap { UInt64($0) } ?? 0) > (UInt64(fence) ?? .max))
-    }
-
     @Test func membersOnThreeNodesSeeOneOrder() throws {
         let nodes = try ClusterTestNodes(["n1", "n2", "n3"])
         let leader = try #require(nodes.leader())
@@ -195,49 +136,5 @@ struct ClusterFenceBlockTests {
         )
         nodes.controlViews["n1"]?.setFailing(false)
         #expect(try answer(c, "DOWN demo b1", until: { $0.hasPrefix("GRANTED") }) == "GRANTED demo b1 fence=1001")
-    }
-}
-
-/// News from etcd that another node leads may reach the panel before the runtime's own
-/// step-down: the leader stops right there, and its members read their failover releases
-/// before anything else.
-@Suite("cluster mode: deposed by news", .serialized)
-struct ClusterDeposedTests {
-    @Test func aLeaderToldAnotherNodeLeadsStopsFirst() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2"])
-        let leader = try #require(nodes.leader())
-        let follower = try #require(nodes.followers(of: leader).first)
-        let (alice, joined) = try nodes.member(leader, name: "alice")
-        let term = try #require(field("term", of: joined).flatMap { Int64($0) })
-        alice.send("DOWN demo sos")
-        let fence = try #require(field("fence", of: try alice.expect("GRANTED demo sos")))
-        let host = try #require(nodes.servers[leader]?.stateForTesting?.panelsByID["demo"])
-        host.queue.async { host.clusterPanel.leaderChanged(node: follower, address: "127.0.0.1:1", term: term + 1) }
-        #expect(try alice.expect("RELEASED demo sos") == "RELEASED demo sos reason=failover owner=alice fence=\(fence)")
-        let snapshot = try alice.readLines(through: "OK JOIN")
-        #expect(snapshot.last.flatMap { field("term", of: $0) } == String(term))
-        let later = alice.drain(for: 3.2)
-        #expect(!later.contains { $0.hasPrefix("FIRED") }, "\(later)")
-    }
-}
-
-/// A JOIN while no node decides the panel waits for a leader instead of being refused:
-/// a kiosk that reconnects during a failover just waits a little longer for its snapshot.
-@Suite("cluster mode: a JOIN without a leader", .serialized)
-struct ClusterParkedJoinTests {
-    @Test func aJoinWaitsForTheNextLeaderAndIsAnsweredWithItsId() throws {
-        let nodes = try ClusterTestNodes(["n1"])
-        #expect(nodes.leader() == "n1")
-        let (alice, _) = try nodes.member("n1", name: "alice")
-        nodes.leaseViews["n1"]?.setFailing(true)
-        // The step-down: alice's idle snapshot of the ended term.
-        _ = try alice.expect("OK JOIN", timeout: 5)
-        let kiosk = try nodes.client("n1", name: "kiosk")
-        kiosk.send(#"{"cmd":"join","panel":"demo","id":"j1"}"#)
-        let meanwhile = kiosk.drain(for: 0.5)
-        #expect(meanwhile.isEmpty, "\(meanwhile)")
-        nodes.leaseViews["n1"]?.setFailing(false)
-        let ok = try kiosk.expect(#"{"type":"ok","re":"join""#, timeout: 10)
-        #expect(ok.contains(#""id":"j1""#) && ok.contains(#""term":"#), "\(ok)")
     }
 }

@@ -1,4 +1,5 @@
 import ArbiterCluster
+import ArbiterClusterTestSupport
 import ArbiterCore
 import ArbiterTestSupport
 import Testing
@@ -10,11 +11,11 @@ import Testing
 /// session that waited is told `DEQUEUED ... reason=failover` by its own node, whether it
 /// joined or not (docs/CLUSTER.md). Found with `arbiter-load queue` over three nodes: after
 /// a `kill -9` of the leader, its contenders on the other nodes waited for ever for a
-/// hand-off nobody would make.
-@Suite("cluster mode: a queue's waiters at a failover", .serialized)
-struct ClusterQueueFailoverTests {
+/// hand-off nobody would make. On embedded nodes (`EmbeddedClusterNodes`).
+@Suite("cluster mode, embedded: a queue's waiters at a failover")
+struct EmbeddedQueueFailoverTests {
     @Test func waitersOnOtherNodesAreToldTheirPlaceIsGone() throws {
-        let nodes = try ClusterTestNodes(["n1", "n2", "n3"], panels: [Panels.fair])
+        let nodes = try EmbeddedClusterNodes(["n1", "n2", "n3"], panels: [Panels.fair])
         let leader = try #require(nodes.leader(of: "f"))
         let followers = nodes.followers(of: leader)
         let alice = try nodes.client(followers[0], name: "alice")
@@ -28,18 +29,19 @@ struct ClusterQueueFailoverTests {
         carol.send("DOWN f b")
         #expect(try carol.expect("QUEUED f b") == "QUEUED f b position=2 owner=alice")
         nodes.crash(leader)
+        nodes.advance(milliseconds: EmbeddedFailoverTests.pastTheTTL)
 
-        #expect(try bob.expect("DEQUEUED", timeout: 10) == "DEQUEUED f a name=bob session=\(bobSession) position=1 reason=failover")
+        #expect(try bob.expect("DEQUEUED") == "DEQUEUED f a name=bob session=\(bobSession) position=1 reason=failover")
         // A member that waited reads its own, then the new term's snapshot with the line empty.
-        let seen = try carol.readLines(through: "OK JOIN", timeout: 10)
+        let seen = try carol.readLines(through: "OK JOIN")
         let dequeued = seen.filter { $0.hasPrefix("DEQUEUED") }
         #expect(dequeued.count == 1 && dequeued.first?.hasPrefix("DEQUEUED f b name=carol session=") == true, "\(seen)")
         #expect(dequeued.first?.hasSuffix(" position=2 reason=failover") == true, "\(seen)")
         #expect(!seen.contains { $0.hasPrefix("WAITING") }, "\(seen)")
         // The line is empty and works again: bob presses and gets it.
-        _ = try #require(nodes.leader(of: "f"))
+        _ = try #require(nodes.leader(of: "f"), "\(nodes.describe("f"))")
         bob.send("DOWN f a")
-        #expect(try bob.expect("GRANTED f a", timeout: 10).hasPrefix("GRANTED f a fence="))
+        #expect(try bob.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
     }
 
     /// A waiter that left the line before the failover (its UP) is not told of a place it
@@ -50,14 +52,16 @@ struct ClusterQueueFailoverTests {
         bob.send("UP f a")
         #expect(try bob.expect("OK UP") == "OK UP f a")
         nodes.crash(leader)
+        nodes.advance(milliseconds: EmbeddedFailoverTests.pastTheTTL)
         #expect(nodes.leader(of: "f") == follower)
-        let after = bob.drain(for: 0.5)
+        nodes.settle()
+        let after = bob.drain()
         #expect(!after.contains { $0.hasPrefix("DEQUEUED") }, "\(after)")
     }
 
     /// A leader that stops deciding tells its own waiters as it drops its core.
     @Test func aLeaderThatStopsDecidingTellsItsOwnWaiters() throws {
-        let nodes = try ClusterTestNodes(["n1"], panels: [Panels.fair])
+        let nodes = try EmbeddedClusterNodes(["n1"], panels: [Panels.fair])
         #expect(nodes.leader(of: "f") == "n1")
         let alice = try nodes.client("n1", name: "alice")
         let bob = try nodes.client("n1", name: "bob")
@@ -66,10 +70,12 @@ struct ClusterQueueFailoverTests {
         bob.send("DOWN f h")
         #expect(try bob.expect("QUEUED f h") == "QUEUED f h position=1 owner=alice")
         nodes.leaseViews["n1"]?.setFailing(true)
-        let line = try bob.expect("DEQUEUED", timeout: 5)
+        nodes.advance(milliseconds: 1_800)
+        let line = try bob.expect("DEQUEUED")
         #expect(line.hasPrefix("DEQUEUED f h name=bob session="), "\(line)")
         #expect(line.hasSuffix(" position=1 reason=failover"), "\(line)")
-        #expect(!bob.drain(for: 0.3).contains { $0.hasPrefix("DEQUEUED") })
+        nodes.settle()
+        #expect(!bob.drain().contains { $0.hasPrefix("DEQUEUED") })
         nodes.leaseViews["n1"]?.setFailing(false)
     }
 
@@ -83,16 +89,16 @@ struct ClusterQueueFailoverTests {
         _ = try alice.expect("QUEUED f a name=bob")
         nodes.hub.flap(follower)
         #expect(try alice.expect("DEQUEUED f a name=bob").hasSuffix("reason=disconnect seq=5"))
-        #expect(try alice.expect("QUEUED f a name=bob", timeout: 5).contains(" position=1 "))
-        #expect(!bob.drain(for: 0.2).contains { $0.hasPrefix("DEQUEUED") || $0.hasPrefix("QUEUED") })
+        #expect(try alice.expect("QUEUED f a name=bob").contains(" position=1 "))
+        nodes.settle()
+        #expect(!bob.drain().contains { $0.hasPrefix("DEQUEUED") || $0.hasPrefix("QUEUED") })
         alice.send("UP f a")
-        #expect(try bob.expect("GRANTED f a", timeout: 5).hasPrefix("GRANTED f a fence="))
+        #expect(try bob.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
     }
 
     /// In the same term: the hand-off's GRANTED was lost on the way (frames dropped before
     /// the node resynchronised). The waiter's DOWN sent again is answered with its grant,
-    /// which it reads as the hand-off; before, it waited while the group stayed its own,
-    /// and nobody could press it.
+    /// which it reads as the hand-off.
     @Test func aHandOffLostOnTheWayReachesTheWaiterAfterTheResync() throws {
         let (setup, granted) = try bobGrantedByHisDownSentAgain()
         let (alice, bob) = (setup.alice, setup.bob)
@@ -110,24 +116,25 @@ struct ClusterQueueFailoverTests {
         let (setup, _) = try bobGrantedByHisDownSentAgain()
         let (nodes, leader, follower, bob) = (setup.nodes, setup.leader, setup.follower, setup.bob)
         nodes.crash(leader)
+        nodes.advance(milliseconds: EmbeddedFailoverTests.pastTheTTL)
         #expect(nodes.leader(of: "f") == follower)
-        let answer = try ClusterFailoverEndedTests.onceItsNodeFollows(bob, "UP f a")
-        #expect(answer == "OK UP f a ended=failover")
+        bob.send("UP f a")
+        #expect(try bob.readLine() == "OK UP f a ended=failover")
     }
 
-    /// A hand-off for a place its node does not know the session waits in (the session was
-    /// told it lost it: here the place is forgotten by hand) is not passed on, and the
-    /// grant is let go at once instead of staying the session's with nobody to release it.
+    /// A hand-off for a place its node does not know the session waits in (here the place
+    /// is forgotten by hand) is not passed on, and the grant is let go at once.
     @Test func aHandOffNobodyWaitsForIsLetGo() throws {
         let setup = try aliceHoldsBobWaits(aliceJoins: true)
         let (nodes, follower, alice, bob) = (setup.nodes, setup.follower, setup.alice, setup.bob)
-        let host = try #require(nodes.servers[follower]?.stateForTesting?.panelsByID["f"])
+        let host = try #require(nodes.host(follower, "f"))
         host.queue.sync { host.clusterState.following.waitingPlaces = [:] }
         alice.send("UP f a")
         let pressed = try alice.expect("PRESSED f a owner=bob")
         let fence = try #require(field("fence", of: pressed))
         #expect(try alice.expect("RELEASED f a") == "RELEASED f a reason=cancel owner=bob fence=\(fence) seq=8")
-        #expect(!bob.drain(for: 0.3).contains { $0.hasPrefix("GRANTED") })
+        nodes.settle()
+        #expect(!bob.drain().contains { $0.hasPrefix("GRANTED") })
         alice.send("DOWN f a")
         #expect(try alice.expect("GRANTED f a").hasPrefix("GRANTED f a fence="))
     }
@@ -141,16 +148,17 @@ struct ClusterQueueFailoverTests {
         nodes.hub.swallow(framesTo: follower)
         alice.send("UP f a")
         _ = try alice.expect("OK UP f a")
-        #expect(bob.drain(for: 0.2).isEmpty)
+        nodes.settle()
+        #expect(bob.drain().isEmpty)
         nodes.hub.swallow(framesTo: follower, false)
         nodes.context(follower)?.linkDown(leader)
-        return (setup, try bob.expect("GRANTED f a", timeout: 5))
+        return (setup, try bob.expect("GRANTED f a"))
     }
 
     /// Two nodes: alice holds f a (on the leader's node unless `aliceOnFollower`; a member
     /// of f when `aliceJoins`), and bob, on the other node, waits in line for it.
     private func aliceHoldsBobWaits(aliceOnFollower: Bool = false, aliceJoins: Bool = false) throws -> Setup {
-        let nodes = try ClusterTestNodes(["n1", "n2"], panels: [Panels.fair])
+        let nodes = try EmbeddedClusterNodes(["n1", "n2"], panels: [Panels.fair])
         let (leader, follower) = try nodes.leaderAndFollower(of: "f")
         let node = aliceOnFollower ? follower : leader
         let alice = aliceJoins ? try nodes.member(node, name: "alice", panel: "f").0 : try nodes.client(node, name: "alice")
@@ -163,10 +171,10 @@ struct ClusterQueueFailoverTests {
     }
 
     private struct Setup {
-        let nodes: ClusterTestNodes
+        let nodes: EmbeddedClusterNodes
         let leader: String
         let follower: String
-        let alice: LineClient
-        let bob: LineClient
+        let alice: EmbeddedClient
+        let bob: EmbeddedClient
     }
 }
