@@ -29,7 +29,9 @@ let package = Package(
         // retried, EAGAIN as would-block, errno kept. The event loop and its channels
         // (epoll, accept, reads, bounded output, flushing, closing), subclassed by the
         // server. No policy: nothing about panels, sessions or protocols.
-        .target(name: "ArbiterIO", dependencies: ["CSystem"]),
+        .target(name: "ArbiterIO", dependencies: ["CSystem", "ArbiterLock"]),
+        // The package's one lock (`Locked`), for the server's modules and the client alike.
+        .target(name: "ArbiterLock"),
         // Webhooks: each hook's outbox (pure, on a manual clock in tests), its senders
         // (our own HTTP/1.1 client; URLSession for https) and the store beside the journal.
         .target(name: "ArbiterHooks", dependencies: ["ArbiterCore", "ArbiterWire", "ArbiterIO"]),
@@ -48,13 +50,14 @@ let package = Package(
         .target(
             name: "ArbiterClusterServer",
             dependencies: ["ArbiterServer", "ArbiterCore", "ArbiterWire", "ArbiterIO", "ArbiterCluster", "ArbiterClusterRuntime", "ArbiterHooks"]),
-        // The Swift client library: Foundation and Dispatch only, nothing of the server.
-        .target(name: "ArbiterClient"),
+        // The Swift client library: Foundation and Dispatch only (and the package's lock),
+        // nothing of the server.
+        .target(name: "ArbiterClient", dependencies: ["ArbiterLock"]),
         // Command-line tools built on the client library alone.
         // What the client tools share: their command line and how they speak.
         .target(name: "ArbiterClientTool", path: "clients/swift/tool"),
         .executableTarget(name: "arbiter-watch", dependencies: ["ArbiterClient", "ArbiterClientTool"], path: "clients/swift/watch"),
-        .executableTarget(name: "arbiter-press", dependencies: ["ArbiterClient", "ArbiterClientTool"], path: "clients/swift/press"),
+        .executableTarget(name: "arbiter-press", dependencies: ["ArbiterClient", "ArbiterClientTool", "ArbiterLock"], path: "clients/swift/press"),
         // Build-time embedding of clients/kiosk into the server binary.
         .executableTarget(name: "kiosk-embed"),
         .plugin(name: "EmbedKiosk", capability: .buildTool(), dependencies: ["kiosk-embed"]),

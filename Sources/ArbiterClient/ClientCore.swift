@@ -1,3 +1,4 @@
+import ArbiterLock
 import Dispatch
 import Foundation
 
@@ -25,7 +26,7 @@ final class ClientCore: @unchecked Sendable {
     let hosts: [HostAddress]
     let key: String?
     let options: ArbiterClientOptions
-    let lock = NSLock()
+    let lock = Locked(OwnerState())
     var s: State
     var supervisor: Task<Void, Never>?
     var timer: (any DispatchSourceTimer)?
@@ -38,9 +39,7 @@ final class ClientCore: @unchecked Sendable {
     }
 
     func locked<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+        try lock.withLock { _ in try body() }
     }
 
     /// Under the lock.

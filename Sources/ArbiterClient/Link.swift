@@ -1,3 +1,4 @@
+import ArbiterLock
 import Foundation
 
 #if canImport(Glibc)
@@ -31,7 +32,7 @@ final class Link: @unchecked Sendable {
     private let fd: Int32
     /// Held while writing, and by the reader while it closes the descriptor, so that a
     /// write never goes to a descriptor number the kernel gave to someone else.
-    private let writing = NSLock()
+    private let writing = Locked(OwnerState())
     private let io = Locked(IOState())
 
     private struct IOState {
@@ -121,10 +122,10 @@ final class Link: @unchecked Sendable {
         let thread = Thread { [self] in
             let read = self.readLines(line)
             let reason = self.io.withLock { $0.hungUp } ?? read
-            self.writing.lock()
-            self.io.withLock { $0.closed = true }
-            systemClose(self.fd)
-            self.writing.unlock()
+            self.writing.withLock { _ in
+                self.io.withLock { $0.closed = true }
+                systemClose(self.fd)
+            }
             end(reason)
         }
         thread.name = "arbiter-client-\(host)"
@@ -162,8 +163,11 @@ final class Link: @unchecked Sendable {
     /// Writes everything queued, in order. A failed write hangs up: the reader then
     /// ends the link and its commands fail.
     func flush() {
-        writing.lock()
-        defer { writing.unlock() }
+        writing.withLock { _ in writeQueued() }
+    }
+
+    /// `flush` under the writing lock.
+    private func writeQueued() {
         while true {
             let batch: [(id: String?, bytes: [UInt8])]? = io.withLock { state in
                 guard !state.closed, !state.outbox.isEmpty else { return nil }

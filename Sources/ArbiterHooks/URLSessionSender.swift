@@ -16,7 +16,8 @@ public final class URLSessionSender: NSObject, HookSender, URLSessionDataDelegat
         configuration.urlCache = nil
         return URLSession(configuration: configuration, delegate: self, delegateQueue: delegateQueue)
     }()
-    private let lock = NSLock()
+    /// Guards the lazy `session`'s first use.
+    private let sessionLock = Locked(OwnerState())
 
     public override init() {
         delegateQueue.maxConcurrentOperationCount = 1
@@ -33,7 +34,7 @@ public final class URLSessionSender: NSObject, HookSender, URLSessionDataDelegat
         r.setValue("application/json", forHTTPHeaderField: "Content-Type")
         r.setValue("arbiter", forHTTPHeaderField: "User-Agent")
         for (name, value) in request.headers { r.setValue(value, forHTTPHeaderField: name) }
-        let task = lock.withLock { session.dataTask(with: r) }
+        let task = sessionLock.withLock { _ in session.dataTask(with: r) }
         let id = task.taskIdentifier
         waiting.withLock { $0[id] = done }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeoutMs))) { [weak self, weak task] in

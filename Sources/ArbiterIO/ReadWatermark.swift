@@ -18,13 +18,13 @@ public final class ReadWatermark: Sendable {
     /// The lowest read-through a waiter wants (`Int64.max`: none), all a publish reads
     /// when nobody waits.
     private let wanted = Atomic<Int64>(.max)
-    private let waiters = Mutex<[Waiter]>([])
+    private let waiters = Locked<[Waiter]>([])
     /// Accepted sockets that the loop they went to has not looked at since it took them
     /// in, and what every loop had read through when the first was accepted. A
     /// connection's bytes can come before its socket is in any epoll set, and the loop
     /// that accepted it says it has read through its batch; the watermark stays here
     /// until each is looked at.
-    private let handOffs = Mutex<(count: Int, through: Int64)>((0, .max))
+    private let handOffs = Locked<(count: Int, through: Int64)>((0, .max))
     /// `handOffs.through`, written under its lock and read without it.
     private let heldAt = Atomic<Int64>(.max)
 

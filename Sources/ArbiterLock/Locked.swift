@@ -1,13 +1,21 @@
-import Glibc
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
-/// A value guarded by a pthread mutex: the one lock of the package (every module that
-/// needs one depends on ArbiterIO for it).
+/// A value guarded by a pthread mutex: the one lock of the package. Its own module so
+/// that the client library, which runs on Apple systems too and knows nothing of the
+/// server, shares it; ArbiterIO re-exports it to the server's modules.
 ///
 /// Not `Synchronization.Mutex`: its lock lives in a precompiled runtime that
 /// ThreadSanitizer cannot see into, so every access it guards was reported as a race.
 /// A pthread mutex is intercepted by the sanitizers and costs the same uncontended.
 /// Not `NSLock` either: Foundation's lock is a class around the same pthread mutex, with
 /// an Objective-C style `lock()`/`unlock()` that lets a return slip past the unlock.
+/// (`Mutex` also needs iOS 18 and macOS 15, and the client supports older systems.)
 ///
 /// `state` is `@exclusivity(unchecked)`: the mutex is the exclusivity. That holds for
 /// code compiled in this module or inlined from it, hence `@inlinable`: the press path
