@@ -322,7 +322,7 @@ extension PanelCore {
     /// When the group's earliest waiting press is due to be ranked.
     func pendingDue(group g: Int) -> Instant? {
         guard case .buzzer(_, _, let windowUs) = policies[g] else { return nil }
-        return rounds[g].nextDue(windowUs: windowUs)
+        return rounds[g].nextDue(windowUs: windowUs, readThroughKnown: readThrough != nil)
     }
 
     /// Ranks every press whose decision window has passed at `now`, in every group.

@@ -66,4 +66,44 @@ struct BuzzerReadThroughTests {
         #expect(h.waitNanos(1) == ["answer s1: GRANTED red fence=1", "PRESSED red u1 s1 fence=1 #2", "FIRED red u1 s1 fence=1 #3"])
         #expect(h.core.rankedBy == (readThrough: 0, window: 1))
     }
+
+    /// Once the round has a winner, a press ranked after it waits past the window for a
+    /// reactor behind (the window bounds what the winner's GRANTED waits, not a RANKED),
+    /// up to `BuzzerRound.rankCapUs`; an earlier arrival read meanwhile takes its place.
+    @Test func aRankAfterTheWinnerWaitsForTheReadsUpToTheRankCap() {
+        var h = CoreHarness(.fairPanel(windowUs: 2000))
+        h.arm("quiz")
+        h.skip(5)
+        h.core.readThrough = h.now
+        #expect(h.down("blue", 1, arrivedUsAgo: 0).first == "GRANTED blue fence=1")
+        h.core.readThrough = Instant(nanoseconds: h.now.nanoseconds - 1)
+        #expect(h.waitNanos(1_000_000).isEmpty)
+        #expect(h.down("red", 2, arrivedUsAgo: 0) == ["(reply deferred)"])
+        let cap = BuzzerRound.rankCapUs * 1000
+        #expect(h.core.earliestWaitingArrival == h.now)
+        #expect(h.waitNanos(5_000_000).isEmpty, "not ranked at the window")
+        // A press that arrived 500 us before red's, read late by the other reactor.
+        #expect(h.down("red", 3, arrivedUsAgo: 5_500) == ["(reply deferred)"])
+        #expect(h.waitNanos(cap - 5_500_000 - 1).isEmpty)
+        #expect(h.waitNanos(1) == ["answer s3: RANKED red rank=2 after_us=500", "BUZZED red u3 s3 rank=2 after_us=500 #4"])
+        #expect(h.waitNanos(500_000) == ["answer s2: RANKED red rank=3 after_us=1000", "BUZZED red u2 s2 rank=3 after_us=1000 #5"])
+        #expect(h.core.rankedBy == (readThrough: 1, window: 2))
+    }
+
+    /// Without read-through, and with a window of 0, a rank waits no longer than the
+    /// window.
+    @Test func withoutReadThroughARankWaitsOnlyTheWindow() {
+        var h = CoreHarness(.fairPanel(windowUs: 2000))
+        h.arm("quiz")
+        h.skip(5)
+        #expect(h.down("blue", 1, arrivedUsAgo: 2_000).first == "GRANTED blue fence=1")
+        #expect(h.down("red", 2, arrivedUsAgo: 0) == ["(reply deferred)"])
+        #expect(h.core.nextDeadline == Instant(nanoseconds: h.now.nanoseconds + 2_000_000))
+        var zero = CoreHarness(.fairPanel(windowUs: 0))
+        zero.arm("quiz")
+        zero.skip(5)
+        zero.core.readThrough = Instant(nanoseconds: zero.now.nanoseconds - 1_000_000)
+        #expect(zero.down("blue", 1, arrivedUsAgo: 0).first == "GRANTED blue fence=1")
+        #expect(zero.down("red", 2, arrivedUsAgo: 0).first == "RANKED red rank=2 after_us=0")
+    }
 }
