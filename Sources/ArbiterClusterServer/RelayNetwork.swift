@@ -56,7 +56,9 @@ public final class RelayNetwork: @unchecked Sendable {
 
     private let links: Locked<Links>
     /// Refusals to log, and whether a tick is scheduled (`refused`).
-    private let refusals = Locked((episodes: RelayRefusalEpisodes(), ticking: false))
+    /// The refusal episodes, and the timer that ticks them while one is open (nil: none is):
+    /// a timer, not a chain of `asyncAfter`s, so that a network that goes away ends it.
+    private let refusals = Refusals((RelayRefusalEpisodes(), nil))
     /// Counted per frame outside `links`' lock: the reactors' sends and the links' reads
     /// would otherwise meet on it for every relayed press.
     private let framesIn = Atomic<Int>(0)
@@ -95,6 +97,7 @@ public final class RelayNetwork: @unchecked Sendable {
     deinit {
         // Stopped already, unless `stop` was never called: its timers hold it otherwise.
         if let loop { loop.queue.async { loop.stop() } }
+        refusals.withLock { $0.ticker?.cancel() }
     }
 
     // MARK: The API
@@ -310,29 +313,37 @@ public final class RelayNetwork: @unchecked Sendable {
     /// Logs a refused inbound handshake by episode (`RelayRefusalEpisodes`), and ticks the
     /// episodes while one is open.
     private func refused(_ kind: RelayRefusalEpisodes.Kind, peer: String, reason: String) {
-        let (line, startTicking) = refusals.withLock { r in
+        let (line, ticker): (RelayRefusalEpisodes.Line?, DispatchSourceTimer?) = refusals.withLock { r in
             let line = r.episodes.refused(kind, peer: peer, reason: reason)
-            defer { r.ticking = true }
-            return (line, !r.ticking)
+            guard r.ticker == nil else { return (line, nil) }
+            let interval = DispatchTimeInterval.milliseconds(options.refusalLogIntervalMs)
+            let ticker = DispatchSource.makeTimerSource(queue: .global())
+            ticker.schedule(deadline: .now() + interval, repeating: interval)
+            // The episodes and the log, not the network: a weak reference to it made a side
+            // table that LeakSanitizer reported when a network outlived its tests.
+            ticker.setEventHandler { [refusals, log] in Self.refusalTick(refusals, log) }
+            r.ticker = ticker
+            return (line, ticker)
         }
-        if let line { write(line) }
-        if startTicking { scheduleRefusalTick() }
+        if let line { Self.write(line, to: log) }
+        ticker?.resume()
     }
 
-    private func scheduleRefusalTick() {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(options.refusalLogIntervalMs)) { [weak self] in
-            guard let self else { return }
-            let (lines, again) = refusals.withLock { r in
-                let lines = r.episodes.tick()
-                r.ticking = r.episodes.isOpen
-                return (lines, r.ticking)
+    private typealias Refusals = Locked<(episodes: RelayRefusalEpisodes, ticker: DispatchSourceTimer?)>
+
+    private static func refusalTick(_ refusals: Refusals, _ log: ServerLog) {
+        let lines = refusals.withLock { r in
+            let lines = r.episodes.tick()
+            if !r.episodes.isOpen {
+                r.ticker?.cancel()
+                r.ticker = nil
             }
-            for line in lines { write(line) }
-            if again { scheduleRefusalTick() }
+            return lines
         }
+        for line in lines { write(line, to: log) }
     }
 
-    private func write(_ line: RelayRefusalEpisodes.Line) {
+    private static func write(_ line: RelayRefusalEpisodes.Line, to log: ServerLog) {
         switch line.message {
         case .refused:
             log.warning(line.message.rawValue, ["peer": line.peer, "reason": line.reason])
