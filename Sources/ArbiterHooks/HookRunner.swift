@@ -124,7 +124,11 @@ public final class HookRunner: @unchecked Sendable {
         switch result {
         case .delivered(let latency, let recovered):
             store?.done(hook: key, id: d.id)
+            // With the count, before the log line: /api/hooks read after "hook delivered"
+            // showed it delivered and still pending.
+            let pending = outbox.pending
             stats.withLock {
+                $0.pending = pending
                 $0.delivered += 1
                 $0.lastSuccessWallMs = wall
                 $0.latency.record(UInt64(max(0, latency)))
@@ -151,7 +155,9 @@ public final class HookRunner: @unchecked Sendable {
     private func dropped(_ d: HookDelivery, reason: String, startedFailing: Bool, expired: Bool) {
         store?.done(hook: key, id: d.id)
         let wall = clock.wallMilliseconds()
+        let pending = outbox.pending
         stats.withLock {
+            $0.pending = pending
             if expired { $0.expired += 1 } else { $0.rejected += 1 }
             $0.lastFailureWallMs = wall
             $0.lastFailureReason = reason
