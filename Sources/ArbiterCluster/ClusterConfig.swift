@@ -36,8 +36,11 @@ public struct ClusterConfig: Equatable, Sendable {
 
     public init(panels: [PanelConfig], clusterKey: [UInt8]) {
         var lines = [ClusterConfig.header]
-        let check = ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: Array("arbiter-cluster-key-check".utf8)))
-        lines.append("\(ClusterConfig.keyCheckPath) \"hmac:\(check)\"")
+        /// A secret as stored: `"hmac:<hex>"` under the cluster key, or null.
+        func hmac(_ message: [UInt8]?) -> String {
+            message.map { "\"hmac:\(ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: $0)))\"" } ?? "null"
+        }
+        lines.append("\(ClusterConfig.keyCheckPath) \(hmac(Array("arbiter-cluster-key-check".utf8)))")
         lines.append("\(ClusterConfig.groupsMarkPath) 1")
         func add(_ path: String, _ text: String) {
             var out: [UInt8] = []
@@ -49,8 +52,7 @@ public struct ClusterConfig: Equatable, Sendable {
             add("\(path).id", panel.id)
             add("\(path).title", panel.title)
             for (name, key) in [("view", panel.keys.view), ("press", panel.keys.press), ("admin", panel.keys.admin)] {
-                let stored = key.map { ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: Array("arbiter-panel-key\0\($0)".utf8))) }
-                lines.append("\(path).keys.\(name) \(stored.map { "\"hmac:\($0)\"" } ?? "null")")
+                lines.append("\(path).keys.\(name) \(hmac(key.map { Array("arbiter-panel-key\0\($0)".utf8) }))")
             }
             // Written only when set, so that the stored form of every config written
             // before the field existed stays the same, and a rolling upgrade agrees.
@@ -81,8 +83,7 @@ public struct ClusterConfig: Equatable, Sendable {
                 add("\(hp).url", hook.url)
                 add("\(hp).events", hook.events.joined(separator: ","))
                 lines.append("\(hp).buttons \(hook.buttons.map { "[\($0.map(String.init).joined(separator: ","))]" } ?? "null")")
-                let secret = hook.secret.map { ClusterConfig.hex(HMACSHA256.mac(key: clusterKey, message: Array("arbiter-hook-secret\0".utf8) + $0)) }
-                lines.append("\(hp).secret \(secret.map { "\"hmac:\($0)\"" } ?? "null")")
+                lines.append("\(hp).secret \(hmac(hook.secret.map { Array("arbiter-hook-secret\0".utf8) + $0 }))")
                 lines.append("\(hp).timeout_ms \(hook.timeoutMs)")
                 lines.append("\(hp).max_age_s \(hook.maxAgeS)")
                 lines.append("\(hp).max_pending \(hook.maxPending)")

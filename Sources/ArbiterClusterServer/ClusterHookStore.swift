@@ -40,11 +40,6 @@ final class ClusterHookStore: HookPersistence, @unchecked Sendable {
         self.log = log
     }
 
-    /// How hooks write to the node's log.
-    var hookLog: HookLog {
-        HookLog { [log] level, message, fields in log.log(level == .debug ? .debug : level == .info ? .info : .warning, message, fields) }
-    }
-
     /// On the panel's queue, which waits for etcd's answer: a member may see the events
     /// only once a failover cannot lose their deliveries.
     @discardableResult

@@ -89,7 +89,7 @@ struct Leadership: ClusterPanelPart {
         let earlier = found.filter { $0.term != term }.map(\.pending)
         guard !earlier.isEmpty else { return }
         let unmatched = hooks.resume(
-            earlier, wallMs: clock.wallMilliseconds(), log: cluster.hookStore.hookLog, why: "hook deliveries taken over from the panel's last leader")
+            earlier, wallMs: clock.wallMilliseconds(), log: HookLog(cluster.log), why: "hook deliveries taken over from the panel's last leader")
         if unmatched > 0 {
             cluster.log.warning("undelivered hook events dropped: their hook is no longer in the config", ["panel": config.id, "events": "\(unmatched)"])
         }

@@ -141,7 +141,7 @@ package final class PanelHost: @unchecked Sendable {
 
     /// The access a session presenting `key` has here.
     package func access(key: String?) -> Access {
-        hasKeys ? config.keys.access(forKey: key) : .admin
+        config.access(forKey: key, serverHasKeys: hasKeys)
     }
 
     // MARK: Commands

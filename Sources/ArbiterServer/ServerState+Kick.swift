@@ -9,7 +9,7 @@ extension ServerState {
 
     private static func kickRefusal(of victim: Connection, key: String?, configs: [PanelConfig], hasKeys: Bool) -> PanelConfig? {
         let touched = victim.withLock { victim.touched }
-        return touched.map { configs[$0] }.first { (hasKeys ? $0.keys.access(forKey: key) : .admin) < .admin }
+        return touched.map { configs[$0] }.first { $0.access(forKey: key, serverHasKeys: hasKeys) < .admin }
     }
 
     /// What a KICK of one of this node's sessions by another node's admin, who presented

@@ -98,10 +98,9 @@ package final class ServerState: @unchecked Sendable {
         }
         // In cluster mode the pending deliveries are kept in etcd, not beside the journal:
         // the panel's next leader, on whatever node, finishes them.
-        let hookLog = HookLog { level, message, fields in log.log(level == .debug ? .debug : level == .info ? .info : .warning, message, fields) }
         let hookSystem = try HookSystem.make(
             panels: configuration.panels, journalPath: cluster == nil ? configuration.journalPath : nil, persistence: cluster?.hookPersistence,
-            clock: clock, log: hookLog)
+            clock: clock, log: HookLog(log))
         for host in hosts { host.hooks = hookSystem?.panels[host.config.id] }
         self.hooks = hookSystem
         self.panels = hosts
@@ -265,7 +264,7 @@ package final class ServerState: @unchecked Sendable {
     /// The access a session presenting `key` has on `panel`.
     @inline(__always)
     func access(key: String?, on panel: PanelConfig) -> Access {
-        hasKeys ? panel.keys.access(forKey: key) : .admin
+        panel.access(forKey: key, serverHasKeys: hasKeys)
     }
 }
 
