@@ -6,48 +6,98 @@ import Dispatch
     import Glibc
 #endif
 
-/// `http://` over a socket of our own: one request per connection, a total deadline on
-/// the monotonic clock for everything from the connect to the status line, and nothing
-/// read past the response head's first 8 KiB. A receiver that never answers, trickles a
-/// byte a second or sends a gigabyte costs one thread until the deadline and 8 KiB.
-public struct PlainHTTPSender: HookSender {
+/// `http://` over sockets of our own, kept alive between attempts: a total deadline on
+/// the monotonic clock for everything from the connect to the end of the answer, and
+/// nothing read past its first 8 KiB. A receiver that never answers, trickles a byte a
+/// second or sends a gigabyte costs one thread until the deadline and 8 KiB.
+public final class PlainHTTPSender: HookSender, @unchecked Sendable {
     static let maxResponseBytes = 8192
+    /// How long the rest of an answer may take once its status line is in: the outcome is
+    /// known by then, and a slow tail only decides whether the connection is kept.
+    static let tailNs: Int64 = 100_000_000
 
-    public init() {}
+    let pool: IdleConnections
+
+    /// `keep`: connections kept between attempts; a hook has at most 4 attempts at a time.
+    public init(keep: Int = 4) { pool = IdleConnections(capacity: keep) }
 
     public func send(_ request: HookRequest, timeoutMs: Int64, done: @escaping @Sendable (HookOutcome) -> Void) {
         let deadline = SystemClock.monotonic.nanoseconds() + timeoutMs * 1_000_000
         // Blocking calls on a worker thread: the hook's queue only ever waits for `done`.
-        DispatchQueue.global().async { done(Self.exchange(request, deadline: deadline)) }
+        DispatchQueue.global().async { done(self.exchange(request, deadline: deadline)) }
     }
 
-    static func exchange(_ request: HookRequest, deadline: Int64) -> HookOutcome {
+    func exchange(_ request: HookRequest, deadline: Int64) -> HookOutcome {
         var head = "POST \(request.url.target) HTTP/1.1\r\nHost: \(request.url.authority)\r\n"
-        head += "Content-Type: application/json\r\nContent-Length: \(request.body.count)\r\nConnection: close\r\nUser-Agent: arbiter\r\n"
+        head += "Content-Type: application/json\r\nContent-Length: \(request.body.count)\r\nUser-Agent: arbiter\r\n"
         for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
+        let bytes = Array(head.utf8) + request.body
+        if let fd = pool.take(now: SystemClock.monotonic.nanoseconds()) {
+            let kept = Self.attempt(fd, bytes, deadline: deadline)
+            // A kept connection the receiver closed meanwhile answered nothing: the request
+            // goes again on a new one (if it was read after all, `webhook-id` repeats).
+            if !kept.unanswered { return finish(fd, kept) }
+            Glibc.close(fd)
+        }
         let fd: Int32
-        switch connect(host: request.url.host, port: request.url.port, deadline: deadline) {
+        switch Self.connect(host: request.url.host, port: request.url.port, deadline: deadline) {
         case .success(let socket): fd = socket
         case .failure(let why): return .failed(why.reason)
         }
-        defer { Glibc.close(fd) }
-        if let why = sendAll(fd, Array(head.utf8) + request.body, deadline: deadline) { return .failed(why) }
+        return finish(fd, Self.attempt(fd, bytes, deadline: deadline))
+    }
+
+    private func finish(_ fd: Int32, _ result: Attempt) -> HookOutcome {
+        if result.reusable {
+            pool.put(fd, now: SystemClock.monotonic.nanoseconds())
+        } else {
+            Glibc.close(fd)
+        }
+        return result.outcome
+    }
+
+    struct Attempt {
+        var outcome: HookOutcome
+        /// The whole answer was read and the receiver keeps the connection open.
+        var reusable = false
+        /// Nothing came back: the connection was closed or reset before an answer began.
+        var unanswered = false
+    }
+
+    static func attempt(_ fd: Int32, _ bytes: [UInt8], deadline: Int64) -> Attempt {
+        if let why = sendAll(fd, bytes, deadline: deadline) { return Attempt(outcome: .failed(why.reason), unanswered: why.closed) }
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 2048)
-        while response.count < maxResponseBytes {
-            if let end = response.firstIndex(of: UInt8(ascii: "\n")) { return statusLine(response[..<end]) }
-            guard wait(fd, Int16(POLLIN), deadline: deadline) else { return .failed("timed out waiting for the answer") }
+        var outcome: HookOutcome?
+        var until = deadline
+        // Bounded: each pass reads bytes (at most 8 KiB in all) or returns.
+        while true {
+            if outcome == nil, let end = response.firstIndex(of: UInt8(ascii: "\n")) {
+                let status = statusLine(response[..<end])
+                guard case .status = status else { return Attempt(outcome: status) }
+                outcome = status
+                until = min(deadline, SystemClock.monotonic.nanoseconds() + tailNs)
+            }
+            if let outcome, let framing = HTTPAnswerFraming.complete(response) {
+                return Attempt(outcome: outcome, reusable: framing == .reusable)
+            }
+            guard response.count < maxResponseBytes else {
+                return Attempt(outcome: outcome ?? .failed("no status line in the first \(maxResponseBytes) bytes"))
+            }
+            guard wait(fd, Int16(POLLIN), deadline: until) else {
+                return Attempt(outcome: outcome ?? .failed("timed out waiting for the answer"))
+            }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min($0.count, maxResponseBytes - response.count), 0) }
             if n > 0 {
                 response += chunk[..<n]
             } else if n == 0 {
-                return .failed("connection closed before an answer")
+                return Attempt(outcome: outcome ?? .failed("connection closed before an answer"), unanswered: response.isEmpty)
             } else if errno != EAGAIN && errno != EINTR {
-                return .failed("receive: \(String(cString: strerror(errno)))")
+                let reset = errno == ECONNRESET
+                return Attempt(outcome: outcome ?? .failed("receive: \(String(cString: strerror(errno)))"), unanswered: reset && response.isEmpty)
             }
         }
-        return .failed("no status line in the first \(maxResponseBytes) bytes")
     }
 
     static func statusLine(_ line: ArraySlice<UInt8>) -> HookOutcome {
@@ -100,16 +150,23 @@ public struct PlainHTTPSender: HookSender {
         return .failure(Refusal(reason: why))
     }
 
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8], deadline: Int64) -> String? {
+    struct SendFailure {
+        var reason: String
+        /// The receiver had closed or reset the connection.
+        var closed: Bool
+    }
+
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8], deadline: Int64) -> SendFailure? {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 {
                 offset += n
             } else if n < 0 && (errno == EAGAIN || errno == EINTR) {
-                guard wait(fd, Int16(POLLOUT), deadline: deadline) else { return "timed out sending" }
+                guard wait(fd, Int16(POLLOUT), deadline: deadline) else { return SendFailure(reason: "timed out sending", closed: false) }
             } else {
-                return "send: \(String(cString: strerror(errno)))"
+                let closed = errno == EPIPE || errno == ECONNRESET
+                return SendFailure(reason: "send: \(String(cString: strerror(errno)))", closed: closed)
             }
         }
         return nil

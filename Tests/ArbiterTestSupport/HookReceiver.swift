@@ -14,6 +14,14 @@ public final class HookReceiver: @unchecked Sendable {
         case trickle
         /// Bytes without a line end, as fast as they are taken, up to 1 GiB.
         case flood
+        /// Answers each request on a connection with `code` and `body`, keeping it open.
+        case keepAlive(Int, body: String = "")
+        /// Answers a connection's first request as `keepAlive` would, then reads its
+        /// next one and closes without an answer: a server that timed the idle
+        /// connection out just as the request came.
+        case keepAliveThenDrop(Int)
+        /// Answers without `Connection: close`, then closes: the close says it.
+        case answerThenClose(Int)
     }
 
     public struct Received: Sendable {
@@ -29,6 +37,7 @@ public final class HookReceiver: @unchecked Sendable {
         var listener: Int32 = -1
         var closed = false
         var down = false
+        var accepted = 0
     }
 
     public private(set) var port: UInt16 = 0
@@ -47,6 +56,9 @@ public final class HookReceiver: @unchecked Sendable {
     }
 
     public var received: [Received] { state.withLock { $0.received } }
+
+    /// Connections accepted and served (not reset while paused).
+    public var accepted: Int { state.withLock { $0.accepted } }
 
     /// Waits (on arrivals, not by polling) until `count` requests came, or `timeout` s.
     @discardableResult
@@ -95,6 +107,7 @@ public final class HookReceiver: @unchecked Sendable {
                 Glibc.close(fd)
                 continue
             }
+            state.withLock { $0.accepted += 1 }
             DispatchQueue.global().async { self.serve(fd) }
         }
     }
@@ -106,34 +119,54 @@ public final class HookReceiver: @unchecked Sendable {
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var bytes: [UInt8] = []
+        // Bounded: a connection carries at most 10,000 requests, each read within 5 s.
+        for served in 0..<10_000 {
+            guard let (request, used) = read(fd, &bytes) else { return }
+            bytes.removeFirst(used)
+            let behavior = state.withLock { s -> Behavior in
+                s.received.append(request)
+                return s.behavior
+            }
+            arrived.signal()
+            guard answer(fd, behavior, served: served) else { return }
+        }
+    }
+
+    /// The next whole request and the bytes it took, or nil once the peer is gone.
+    private func read(_ fd: Int32, _ bytes: inout [UInt8]) -> (Received, Int)? {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        var request: Received?
         // Bounded: each read adds bytes or ends the loop, and requests are small.
-        while request == nil, bytes.count < 1 << 20 {
+        while bytes.count < 1 << 20 {
+            if let parsed = Self.parse(bytes) { return parsed }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { return }
+            guard n > 0 else { return nil }
             bytes += chunk[..<n]
-            request = Self.parse(bytes)
         }
-        guard let request else { return }
-        let behavior = state.withLock { s -> Behavior in
-            s.received.append(request)
-            return s.behavior
-        }
-        arrived.signal()
+        return nil
+    }
+
+    /// Answers as `behavior` says; true if the connection carries on.
+    private func answer(_ fd: Int32, _ behavior: Behavior, served: Int) -> Bool {
         switch behavior {
         case .status(let code):
             _ = put(fd, Array("HTTP/1.1 \(code) X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+        case .keepAlive(let code, let body):
+            return put(fd, Array("HTTP/1.1 \(code) X\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+        case .answerThenClose(let code):
+            _ = put(fd, Array("HTTP/1.1 \(code) X\r\nContent-Length: 0\r\n\r\n".utf8))
+        case .keepAliveThenDrop(let code):
+            return served == 0 && put(fd, Array("HTTP/1.1 \(code) X\r\nContent-Length: 0\r\n\r\n".utf8))
         case .silent:
             _ = released.wait(timeout: .now() + 30)
         case .trickle:
             for byte in "HTTP/1.1 200 OK\r\n\r\n".utf8 {
-                guard put(fd, [byte]), released.wait(timeout: .now() + 1) == .timedOut else { return }
+                guard put(fd, [byte]), released.wait(timeout: .now() + 1) == .timedOut else { return false }
             }
         case .flood:
             let block = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
             for _ in 0..<16_384 { guard put(fd, block) else { break } }
         }
+        return false
     }
 
     /// Writes all of `bytes`; false once the peer is gone (no SIGPIPE).
@@ -147,7 +180,8 @@ public final class HookReceiver: @unchecked Sendable {
         return true
     }
 
-    static func parse(_ bytes: [UInt8]) -> Received? {
+    /// The first whole request in `bytes`, and how many bytes it took.
+    static func parse(_ bytes: [UInt8]) -> (Received, Int)? {
         let separator = Array("\r\n\r\n".utf8)
         guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else { return nil }
         let head = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
@@ -157,9 +191,8 @@ public final class HookReceiver: @unchecked Sendable {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         let length = Int(headers["content-length"] ?? "0") ?? 0
-        let body = Array(bytes[(end + 4)...])
-        guard body.count >= length else { return nil }
+        guard bytes.count - (end + 4) >= length else { return nil }
         let target = head.first?.split(separator: " ").dropFirst().first.map(String.init) ?? ""
-        return Received(target: target, headers: headers, body: Array(body.prefix(length)))
+        return (Received(target: target, headers: headers, body: Array(bytes[(end + 4)..<(end + 4 + length)])), end + 4 + length)
     }
 }
