@@ -770,6 +770,9 @@ struct ClusterLapsedFollowerTests {
         let (alice, _) = try nodes.member(leader, name: "alice")
         let bob = try nodes.client(follower, name: "bob")
         let context = try #require(nodes.context(follower))
+        // Else the lease view could fail before the follower's first lease was granted: a
+        // node that never held one does not lapse, and the wait below ran out under ASan.
+        try #require(nodes.synchronised(follower), "the follower never synchronised under a lease")
         // The GRANTED waits until the lease lapsed. It was a fixed 4 s delay; under TSan
         // on a loaded machine the lapse once came after it (CI at 61a4072).
         nodes.hub.hold(framesTo: follower)
@@ -798,6 +801,8 @@ struct ClusterLapsedFollowerTests {
         let (alice, _) = try nodes.member(leader, name: "alice")
         let (bob, _) = try nodes.member(follower, name: "bob")
         let context = try #require(nodes.context(follower))
+        // The panels synchronised under the lease revoked below, not under none.
+        try #require(nodes.synchronised(follower), "the follower never synchronised under a lease")
         let old = try #require(context.runtime.leaseID)
         nodes.hub.hold(framesTo: follower)
         bob.send("DOWN demo b1")

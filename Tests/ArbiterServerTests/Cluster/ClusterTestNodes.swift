@@ -162,6 +162,17 @@ final class ClusterTestNodes: @unchecked Sendable {
 
     func followers(of leader: String) -> [String] { servers.keys.filter { $0 != leader }.sorted() }
 
+    /// Whether `node` comes to hold a lease with its panels synchronised under it, within
+    /// `seconds`. A leader can be settled before another node's first lease is granted:
+    /// the grant waits for a thread of the keeper's concurrent queue, and under load with
+    /// ASan its calls started up to 0.9 s late. Until then that node relays under no
+    /// lease, and it never lapses, as nothing of a node that never registered can have
+    /// been ended (`NodeLapse.check`): a test that takes a node's lease away waits for this.
+    func synchronised(_ node: String, seconds: Double = 10) -> Bool {
+        guard let context = context(node) else { return false }
+        return eventually(seconds: seconds) { context.runtime.leaseID.map { context.synchronisedLease == $0 } ?? false }
+    }
+
     func client(_ node: String, name: String) throws -> LineClient {
         guard let port = ports[node] else { throw Failure(description: "no node \(node)") }
         let client = try LineClient(port: port)
