@@ -253,6 +253,7 @@ extension ClientCore {
             for pending in slot.pending.values {
                 pending.continuation?.resume(throwing: unsent.contains(pending.id) ? NotSent() : ArbiterClientError.connectionLost)
                 pending.continuation = nil
+                if case .history(let panel, let ended) = pending.action { s.panels[panel]?.tracker.unanswered(ended) }
             }
             for panel in s.panels.keys {
                 s.panels[panel]?.syncedLink = nil

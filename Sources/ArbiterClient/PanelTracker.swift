@@ -37,6 +37,9 @@ struct PanelTracker {
     /// Ends reported by `endedWhileAway`, kept so that the finger's `up` is answered
     /// without asking the server, which would no longer know this client.
     private(set) var endedAway: [String: Ended] = [:]
+    /// Ends found by a snapshot whose HISTORY went unanswered (the link died first): the
+    /// next snapshot asks again, or the app would never hear of them.
+    private(set) var unreported: [Ended] = []
 
     init(panel: String) {
         self.panel = panel
@@ -112,12 +115,20 @@ struct PanelTracker {
             waits[button] = nil
             ended.append(Ended(button: button, fence: nil))
         }
-        for end in ended { endedAway[end.button] = end }
+        ended = unreported.filter { old in !ended.contains { $0.button == old.button && $0.fence == old.fence } } + ended
+        unreported = []
+        // A button granted again since keeps that grant's answer to `up`.
+        for end in ended where grants[end.button] == nil { endedAway[end.button] = end }
         state = fresh
         lastSeq = fresh.seq
         live = true
         pushed = []
         return (cause.map { [.resynced(fresh, cause: $0)] } ?? [], ended)
+    }
+
+    /// The HISTORY asked about `ended` will not be answered: they wait for the next snapshot.
+    mutating func unanswered(_ ended: [Ended]) {
+        unreported += ended
     }
 
     /// The server's HISTORY named why some of `ended` ended: the events that report them.

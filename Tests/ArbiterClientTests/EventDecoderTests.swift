@@ -166,4 +166,19 @@ struct EventDecoderTests {
         #expect(tracker.localRelease("b1", session: "s1") == .alreadyEnded(reason: "timeout"))
         #expect(tracker.localRelease("b1", session: "s1") == nil, "told once")
     }
+
+    /// The link died before the HISTORY about an unseen end was answered: the next
+    /// snapshot reports the end again, so the app still hears of it once.
+    @Test func anEndWhoseHistoryWentUnansweredComesWithTheNextSnapshot() {
+        var tracker = PanelTracker(panel: "demo")
+        _ = snapshot(&tracker, seq: 1, cause: nil)
+        tracker.granted("b1", fence: 4, session: "s1")
+        let ok = { (seq: Int) in self.message(#"{"type":"ok","re":"join","panel":"demo","members":1,"fence":4,"seq":\#(seq)}"#) }
+        let first = tracker.applySnapshot(lines: [], ok: ok(5), cause: .reconnected(host: "h"), me: "s2").ended
+        #expect(first == [PanelTracker.Ended(button: "b1", fence: 4)])
+        tracker.unanswered(first)
+        let again = tracker.applySnapshot(lines: [], ok: ok(7), cause: .reconnected(host: "h"), me: "s3").ended
+        #expect(again == first)
+        #expect(tracker.applySnapshot(lines: [], ok: ok(8), cause: .reconnected(host: "h"), me: "s3").ended.isEmpty, "told once")
+    }
 }
