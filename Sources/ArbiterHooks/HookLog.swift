@@ -7,15 +7,18 @@ public struct HookLog: Sendable {
     }
 
     public let write: @Sendable (Level, String, KeyValuePairs<String, String>) -> Void
+    /// Whether debug lines go anywhere: a delivery's line is then not even built.
+    public let writesDebug: Bool
 
-    public init(_ write: @escaping @Sendable (Level, String, KeyValuePairs<String, String>) -> Void) {
+    public init(writesDebug: Bool = true, _ write: @escaping @Sendable (Level, String, KeyValuePairs<String, String>) -> Void) {
         self.write = write
+        self.writesDebug = writesDebug
     }
 
-    public static let silent = HookLog { _, _, _ in }
+    public static let silent = HookLog(writesDebug: false) { _, _, _ in }
 
     /// Into the server's log, at the same levels.
     public init(_ log: ServerLog) {
-        self.init { level, message, fields in log.log(level == .debug ? .debug : level == .info ? .info : .warning, message, fields) }
+        self.init(writesDebug: log.level == .debug) { level, message, fields in log.log(level == .debug ? .debug : level == .info ? .info : .warning, message, fields) }
     }
 }

@@ -16,6 +16,9 @@ public final class HookRunner: @unchecked Sendable {
     // On `queue`.
     private var outbox: HookOutbox
     private var timer: DispatchSourceTimer?
+    /// What `timer` is set for. Setting a timer wakes Dispatch's manager thread; a busy
+    /// hook's every hand-over and answer would otherwise set it to what it already was.
+    private var armed = Armed.unarmed
     private var stopped = false
     private let sender: any HookSender
     private let clock: any TimeSource
@@ -44,7 +47,10 @@ public final class HookRunner: @unchecked Sendable {
     public func start() {
         queue.async {
             let timer = DispatchSource.makeTimerSource(queue: self.queue)
-            timer.setEventHandler { [unowned self] in self.pump() }
+            timer.setEventHandler { [unowned self] in
+                self.armed = .unarmed
+                self.pump()
+            }
             timer.resume()
             self.timer = timer
             self.pump()
@@ -102,11 +108,21 @@ public final class HookRunner: @unchecked Sendable {
         for attempt in attempts { begin(attempt) }
         let pending = outbox.pending
         stats.withLock { $0.pending = pending }
-        if let wake = outbox.nextWake(now: now) {
+        let want = outbox.nextWake(now: now).map { Armed.at($0) } ?? .never
+        guard want != armed else { return }
+        armed = want
+        if case .at(let wake) = want {
             timer?.schedule(deadline: .now() + .nanoseconds(Int(max(0, wake - now))))
         } else {
             timer?.schedule(deadline: .distantFuture)
         }
+    }
+
+    enum Armed: Equatable {
+        case unarmed
+        case never
+        /// At this time on `clock`.
+        case at(Int64)
     }
 
     private func begin(_ attempt: HookOutbox.Attempt) {
@@ -134,7 +150,7 @@ public final class HookRunner: @unchecked Sendable {
                 $0.latency.record(UInt64(max(0, latency)))
             }
             if recovered { log.write(.info, "hook delivering again", ["hook": key, "url": config.url]) }
-            log.write(.debug, "hook delivered", ["hook": key, "id": d.id, "attempt": "\(attempt.number)"])
+            if log.writesDebug { log.write(.debug, "hook delivered", ["hook": key, "id": d.id, "attempt": "\(attempt.number)"]) }
         case .retrying(_, let startedFailing):
             stats.withLock {
                 $0.retried += 1

@@ -76,12 +76,18 @@ public final class HookReceiver: @unchecked Sendable {
 
     public func resume() { state.withLock { $0.down = false } }
 
+    /// Stops listening at once; the accept loop closes the descriptor itself as it ends.
+    /// Closed here, its number could be handed to another test's listener while the loop
+    /// still polls it, and the loop would take that test's connections as its own.
     public func close() {
-        state.withLock { s in
-            if s.listener >= 0 { Glibc.close(s.listener) }
-            s.listener = -1
-            s.closed = true
+        let listener = state.withLock { s in
+            defer {
+                s.listener = -1
+                s.closed = true
+            }
+            return s.listener
         }
+        if listener >= 0 { shutdown(listener, Int32(SHUT_RDWR)) }
         for _ in 0..<64 { released.signal() }
     }
 
@@ -96,7 +102,8 @@ public final class HookReceiver: @unchecked Sendable {
     }
 
     private func acceptLoop(_ listener: Int32) {
-        // Ends when the listener is closed (pause, close).
+        defer { Glibc.close(listener) }
+        // Ends when the receiver is closed.
         while state.withLock({ $0.listener == listener }) {
             var p = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, 50) > 0 else { continue }
