@@ -19,6 +19,8 @@ public struct HookLog: Sendable {
 
     /// Into the server's log, at the same levels.
     public init(_ log: ServerLog) {
-        self.init(writesDebug: log.level == .debug) { level, message, fields in log.log(level == .debug ? .debug : level == .info ? .info : .warning, message, fields) }
+        self.init(writesDebug: log.level == .debug) { level, message, fields in
+            log.log(level == .debug ? .debug : level == .info ? .info : .warning, message, fields)
+        }
     }
 }
