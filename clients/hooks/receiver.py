@@ -49,6 +49,25 @@ class Seen:
             return True
 
 
+printing = threading.Lock()
+
+
+def say(line):
+    # One write per line under a lock: deliveries arrive on several threads at once.
+    with printing:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A server that stops mid-delivery resets its connection; it sends the event again.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def handler(key, seen):
     class Receiver(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keeps the server's connection between deliveries
@@ -62,8 +81,8 @@ def handler(key, seen):
                 return self.answer(401)
             if seen.first(self.headers["webhook-id"]):
                 event = json.loads(body)
-                print(f"{event['type']} {event['panel']} {event.get('button', '')} owner={event.get('owner', '')} "
-                      f"seq={event['seq']} time={event['time']} id={self.headers['webhook-id']}", flush=True)
+                say(f"{event['type']} {event['panel']} {event.get('button', '')} owner={event.get('owner', '')} "
+                    f"seq={event['seq']} time={event['time']} id={self.headers['webhook-id']}")
             self.answer(204)
 
         def answer(self, status):
@@ -82,8 +101,8 @@ def main():
         sys.exit(__doc__)
     key = load_key(sys.argv[1])
     port = int(sys.argv[2]) if len(sys.argv) == 3 else 8080
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler(key, Seen()))
-    print(f"receiving on http://127.0.0.1:{server.server_address[1]}/", flush=True)
+    server = Server(("127.0.0.1", port), handler(key, Seen()))
+    say(f"receiving on http://127.0.0.1:{server.server_address[1]}/")
     server.serve_forever()
 
 
