@@ -17,14 +17,19 @@ public final class PlainHTTPSender: HookSender, @unchecked Sendable {
     static let tailNs: Int64 = 100_000_000
 
     let pool: IdleConnections
+    let workers: HookWorkers
 
-    /// `keep`: connections kept between attempts; a hook has at most 4 attempts at a time.
-    public init(keep: Int = 4) { pool = IdleConnections(capacity: keep) }
+    /// `attempts`: a hook's attempts at a time (4), each on a thread of the sender's own,
+    /// and as many connections kept between them.
+    public init(attempts: Int = 4) {
+        pool = IdleConnections(capacity: attempts)
+        workers = HookWorkers(limit: attempts)
+    }
 
     public func send(_ request: HookRequest, timeoutMs: Int64, done: @escaping @Sendable (HookOutcome) -> Void) {
         let deadline = SystemClock.monotonic.nanoseconds() + timeoutMs * 1_000_000
         // Blocking calls on a worker thread: the hook's queue only ever waits for `done`.
-        DispatchQueue.global().async { done(self.exchange(request, deadline: deadline)) }
+        workers.run { done(self.exchange(request, deadline: deadline)) }
     }
 
     func exchange(_ request: HookRequest, deadline: Int64) -> HookOutcome {
