@@ -122,10 +122,11 @@ import Testing
         let control = EtcdHTTPClient(endpoints: list, timeoutMilliseconds: 10_000, health: health)
         let hung = DispatchGroup()
         hung.enter()
-        DispatchQueue.global().async {
+        // A thread of its own: the call hangs for seconds, which on Dispatch's would delay others' work.
+        Thread {
             _ = try? lease.range(.key("a"))
             hung.leave()
-        }
+        }.start()
         // The request reached the frozen member, so its call began: past the stall time,
         // the member is suspect.
         #expect(asked.wait(timeout: .now() + 5) == .success)

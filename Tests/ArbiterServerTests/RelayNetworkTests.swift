@@ -5,6 +5,7 @@ import ArbiterIO
 @testable import ArbiterServer
 import ArbiterTestSupport
 import Dispatch
+import Foundation
 import Glibc
 import Testing
 
@@ -116,11 +117,12 @@ struct RelayNetworkTests {
         #expect(eventually { a.network.linkCount == 1 })
         let line = [UInt8](repeating: 0x41, count: 60_000)
         let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        // A thread of its own: if sending blocked, it would hold one of Dispatch's meanwhile.
+        Thread {
             // About 30 MB: more than the kernel's buffers both ways and the 1 MiB bound.
             for i in 1...500 { a.send(.event(panel: "demo", term: 1, seq: UInt64(i), line: line), to: b) }
             done.signal()
-        }
+        }.start()
         #expect(done.wait(timeout: .now() + 20) == .success, "send waited for a peer that does not read")
         // Reported down for its backlog; a slow machine may redial and meet the bound again
         // before the loop ends (n2 does not read the new link either), each time once.

@@ -115,7 +115,9 @@ public final class HookReceiver: @unchecked Sendable {
                 continue
             }
             state.withLock { $0.accepted += 1 }
-            DispatchQueue.global().async { self.serve(fd) }
+            // A thread of its own: a silent or trickling answer blocks it for seconds, and
+            // blocked Dispatch threads delay every other test's work in the process.
+            Thread { self.serve(fd) }.start()
         }
     }
 
