@@ -76,7 +76,7 @@ final class ClusterContext: @unchecked Sendable {
                 let panels = hosts.values
                 let group = DispatchGroup()
                 for host in panels { host.queue.async(group: group) { host.failover.leaseRegained() } }
-                group.notify(queue: DispatchQueue.global()) {
+                group.notify(queue: ClusterTimers.queue) {
                     done()
                     for host in panels { host.queue.async { host.failover.rejoinAfterLapse() } }
                 }
@@ -106,7 +106,7 @@ final class ClusterContext: @unchecked Sendable {
         log.warning("relay frames dropped", ["node": node, "count": "\(count)"])
         // After the frames the link still delivered (the relay loop's queue) have reached the
         // panels: an answer already on its way is written before the rest is failed.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+        ClusterTimers.queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
             guard let self else { return }
             for host in hosts.values { host.queue.async { host.failover.leaderLinkDown(node) } }
         }

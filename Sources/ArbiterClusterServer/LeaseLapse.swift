@@ -144,7 +144,7 @@ final class LeaseLapse: @unchecked Sendable {
                 lapsedPanels()
             case .lookAgain(let at):
                 let delay = max(0, at - clock.milliseconds())
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay))) { [weak self] in self?.look() }
+                ClusterTimers.queue.asyncAfter(deadline: .now() + .milliseconds(Int(delay))) { [weak self] in self?.look() }
             case .resync:
                 // Every panel resynchronises before any leader's frame is read again; then
                 // frames are read again (`resynced`).

@@ -33,7 +33,7 @@ final class NodeWatch: @unchecked Sendable {
             return left <= 0
         }
         guard last else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+        ClusterTimers.queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
             guard let self, linksUp.withLock({ $0[node] == nil }) else { return }
             gone(node, nil)
         }

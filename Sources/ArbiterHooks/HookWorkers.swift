@@ -14,6 +14,10 @@ final class HookWorkers: @unchecked Sendable {
         var busy = 0
     }
 
+    /// Hooks' short timed jobs (an https attempt's deadline, an idle sweep): a serial
+    /// queue, which blocked threads of Dispatch's shared pool do not hold up.
+    static let timers = DispatchQueue(label: "arbiter.hook.timers")
+
     let limit: Int
     let idleSeconds: Double
     private let state = Locked(State())

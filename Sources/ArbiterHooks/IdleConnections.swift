@@ -51,7 +51,7 @@ final class IdleConnections: @unchecked Sendable {
     /// Closes what outlived `maxIdleNs`, so a hook that went quiet holds no descriptor.
     private func scheduleSweep() {
         // Strong: the pool lives until its last sweep, at most `maxIdleNs` after its last use.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(Self.maxIdleNs))) { self.sweep() }
+        HookWorkers.timers.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.maxIdleNs))) { self.sweep() }
     }
 
     private func sweep() {

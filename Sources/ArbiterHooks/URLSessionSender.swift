@@ -37,7 +37,8 @@ public final class URLSessionSender: NSObject, HookSender, URLSessionDataDelegat
         let task = sessionLock.withLock { _ in session.dataTask(with: r) }
         let id = task.taskIdentifier
         waiting.withLock { $0[id] = done }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeoutMs))) { [weak self, weak task] in
+        // Not on `DispatchQueue.global()`, which blocked threads elsewhere can hold up for seconds.
+        HookWorkers.timers.asyncAfter(deadline: .now() + .milliseconds(Int(timeoutMs))) { [weak self, weak task] in
             guard let self, self.finish(id, .failed("timed out (total deadline)")) else { return }
             task?.cancel()
         }
